@@ -1,0 +1,3 @@
+//! The GitHub client.
+
+pub mod queries;

@@ -1,0 +1,134 @@
+//! Every GraphQL document the GitHub client sends, built in one place so a test can validate
+//! each against GitHub's public schema.
+//!
+//! The snapshot query reads many PRs in one request: one aliased `repository { pullRequest }`
+//! selection per PR, sharing the fragments in `snapshot.graphql`. Connections longer than one
+//! page are continued with the page queries below, addressed by node id.
+
+use crate::forge::SnapshotRequest;
+
+/// The fragments shared by the snapshot and page queries.
+pub const FRAGMENTS: &str = include_str!("snapshot.graphql");
+
+/// The fixed operations (viewer, auto-merge, branch update, thread reply and resolve).
+pub const OPERATIONS: &str = include_str!("mutations.graphql");
+
+/// The alias of the `i`-th PR in a snapshot query.
+pub fn alias(i: usize) -> String {
+    format!("pr{i}")
+}
+
+/// A GraphQL string literal.
+fn literal(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+/// The batched snapshot query for `requests`, in order; `pr{i}` answers `requests[i]`.
+pub fn snapshot_query(requests: &[SnapshotRequest]) -> String {
+    let mut q = String::from("query PullRequestSnapshots {\n");
+    for (i, req) in requests.iter().enumerate() {
+        let (owner, name) = req.pr.owner_and_name();
+        q.push_str(&format!(
+            "  {}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ ...Pr }}\n",
+            alias(i),
+            literal(owner),
+            literal(name),
+            req.pr.number
+        ));
+        if let Some((base, head)) = &req.branches {
+            q.push_str(&format!(
+                "    baseRef: ref(qualifiedName: {}) {{ compare(headRef: {}) {{ behindBy aheadBy status }} }}\n",
+                literal(&format!("refs/heads/{base}")),
+                literal(head)
+            ));
+        }
+        q.push_str("  }\n");
+    }
+    q.push_str("}\n");
+    q.push_str(FRAGMENTS);
+    q
+}
+
+/// A connection that may need more pages, and where it hangs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paged {
+    ReviewThreads,
+    Reviews,
+    Comments,
+    ThreadComments,
+    CheckSuites,
+    CheckRuns,
+}
+
+impl Paged {
+    /// (node type, connection field, fragment spread) of the continuation.
+    fn parts(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Paged::ReviewThreads => ("PullRequest", "reviewThreads", "...Thread"),
+            Paged::Reviews => ("PullRequest", "reviews", "...ReviewFields"),
+            Paged::Comments => ("PullRequest", "comments", "...CommentFields"),
+            Paged::ThreadComments => ("PullRequestReviewThread", "comments", "...ThreadCommentFields"),
+            Paged::CheckSuites => ("Commit", "checkSuites", "...Suite"),
+            Paged::CheckRuns => ("CheckSuite", "checkRuns", "...Run"),
+        }
+    }
+
+    pub const ALL: [Paged; 6] = [
+        Paged::ReviewThreads,
+        Paged::Reviews,
+        Paged::Comments,
+        Paged::ThreadComments,
+        Paged::CheckSuites,
+        Paged::CheckRuns,
+    ];
+}
+
+/// The query for the next page of one connection: variables `id` and `after`.
+pub fn page_query(paged: Paged) -> String {
+    let (node_type, field, spread) = paged.parts();
+    let first = if paged == Paged::CheckSuites { 50 } else { 100 };
+    format!(
+        "query Page($id: ID!, $after: String) {{\n  node(id: $id) {{\n    ... on {node_type} {{\n      \
+         {field}(first: {first}, after: $after) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {spread} }} }}\n    \
+         }}\n  }}\n}}\n{FRAGMENTS}"
+    )
+}
+
+/// Every document the client can send, with a name, for schema validation.
+pub fn all_documents() -> Vec<(String, String)> {
+    let sample = [
+        SnapshotRequest { pr: crate::model::PrRef::github("octo/app", 1), branches: None },
+        SnapshotRequest {
+            pr: crate::model::PrRef::github("octo/other", 2),
+            branches: Some(("main".into(), "feature/x".into())),
+        },
+    ];
+    let mut docs = vec![
+        ("snapshot".to_owned(), snapshot_query(&sample)),
+        ("operations".to_owned(), OPERATIONS.to_owned()),
+    ];
+    for p in Paged::ALL {
+        docs.push((format!("page {p:?}"), page_query(p)));
+    }
+    docs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_query_aliases_each_pr_in_order_and_escapes_names() {
+        let q = snapshot_query(&[
+            SnapshotRequest { pr: crate::model::PrRef::github("o/r", 5), branches: None },
+            SnapshotRequest {
+                pr: crate::model::PrRef::github("o/x", 6),
+                branches: Some(("main".into(), "a\"b".into())),
+            },
+        ]);
+        assert!(q.contains(r#"pr0: repository(owner: "o", name: "r")"#));
+        assert!(q.contains("pullRequest(number: 6)"));
+        assert!(q.contains(r#"compare(headRef: "a\"b")"#));
+        assert!(q.find("pr0").unwrap() < q.find("pr1").unwrap());
+    }
+}

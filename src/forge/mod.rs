@@ -1,0 +1,106 @@
+//! The forge seam: what pr-monitor asks of GitHub or GitLab, in domain types.
+//!
+//! Reads come in batches (many PR references in, one snapshot or error per PR out), so a
+//! client can answer a whole tick in few requests. Writes are narrow verbs. Errors are typed
+//! because callers branch on them: a conflict becomes a `cnf` pill, a not-found ends a watch,
+//! a transient failure leaves the PR's tick incomplete.
+
+pub mod github;
+
+
+use std::fmt;
+
+use crate::model::{MergeMethod, PrRef, Sha, Snapshot};
+
+/// Why a forge request failed, in the shapes callers act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForgeError {
+    /// The PR or repository does not exist, or the token cannot see it.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The token was refused (401) or lacks a permission (403 without a rate limit).
+    #[error("not authorized: {0}")]
+    Unauthorized(String),
+    /// The forge's rate limit is spent; `retry_after_secs` says when it resets, when known.
+    #[error("rate limited{}", .retry_after_secs.map(|s| format!(" for {s}s")).unwrap_or_default())]
+    RateLimited { retry_after_secs: Option<u64> },
+    /// The head moved, or the change conflicts (409, or a 422 saying so).
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The forge understood and refused (405, 422, GraphQL UNPROCESSABLE): the message says why.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// 5xx, a timeout or a refused connection that outlived the retries. The outcome of a
+    /// write that failed this way is unknown: re-read before trying again.
+    #[error("forge unavailable: {0}")]
+    Transient(String),
+    /// An answer pr-monitor could not understand (malformed JSON, an unexpected status).
+    #[error("unexpected answer: {0}")]
+    Unexpected(String),
+}
+
+impl ForgeError {
+    /// Whether the PR itself is gone for this token (deleted, or access lost).
+    pub fn is_gone(&self) -> bool {
+        matches!(self, ForgeError::NotFound(_))
+    }
+}
+
+/// What a batched read needs to know about one PR beyond its reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotRequest {
+    pub pr: PrRef,
+    /// The base and head branch names seen last tick, if any: lets the client compare the
+    /// branches in the same request instead of a second one.
+    pub branches: Option<(String, String)>,
+}
+
+/// A forge, seen from the decision shell. Synchronous, like the HTTP client under it.
+pub trait Forge {
+    /// One snapshot or error per request, in the same order.
+    fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>>;
+
+    /// The login the token belongs to: the owner pr-monitor acts for.
+    fn viewer_login(&self) -> Result<String, ForgeError>;
+
+    /// The plain-text log of one job, or `None` when the forge keeps none.
+    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError>;
+
+    /// Re-run the failed jobs of one workflow run (GitHub) or pipeline (GitLab).
+    fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;
+
+    /// Bring the branch up to date with its base, if the head is still `expected_head`.
+    fn update_branch(&self, snap: &Snapshot, expected_head: &Sha, method: UpdateMethod) -> Result<(), ForgeError>;
+
+    /// Turn the forge's auto-merge on with `method`.
+    fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError>;
+
+    /// Turn the forge's auto-merge off.
+    fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError>;
+
+    /// Merge now, only if the head is still `sha`.
+    fn merge(&self, pr: &PrRef, sha: &Sha, method: MergeMethod) -> Result<(), ForgeError>;
+
+    /// Answer a review thread.
+    fn reply_to_thread(&self, pr: &PrRef, thread_id: &str, body: &str) -> Result<(), ForgeError>;
+
+    /// Mark a review thread resolved.
+    fn resolve_thread(&self, pr: &PrRef, thread_id: &str) -> Result<(), ForgeError>;
+}
+
+/// How a behind branch is brought up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateMethod {
+    Merge,
+    Rebase,
+}
+
+impl fmt::Display for UpdateMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UpdateMethod::Merge => "merge",
+            UpdateMethod::Rebase => "rebase",
+        })
+    }
+}

@@ -1,0 +1,10 @@
+//! pr-monitor drives open pull requests (GitHub) and merge requests (GitLab) to merged.
+//!
+//! Each tick loads every watched PR that is due from SQLite and runs
+//! **detect → remediate → reconcile merge → report**: a forge client reads a [`model::Snapshot`]
+//! of each PR, the pure [`decide`] core turns stored state + snapshot + policy + clock into a
+//! [`decide::Plan`], the shell applies the plan's actions and records the PR's new state,
+//! history and next tick in one transaction.
+
+pub mod forge;
+pub mod model;

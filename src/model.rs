@@ -1,0 +1,501 @@
+//! Domain types: what a pull request *is* to pr-monitor, independent of any forge's wire format.
+//!
+//! Forge clients convert their JSON into these types in one place (`forge::github`), so the
+//! decision core never sees a `serde_json::Value`. Everything here is plain data.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// An instant on pr-monitor's clock (the real one, or `--now`).
+pub type Instant = DateTime<Utc>;
+
+/// Which forge a pull request lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    GitHub,
+    GitLab,
+}
+
+impl ForgeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "github",
+            ForgeKind::GitLab => "gitlab",
+        }
+    }
+}
+
+impl FromStr for ForgeKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "github" => Ok(ForgeKind::GitHub),
+            "gitlab" => Ok(ForgeKind::GitLab),
+            other => Err(format!("unknown forge `{other}`")),
+        }
+    }
+}
+
+/// A pull request (GitHub) or merge request (GitLab): the identity of a watch.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PrRef {
+    pub forge: ForgeKind,
+    /// `owner/name` on GitHub, `group/…/project` on GitLab.
+    pub repo: String,
+    pub number: u64,
+}
+
+/// The accepted spellings of a PR reference, for error messages.
+pub const PR_REF_FORMS: &str = "https://github.com/OWNER/REPO/pull/N, \
+https://gitlab.com/GROUP/PROJECT/-/merge_requests/N, OWNER/REPO#N (GitHub) or GROUP/PROJECT!N (GitLab)";
+
+impl PrRef {
+    pub fn github(repo: &str, number: u64) -> Self {
+        PrRef { forge: ForgeKind::GitHub, repo: repo.to_owned(), number }
+    }
+
+    /// The canonical web address, used as the watch's name in every output.
+    pub fn url(&self) -> String {
+        match self.forge {
+            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
+            ForgeKind::GitLab => {
+                format!("https://gitlab.com/{}/-/merge_requests/{}", self.repo, self.number)
+            }
+        }
+    }
+
+    /// `PR #342` or `MR !57`: how notices name the PR.
+    pub fn short(&self) -> String {
+        match self.forge {
+            ForgeKind::GitHub => format!("PR #{}", self.number),
+            ForgeKind::GitLab => format!("MR !{}", self.number),
+        }
+    }
+
+    pub fn owner_and_name(&self) -> (&str, &str) {
+        self.repo.split_once('/').unwrap_or((&self.repo, ""))
+    }
+}
+
+impl fmt::Display for PrRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.forge {
+            ForgeKind::GitHub => write!(f, "{}#{}", self.repo, self.number),
+            ForgeKind::GitLab => write!(f, "{}!{}", self.repo, self.number),
+        }
+    }
+}
+
+impl FromStr for PrRef {
+    type Err = String;
+
+    /// Parses every form in [`PR_REF_FORMS`]. Any host is accepted in a URL (GitHub Enterprise,
+    /// self-managed GitLab): the path shape says which forge it is.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("`{s}` is not a pull request reference; use {PR_REF_FORMS}");
+        let s = s.trim();
+        let number = |n: &str| n.parse::<u64>().ok().filter(|n| *n > 0);
+        let valid_repo = |r: &str, min_parts: usize, max_parts: usize| {
+            let parts: Vec<&str> = r.split('/').collect();
+            parts.len() >= min_parts
+                && parts.len() <= max_parts
+                && parts.iter().all(|p| {
+                    !p.is_empty()
+                        && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                })
+        };
+        if let Some(rest) = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://")) {
+            let path = rest.split_once('/').map(|(_, p)| p).ok_or_else(bad)?;
+            let path = path.trim_end_matches('/');
+            if let Some((repo, n)) = path.split_once("/-/merge_requests/") {
+                let n = number(n.split('/').next().unwrap_or("")).ok_or_else(bad)?;
+                if valid_repo(repo, 2, 20) {
+                    return Ok(PrRef { forge: ForgeKind::GitLab, repo: repo.into(), number: n });
+                }
+            } else if let Some((repo, n)) = path.split_once("/pull/") {
+                let n = number(n.split('/').next().unwrap_or("")).ok_or_else(bad)?;
+                if valid_repo(repo, 2, 2) {
+                    return Ok(PrRef::github(repo, n));
+                }
+            }
+            return Err(bad());
+        }
+        if let Some((repo, n)) = s.split_once('#') {
+            if let Some(n) = number(n).filter(|_| valid_repo(repo, 2, 2)) {
+                return Ok(PrRef::github(repo, n));
+            }
+        } else if let Some((repo, n)) = s.split_once('!') {
+            if let Some(n) = number(n).filter(|_| valid_repo(repo, 2, 20)) {
+                return Ok(PrRef { forge: ForgeKind::GitLab, repo: repo.into(), number: n });
+            }
+        }
+        Err(bad())
+    }
+}
+
+/// A commit id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Sha(pub String);
+
+impl Sha {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The first seven characters, as people write them.
+    pub fn short(&self) -> &str {
+        self.0.get(..7).unwrap_or(&self.0)
+    }
+}
+
+impl fmt::Display for Sha {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether the PR is still open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrState {
+    Open,
+    Merged,
+    Closed,
+}
+
+impl PrState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrState::Open => "open",
+            PrState::Merged => "merged",
+            PrState::Closed => "closed",
+        }
+    }
+    pub fn is_final(self) -> bool {
+        !matches!(self, PrState::Open)
+    }
+}
+
+impl FromStr for PrState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "open" => Ok(PrState::Open),
+            "merged" => Ok(PrState::Merged),
+            "closed" => Ok(PrState::Closed),
+            other => Err(format!("unknown PR state `{other}`")),
+        }
+    }
+}
+
+/// Where a check came from on the head commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// A check run (GitHub Actions and other apps), or a GitLab job.
+    CheckRun,
+    /// A commit status (the older statuses API).
+    Status,
+}
+
+/// A check's state, bucketed the way a person reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckState {
+    /// Queued, in progress, waiting, requested, expected, stale.
+    Pending,
+    Passed,
+    /// Neutral or skipped: counts as neither passed nor failed.
+    Skipped,
+    /// Failure, error, timed out, startup failure, action required, cancelled.
+    Failed,
+}
+
+/// One check on the head commit, newest per (name, workflow, event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub kind: CheckKind,
+    pub state: CheckState,
+    /// The forge's own conclusion word, lowercased (`failure`, `timed_out`, `cancelled` …).
+    pub conclusion: Option<String>,
+    pub url: Option<String>,
+    /// The job behind a check run, whose log can be read (GitHub Actions job id, GitLab job id).
+    pub job_id: Option<u64>,
+    /// The workflow run (GitHub) or pipeline (GitLab) the job belongs to, for re-runs.
+    pub run_id: Option<u64>,
+    pub workflow: Option<String>,
+    pub event: Option<String>,
+    pub started_at: Option<Instant>,
+    pub completed_at: Option<Instant>,
+    /// Text the check itself reports (title, summary, annotations; GitLab's failure_reason).
+    pub output: String,
+}
+
+/// Whether the head can merge into the base without conflict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Mergeable {
+    Mergeable,
+    Conflicting,
+    /// Still being computed: neither clean nor conflicting.
+    Unknown,
+}
+
+/// The forge's summary of why a PR can or cannot merge (GitHub's `mergeStateStatus`).
+/// Lossy: BLOCKED hides BEHIND. Kept for display and as one input among the underlying facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MergeState {
+    Behind,
+    Blocked,
+    Clean,
+    Dirty,
+    Draft,
+    HasHooks,
+    Unknown,
+    Unstable,
+    Other(String),
+}
+
+impl MergeState {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "BEHIND" => MergeState::Behind,
+            "BLOCKED" => MergeState::Blocked,
+            "CLEAN" => MergeState::Clean,
+            "DIRTY" => MergeState::Dirty,
+            "DRAFT" => MergeState::Draft,
+            "HAS_HOOKS" => MergeState::HasHooks,
+            "UNKNOWN" => MergeState::Unknown,
+            "UNSTABLE" => MergeState::Unstable,
+            other => MergeState::Other(other.to_owned()),
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        match self {
+            MergeState::Behind => "BEHIND",
+            MergeState::Blocked => "BLOCKED",
+            MergeState::Clean => "CLEAN",
+            MergeState::Dirty => "DIRTY",
+            MergeState::Draft => "DRAFT",
+            MergeState::HasHooks => "HAS_HOOKS",
+            MergeState::Unknown => "UNKNOWN",
+            MergeState::Unstable => "UNSTABLE",
+            MergeState::Other(s) => s,
+        }
+    }
+}
+
+/// The head commit and who made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadCommit {
+    pub sha: Sha,
+    pub author_login: Option<String>,
+    pub committer_login: Option<String>,
+    pub committed_at: Option<Instant>,
+}
+
+/// One comment inside a review thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadComment {
+    pub id: String,
+    pub database_id: Option<u64>,
+    pub author: Option<String>,
+    pub body: String,
+    pub url: Option<String>,
+    pub updated_at: Option<Instant>,
+}
+
+/// A review thread on the diff (GitHub) or a resolvable discussion (GitLab).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewThread {
+    pub id: String,
+    pub resolved: bool,
+    pub outdated: bool,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub comments: Vec<ThreadComment>,
+}
+
+impl ReviewThread {
+    /// When anyone last wrote in the thread.
+    pub fn last_activity(&self) -> Option<Instant> {
+        self.comments.iter().filter_map(|c| c.updated_at).max()
+    }
+}
+
+/// What a reviewer said in a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReviewState {
+    Approved,
+    ChangesRequested,
+    Commented,
+    Dismissed,
+    Pending,
+}
+
+impl ReviewState {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "APPROVED" => ReviewState::Approved,
+            "CHANGES_REQUESTED" => ReviewState::ChangesRequested,
+            "COMMENTED" => ReviewState::Commented,
+            "DISMISSED" => ReviewState::Dismissed,
+            "PENDING" => ReviewState::Pending,
+            _ => return None,
+        })
+    }
+}
+
+/// A submitted review (its body is a comment on the PR, not on code).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    pub id: String,
+    pub database_id: Option<u64>,
+    pub author: Option<String>,
+    pub state: ReviewState,
+    pub body: String,
+    pub url: Option<String>,
+    pub submitted_at: Option<Instant>,
+    pub updated_at: Option<Instant>,
+}
+
+/// A conversation comment on the PR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssueComment {
+    pub id: String,
+    pub database_id: Option<u64>,
+    pub author: Option<String>,
+    pub body: String,
+    pub url: Option<String>,
+    pub updated_at: Option<Instant>,
+}
+
+/// A merge method a repository may allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeMethod {
+    Squash,
+    Merge,
+    Rebase,
+}
+
+impl MergeMethod {
+    /// The order in which an unset `merge_method` picks the first one allowed.
+    pub const PREFERENCE: [MergeMethod; 3] = [MergeMethod::Squash, MergeMethod::Merge, MergeMethod::Rebase];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeMethod::Squash => "squash",
+            MergeMethod::Merge => "merge",
+            MergeMethod::Rebase => "rebase",
+        }
+    }
+}
+
+impl FromStr for MergeMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "squash" => Ok(MergeMethod::Squash),
+            "merge" => Ok(MergeMethod::Merge),
+            "rebase" => Ok(MergeMethod::Rebase),
+            other => Err(format!("unknown merge method `{other}` (squash, merge or rebase)")),
+        }
+    }
+}
+
+/// What the repository allows when merging.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoSettings {
+    pub default_branch: String,
+    pub auto_merge_allowed: bool,
+    pub allowed_methods: Vec<MergeMethod>,
+}
+
+/// Everything detect learned about one PR in one tick: the input of the decision core.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub pr: PrRef,
+    /// The forge's own id for the PR (GraphQL node id), needed by mutations.
+    pub node_id: String,
+    pub url: String,
+    pub title: String,
+    pub state: PrState,
+    pub draft: bool,
+    pub author: Option<String>,
+    pub head_ref: String,
+    pub head: HeadCommit,
+    pub base_ref: String,
+    pub labels: Vec<String>,
+    pub mergeable: Mergeable,
+    pub merge_state: MergeState,
+    /// Commits the base has that the head lacks; `None` when the forge could not compare.
+    pub behind_by: Option<u64>,
+    pub checks: Vec<Check>,
+    /// Which data the checks came from: `commit-pinned` or `pr-checks` (the rollup fallback).
+    pub checks_source: String,
+    pub threads: Vec<ReviewThread>,
+    pub reviews: Vec<Review>,
+    pub comments: Vec<IssueComment>,
+    /// Whether the forge's auto-merge is enabled on the PR right now.
+    pub auto_merge_enabled: bool,
+    pub repo: RepoSettings,
+}
+
+impl Snapshot {
+    pub fn unresolved_threads(&self) -> impl Iterator<Item = &ReviewThread> {
+        self.threads.iter().filter(|t| !t.resolved)
+    }
+
+    pub fn has_conflict(&self) -> bool {
+        self.mergeable == Mergeable::Conflicting || self.merge_state == MergeState::Dirty
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_contract_form() {
+        let cases = [
+            ("https://github.com/octo/app/pull/342", PrRef::github("octo/app", 342)),
+            ("https://github.com/octo/app/pull/342/files", PrRef::github("octo/app", 342)),
+            ("octo/app#7", PrRef::github("octo/app", 7)),
+            (
+                "https://gitlab.com/g/sub/p/-/merge_requests/57",
+                PrRef { forge: ForgeKind::GitLab, repo: "g/sub/p".into(), number: 57 },
+            ),
+            ("g/p!57", PrRef { forge: ForgeKind::GitLab, repo: "g/p".into(), number: 57 }),
+            ("https://ghe.example.com/o/r/pull/1", PrRef::github("o/r", 1)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(text.parse::<PrRef>().as_ref(), Ok(&want), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_references_naming_the_forms() {
+        for bad in ["", "octo/app", "octo#1", "octo/app#0", "octo/app#x", "https://github.com/o/r/issues/1", "a/b/c#1"] {
+            let err = bad.parse::<PrRef>().unwrap_err();
+            assert!(err.contains("OWNER/REPO#N"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn canonical_url_and_short_names() {
+        let pr = PrRef::github("o/r", 1);
+        assert_eq!(pr.url(), "https://github.com/o/r/pull/1");
+        assert_eq!(pr.short(), "PR #1");
+        let mr: PrRef = "g/p!57".parse().unwrap();
+        assert_eq!(mr.short(), "MR !57");
+        assert_eq!(mr.url().parse::<PrRef>(), Ok(mr));
+    }
+}
