@@ -6,5 +6,14 @@
 //! [`decide::Plan`], the shell applies the plan's actions and records the PR's new state,
 //! history and next tick in one transaction.
 
+pub mod app;
+pub mod checks;
+pub mod cli;
+pub mod config;
+pub mod decide;
 pub mod forge;
 pub mod model;
+pub mod output;
+pub mod store;
+pub mod tick;
+pub mod watch;

@@ -55,7 +55,11 @@ https://gitlab.com/GROUP/PROJECT/-/merge_requests/N, OWNER/REPO#N (GitHub) or GR
 
 impl PrRef {
     pub fn github(repo: &str, number: u64) -> Self {
-        PrRef { forge: ForgeKind::GitHub, repo: repo.to_owned(), number }
+        PrRef {
+            forge: ForgeKind::GitHub,
+            repo: repo.to_owned(),
+            number,
+        }
     }
 
     /// The canonical web address, used as the watch's name in every output.
@@ -63,7 +67,10 @@ impl PrRef {
         match self.forge {
             ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
             ForgeKind::GitLab => {
-                format!("https://gitlab.com/{}/-/merge_requests/{}", self.repo, self.number)
+                format!(
+                    "https://gitlab.com/{}/-/merge_requests/{}",
+                    self.repo, self.number
+                )
             }
         }
     }
@@ -105,16 +112,24 @@ impl FromStr for PrRef {
                 && parts.len() <= max_parts
                 && parts.iter().all(|p| {
                     !p.is_empty()
-                        && p.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                        && p.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
                 })
         };
-        if let Some(rest) = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://")) {
+        if let Some(rest) = s
+            .strip_prefix("https://")
+            .or_else(|| s.strip_prefix("http://"))
+        {
             let path = rest.split_once('/').map(|(_, p)| p).ok_or_else(bad)?;
             let path = path.trim_end_matches('/');
             if let Some((repo, n)) = path.split_once("/-/merge_requests/") {
                 let n = number(n.split('/').next().unwrap_or("")).ok_or_else(bad)?;
                 if valid_repo(repo, 2, 20) {
-                    return Ok(PrRef { forge: ForgeKind::GitLab, repo: repo.into(), number: n });
+                    return Ok(PrRef {
+                        forge: ForgeKind::GitLab,
+                        repo: repo.into(),
+                        number: n,
+                    });
                 }
             } else if let Some((repo, n)) = path.split_once("/pull/") {
                 let n = number(n.split('/').next().unwrap_or("")).ok_or_else(bad)?;
@@ -130,7 +145,11 @@ impl FromStr for PrRef {
             }
         } else if let Some((repo, n)) = s.split_once('!') {
             if let Some(n) = number(n).filter(|_| valid_repo(repo, 2, 20)) {
-                return Ok(PrRef { forge: ForgeKind::GitLab, repo: repo.into(), number: n });
+                return Ok(PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: repo.into(),
+                    number: n,
+                });
             }
         }
         Err(bad())
@@ -388,7 +407,8 @@ pub enum MergeMethod {
 
 impl MergeMethod {
     /// The order in which an unset `merge_method` picks the first one allowed.
-    pub const PREFERENCE: [MergeMethod; 3] = [MergeMethod::Squash, MergeMethod::Merge, MergeMethod::Rebase];
+    pub const PREFERENCE: [MergeMethod; 3] =
+        [MergeMethod::Squash, MergeMethod::Merge, MergeMethod::Rebase];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -406,7 +426,9 @@ impl FromStr for MergeMethod {
             "squash" => Ok(MergeMethod::Squash),
             "merge" => Ok(MergeMethod::Merge),
             "rebase" => Ok(MergeMethod::Rebase),
-            other => Err(format!("unknown merge method `{other}` (squash, merge or rebase)")),
+            other => Err(format!(
+                "unknown merge method `{other}` (squash, merge or rebase)"
+            )),
         }
     }
 }
@@ -431,6 +453,8 @@ pub struct Snapshot {
     pub draft: bool,
     pub author: Option<String>,
     pub head_ref: String,
+    /// The head branch lives in a fork.
+    pub cross_repository: bool,
     pub head: HeadCommit,
     pub base_ref: String,
     pub labels: Vec<String>,
@@ -466,15 +490,35 @@ mod tests {
     #[test]
     fn parses_every_contract_form() {
         let cases = [
-            ("https://github.com/octo/app/pull/342", PrRef::github("octo/app", 342)),
-            ("https://github.com/octo/app/pull/342/files", PrRef::github("octo/app", 342)),
+            (
+                "https://github.com/octo/app/pull/342",
+                PrRef::github("octo/app", 342),
+            ),
+            (
+                "https://github.com/octo/app/pull/342/files",
+                PrRef::github("octo/app", 342),
+            ),
             ("octo/app#7", PrRef::github("octo/app", 7)),
             (
                 "https://gitlab.com/g/sub/p/-/merge_requests/57",
-                PrRef { forge: ForgeKind::GitLab, repo: "g/sub/p".into(), number: 57 },
+                PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: "g/sub/p".into(),
+                    number: 57,
+                },
             ),
-            ("g/p!57", PrRef { forge: ForgeKind::GitLab, repo: "g/p".into(), number: 57 }),
-            ("https://ghe.example.com/o/r/pull/1", PrRef::github("o/r", 1)),
+            (
+                "g/p!57",
+                PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: "g/p".into(),
+                    number: 57,
+                },
+            ),
+            (
+                "https://ghe.example.com/o/r/pull/1",
+                PrRef::github("o/r", 1),
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(text.parse::<PrRef>().as_ref(), Ok(&want), "{text}");
@@ -483,7 +527,15 @@ mod tests {
 
     #[test]
     fn rejects_malformed_references_naming_the_forms() {
-        for bad in ["", "octo/app", "octo#1", "octo/app#0", "octo/app#x", "https://github.com/o/r/issues/1", "a/b/c#1"] {
+        for bad in [
+            "",
+            "octo/app",
+            "octo#1",
+            "octo/app#0",
+            "octo/app#x",
+            "https://github.com/o/r/issues/1",
+            "a/b/c#1",
+        ] {
             let err = bad.parse::<PrRef>().unwrap_err();
             assert!(err.contains("OWNER/REPO#N"), "{bad}: {err}");
         }

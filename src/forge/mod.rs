@@ -6,7 +6,7 @@
 //! a transient failure leaves the PR's tick incomplete.
 
 pub mod github;
-
+pub mod http;
 
 use std::fmt;
 
@@ -34,6 +34,10 @@ pub enum ForgeError {
     /// write that failed this way is unknown: re-read before trying again.
     #[error("forge unavailable: {0}")]
     Transient(String),
+    /// The forge could not be reached at all (connection refused, host not found) after the
+    /// retries: nothing about any PR is known.
+    #[error("forge unreachable: {0}")]
+    Unreachable(String),
     /// An answer pr-monitor could not understand (malformed JSON, an unexpected status).
     #[error("unexpected answer: {0}")]
     Unexpected(String),
@@ -70,7 +74,12 @@ pub trait Forge {
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;
 
     /// Bring the branch up to date with its base, if the head is still `expected_head`.
-    fn update_branch(&self, snap: &Snapshot, expected_head: &Sha, method: UpdateMethod) -> Result<(), ForgeError>;
+    fn update_branch(
+        &self,
+        snap: &Snapshot,
+        expected_head: &Sha,
+        method: UpdateMethod,
+    ) -> Result<(), ForgeError>;
 
     /// Turn the forge's auto-merge on with `method`.
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError>;

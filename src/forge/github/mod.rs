@@ -1,3 +1,462 @@
-//! The GitHub client.
+//! The GitHub client: GraphQL for reads (many PRs per request) and for the mutations GitHub
+//! only offers there, REST for job logs, re-runs and the sha-guarded merge.
 
 pub mod queries;
+mod wire;
+
+use serde_json::{Value, json};
+
+use crate::forge::http::{HttpClient, Idempotency, status_error};
+use crate::forge::{Forge, ForgeError, SnapshotRequest, UpdateMethod};
+use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot};
+use queries::Paged;
+use wire::{Conn, PageAnswer};
+
+/// PRs read per snapshot request: keeps each query far under GitHub's node limit.
+pub const BATCH_SIZE: usize = 10;
+
+/// A GitHub (or GitHub Enterprise) API endpoint with a token.
+#[derive(Debug)]
+pub struct GitHub {
+    http: HttpClient,
+    api_url: String,
+    graphql_url: String,
+}
+
+/// One GraphQL error, as GitHub reports it.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct GqlError {
+    #[serde(default)]
+    message: String,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    path: Vec<Value>,
+}
+
+impl GqlError {
+    fn to_forge_error(&self) -> ForgeError {
+        match self.kind.as_deref() {
+            Some("NOT_FOUND") => ForgeError::NotFound(self.message.clone()),
+            Some("RATE_LIMITED") => ForgeError::RateLimited {
+                retry_after_secs: None,
+            },
+            Some("FORBIDDEN") => ForgeError::Unauthorized(self.message.clone()),
+            _ => ForgeError::Refused(self.message.clone()),
+        }
+    }
+}
+
+/// A GraphQL answer: data (possibly partial) and errors.
+#[derive(Debug, Default)]
+struct Answer {
+    data: Value,
+    errors: Vec<GqlError>,
+}
+
+impl Answer {
+    /// The data, or the first error if there is any and `strict`.
+    fn into_data(self) -> Result<Value, ForgeError> {
+        match self.errors.first() {
+            Some(e) => Err(e.to_forge_error()),
+            None => Ok(self.data),
+        }
+    }
+}
+
+impl GitHub {
+    /// A client for `api_url` (REST) and `graphql_url`, refusing plain http except to loopback.
+    pub fn new(api_url: &str, graphql_url: &str, token: String) -> Result<Self, String> {
+        crate::forge::http::check_url(api_url)?;
+        crate::forge::http::check_url(graphql_url)?;
+        Ok(GitHub {
+            http: HttpClient::new(token),
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            graphql_url: graphql_url.to_owned(),
+        })
+    }
+
+    /// How many HTTP requests this client has sent.
+    pub fn requests(&self) -> u64 {
+        self.http.requests()
+    }
+
+    fn graphql(
+        &self,
+        query: &str,
+        variables: Value,
+        operation: Option<&str>,
+        idem: Idempotency,
+    ) -> Result<Answer, ForgeError> {
+        let mut body = json!({ "query": query, "variables": variables });
+        if let Some(op) = operation {
+            body["operationName"] = json!(op);
+        }
+        let resp = self
+            .http
+            .send("POST", &self.graphql_url, Some(&body), idem)?;
+        if resp.status != 200 {
+            return Err(status_error(&resp));
+        }
+        let mut v: Value = serde_json::from_str(&resp.body)
+            .map_err(|e| ForgeError::Unexpected(format!("GraphQL answer is not JSON: {e}")))?;
+        let errors: Vec<GqlError> =
+            serde_json::from_value(v.get_mut("errors").map(Value::take).unwrap_or(Value::Null))
+                .unwrap_or_default();
+        let data = v.get_mut("data").map(Value::take).unwrap_or(Value::Null);
+        if data.is_null() && errors.is_empty() {
+            return Err(ForgeError::Unexpected(
+                "GraphQL answer has neither data nor errors".into(),
+            ));
+        }
+        if let Some(e) = errors
+            .iter()
+            .find(|e| e.kind.as_deref() == Some("RATE_LIMITED"))
+        {
+            return Err(e.to_forge_error());
+        }
+        Ok(Answer { data, errors })
+    }
+
+    fn rest(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        idem: Idempotency,
+    ) -> Result<crate::forge::http::Response, ForgeError> {
+        self.http
+            .send(method, &format!("{}{path}", self.api_url), body, idem)
+    }
+
+    /// Reads one batch; an `Err` means the whole request failed (the caller splits it).
+    fn read_batch(
+        &self,
+        requests: &[SnapshotRequest],
+    ) -> Result<Vec<Result<Snapshot, ForgeError>>, ForgeError> {
+        let answer = self.graphql(
+            &queries::snapshot_query(requests),
+            json!({}),
+            None,
+            Idempotency::Retry,
+        )?;
+        if answer.data.is_null() {
+            return Err(answer.errors.first().map_or_else(
+                || ForgeError::Unexpected("empty answer".into()),
+                GqlError::to_forge_error,
+            ));
+        }
+        Ok(requests
+            .iter()
+            .enumerate()
+            .map(|(i, req)| {
+                let alias = queries::alias(i);
+                let value = answer.data.get(&alias).cloned().unwrap_or(Value::Null);
+                let error_for = || {
+                    answer
+                        .errors
+                        .iter()
+                        .find(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()))
+                        .map_or_else(
+                            || {
+                                ForgeError::NotFound(format!(
+                                    "{} does not exist or is not visible to this token",
+                                    req.pr
+                                ))
+                            },
+                            GqlError::to_forge_error,
+                        )
+                };
+                if value.is_null() || value.get("pullRequest").is_none_or(Value::is_null) {
+                    return Err(error_for());
+                }
+                self.complete_snapshot(&req.pr, wire::parse(value, "pull request")?)
+            })
+            .collect())
+    }
+
+    /// Reads a batch, splitting it when the request fails so one bad PR cannot fail the rest.
+    fn read_split(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
+        match self.read_batch(requests) {
+            Ok(results) => results,
+            Err(e) if requests.len() == 1 => vec![Err(e)],
+            Err(
+                e @ (ForgeError::RateLimited { .. }
+                | ForgeError::Unreachable(_)
+                | ForgeError::Unauthorized(_)),
+            ) => requests.iter().map(|_| Err(e.clone())).collect(),
+            Err(_) => {
+                let (a, b) = requests.split_at(requests.len() / 2);
+                let mut out = self.read_split(a);
+                out.extend(self.read_split(b));
+                out
+            }
+        }
+    }
+
+    /// The rest of a connection after its first page.
+    fn complete<T: serde::de::DeserializeOwned>(
+        &self,
+        node_id: &str,
+        paged: Paged,
+        first: Conn<T>,
+    ) -> Result<Vec<T>, ForgeError> {
+        let mut cursor = first.next_cursor();
+        let mut items = first.into_nodes();
+        let query = queries::page_query(paged);
+        while let Some(after) = cursor {
+            let data = self
+                .graphql(
+                    &query,
+                    json!({ "id": node_id, "after": after }),
+                    None,
+                    Idempotency::Retry,
+                )?
+                .into_data()?;
+            let page: PageAnswer<T> = wire::parse(data, "page")?;
+            let conn = page
+                .node
+                .and_then(|mut m| m.pop_first().map(|(_, c)| c))
+                .ok_or_else(|| {
+                    ForgeError::Unexpected(format!("page of {paged:?} for {node_id} is missing"))
+                })?;
+            cursor = conn.next_cursor();
+            items.extend(conn.into_nodes());
+        }
+        Ok(items)
+    }
+
+    fn complete_snapshot(&self, pr: &PrRef, repo: wire::RepoNode) -> Result<Snapshot, ForgeError> {
+        let mut repo = repo;
+        let node = repo
+            .pull_request
+            .take()
+            .ok_or_else(|| ForgeError::NotFound(pr.to_string()))?;
+        let mut node = node;
+        let commits = std::mem::replace(
+            &mut node.commits,
+            Conn {
+                page_info: None,
+                nodes: Vec::new(),
+            },
+        );
+        let commit = commits
+            .into_nodes()
+            .into_iter()
+            .map(|c| c.commit)
+            .next()
+            .filter(|c| c.oid == node.head_ref_oid);
+        let mut snap = wire::snapshot_head(pr, &repo, &node, commit.as_ref());
+
+        if let Some(commit) = commit {
+            let mut checks: Vec<Check> = Vec::new();
+            if let Some(suites) = commit.check_suites {
+                for suite in self.complete(&commit.id, Paged::CheckSuites, suites)? {
+                    let runs = match suite.check_runs {
+                        Some(runs) => self.complete(&suite.id, Paged::CheckRuns, runs)?,
+                        None => Vec::new(),
+                    };
+                    checks.extend(
+                        runs.into_iter()
+                            .map(|r| wire::run_check(r, suite.workflow_run.as_ref())),
+                    );
+                }
+            }
+            if let Some(status) = commit.status {
+                checks.extend(status.contexts.into_iter().map(wire::status_check));
+            }
+            snap.checks = checks;
+        }
+
+        let threads = self.complete(&node.id, Paged::ReviewThreads, node.review_threads)?;
+        snap.threads = threads
+            .into_iter()
+            .map(|mut t| {
+                let first = std::mem::replace(
+                    &mut t.comments,
+                    Conn {
+                        page_info: None,
+                        nodes: Vec::new(),
+                    },
+                );
+                let comments = self.complete(&t.id, Paged::ThreadComments, first)?;
+                Ok(wire::thread(t, comments))
+            })
+            .collect::<Result<_, ForgeError>>()?;
+        snap.reviews = self
+            .complete(&node.id, Paged::Reviews, node.reviews)?
+            .into_iter()
+            .filter_map(wire::review)
+            .collect();
+        snap.comments = self
+            .complete(&node.id, Paged::Comments, node.comments)?
+            .into_iter()
+            .map(wire::issue_comment)
+            .collect();
+        Ok(snap)
+    }
+}
+
+fn graphql_method(method: MergeMethod) -> &'static str {
+    match method {
+        MergeMethod::Squash => "SQUASH",
+        MergeMethod::Merge => "MERGE",
+        MergeMethod::Rebase => "REBASE",
+    }
+}
+
+impl Forge for GitHub {
+    fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
+        requests
+            .chunks(BATCH_SIZE)
+            .flat_map(|chunk| self.read_split(chunk))
+            .collect()
+    }
+
+    fn viewer_login(&self) -> Result<String, ForgeError> {
+        let data = self
+            .graphql(
+                queries::OPERATIONS,
+                json!({}),
+                Some("Viewer"),
+                Idempotency::Retry,
+            )?
+            .into_data()?;
+        data.pointer("/viewer/login")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| ForgeError::Unexpected("viewer has no login".into()))
+    }
+
+    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
+        let resp = self.rest(
+            "GET",
+            &format!("/repos/{}/actions/jobs/{job_id}/logs", pr.repo),
+            None,
+            Idempotency::Retry,
+        )?;
+        let resp = match (resp.status, &resp.location) {
+            (301 | 302 | 303 | 307 | 308, Some(location)) => self.http.fetch_plain(location)?,
+            _ => resp,
+        };
+        match resp.status {
+            200 => Ok(Some(resp.body)),
+            404 | 410 => Ok(None),
+            _ => Err(status_error(&resp)),
+        }
+    }
+
+    fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
+        let resp = self.rest(
+            "POST",
+            &format!("/repos/{}/actions/runs/{run_id}/rerun-failed-jobs", pr.repo),
+            Some(&json!({})),
+            Idempotency::Once,
+        )?;
+        if (200..300).contains(&resp.status) {
+            Ok(())
+        } else {
+            Err(status_error(&resp))
+        }
+    }
+
+    fn update_branch(
+        &self,
+        snap: &Snapshot,
+        expected_head: &Sha,
+        method: UpdateMethod,
+    ) -> Result<(), ForgeError> {
+        let vars = json!({
+            "pullRequestId": snap.node_id,
+            "expectedHeadOid": expected_head.as_str(),
+            "updateMethod": match method { UpdateMethod::Merge => "MERGE", UpdateMethod::Rebase => "REBASE" },
+        });
+        let answer = self.graphql(
+            queries::OPERATIONS,
+            vars,
+            Some("UpdateBranch"),
+            Idempotency::Once,
+        )?;
+        match answer.errors.first() {
+            None => Ok(()),
+            Some(e) => {
+                let msg = e.message.to_ascii_lowercase();
+                if msg.contains("conflict")
+                    || msg.contains("expected head")
+                    || msg.contains("head ref")
+                {
+                    Err(ForgeError::Conflict(e.message.clone()))
+                } else {
+                    Err(e.to_forge_error())
+                }
+            }
+        }
+    }
+
+    fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
+        let vars = json!({
+            "pullRequestId": snap.node_id,
+            "mergeMethod": graphql_method(method),
+            "expectedHeadOid": snap.head.sha.as_str(),
+        });
+        self.graphql(
+            queries::OPERATIONS,
+            vars,
+            Some("EnableAutoMerge"),
+            Idempotency::Once,
+        )?
+        .into_data()
+        .map(drop)
+    }
+
+    fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {
+        let vars = json!({ "pullRequestId": snap.node_id });
+        self.graphql(
+            queries::OPERATIONS,
+            vars,
+            Some("DisableAutoMerge"),
+            Idempotency::Once,
+        )?
+        .into_data()
+        .map(drop)
+    }
+
+    fn merge(&self, pr: &PrRef, sha: &Sha, method: MergeMethod) -> Result<(), ForgeError> {
+        let body = json!({ "merge_method": method.as_str(), "sha": sha.as_str() });
+        let resp = self.rest(
+            "PUT",
+            &format!("/repos/{}/pulls/{}/merge", pr.repo, pr.number),
+            Some(&body),
+            Idempotency::Once,
+        )?;
+        if resp.status == 200 {
+            Ok(())
+        } else {
+            Err(status_error(&resp))
+        }
+    }
+
+    fn reply_to_thread(&self, _pr: &PrRef, thread_id: &str, body: &str) -> Result<(), ForgeError> {
+        let vars = json!({ "threadId": thread_id, "body": body });
+        self.graphql(
+            queries::OPERATIONS,
+            vars,
+            Some("ReplyToThread"),
+            Idempotency::Once,
+        )?
+        .into_data()
+        .map(drop)
+    }
+
+    fn resolve_thread(&self, _pr: &PrRef, thread_id: &str) -> Result<(), ForgeError> {
+        let vars = json!({ "threadId": thread_id });
+        self.graphql(
+            queries::OPERATIONS,
+            vars,
+            Some("ResolveThread"),
+            Idempotency::Once,
+        )?
+        .into_data()
+        .map(drop)
+    }
+}

@@ -67,7 +67,11 @@ impl Paged {
             Paged::ReviewThreads => ("PullRequest", "reviewThreads", "...Thread"),
             Paged::Reviews => ("PullRequest", "reviews", "...ReviewFields"),
             Paged::Comments => ("PullRequest", "comments", "...CommentFields"),
-            Paged::ThreadComments => ("PullRequestReviewThread", "comments", "...ThreadCommentFields"),
+            Paged::ThreadComments => (
+                "PullRequestReviewThread",
+                "comments",
+                "...ThreadCommentFields",
+            ),
             Paged::CheckSuites => ("Commit", "checkSuites", "...Suite"),
             Paged::CheckRuns => ("CheckSuite", "checkRuns", "...Run"),
         }
@@ -97,7 +101,10 @@ pub fn page_query(paged: Paged) -> String {
 /// Every document the client can send, with a name, for schema validation.
 pub fn all_documents() -> Vec<(String, String)> {
     let sample = [
-        SnapshotRequest { pr: crate::model::PrRef::github("octo/app", 1), branches: None },
+        SnapshotRequest {
+            pr: crate::model::PrRef::github("octo/app", 1),
+            branches: None,
+        },
         SnapshotRequest {
             pr: crate::model::PrRef::github("octo/other", 2),
             branches: Some(("main".into(), "feature/x".into())),
@@ -120,7 +127,10 @@ mod tests {
     #[test]
     fn snapshot_query_aliases_each_pr_in_order_and_escapes_names() {
         let q = snapshot_query(&[
-            SnapshotRequest { pr: crate::model::PrRef::github("o/r", 5), branches: None },
+            SnapshotRequest {
+                pr: crate::model::PrRef::github("o/r", 5),
+                branches: None,
+            },
             SnapshotRequest {
                 pr: crate::model::PrRef::github("o/x", 6),
                 branches: Some(("main".into(), "a\"b".into())),

@@ -1,0 +1,354 @@
+//! The imperative shell: parses the command line, loads config and database, builds forge
+//! clients on first use, runs the command, and turns the outcome into an exit code.
+//!
+//! Errors are printed once, here, as `error: …`; exit codes follow the contract: 0 done,
+//! 1 some PR's tick could not complete, 2 usage or config error.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use clap::Parser;
+
+use crate::cli::{Cli, Command, ConfigCommand, OnOff, RunArgs, WatchCommand};
+use crate::config::{Config, Policy};
+use crate::forge::Forge;
+use crate::forge::github::GitHub;
+use crate::model::{ForgeKind, Instant, PrRef};
+use crate::store::{NewWatch, Selection, Store};
+use crate::tick::{self, RunOptions};
+use crate::watch::Watch;
+use crate::{output, tick::RunSummary};
+
+/// A usage or configuration error: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// Everything a command needs.
+pub struct App {
+    pub config: Config,
+    pub store: Store,
+    pub now: Instant,
+    pub json: bool,
+    github: Option<Result<GitHub, String>>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("now", &self.now)
+            .field("json", &self.json)
+            .finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// The forge client for `kind`, built (and its token read) on first use.
+    pub fn forge(&mut self, kind: ForgeKind) -> Result<&dyn Forge, String> {
+        match kind {
+            ForgeKind::GitHub => {
+                let config = &self.config;
+                let client = self.github.get_or_insert_with(|| {
+                    let token = config
+                        .github
+                        .token()
+                        .map_err(|e| format!("GitHub token: {e:#}"))?;
+                    GitHub::new(
+                        &config.github.api_url,
+                        &config.github.graphql_url(),
+                        token.expose().to_owned(),
+                    )
+                });
+                client
+                    .as_ref()
+                    .map(|c| c as &dyn Forge)
+                    .map_err(Clone::clone)
+            }
+            ForgeKind::GitLab => {
+                Err("GitLab merge requests are not supported by this version of pr-monitor".into())
+            }
+        }
+    }
+
+    /// The policy that applies to a watch: its job's, else the config's `pr` block, with the
+    /// watch's own overrides on top.
+    pub fn policy_for(&self, watch: &Watch) -> Policy {
+        let job = watch.job.as_deref().and_then(|name| self.config.job(name));
+        let mut policy = self.config.policy(job);
+        if let Some(agent) = &watch.agent {
+            policy.agent = Some(agent.clone());
+        }
+        if let Some(auto_fix) = watch.auto_fix {
+            policy.auto_fix = auto_fix;
+        }
+        policy
+    }
+}
+
+/// The program: parse, run, print the error once, return the exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
+                2
+            } else {
+                1
+            })
+        }
+    }
+}
+
+fn parse_now(now: Option<&str>) -> Result<Instant> {
+    match now {
+        None => Ok(Utc::now()),
+        Some(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| usage(format!("--now `{s}` is not an RFC 3339 instant ({e})"))),
+    }
+}
+
+fn parse_pr(s: &str) -> Result<PrRef> {
+    s.parse::<PrRef>().map_err(usage)
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config> {
+    Config::load(path).map_err(|e| usage(e.to_string()))
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    let now = parse_now(cli.now.as_deref())?;
+    let config = load_config(cli.config.as_deref())?;
+    let command = match cli.command {
+        Command::Config(ConfigCommand::Check) => return config_check(&config, cli.json),
+        other => other,
+    };
+    let db = cli.db.clone().unwrap_or_else(|| config.database.clone());
+    let store = Store::open(&db)?;
+    let mut app = App {
+        config,
+        store,
+        now,
+        json: cli.json,
+        github: None,
+    };
+    match command {
+        Command::Watch(cmd) => watch(&mut app, cmd),
+        Command::Run(args) => run_tick(&mut app, &args),
+        Command::Status { pr } => status(&app, pr.as_deref()),
+        Command::Config(ConfigCommand::Check) => config_check(&app.config, app.json),
+    }
+}
+
+fn config_check(config: &Config, json: bool) -> Result<u8> {
+    let source = config.source().map_or_else(
+        || "built-in defaults".to_owned(),
+        |p| p.display().to_string(),
+    );
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>()})
+        );
+    } else {
+        println!("{source}: ok ({} job file(s))", config.jobs.len());
+    }
+    Ok(0)
+}
+
+fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
+    match cmd {
+        WatchCommand::Add {
+            prs,
+            job,
+            agent,
+            merge_when_ready,
+            auto_fix,
+        } => {
+            let prs = prs
+                .iter()
+                .map(|p| parse_pr(p))
+                .collect::<Result<Vec<_>>>()?;
+            if let Some(job) = &job {
+                if app.config.job(job).is_none() {
+                    return Err(usage(format!(
+                        "no job named `{job}` (see the files in the jobs folder)"
+                    )));
+                }
+            }
+            if let Some(agent) = &agent {
+                if !app.config.agents.contains_key(agent) {
+                    return Err(usage(format!(
+                        "no agent named `{agent}` in the config's `agents`"
+                    )));
+                }
+            }
+            let new = NewWatch {
+                job,
+                agent,
+                auto_fix: auto_fix.map(|v| v == OnOff::On),
+                merge_armed: merge_when_ready,
+            };
+            for pr in &prs {
+                let added = app.store.add_watch(pr, &new, app.now)?;
+                if !added {
+                    app.store.reopen(pr, app.now)?;
+                }
+                if !app.json {
+                    println!(
+                        "{} {}",
+                        if added {
+                            "watching"
+                        } else {
+                            "already watching"
+                        },
+                        pr.url()
+                    );
+                }
+            }
+            if app.json {
+                let watches = prs
+                    .iter()
+                    .filter_map(|p| app.store.watch(p).transpose())
+                    .collect::<Result<Vec<_>>>()?;
+                println!("{}", output::status_array(&watches));
+            }
+            Ok(0)
+        }
+        WatchCommand::Ls => {
+            let watches = app.store.watches()?;
+            if app.json {
+                println!("{}", output::status_array(&watches));
+            } else if watches.is_empty() {
+                println!("nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`");
+            } else {
+                for w in &watches {
+                    println!("{}", output::status_line(w));
+                }
+            }
+            Ok(0)
+        }
+        WatchCommand::Rm { pr } => {
+            let pr = parse_pr(&pr)?;
+            if !app.store.remove_watch(&pr)? {
+                return Err(usage(format!("{} is not watched", pr.url())));
+            }
+            if !app.json {
+                println!("stopped watching {}", pr.url());
+            }
+            Ok(0)
+        }
+        WatchCommand::Pause { pr } => pause(app, &pr, true),
+        WatchCommand::Resume { pr } => pause(app, &pr, false),
+    }
+}
+
+fn pause(app: &mut App, pr: &str, paused: bool) -> Result<u8> {
+    let pr = parse_pr(pr)?;
+    if !app.store.set_paused(&pr, paused, app.now)? {
+        return Err(usage(format!("{} is not watched", pr.url())));
+    }
+    if !app.json {
+        println!("{} {}", if paused { "paused" } else { "resumed" }, pr.url());
+    }
+    Ok(0)
+}
+
+fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
+    let prs = args
+        .prs
+        .iter()
+        .map(|p| parse_pr(p))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(job) = &args.job {
+        if app.config.job(job).is_none() {
+            return Err(usage(format!("no job named `{job}`")));
+        }
+    }
+    let opts = RunOptions {
+        selection: Selection {
+            job: args.job.clone(),
+            prs,
+        },
+        force: args.force,
+        dry_run: args.dry_run,
+    };
+    let summary = tick::run(app, &opts).context("the tick could not run")?;
+    print_summary(app, &summary);
+    Ok(u8::from(summary.failed()))
+}
+
+fn print_summary(app: &App, summary: &RunSummary) {
+    if app.json {
+        println!("{}", output::run_json(summary));
+        return;
+    }
+    if summary.outcomes.is_empty() {
+        if summary.watched == 0 {
+            println!(
+                "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`, then run again"
+            );
+        } else {
+            println!(
+                "nothing is due ({} watched); `pr-monitor run --force` ticks them anyway",
+                summary.watched
+            );
+        }
+    }
+    for o in &summary.outcomes {
+        println!("{}", output::outcome_line(o));
+    }
+    if summary.skipped_busy > 0 {
+        println!(
+            "{} PR(s) skipped: another run holds them",
+            summary.skipped_busy
+        );
+    }
+}
+
+fn status(app: &App, pr: Option<&str>) -> Result<u8> {
+    match pr {
+        None => {
+            let watches = app.store.watches()?;
+            if app.json {
+                println!("{}", output::status_array(&watches));
+            } else if watches.is_empty() {
+                println!("nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`");
+            } else {
+                for w in &watches {
+                    println!("{}", output::status_line(w));
+                }
+            }
+        }
+        Some(pr) => {
+            let pr = parse_pr(pr)?;
+            let w = app
+                .store
+                .watch(&pr)?
+                .ok_or_else(|| usage(format!("{} is not watched", pr.url())))?;
+            let history = app.store.history(&pr, 20)?;
+            if app.json {
+                let mut v = output::status_json(&w);
+                v["history"] = serde_json::to_value(&history)?;
+                println!("{v}");
+            } else {
+                print!("{}", output::status_detail(&w, &history));
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,178 @@
+//! Pure reading of a head commit's checks: newest entry per check, and one verdict.
+//!
+//! Traps handled here: re-runs leave older entries for the same check (keep the newest per
+//! name, workflow and event); zero checks right after a push is *pending*, not green, for a
+//! grace period; a check the forge still reports as queued counts as running.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Check, CheckState, Instant};
+
+/// What the checks on a head say, once duplicates are dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// No checks yet, within the grace period after the head was first seen.
+    AwaitingChecks,
+    /// No checks at all, past the grace period: nothing to wait for.
+    NoChecks,
+    /// At least one check is still queued or running.
+    Running { pending: Vec<String> },
+    /// Every check is done, and at least one failed.
+    Failed { failed: Vec<String> },
+    /// Every check is done and none failed.
+    Passed,
+}
+
+impl Verdict {
+    /// Whether the checks are still moving (pr-monitor acts only once all are done).
+    pub fn in_progress(&self) -> bool {
+        matches!(self, Verdict::AwaitingChecks | Verdict::Running { .. })
+    }
+}
+
+/// The newest entry per (name, workflow, event, kind), in name order.
+pub fn newest(checks: &[Check]) -> Vec<&Check> {
+    let mut by_key: BTreeMap<(&str, &str, &str, bool), &Check> = BTreeMap::new();
+    for c in checks {
+        let key = (
+            c.name.as_str(),
+            c.workflow.as_deref().unwrap_or(""),
+            c.event.as_deref().unwrap_or(""),
+            c.kind == crate::model::CheckKind::Status,
+        );
+        let newer = |old: &Check| (c.started_at, c.job_id) >= (old.started_at, old.job_id);
+        match by_key.get(&key) {
+            Some(old) if !newer(old) => {}
+            _ => {
+                by_key.insert(key, c);
+            }
+        }
+    }
+    by_key.into_values().collect()
+}
+
+/// The verdict on `checks`, for a head first seen at `head_seen_at`.
+pub fn verdict(checks: &[Check], head_seen_at: Instant, now: Instant, grace_secs: u64) -> Verdict {
+    let current = newest(checks);
+    if current.is_empty() {
+        let waited = (now - head_seen_at).num_seconds();
+        return if waited < grace_secs as i64 {
+            Verdict::AwaitingChecks
+        } else {
+            Verdict::NoChecks
+        };
+    }
+    let names = |state: CheckState| -> Vec<String> {
+        current
+            .iter()
+            .filter(|c| c.state == state)
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    let pending = names(CheckState::Pending);
+    if !pending.is_empty() {
+        return Verdict::Running { pending };
+    }
+    let failed = names(CheckState::Failed);
+    if failed.is_empty() {
+        Verdict::Passed
+    } else {
+        Verdict::Failed { failed }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CheckKind;
+    use chrono::{Duration, TimeZone, Utc};
+
+    fn check(name: &str, state: CheckState, started_min: i64) -> Check {
+        Check {
+            name: name.into(),
+            kind: CheckKind::CheckRun,
+            state,
+            conclusion: None,
+            url: None,
+            job_id: Some(started_min as u64),
+            run_id: None,
+            workflow: Some("ci".into()),
+            event: Some("pull_request".into()),
+            started_at: Some(
+                Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap()
+                    + Duration::minutes(started_min),
+            ),
+            completed_at: None,
+            output: String::new(),
+        }
+    }
+
+    #[test]
+    fn verdicts_table() {
+        let seen = Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap();
+        let soon = seen + Duration::seconds(60);
+        let late = seen + Duration::seconds(601);
+        use CheckState::{Failed, Passed, Pending, Skipped};
+        let cases: Vec<(&str, Vec<Check>, Instant, Verdict)> = vec![
+            (
+                "no checks right after a push is pending",
+                vec![],
+                soon,
+                Verdict::AwaitingChecks,
+            ),
+            (
+                "no checks after the grace period",
+                vec![],
+                late,
+                Verdict::NoChecks,
+            ),
+            (
+                "all passed",
+                vec![check("lint", Passed, 0), check("docs", Skipped, 0)],
+                soon,
+                Verdict::Passed,
+            ),
+            (
+                "one running hides a failure until all are done",
+                vec![check("lint", Failed, 0), check("test", Pending, 0)],
+                soon,
+                Verdict::Running {
+                    pending: vec!["test".into()],
+                },
+            ),
+            (
+                "failed",
+                vec![check("lint", Failed, 0), check("test", Passed, 0)],
+                soon,
+                Verdict::Failed {
+                    failed: vec!["lint".into()],
+                },
+            ),
+            (
+                "a re-run's newer entry replaces the older failure",
+                vec![check("lint", Failed, 0), check("lint", Passed, 5)],
+                soon,
+                Verdict::Passed,
+            ),
+            (
+                "an older success does not hide a newer failure",
+                vec![check("lint", Passed, 0), check("lint", Failed, 5)],
+                soon,
+                Verdict::Failed {
+                    failed: vec!["lint".into()],
+                },
+            ),
+        ];
+        for (what, checks, now, want) in cases {
+            assert_eq!(verdict(&checks, seen, now, 600), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn push_and_pull_request_runs_are_separate_checks() {
+        let mut push = check("test", CheckState::Failed, 0);
+        push.event = Some("push".into());
+        let pr = check("test", CheckState::Passed, 1);
+        assert_eq!(newest(&[push, pr]).len(), 2);
+    }
+}

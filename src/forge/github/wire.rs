@@ -1,0 +1,453 @@
+//! GitHub's GraphQL answers as serde types, and their conversion into domain types. Wire
+//! types never leave this module: the rest of pr-monitor sees only `model`.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::model::{
+    Check, CheckKind, CheckState, HeadCommit, Instant, IssueComment, MergeMethod, MergeState,
+    Mergeable, PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
+    ThreadComment,
+};
+
+/// A GraphQL connection page. Nodes may be null when the token cannot see one.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conn<T> {
+    #[serde(default)]
+    pub page_info: Option<PageInfo>,
+    #[serde(default = "Vec::new")]
+    pub nodes: Vec<Option<T>>,
+}
+
+impl<T> Conn<T> {
+    /// The cursor of the next page, when there is one.
+    pub fn next_cursor(&self) -> Option<String> {
+        self.page_info
+            .as_ref()
+            .filter(|p| p.has_next_page)
+            .and_then(|p| p.end_cursor.clone())
+    }
+    pub fn into_nodes(self) -> Vec<T> {
+        self.nodes.into_iter().flatten().collect()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    pub has_next_page: bool,
+    pub end_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Name {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Login {
+    pub login: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct UserRef {
+    pub user: Option<Login>,
+}
+
+/// `repository { ...Repo pullRequest { ...Pr } baseRef: ref { compare } }`
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoNode {
+    pub default_branch_ref: Option<Name>,
+    #[serde(default)]
+    pub auto_merge_allowed: bool,
+    #[serde(default)]
+    pub squash_merge_allowed: bool,
+    #[serde(default)]
+    pub merge_commit_allowed: bool,
+    #[serde(default)]
+    pub rebase_merge_allowed: bool,
+    pub pull_request: Option<PrNode>,
+    pub base_ref: Option<RefNode>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RefNode {
+    pub compare: Option<Comparison>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comparison {
+    pub behind_by: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrNode {
+    pub id: String,
+    pub url: String,
+    pub title: String,
+    pub state: String,
+    #[serde(default)]
+    pub is_draft: bool,
+    pub author: Option<Login>,
+    pub head_ref_name: String,
+    pub head_ref_oid: String,
+    pub base_ref_name: String,
+    #[serde(default)]
+    pub is_cross_repository: bool,
+    pub mergeable: String,
+    pub merge_state_status: String,
+    pub auto_merge_request: Option<serde_json::Value>,
+    pub labels: Option<Conn<Name>>,
+    pub commits: Conn<CommitWrap>,
+    pub review_threads: Conn<ThreadNode>,
+    pub reviews: Conn<ReviewNode>,
+    pub comments: Conn<CommentNode>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CommitWrap {
+    pub commit: CommitNode,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitNode {
+    pub id: String,
+    pub oid: String,
+    pub committed_date: Option<String>,
+    pub author: Option<UserRef>,
+    pub committer: Option<UserRef>,
+    pub check_suites: Option<Conn<SuiteNode>>,
+    pub status: Option<StatusNode>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StatusNode {
+    #[serde(default)]
+    pub contexts: Vec<StatusContext>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusContext {
+    pub context: String,
+    pub state: String,
+    pub target_url: Option<String>,
+    pub description: Option<String>,
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuiteNode {
+    pub id: String,
+    pub workflow_run: Option<WorkflowRun>,
+    pub check_runs: Option<Conn<RunNode>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowRun {
+    pub database_id: Option<u64>,
+    pub event: Option<String>,
+    pub workflow: Option<Name>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunNode {
+    pub database_id: Option<u64>,
+    pub name: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub details_url: Option<String>,
+    pub started_at: Option<String>,
+    pub completed_at: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadNode {
+    pub id: String,
+    pub is_resolved: bool,
+    #[serde(default)]
+    pub is_outdated: bool,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub comments: Conn<CommentNode>,
+}
+
+/// An issue comment or a review-thread comment: the same fields.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommentNode {
+    pub id: String,
+    pub database_id: Option<u64>,
+    pub author: Option<Login>,
+    #[serde(default)]
+    pub body: String,
+    pub url: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewNode {
+    pub id: String,
+    pub database_id: Option<u64>,
+    pub author: Option<Login>,
+    pub state: String,
+    #[serde(default)]
+    pub body: String,
+    pub url: Option<String>,
+    pub submitted_at: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+/// `node(id:) { ... on T { field { pageInfo nodes } } }`: the page, whatever the field.
+#[derive(Debug, Deserialize)]
+pub struct PageAnswer<T> {
+    pub node: Option<std::collections::BTreeMap<String, Conn<T>>>,
+}
+
+pub fn time(s: Option<&str>) -> Option<Instant> {
+    s.and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn login(l: Option<Login>) -> Option<String> {
+    l.map(|l| l.login)
+}
+
+/// Buckets a check run's status and conclusion (the way `gh pr checks` does).
+pub fn run_state(status: &str, conclusion: Option<&str>) -> CheckState {
+    if status != "COMPLETED" {
+        return CheckState::Pending;
+    }
+    match conclusion.unwrap_or("") {
+        "SUCCESS" => CheckState::Passed,
+        "NEUTRAL" | "SKIPPED" => CheckState::Skipped,
+        "STALE" | "" => CheckState::Pending,
+        _ => CheckState::Failed,
+    }
+}
+
+/// Buckets a commit status's state.
+pub fn status_state(state: &str) -> CheckState {
+    match state {
+        "SUCCESS" => CheckState::Passed,
+        "FAILURE" | "ERROR" => CheckState::Failed,
+        _ => CheckState::Pending,
+    }
+}
+
+pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
+    let output = [run.title.as_deref(), run.summary.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n");
+    Check {
+        state: run_state(&run.status, run.conclusion.as_deref()),
+        conclusion: run.conclusion.map(|c| c.to_ascii_lowercase()),
+        name: run.name,
+        kind: CheckKind::CheckRun,
+        url: run.details_url,
+        job_id: run.database_id,
+        run_id: suite.and_then(|s| s.database_id),
+        workflow: suite.and_then(|s| s.workflow.as_ref().map(|w| w.name.clone())),
+        event: suite.and_then(|s| s.event.clone()),
+        started_at: time(run.started_at.as_deref()),
+        completed_at: time(run.completed_at.as_deref()),
+        output,
+    }
+}
+
+pub fn status_check(ctx: StatusContext) -> Check {
+    Check {
+        state: status_state(&ctx.state),
+        conclusion: Some(ctx.state.to_ascii_lowercase()),
+        name: ctx.context,
+        kind: CheckKind::Status,
+        url: ctx.target_url,
+        job_id: None,
+        run_id: None,
+        workflow: None,
+        event: None,
+        started_at: time(ctx.created_at.as_deref()),
+        completed_at: None,
+        output: ctx.description.unwrap_or_default(),
+    }
+}
+
+pub fn thread_comment(c: CommentNode) -> ThreadComment {
+    ThreadComment {
+        updated_at: time(c.updated_at.as_deref()),
+        id: c.id,
+        database_id: c.database_id,
+        author: login(c.author),
+        body: c.body,
+        url: c.url,
+    }
+}
+
+pub fn issue_comment(c: CommentNode) -> IssueComment {
+    IssueComment {
+        updated_at: time(c.updated_at.as_deref()),
+        id: c.id,
+        database_id: c.database_id,
+        author: login(c.author),
+        body: c.body,
+        url: c.url,
+    }
+}
+
+pub fn review(r: ReviewNode) -> Option<Review> {
+    Some(Review {
+        state: ReviewState::parse(&r.state)?,
+        submitted_at: time(r.submitted_at.as_deref()),
+        updated_at: time(r.updated_at.as_deref()),
+        id: r.id,
+        database_id: r.database_id,
+        author: login(r.author),
+        body: r.body,
+        url: r.url,
+    })
+}
+
+pub fn thread(t: ThreadNode, comments: Vec<CommentNode>) -> ReviewThread {
+    ReviewThread {
+        id: t.id,
+        resolved: t.is_resolved,
+        outdated: t.is_outdated,
+        path: t.path,
+        line: t.line,
+        comments: comments.into_iter().map(thread_comment).collect(),
+    }
+}
+
+/// The parts of a PR answer that need no further pages, as a snapshot with empty lists; the
+/// client fills checks, threads, reviews and comments after paging them in full.
+pub fn snapshot_head(
+    pr: &PrRef,
+    repo: &RepoNode,
+    node: &PrNode,
+    commit: Option<&CommitNode>,
+) -> Snapshot {
+    let state = match node.state.as_str() {
+        "MERGED" => PrState::Merged,
+        "CLOSED" => PrState::Closed,
+        _ => PrState::Open,
+    };
+    let allowed = [
+        (repo.squash_merge_allowed, MergeMethod::Squash),
+        (repo.merge_commit_allowed, MergeMethod::Merge),
+        (repo.rebase_merge_allowed, MergeMethod::Rebase),
+    ];
+    Snapshot {
+        pr: pr.clone(),
+        node_id: node.id.clone(),
+        url: node.url.clone(),
+        title: node.title.clone(),
+        state,
+        draft: node.is_draft,
+        author: node.author.as_ref().map(|a| a.login.clone()),
+        head_ref: node.head_ref_name.clone(),
+        cross_repository: node.is_cross_repository,
+        head: HeadCommit {
+            sha: Sha(node.head_ref_oid.clone()),
+            author_login: commit
+                .and_then(|c| c.author.as_ref()?.user.as_ref().map(|u| u.login.clone())),
+            committer_login: commit
+                .and_then(|c| c.committer.as_ref()?.user.as_ref().map(|u| u.login.clone())),
+            committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
+        },
+        base_ref: node.base_ref_name.clone(),
+        labels: node
+            .labels
+            .as_ref()
+            .map(|l| l.nodes.iter().flatten().map(|n| n.name.clone()).collect())
+            .unwrap_or_default(),
+        mergeable: match node.mergeable.as_str() {
+            "MERGEABLE" => Mergeable::Mergeable,
+            "CONFLICTING" => Mergeable::Conflicting,
+            _ => Mergeable::Unknown,
+        },
+        merge_state: MergeState::parse(&node.merge_state_status),
+        behind_by: repo
+            .base_ref
+            .as_ref()
+            .and_then(|r| r.compare.as_ref())
+            .map(|c| c.behind_by),
+        checks: Vec::new(),
+        checks_source: "commit-pinned".into(),
+        threads: Vec::new(),
+        reviews: Vec::new(),
+        comments: Vec::new(),
+        auto_merge_enabled: node
+            .auto_merge_request
+            .as_ref()
+            .is_some_and(|v| !v.is_null()),
+        repo: RepoSettings {
+            default_branch: repo
+                .default_branch_ref
+                .as_ref()
+                .map(|r| r.name.clone())
+                .unwrap_or_default(),
+            auto_merge_allowed: repo.auto_merge_allowed,
+            allowed_methods: allowed
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, m)| m)
+                .collect(),
+        },
+    }
+}
+
+/// Parses a JSON value into a wire type, naming what failed.
+pub fn parse<T: DeserializeOwned>(
+    value: serde_json::Value,
+    what: &str,
+) -> Result<T, crate::forge::ForgeError> {
+    serde_json::from_value(value)
+        .map_err(|e| crate::forge::ForgeError::Unexpected(format!("{what}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_run_buckets_follow_gh() {
+        let cases = [
+            ("COMPLETED", Some("SUCCESS"), CheckState::Passed),
+            ("COMPLETED", Some("FAILURE"), CheckState::Failed),
+            ("COMPLETED", Some("TIMED_OUT"), CheckState::Failed),
+            ("COMPLETED", Some("CANCELLED"), CheckState::Failed),
+            ("COMPLETED", Some("ACTION_REQUIRED"), CheckState::Failed),
+            ("COMPLETED", Some("STARTUP_FAILURE"), CheckState::Failed),
+            ("COMPLETED", Some("NEUTRAL"), CheckState::Skipped),
+            ("COMPLETED", Some("SKIPPED"), CheckState::Skipped),
+            ("COMPLETED", Some("STALE"), CheckState::Pending),
+            ("IN_PROGRESS", None, CheckState::Pending),
+            ("QUEUED", None, CheckState::Pending),
+            ("WAITING", None, CheckState::Pending),
+        ];
+        for (status, conclusion, want) in cases {
+            assert_eq!(
+                run_state(status, conclusion),
+                want,
+                "{status} {conclusion:?}"
+            );
+        }
+        assert_eq!(status_state("ERROR"), CheckState::Failed);
+        assert_eq!(status_state("EXPECTED"), CheckState::Pending);
+    }
+}

@@ -1,0 +1,375 @@
+//! HTTP for forge clients: bearer auth, retries with growing back-off, rate-limit waits, and
+//! the mapping of status codes to [`ForgeError`].
+//!
+//! Reads are retried up to three times on 5xx, timeouts and refused connections. Writes whose
+//! outcome is unknown are never retried here: the caller re-reads the PR first. A spent rate
+//! limit is waited out when the reset is near, otherwise every later request of this client
+//! fails fast until the reset (the limit is shared by everything one token does).
+
+use std::cell::Cell;
+use std::net::IpAddr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::forge::ForgeError;
+
+/// How many times a failed read is tried again.
+pub const RETRIES: u32 = 3;
+/// The longest rate-limit wait taken inside a tick; longer ones end the PR's tick instead.
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// Whether a request may be repeated after an unknown outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idempotency {
+    /// Reads (including GraphQL queries sent by POST): retried on transient failures.
+    Retry,
+    /// Writes: a transient failure is returned at once, for the caller to re-read.
+    Once,
+}
+
+/// One answer.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub location: Option<String>,
+    pub body: String,
+}
+
+/// A forge HTTP client bound to one token.
+pub struct HttpClient {
+    proxied: ureq::Agent,
+    direct: ureq::Agent,
+    token: String,
+    backoff: Duration,
+    blocked_until: Cell<Option<SystemTime>>,
+    requests: Cell<u64>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("token", &"***")
+            .field("requests", &self.requests.get())
+            .finish()
+    }
+}
+
+/// Whether `url`'s host is a loopback address (or `localhost`).
+pub fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Refuses URLs a token must not be sent to: anything but https, except plain http to loopback.
+pub fn check_url(url: &str) -> Result<(), String> {
+    if url.starts_with("https://") || (url.starts_with("http://") && is_loopback(url)) {
+        Ok(())
+    } else if url.starts_with("http://") {
+        Err(format!(
+            "`{url}` is plain http to a host that is not loopback; use https"
+        ))
+    } else {
+        Err(format!("`{url}` is not an http(s) URL"))
+    }
+}
+
+fn agent(proxy_from_env: bool) -> ureq::Agent {
+    let mut config = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(30)))
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .user_agent(concat!("pr-monitor/", env!("CARGO_PKG_VERSION")));
+    if !proxy_from_env {
+        config = config.proxy(None);
+    }
+    config.build().into()
+}
+
+fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The message inside a forge's JSON error body, or the body itself, shortened.
+pub fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let msg = parsed
+        .as_ref()
+        .and_then(|v| v.get("message").or_else(|| v.get("error")))
+        .and_then(|m| {
+            m.as_str()
+                .map(str::to_owned)
+                .or_else(|| Some(m.to_string()))
+        })
+        .unwrap_or_else(|| body.trim().to_owned());
+    msg.chars().take(300).collect()
+}
+
+impl HttpClient {
+    /// A client sending `token` as a bearer token.
+    pub fn new(token: String) -> Self {
+        HttpClient {
+            proxied: agent(true),
+            direct: agent(false),
+            token,
+            backoff: Duration::from_millis(250),
+            blocked_until: Cell::new(None),
+            requests: Cell::new(0),
+        }
+    }
+
+    /// How many HTTP requests this client has sent.
+    pub fn requests(&self) -> u64 {
+        self.requests.get()
+    }
+
+    fn agent_for(&self, url: &str) -> &ureq::Agent {
+        if is_loopback(url) {
+            &self.direct
+        } else {
+            &self.proxied
+        }
+    }
+
+    /// Sends one request with the token, following the retry and rate-limit rules.
+    pub fn send(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        idem: Idempotency,
+    ) -> Result<Response, ForgeError> {
+        check_url(url).map_err(ForgeError::Unexpected)?;
+        let mut attempt = 0;
+        loop {
+            if let Some(until) = self.blocked_until.get() {
+                if let Ok(left) = until.duration_since(SystemTime::now()) {
+                    return Err(ForgeError::RateLimited {
+                        retry_after_secs: Some(left.as_secs() + 1),
+                    });
+                }
+                self.blocked_until.set(None);
+            }
+            let outcome = self.send_once(method, url, body, true);
+            let transient = match outcome {
+                Ok(resp) if resp.0.status >= 500 => {
+                    ForgeError::Transient(format!("HTTP {} from {}", resp.0.status, path_of(url)))
+                }
+                Ok((resp, Some(wait))) => {
+                    if wait <= MAX_RATE_LIMIT_WAIT {
+                        std::thread::sleep(wait);
+                        continue;
+                    }
+                    self.blocked_until.set(Some(SystemTime::now() + wait));
+                    let _ = resp;
+                    return Err(ForgeError::RateLimited {
+                        retry_after_secs: Some(wait.as_secs()),
+                    });
+                }
+                Ok((resp, None)) => return Ok(resp),
+                Err(e) => e,
+            };
+            if idem == Idempotency::Once || attempt >= RETRIES {
+                return Err(transient);
+            }
+            std::thread::sleep(self.backoff * 2u32.pow(attempt));
+            attempt += 1;
+        }
+    }
+
+    /// Fetches a URL without credentials (a redirect target on a blob host).
+    pub fn fetch_plain(&self, url: &str) -> Result<Response, ForgeError> {
+        check_url(url).map_err(ForgeError::Unexpected)?;
+        let mut attempt = 0;
+        loop {
+            match self.send_once("GET", url, None, false) {
+                Ok((resp, _)) if resp.status < 500 => return Ok(resp),
+                Ok((resp, _)) if attempt >= RETRIES => {
+                    return Err(ForgeError::Transient(format!(
+                        "HTTP {} from a log download",
+                        resp.status
+                    )));
+                }
+                Err(e) if attempt >= RETRIES => return Err(e),
+                _ => {}
+            }
+            std::thread::sleep(self.backoff * 2u32.pow(attempt));
+            attempt += 1;
+        }
+    }
+
+    /// One attempt. `Err` is a transport failure (described without the URL's query string:
+    /// `Unreachable` when no connection was made, `Transient` otherwise);
+    /// `Ok((resp, Some(wait)))` is a rate-limit answer asking to wait.
+    fn send_once(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        auth: bool,
+    ) -> Result<(Response, Option<Duration>), ForgeError> {
+        self.requests.set(self.requests.get() + 1);
+        let agent = self.agent_for(url);
+        let builder = ureq::http::Request::builder()
+            .method(method)
+            .uri(url)
+            .header("Accept", "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28");
+        let builder = if auth {
+            builder.header("Authorization", format!("Bearer {}", self.token))
+        } else {
+            builder
+        };
+        let result = match body {
+            Some(json) => {
+                let req = builder
+                    .header("Content-Type", "application/json")
+                    .body(json.to_string())
+                    .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
+                agent.run(req)
+            }
+            None => {
+                let req = builder
+                    .body(())
+                    .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
+                agent.run(req)
+            }
+        };
+        let mut resp = result.map_err(|e| describe_transport(&e, url))?;
+        let status = resp.status().as_u16();
+        let location = header(&resp, "location");
+        let wait = rate_limit_wait(status, &resp);
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(64 * 1024 * 1024)
+            .read_to_string()
+            .map_err(|e| {
+                ForgeError::Transient(format!(
+                    "reading the answer from {} failed: {e}",
+                    path_of(url)
+                ))
+            })?;
+        Ok((
+            Response {
+                status,
+                location,
+                body: text,
+            },
+            wait,
+        ))
+    }
+}
+
+/// The path of a URL without host or query (query strings may carry signed tokens).
+fn path_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let path = rest.find('/').map_or("/", |i| &rest[i..]);
+    path.split('?').next().unwrap_or(path).to_owned()
+}
+
+fn describe_transport(e: &ureq::Error, url: &str) -> ForgeError {
+    let path = path_of(url);
+    match e {
+        ureq::Error::Timeout(_) => ForgeError::Transient(format!("{path} timed out")),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            ForgeError::Unreachable(format!("{path}: connection refused"))
+        }
+        ureq::Error::Io(io) => {
+            ForgeError::Transient(format!("{path}: connection failed ({})", io.kind()))
+        }
+        ureq::Error::ConnectionFailed => {
+            ForgeError::Unreachable(format!("{path}: connection failed"))
+        }
+        ureq::Error::HostNotFound => ForgeError::Unreachable(format!("{path}: host not found")),
+        other => ForgeError::Transient(format!("{path}: {other}")),
+    }
+}
+
+/// How long a 403/429 rate-limit answer asks to wait, or `None` if it is not one.
+fn rate_limit_wait(status: u16, resp: &ureq::http::Response<ureq::Body>) -> Option<Duration> {
+    if status != 403 && status != 429 {
+        return None;
+    }
+    if let Some(secs) = header(resp, "retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs));
+    }
+    let remaining =
+        header(resp, "x-ratelimit-remaining").or_else(|| header(resp, "ratelimit-remaining"));
+    if remaining.as_deref().map(str::trim) == Some("0") {
+        let reset = header(resp, "x-ratelimit-reset")
+            .or_else(|| header(resp, "ratelimit-reset"))
+            .and_then(|v| v.trim().parse::<u64>().ok())?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    }
+    (status == 429).then_some(Duration::from_secs(60))
+}
+
+/// Maps a non-success status to the error callers branch on.
+pub fn status_error(resp: &Response) -> ForgeError {
+    let msg = error_message(&resp.body);
+    match resp.status {
+        401 => ForgeError::Unauthorized(msg),
+        403 => ForgeError::Unauthorized(msg),
+        404 | 410 => ForgeError::NotFound(msg),
+        409 => ForgeError::Conflict(msg),
+        405 | 422 => ForgeError::Refused(msg),
+        429 => ForgeError::RateLimited {
+            retry_after_secs: None,
+        },
+        s if s >= 500 => ForgeError::Transient(format!("HTTP {s}: {msg}")),
+        s => ForgeError::Unexpected(format!("HTTP {s}: {msg}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_loopback_http_is_allowed() {
+        for ok in [
+            "https://api.github.com",
+            "http://127.0.0.1:8080/graphql",
+            "http://localhost/x",
+            "http://[::1]:9/",
+        ] {
+            assert!(check_url(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://example.com",
+            "http://10.0.0.1/",
+            "ftp://x",
+            "http://127.0.0.1.evil.com/",
+        ] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn error_messages_come_from_the_json_body() {
+        assert_eq!(
+            error_message(r#"{"message":"Not Found","documentation_url":"x"}"#),
+            "Not Found"
+        );
+        assert_eq!(error_message("Retry later\n"), "Retry later");
+    }
+
+    #[test]
+    fn paths_drop_signed_query_strings() {
+        assert_eq!(path_of("https://blob.example/logs/1?sig=secret"), "/logs/1");
+    }
+}

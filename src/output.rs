@@ -1,0 +1,191 @@
+//! What commands print: the contract's `status --json` objects and the short human lines.
+//! Pure functions of stored state, so every shape is tested here.
+
+use serde_json::{Value, json};
+
+use crate::model::{Instant, PrState};
+use crate::tick::{PrOutcome, RunSummary};
+use crate::watch::{HistoryEntry, Watch};
+
+fn ts(t: Option<Instant>) -> Value {
+    t.map_or(Value::Null, |t| {
+        json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    })
+}
+
+/// One `status --json` object (the contract's shape).
+pub fn status_json(w: &Watch) -> Value {
+    let s = &w.status;
+    json!({
+        "pr": w.pr.url(),
+        "forge": w.pr.forge.as_str(),
+        "repo": w.pr.repo,
+        "number": w.pr.number,
+        "state": s.state.as_str(),
+        "head_sha": s.head_sha.as_ref().map(|h| h.as_str()),
+        "pills": { "ci": s.pills.ci, "ci_fixing": s.pills.ci_fixing, "cnf": s.pills.cnf, "cmt": s.pills.cmt },
+        "why": s.why.map(|w| w.as_str()),
+        "attempts": s.attempts,
+        "merge_armed": s.merge_armed,
+        "merge_via": if s.merge_armed { s.merge_via.map(|v| v.as_str()) } else { None },
+        "next_tick_at": if s.state == PrState::Open { ts(w.next_tick_at) } else { Value::Null },
+        "last_tick_at": ts(w.last_tick_at),
+        "last_error": w.last_error,
+        "title": s.title,
+        "job": w.job,
+        "agent": w.agent,
+        "paused": w.paused,
+    })
+}
+
+/// `status --json` for many watches: an array.
+pub fn status_array(watches: &[Watch]) -> Value {
+    Value::Array(watches.iter().map(status_json).collect())
+}
+
+/// The pills as a person reads them: `ci cnf cmt:2`, or `-`.
+pub fn pills_text(w: &Watch) -> String {
+    let p = &w.status.pills;
+    let mut parts = Vec::new();
+    if p.ci {
+        parts.push("ci".to_owned());
+    }
+    if p.ci_fixing {
+        parts.push("ci…".to_owned());
+    }
+    if p.cnf {
+        parts.push("cnf".to_owned());
+    }
+    if p.cmt > 0 {
+        parts.push(format!("cmt:{}", p.cmt));
+    }
+    if parts.is_empty() {
+        "-".to_owned()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn when(t: Option<Instant>) -> String {
+    t.map_or_else(
+        || "-".to_owned(),
+        |t| t.format("%Y-%m-%d %H:%M:%SZ").to_string(),
+    )
+}
+
+/// One line per watch for `status` and `watch ls`.
+pub fn status_line(w: &Watch) -> String {
+    let mut line = format!("{}  {}  {}", w.pr, w.status.state.as_str(), pills_text(w));
+    if let Some(why) = w.status.why {
+        line.push_str(&format!("  why={}", why.as_str()));
+    }
+    if w.status.merge_armed {
+        line.push_str("  merge-armed");
+    }
+    if w.paused {
+        line.push_str("  paused");
+    } else if w.status.state == PrState::Open {
+        line.push_str(&format!("  next {}", when(w.next_tick_at)));
+    }
+    if let Some(e) = &w.last_error {
+        line.push_str(&format!("  error: {e}"));
+    }
+    line
+}
+
+/// `status PR`: the picture in detail, with recent history.
+pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
+    let s = &w.status;
+    let mut out = format!("{}  {}\n", w.pr.short(), s.title.as_deref().unwrap_or(""));
+    out.push_str(&format!("  {}\n", w.pr.url()));
+    out.push_str(&format!("  state      {}\n", s.state.as_str()));
+    out.push_str(&format!(
+        "  head       {}{}\n",
+        s.head_sha.as_ref().map_or("-", |h| h.short()),
+        s.head_ref
+            .as_deref()
+            .map(|r| format!(" ({r} → {})", s.base_ref.as_deref().unwrap_or("?")))
+            .unwrap_or_default()
+    ));
+    out.push_str(&format!("  pills      {}\n", pills_text(w)));
+    if let Some(why) = s.why {
+        out.push_str(&format!(
+            "  why        {} — {}\n",
+            why.as_str(),
+            why.explain(s.attempts)
+        ));
+    }
+    out.push_str(&format!("  attempts   {}\n", s.attempts));
+    out.push_str(&format!(
+        "  merge      {}\n",
+        if s.merge_armed {
+            format!("armed ({})", s.merge_via.map_or("pending", |v| v.as_str()))
+        } else {
+            "not armed".into()
+        }
+    ));
+    out.push_str(&format!(
+        "  last tick  {}\n  next tick  {}\n",
+        when(w.last_tick_at),
+        when(w.next_tick_at)
+    ));
+    if let Some(e) = &w.last_error {
+        out.push_str(&format!("  error      {e}\n"));
+    }
+    if !history.is_empty() {
+        out.push_str("  history\n");
+        for h in history {
+            out.push_str(&format!("    {}  {}", when(Some(h.at)), h.what));
+            if let Some(why) = &h.why {
+                out.push_str(&format!(" ({why})"));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One line per PR of a run.
+pub fn outcome_line(o: &PrOutcome) -> String {
+    match (&o.plan, &o.error) {
+        (_, Some(e)) => format!("{}  error: {e}", o.watch.pr),
+        (Some(plan), None) => {
+            let w = Watch {
+                status: plan.status.clone(),
+                next_tick_at: plan.next_tick_at,
+                ..o.watch.clone()
+            };
+            let mut line = status_line(&w);
+            for h in &plan.history {
+                line.push_str(&format!("\n    {}", h.what));
+            }
+            line
+        }
+        (None, None) => format!("{}  skipped", o.watch.pr),
+    }
+}
+
+/// `run --json`: one status object per PR ticked, with the tick's history and error.
+pub fn run_json(summary: &RunSummary) -> Value {
+    Value::Array(
+        summary
+            .outcomes
+            .iter()
+            .map(|o| {
+                let mut w = o.watch.clone();
+                if let Some(plan) = &o.plan {
+                    w.status = plan.status.clone();
+                    w.next_tick_at = plan.next_tick_at;
+                }
+                w.last_error.clone_from(&o.error);
+                let mut v = status_json(&w);
+                v["history"] = json!(
+                    o.plan
+                        .as_ref()
+                        .map(|p| p.history.iter().map(|h| &h.what).collect::<Vec<_>>())
+                );
+                v
+            })
+            .collect(),
+    )
+}

@@ -1,0 +1,66 @@
+//! The database schema, as an append-only list of migrations. `PRAGMA user_version` records
+//! how many have been applied; a database from a newer pr-monitor is refused, never altered.
+
+/// Migration `i` brings the schema from version `i` to `i + 1`. Append only; never edit one
+/// that has shipped.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: watches, seen items, audit history.
+    "
+    CREATE TABLE watches (
+        id            INTEGER PRIMARY KEY,
+        forge         TEXT NOT NULL,
+        repo          TEXT NOT NULL,
+        number        INTEGER NOT NULL,
+        job           TEXT,
+        agent         TEXT,
+        auto_fix      INTEGER,
+        paused        INTEGER NOT NULL DEFAULT 0,
+        added_at      TEXT NOT NULL,
+        state         TEXT NOT NULL DEFAULT 'open',
+        title         TEXT,
+        head_sha      TEXT,
+        head_seen_at  TEXT,
+        head_ref      TEXT,
+        base_ref      TEXT,
+        pill_ci       INTEGER NOT NULL DEFAULT 0,
+        pill_ci_fixing INTEGER NOT NULL DEFAULT 0,
+        pill_cnf      INTEGER NOT NULL DEFAULT 0,
+        pill_cmt      INTEGER NOT NULL DEFAULT 0,
+        why           TEXT,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        merge_armed   INTEGER NOT NULL DEFAULT 0,
+        merge_via     TEXT,
+        armed_at      TEXT,
+        memory        TEXT NOT NULL DEFAULT '{}',
+        next_tick_at  TEXT,
+        last_tick_at  TEXT,
+        last_error    TEXT,
+        lease_owner   TEXT,
+        lease_until   INTEGER,
+        UNIQUE (forge, repo, number)
+    ) STRICT;
+    CREATE INDEX watches_due ON watches (next_tick_at) WHERE paused = 0 AND next_tick_at IS NOT NULL;
+
+    CREATE TABLE seen (
+        pr          TEXT NOT NULL,
+        source      TEXT NOT NULL,
+        item_id     TEXT NOT NULL,
+        updated_at  TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (pr, source, item_id)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE history (
+        id        INTEGER PRIMARY KEY,
+        pr        TEXT NOT NULL,
+        at        TEXT NOT NULL,
+        what      TEXT NOT NULL,
+        why       TEXT
+    ) STRICT;
+    CREATE INDEX history_pr ON history (pr, id);
+    ",
+];
+
+/// The schema version this build writes.
+pub fn latest() -> i64 {
+    MIGRATIONS.len() as i64
+}

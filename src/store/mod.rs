@@ -1,0 +1,555 @@
+//! SQLite storage. `Store` owns the connection and every SQL statement in the program; the rest
+//! of pr-monitor speaks domain types to it (`due`, `record`, `add_watch` …).
+//!
+//! The database runs in WAL mode with a busy timeout, so a `run` and a `status` may overlap.
+//! Each tick's outcome for a PR is written in one transaction; a lease keeps two overlapping
+//! runs from acting on the same PR.
+
+mod migrations;
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+
+use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
+use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
+
+/// The database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+/// Settings given when a PR is first watched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewWatch {
+    pub job: Option<String>,
+    pub agent: Option<String>,
+    pub auto_fix: Option<bool>,
+    pub merge_armed: bool,
+}
+
+/// Which watches a query selects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Only watches of this job.
+    pub job: Option<String>,
+    /// Only these PRs (empty: all).
+    pub prs: Vec<PrRef>,
+}
+
+/// Proof that this process holds a PR's lease: only [`Store::lease`] makes one, and
+/// [`Store::record`] requires it.
+#[derive(Debug)]
+pub struct Lease {
+    watch_id: i64,
+    owner: String,
+}
+
+/// What one tick decided for one PR, written atomically.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TickRecord {
+    pub status: WatchStatus,
+    pub next_tick_at: Option<Instant>,
+    pub last_tick_at: Instant,
+    pub last_error: Option<String>,
+    pub history: Vec<HistoryEntry>,
+    /// Items now handled: (source, id, updated_at).
+    pub seen: Vec<(String, String, String)>,
+}
+
+fn ts(t: Instant) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn parse_ts(s: Option<String>) -> Option<Instant> {
+    s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
+     title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
+     why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
+
+fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
+    let forge: String = row.get("forge")?;
+    let state: String = row.get("state")?;
+    let memory: String = row.get("memory")?;
+    Ok(Watch {
+        id: row.get("id")?,
+        pr: PrRef {
+            forge: forge.parse().unwrap_or(ForgeKind::GitHub),
+            repo: row.get("repo")?,
+            number: row.get::<_, i64>("number")? as u64,
+        },
+        job: row.get("job")?,
+        agent: row.get("agent")?,
+        auto_fix: row.get("auto_fix")?,
+        paused: row.get("paused")?,
+        added_at: parse_ts(row.get("added_at")?).unwrap_or_default(),
+        status: WatchStatus {
+            state: state.parse().unwrap_or(PrState::Open),
+            title: row.get("title")?,
+            head_sha: row.get::<_, Option<String>>("head_sha")?.map(Sha),
+            head_seen_at: parse_ts(row.get("head_seen_at")?),
+            head_ref: row.get("head_ref")?,
+            base_ref: row.get("base_ref")?,
+            pills: Pills {
+                ci: row.get("pill_ci")?,
+                ci_fixing: row.get("pill_ci_fixing")?,
+                cnf: row.get("pill_cnf")?,
+                cmt: row.get("pill_cmt")?,
+            },
+            why: row
+                .get::<_, Option<String>>("why")?
+                .as_deref()
+                .and_then(Why::parse),
+            attempts: row.get("attempts")?,
+            merge_armed: row.get("merge_armed")?,
+            merge_via: row
+                .get::<_, Option<String>>("merge_via")?
+                .as_deref()
+                .and_then(MergeVia::parse),
+            armed_at: parse_ts(row.get("armed_at")?),
+            memory: serde_json::from_str::<Memory>(&memory).unwrap_or_default(),
+        },
+        next_tick_at: parse_ts(row.get("next_tick_at")?),
+        last_tick_at: parse_ts(row.get("last_tick_at")?),
+        last_error: row.get("last_error")?,
+    })
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!("cannot create the database folder `{}`", dir.display())
+            })?;
+        }
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open the database `{}`", path.display()))?;
+        Self::init(conn).with_context(|| format!("cannot use the database `{}`", path.display()))
+    }
+
+    /// An in-memory database, for tests and `--dry-run` without a file.
+    pub fn open_in_memory() -> Result<Store> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Store> {
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let latest = migrations::latest();
+        if version > latest {
+            bail!(
+                "it was written by a newer pr-monitor (schema version {version}; this one knows up to {latest}); \
+                 upgrade pr-monitor or point --db at another file"
+            );
+        }
+        for (i, sql) in migrations::MIGRATIONS
+            .iter()
+            .enumerate()
+            .skip(version as usize)
+        {
+            tx.execute_batch(sql)
+                .with_context(|| format!("migration {} failed", i + 1))?;
+        }
+        tx.pragma_update(None, "user_version", latest)?;
+        tx.commit()?;
+        Ok(Store { conn })
+    }
+
+    /// Starts watching `pr`, due at `now`. Returns false when it was already watched (its
+    /// settings are then updated with whatever `new` sets, and it is made due again).
+    pub fn add_watch(&mut self, pr: &PrRef, new: &NewWatch, now: Instant) -> Result<bool> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let inserted = tx.execute(
+            "INSERT INTO watches (forge, repo, number, job, agent, auto_fix, merge_armed, armed_at, added_at, next_tick_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN ?7 THEN ?8 END, ?8, ?8)
+             ON CONFLICT (forge, repo, number) DO NOTHING",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64, new.job, new.agent, new.auto_fix, new.merge_armed, ts(now)],
+        )? == 1;
+        if !inserted {
+            tx.execute(
+                "UPDATE watches SET job = COALESCE(?4, job), agent = COALESCE(?5, agent),
+                        auto_fix = COALESCE(?6, auto_fix),
+                        armed_at = CASE WHEN ?7 AND NOT merge_armed THEN ?8 ELSE armed_at END,
+                        merge_armed = merge_armed OR ?7,
+                        next_tick_at = CASE WHEN state = 'open' THEN ?8 ELSE next_tick_at END
+                 WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+                params![
+                    pr.forge.as_str(),
+                    pr.repo,
+                    pr.number as i64,
+                    new.job,
+                    new.agent,
+                    new.auto_fix,
+                    new.merge_armed,
+                    ts(now)
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(inserted)
+    }
+
+    /// Re-opens a finished watch (merged or closed) so it is polled again, as `watch add` does.
+    pub fn reopen(&mut self, pr: &PrRef, now: Instant) -> Result<()> {
+        self.conn.execute(
+            "UPDATE watches SET state = 'open', next_tick_at = ?4
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3 AND state != 'open'",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64, ts(now)],
+        )?;
+        Ok(())
+    }
+
+    /// Stops watching `pr`. Returns false when it was not watched.
+    pub fn remove_watch(&mut self, pr: &PrRef) -> Result<bool> {
+        Ok(self.conn.execute(
+            "DELETE FROM watches WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64],
+        )? == 1)
+    }
+
+    /// Pauses or resumes `pr`; a resumed watch is due at `now`. Returns false when not watched.
+    pub fn set_paused(&mut self, pr: &PrRef, paused: bool, now: Instant) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE watches SET paused = ?4,
+                    next_tick_at = CASE WHEN NOT ?4 AND state = 'open' THEN ?5 ELSE next_tick_at END
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+            params![
+                pr.forge.as_str(),
+                pr.repo,
+                pr.number as i64,
+                paused,
+                ts(now)
+            ],
+        )? == 1)
+    }
+
+    /// Arms or disarms merge-when-ready (the owner's command); an armed watch is due at `now`.
+    pub fn set_merge_armed(&mut self, pr: &PrRef, armed: bool, now: Instant) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE watches SET
+                    armed_at = CASE WHEN ?4 THEN COALESCE(CASE WHEN merge_armed THEN armed_at END, ?5) END,
+                    merge_via = CASE WHEN ?4 THEN merge_via END,
+                    merge_armed = ?4,
+                    next_tick_at = CASE WHEN state = 'open' THEN ?5 ELSE next_tick_at END
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64, armed, ts(now)],
+        )? == 1)
+    }
+
+    /// One watch, if `pr` is watched.
+    pub fn watch(&self, pr: &PrRef) -> Result<Option<Watch>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {WATCH_COLUMNS} FROM watches WHERE forge = ?1 AND repo = ?2 AND number = ?3"),
+                params![pr.forge.as_str(), pr.repo, pr.number as i64],
+                watch_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Every watch, oldest first.
+    pub fn watches(&self) -> Result<Vec<Watch>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {WATCH_COLUMNS} FROM watches ORDER BY id"))?;
+        let rows = stmt.query_map([], watch_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The watches a run should tick: open, not paused, due at `now` (any time with `force`),
+    /// within `sel`. Uses the `watches_due` index when not forced.
+    pub fn due(&self, now: Instant, force: bool, sel: &Selection) -> Result<Vec<Watch>> {
+        let sql = if force {
+            format!(
+                "SELECT {WATCH_COLUMNS} FROM watches WHERE paused = 0 AND state = 'open' ORDER BY id"
+            )
+        } else {
+            format!(
+                "SELECT {WATCH_COLUMNS} FROM watches
+                 WHERE paused = 0 AND next_tick_at IS NOT NULL AND next_tick_at <= ?1 ORDER BY next_tick_at, id"
+            )
+        };
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = if force {
+            stmt.query_map([], watch_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?
+        } else {
+            stmt.query_map([ts(now)], watch_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|w| sel.job.is_none() || w.job == sel.job)
+            .filter(|w| sel.prs.is_empty() || sel.prs.contains(&w.pr))
+            .collect())
+    }
+
+    /// Takes the lease on a watch for `secs` of real time, unless another live run holds it.
+    pub fn lease(&mut self, watch_id: i64, owner: &str, secs: i64) -> Result<Option<Lease>> {
+        let real_now = Utc::now().timestamp();
+        let taken = self.conn.execute(
+            "UPDATE watches SET lease_owner = ?2, lease_until = ?3
+             WHERE id = ?1 AND (lease_until IS NULL OR lease_until < ?4 OR lease_owner = ?2)",
+            params![watch_id, owner, real_now + secs, real_now],
+        )? == 1;
+        Ok(taken.then(|| Lease {
+            watch_id,
+            owner: owner.to_owned(),
+        }))
+    }
+
+    /// Writes one tick's outcome for the leased watch, and releases the lease, in one transaction.
+    pub fn record(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let url: String = tx
+            .query_row(
+                "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
+                params![lease.watch_id, lease.owner],
+                |r| {
+                    Ok(PrRef {
+                        forge: r.get::<_, String>(0)?.parse().unwrap_or(ForgeKind::GitHub),
+                        repo: r.get(1)?,
+                        number: r.get::<_, i64>(2)? as u64,
+                    }
+                    .url())
+                },
+            )
+            .optional()?
+            .context("the watch's lease was lost (removed, or taken by another run)")?;
+        let s = &rec.status;
+        tx.execute(
+            "UPDATE watches SET state = ?2, title = ?3, head_sha = ?4, head_seen_at = ?5, head_ref = ?6,
+                    base_ref = ?7, pill_ci = ?8, pill_ci_fixing = ?9, pill_cnf = ?10, pill_cmt = ?11,
+                    why = ?12, attempts = ?13, merge_armed = ?14, merge_via = ?15, armed_at = ?16,
+                    memory = ?17, next_tick_at = ?18, last_tick_at = ?19, last_error = ?20,
+                    lease_owner = NULL, lease_until = NULL
+             WHERE id = ?1",
+            params![
+                lease.watch_id,
+                s.state.as_str(),
+                s.title,
+                s.head_sha.as_ref().map(Sha::as_str),
+                s.head_seen_at.map(ts),
+                s.head_ref,
+                s.base_ref,
+                s.pills.ci,
+                s.pills.ci_fixing,
+                s.pills.cnf,
+                s.pills.cmt,
+                s.why.map(Why::as_str),
+                s.attempts,
+                s.merge_armed,
+                s.merge_via.map(MergeVia::as_str),
+                s.armed_at.map(ts),
+                serde_json::to_string(&s.memory)?,
+                rec.next_tick_at.map(ts),
+                ts(rec.last_tick_at),
+                rec.last_error,
+            ],
+        )?;
+        for h in &rec.history {
+            tx.execute(
+                "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
+                params![url, ts(h.at), h.what, h.why],
+            )?;
+        }
+        for (source, id, updated) in &rec.seen {
+            tx.execute(
+                "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
+                params![url, source, id, updated],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Gives a lease back without recording anything (a dry run, or a run that stops early).
+    pub fn release(&mut self, lease: Lease) -> Result<()> {
+        self.conn.execute(
+            "UPDATE watches SET lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND lease_owner = ?2",
+            params![lease.watch_id, lease.owner],
+        )?;
+        Ok(())
+    }
+
+    /// The newest `limit` history rows of a PR, oldest first.
+    pub fn history(&self, pr: &PrRef, limit: usize) -> Result<Vec<HistoryEntry>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT at, what, why FROM (SELECT id, at, what, why FROM history WHERE pr = ?1 ORDER BY id DESC LIMIT ?2)
+             ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![pr.url(), limit as i64], |r| {
+            Ok(HistoryEntry {
+                at: parse_ts(r.get(0)?).unwrap_or_default(),
+                what: r.get(1)?,
+                why: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Adds history rows outside a tick (owner commands).
+    pub fn log(&mut self, pr: &PrRef, entries: &[HistoryEntry]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for h in entries {
+            tx.execute(
+                "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
+                params![pr.url(), ts(h.at), h.what, h.why],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// What was already handled for `pr`: (source, id) → updated_at.
+    pub fn seen(&self, pr: &PrRef) -> Result<std::collections::BTreeMap<(String, String), String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT source, item_id, updated_at FROM seen WHERE pr = ?1")?;
+        let rows = stmt.query_map([pr.url()], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Marks items handled outside a tick (`check` with the database as its state).
+    pub fn mark_seen(&mut self, pr: &PrRef, items: &[(String, String, String)]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for (source, id, updated) in items {
+            tx.execute(
+                "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
+                params![pr.url(), source, id, updated],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Instant {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn migrates_a_fresh_database_and_refuses_a_newer_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        drop(Store::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, migrations::latest());
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        drop(conn);
+        let err = format!("{:#}", Store::open(&path).unwrap_err());
+        assert!(err.contains("newer pr-monitor"), "{err}");
+        let conn = Connection::open(&path).unwrap();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 999, "a newer database is never altered");
+    }
+
+    #[test]
+    fn due_selects_only_open_unpaused_watches_whose_time_has_come() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        let (a, b, c) = (
+            PrRef::github("o/r", 1),
+            PrRef::github("o/r", 2),
+            PrRef::github("o/r", 3),
+        );
+        for pr in [&a, &b, &c] {
+            s.add_watch(pr, &NewWatch::default(), now).unwrap();
+        }
+        s.set_paused(&b, true, now).unwrap();
+        let lease = s
+            .lease(s.watch(&c).unwrap().unwrap().id, "me", 60)
+            .unwrap()
+            .unwrap();
+        s.record(
+            lease,
+            &TickRecord {
+                status: WatchStatus::default(),
+                next_tick_at: Some(t("2026-11-29T12:05:00Z")),
+                last_tick_at: now,
+                last_error: None,
+                history: vec![],
+                seen: vec![],
+            },
+        )
+        .unwrap();
+        let due: Vec<u64> = s
+            .due(now, false, &Selection::default())
+            .unwrap()
+            .iter()
+            .map(|w| w.pr.number)
+            .collect();
+        assert_eq!(due, vec![1]);
+        let later: Vec<u64> = s
+            .due(t("2026-11-29T12:05:00Z"), false, &Selection::default())
+            .unwrap()
+            .iter()
+            .map(|w| w.pr.number)
+            .collect();
+        assert_eq!(later, vec![1, 3]);
+        let forced: Vec<u64> = s
+            .due(now, true, &Selection::default())
+            .unwrap()
+            .iter()
+            .map(|w| w.pr.number)
+            .collect();
+        assert_eq!(forced, vec![1, 3]);
+    }
+
+    #[test]
+    fn a_held_lease_blocks_a_second_run() {
+        let mut s = Store::open_in_memory().unwrap();
+        let pr = PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), t("2026-11-29T12:00:00Z"))
+            .unwrap();
+        let id = s.watch(&pr).unwrap().unwrap().id;
+        let first = s.lease(id, "run-a", 60).unwrap();
+        assert!(first.is_some());
+        assert!(s.lease(id, "run-b", 60).unwrap().is_none());
+        s.release(first.unwrap()).unwrap();
+        assert!(s.lease(id, "run-b", 60).unwrap().is_some());
+    }
+
+    #[test]
+    fn the_due_query_uses_its_index() {
+        let s = Store::open_in_memory().unwrap();
+        let plan: String = s
+            .conn
+            .query_row(
+                "EXPLAIN QUERY PLAN SELECT id FROM watches WHERE paused = 0 AND next_tick_at IS NOT NULL AND next_tick_at <= '2026'",
+                [],
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("watches_due"), "{plan}");
+    }
+}

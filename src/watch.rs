@@ -1,0 +1,185 @@
+//! A watched PR as pr-monitor remembers it between ticks: identity, the owner's settings, and
+//! the state the decision core owns (pills, why, attempts, its memory).
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Instant, PrRef, PrState, Sha};
+
+/// The owner-facing signals on a PR (seed 000's pills).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pills {
+    /// Failed checks the owner must look at.
+    pub ci: bool,
+    /// A fix is with the agent (`ci…`).
+    pub ci_fixing: bool,
+    /// The PR conflicts with its base.
+    pub cnf: bool,
+    /// Unresolved review threads.
+    pub cmt: u32,
+}
+
+/// What the watcher last did about a failure, and why (seed 000's "Why" table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    NotAgentCommit,
+    AutoFixOff,
+    MaxAttempts,
+    NoNewCommit,
+    SameFailure,
+    InfraRerun,
+    InfraAgain,
+    FixSent,
+    FixAsked,
+}
+
+impl Why {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::NotAgentCommit => "not_agent_commit",
+            Why::AutoFixOff => "auto_fix_off",
+            Why::MaxAttempts => "max_attempts",
+            Why::NoNewCommit => "no_new_commit",
+            Why::SameFailure => "same_failure",
+            Why::InfraRerun => "infra_rerun",
+            Why::InfraAgain => "infra_again",
+            Why::FixSent => "fix_sent",
+            Why::FixAsked => "fix_asked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Why::NotAgentCommit,
+            Why::AutoFixOff,
+            Why::MaxAttempts,
+            Why::NoNewCommit,
+            Why::SameFailure,
+            Why::InfraRerun,
+            Why::InfraAgain,
+            Why::FixSent,
+            Why::FixAsked,
+        ]
+        .into_iter()
+        .find(|w| w.as_str() == s)
+    }
+
+    /// The sentence seed 000's panel shows for it.
+    pub fn explain(self, attempts: u32) -> String {
+        match self {
+            Why::NotAgentCommit => {
+                "The head commit isn't one the agent made, so auto-fix leaves it to you.".into()
+            }
+            Why::AutoFixOff => "Auto-fix is off for this PR.".into(),
+            Why::MaxAttempts => format!("Auto-fix stopped after {attempts} attempts."),
+            Why::NoNewCommit => "The last fix pushed no new commit.".into(),
+            Why::SameFailure => "The same failure came back after a fix.".into(),
+            Why::InfraRerun => "The checks failed for runner reasons, so they were re-run.".into(),
+            Why::InfraAgain => "The checks failed for runner reasons again after a re-run.".into(),
+            Why::FixSent => "Auto-fix sent the failure to the agent.".into(),
+            Why::FixAsked => "Fix it sent the failure to the agent.".into(),
+        }
+    }
+}
+
+/// How an armed merge is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeVia {
+    /// The forge's own auto-merge, re-armed every tick.
+    AutoMerge,
+    /// pr-monitor merges once itself when the PR is ready.
+    #[serde(rename = "self")]
+    SelfMerge,
+}
+
+impl MergeVia {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeVia::AutoMerge => "auto_merge",
+            MergeVia::SelfMerge => "self",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto_merge" => Some(MergeVia::AutoMerge),
+            "self" => Some(MergeVia::SelfMerge),
+            _ => None,
+        }
+    }
+}
+
+/// The decision core's memory of a PR beyond what `status` shows, stored as JSON. Every field
+/// has a default so older rows read cleanly as the struct grows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Memory {
+    /// The failure last reported to the owner (`ci` lit), so the same one is not sent twice.
+    pub reported_failure: Option<String>,
+    /// Consecutive ticks that ended in an error.
+    pub error_streak: u32,
+}
+
+/// What the decision core reads and writes about a PR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchStatus {
+    pub state: PrState,
+    pub title: Option<String>,
+    pub head_sha: Option<Sha>,
+    /// When pr-monitor first saw the current head.
+    pub head_seen_at: Option<Instant>,
+    pub head_ref: Option<String>,
+    pub base_ref: Option<String>,
+    pub pills: Pills,
+    pub why: Option<Why>,
+    pub attempts: u32,
+    pub merge_armed: bool,
+    pub merge_via: Option<MergeVia>,
+    pub armed_at: Option<Instant>,
+    pub memory: Memory,
+}
+
+impl Default for WatchStatus {
+    fn default() -> Self {
+        WatchStatus {
+            state: PrState::Open,
+            title: None,
+            head_sha: None,
+            head_seen_at: None,
+            head_ref: None,
+            base_ref: None,
+            pills: Pills::default(),
+            why: None,
+            attempts: 0,
+            merge_armed: false,
+            merge_via: None,
+            armed_at: None,
+            memory: Memory::default(),
+        }
+    }
+}
+
+/// A watched PR, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watch {
+    pub id: i64,
+    pub pr: PrRef,
+    pub job: Option<String>,
+    pub agent: Option<String>,
+    /// `watch add --auto-fix on|off`: overrides the policy's auto_fix.
+    pub auto_fix: Option<bool>,
+    pub paused: bool,
+    pub added_at: Instant,
+    pub status: WatchStatus,
+    pub next_tick_at: Option<Instant>,
+    pub last_tick_at: Option<Instant>,
+    pub last_error: Option<String>,
+}
+
+/// One row of the audit history: when, what, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub at: Instant,
+    pub what: String,
+    pub why: Option<String>,
+}
