@@ -32,6 +32,7 @@ impl GitHubConfig {
 pub struct Job {
     pub name: String,
 }
+impl Default for Config { fn default() -> Self { Config::load(None).unwrap() } }
 #[derive(Debug, Clone)]
 pub struct Config {
     pub database: PathBuf,
