@@ -30,34 +30,23 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
-/// Everything a command needs.
-pub struct App {
-    pub config: Config,
-    pub store: Store,
-    pub now: Instant,
-    pub json: bool,
+/// The forge clients of a run, built (and their tokens read) on first use.
+#[derive(Debug, Default)]
+pub struct Forges {
     github: Option<Result<GitHub, String>>,
+    owners: std::collections::BTreeMap<ForgeKind, String>,
 }
 
-impl std::fmt::Debug for App {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("App")
-            .field("now", &self.now)
-            .field("json", &self.json)
-            .finish_non_exhaustive()
-    }
-}
-
-impl App {
-    /// The forge client for `kind`, built (and its token read) on first use.
-    pub fn forge(&mut self, kind: ForgeKind) -> Result<&dyn Forge, String> {
+impl Forges {
+    /// The client for `kind`.
+    pub fn get(&mut self, kind: ForgeKind, config: &Config) -> Result<&dyn Forge, String> {
         match kind {
             ForgeKind::GitHub => {
-                let config = &self.config;
                 let client = self.github.get_or_insert_with(|| {
                     let token = config
                         .github
                         .token()
+                        .resolve()
                         .map_err(|e| format!("GitHub token: {e:#}"))?;
                     GitHub::new(
                         &config.github.api_url,
@@ -76,6 +65,31 @@ impl App {
         }
     }
 
+    /// The login the token of `kind` belongs to (asked once per run).
+    pub fn owner(&mut self, kind: ForgeKind, config: &Config) -> Result<String, String> {
+        if let Some(login) = self.owners.get(&kind) {
+            return Ok(login.clone());
+        }
+        let login = self
+            .get(kind, config)?
+            .viewer_login()
+            .map_err(|e| e.to_string())?;
+        self.owners.insert(kind, login.clone());
+        Ok(login)
+    }
+}
+
+/// Everything a command needs.
+#[derive(Debug)]
+pub struct App {
+    pub config: Config,
+    pub store: Store,
+    pub now: Instant,
+    pub json: bool,
+    pub forges: Forges,
+}
+
+impl App {
     /// The policy that applies to a watch: its job's, else the config's `pr` block, with the
     /// watch's own overrides on top.
     pub fn policy_for(&self, watch: &Watch) -> Policy {
@@ -144,7 +158,7 @@ fn run(cli: Cli) -> Result<u8> {
         store,
         now,
         json: cli.json,
-        github: None,
+        forges: Forges::default(),
     };
     match command {
         Command::Watch(cmd) => watch(&mut app, cmd),

@@ -1,69 +1,966 @@
-//! Temporary stand-in until the configuration module lands.
+//! The configuration: the config file (`pr-monitor.yaml`) and the job files (`jobs/*.yaml`).
+//!
+//! This module owns finding, reading, parsing, validating and resolving both, and it is the only
+//! place that calls serde_yaml (so a move to a fork is a rename here). Unknown keys are errors;
+//! every default is documented on its field; relative paths are resolved against the config
+//! file's folder at load. Any problem inside a file is reported as `file:line:column: what is
+//! wrong` ([`ConfigError::At`]): serde_yaml gives the position of syntax, type and single-value
+//! errors, and the checks that compare values find theirs with a position probe (a second,
+//! targeted parse of the same text; see the private `locate` module).
+//!
+//! Callers get typed values: [`Config`], its [`Job`]s, and the resolved per-PR [`Policy`] from
+//! [`Config::policy`]. Tokens are [`TokenSource`]s, read into a [`Secret`] only when needed.
+
+mod cron;
+mod de;
+mod job;
+mod locate;
+mod secret;
+
 use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
 use std::path::{Path, PathBuf};
-#[derive(Debug, Clone)]
-pub struct Policy {
-    pub poll_sec: u64,
-    pub idle_poll_sec: u64,
-    pub no_checks_grace_sec: u64,
-    pub agent: Option<String>,
-    pub auto_fix: bool,
-}
-#[derive(Debug, Clone)]
-pub struct Secret(String);
-impl Secret {
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-#[derive(Debug, Clone)]
-pub struct GitHubConfig {
-    pub api_url: String,
-}
-impl GitHubConfig {
-    pub fn token(&self) -> anyhow::Result<Secret> {
-        Ok(Secret(std::env::var("GITHUB_TOKEN")?))
-    }
-    pub fn graphql_url(&self) -> String {
-        format!("{}/graphql", self.api_url)
-    }
-}
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub name: String,
-}
-impl Default for Config { fn default() -> Self { Config::load(None).unwrap() } }
-#[derive(Debug, Clone)]
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+pub use cron::CronSchedule;
+pub use job::{
+    Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch, UpdateMethod,
+    Watch,
+};
+use locate::{Seg, Target};
+pub use secret::{Secret, TokenSource};
+
+use crate::model::MergeMethod;
+
+/// The config file looked for in the current folder when no path is given.
+pub const LOCAL_CONFIG: &str = "config/pr-monitor.yaml";
+/// The config file looked for next, when [`LOCAL_CONFIG`] does not exist.
+pub const SYSTEM_CONFIG: &str = "/etc/pr-monitor/config.yaml";
+/// The database's file name when the config does not say.
+pub const DEFAULT_DATABASE: &str = "pr-monitor.db";
+/// The jobs folder, beside the config file, when the config does not say.
+pub const DEFAULT_JOBS_DIR: &str = "jobs";
+/// An agent's `timeout_sec` when it does not say.
+pub const DEFAULT_AGENT_TIMEOUT_SEC: u64 = 60;
+
+/// The config file. Unknown keys are errors; every key is optional.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default, expecting = "a mapping of config keys")]
 pub struct Config {
+    /// The SQLite database. Default `pr-monitor.db` beside the config file (in the current
+    /// folder when there is no config file). `--db` overrides it.
+    #[serde(deserialize_with = "de::path")]
     pub database: PathBuf,
+    /// The folder of job files (`*.yaml`, `*.yml`). Default `jobs` beside the config file, read
+    /// only if it exists; a folder named here must exist. After loading: the folder the jobs
+    /// were read from, or `None` when none was.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub jobs_dir: Option<PathBuf>,
+    /// How often the daemon's sweep for due PRs runs: 5-field cron, or 6 with seconds first.
+    /// Default `*/1 * * * *`.
+    pub schedule: CronSchedule,
+    /// GitHub (or GitHub Enterprise).
     pub github: GitHubConfig,
-    pub agents: BTreeMap<String, ()>,
+    /// GitLab (gitlab.com or self-managed).
+    pub gitlab: GitLabConfig,
+    /// The defaults for every watched PR; a job's `policy` overrides them.
+    pub pr: PrConfig,
+    /// The agents that fix PRs, by name (letters, digits, `-`, `_`, `.`). Default none.
+    #[serde(deserialize_with = "de::unique_map")]
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// Notification channels. Default none.
+    pub notify: NotifyConfig,
+    /// Files written at the end of every run. Default none.
+    pub report: ReportConfig,
+    /// The jobs read from `jobs_dir`, sorted by file name (set by the loader).
+    #[serde(skip)]
     pub jobs: Vec<Job>,
+    /// The config file this was read from; `None` for the built-in defaults.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
 }
-impl Config {
-    pub fn load(_p: Option<&Path>) -> Result<Config, String> {
-        Ok(Config {
-            database: "pr-monitor.db".into(),
-            github: GitHubConfig {
-                api_url: std::env::var("GH_API").unwrap_or_default(),
-            },
+
+impl Default for Config {
+    /// The built-in defaults: `pr-monitor.db` (relative), no jobs folder, every block at its
+    /// default.
+    fn default() -> Self {
+        Config {
+            database: PathBuf::from(DEFAULT_DATABASE),
+            jobs_dir: None,
+            schedule: CronSchedule::every_minute(),
+            github: GitHubConfig::default(),
+            gitlab: GitLabConfig::default(),
+            pr: PrConfig::default(),
             agents: BTreeMap::new(),
-            jobs: vec![],
-        })
+            notify: NotifyConfig::default(),
+            report: ReportConfig::default(),
+            jobs: Vec::new(),
+            source: None,
+        }
     }
+}
+
+/// The `github:` block. At most one of `token_env`, `token_file`, `token_command`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `github` block)"
+)]
+pub struct GitHubConfig {
+    /// The REST API. Default `https://api.github.com`; GitHub Enterprise:
+    /// `https://HOST/api/v3`. https, or http to a loopback host; a trailing `/` is dropped.
+    #[serde(deserialize_with = "de::api_url")]
+    pub api_url: String,
+    /// The GraphQL API. Default: derived from `api_url`, see [`GitHubConfig::graphql_url`].
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub graphql_url: Option<String>,
+    /// The environment variable holding the token. Default `GITHUB_TOKEN` when none of the
+    /// three token keys is given.
+    #[serde(deserialize_with = "de::opt_env_name")]
+    pub token_env: Option<String>,
+    /// A file holding the token.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub token_file: Option<PathBuf>,
+    /// A command printing the token, run with `sh -c` (e.g. `gh auth token`).
+    #[serde(deserialize_with = "de::opt_command")]
+    pub token_command: Option<String>,
+}
+
+impl Default for GitHubConfig {
+    fn default() -> Self {
+        GitHubConfig {
+            api_url: "https://api.github.com".to_owned(),
+            graphql_url: None,
+            token_env: None,
+            token_file: None,
+            token_command: None,
+        }
+    }
+}
+
+impl GitHubConfig {
+    /// The GraphQL address: `graphql_url` when set, else derived from `api_url`:
+    /// `https://api.github.com` → `https://api.github.com/graphql`, `https://HOST/api/v3` →
+    /// `https://HOST/api/graphql`, anything else (a test server) → `{api_url}/graphql`.
+    pub fn graphql_url(&self) -> String {
+        if let Some(url) = &self.graphql_url {
+            return url.clone();
+        }
+        let api = self.api_url.trim_end_matches('/');
+        match api.strip_suffix("/api/v3") {
+            Some(host) => format!("{host}/api/graphql"),
+            None => format!("{api}/graphql"),
+        }
+    }
+
+    /// Where the token comes from.
+    pub fn token(&self) -> TokenSource {
+        token_source(
+            self.token_env.as_ref(),
+            self.token_file.as_ref(),
+            self.token_command.as_ref(),
+            "GITHUB_TOKEN",
+        )
+    }
+}
+
+/// The `gitlab:` block. At most one of `token_env`, `token_file`, `token_command`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `gitlab` block)"
+)]
+pub struct GitLabConfig {
+    /// The REST API. Default `https://gitlab.com/api/v4`. https, or http to a loopback host; a
+    /// trailing `/` is dropped.
+    #[serde(deserialize_with = "de::api_url")]
+    pub api_url: String,
+    /// The environment variable holding the token. Default `GITLAB_TOKEN` when none of the
+    /// three token keys is given.
+    #[serde(deserialize_with = "de::opt_env_name")]
+    pub token_env: Option<String>,
+    /// A file holding the token.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub token_file: Option<PathBuf>,
+    /// A command printing the token, run with `sh -c`.
+    #[serde(deserialize_with = "de::opt_command")]
+    pub token_command: Option<String>,
+}
+
+impl Default for GitLabConfig {
+    fn default() -> Self {
+        GitLabConfig {
+            api_url: "https://gitlab.com/api/v4".to_owned(),
+            token_env: None,
+            token_file: None,
+            token_command: None,
+        }
+    }
+}
+
+impl GitLabConfig {
+    /// Where the token comes from.
+    pub fn token(&self) -> TokenSource {
+        token_source(
+            self.token_env.as_ref(),
+            self.token_file.as_ref(),
+            self.token_command.as_ref(),
+            "GITLAB_TOKEN",
+        )
+    }
+}
+
+fn token_source(
+    env: Option<&String>,
+    file: Option<&PathBuf>,
+    command: Option<&String>,
+    default_env: &str,
+) -> TokenSource {
+    match (env, file, command) {
+        (Some(name), _, _) => TokenSource::Env(name.clone()),
+        (None, Some(path), _) => TokenSource::File(path.clone()),
+        (None, None, Some(command)) => TokenSource::Command(command.clone()),
+        (None, None, None) => TokenSource::Env(default_env.to_owned()),
+    }
+}
+
+/// The `pr:` block: defaults for every watched PR. Cadences and counts are at least 1; a
+/// negative or zero value is an error naming its position.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default, expecting = "a mapping (the `pr` block)")]
+pub struct PrConfig {
+    /// Send failures on the agent's commits back to it. Default `true`.
+    pub auto_fix: bool,
+    /// Fixes per PR before auto-fix stops. Default 3.
+    #[serde(deserialize_with = "de::count")]
+    pub max_attempts: u32,
+    /// `squash | merge | rebase`. Default `""` (`None`): the first the repository allows of
+    /// squash, merge, rebase.
+    #[serde(deserialize_with = "de::merge_method")]
+    pub merge_method: Option<MergeMethod>,
+    /// Cadence, in seconds, while checks run, a fix is in flight, a merge is armed, or there
+    /// was activity in the last two minutes. Default 30.
+    #[serde(deserialize_with = "de::secs")]
+    pub poll_sec: u64,
+    /// Cadence, in seconds, for an open PR otherwise. Default 300.
+    #[serde(deserialize_with = "de::secs")]
+    pub idle_poll_sec: u64,
+    /// A fix in flight this long (seconds) without a new commit counts as having pushed none.
+    /// Default 1800.
+    #[serde(deserialize_with = "de::secs")]
+    pub fix_timeout_sec: u64,
+    /// A head with no checks yet is pending this long (seconds) after it was first seen; then it
+    /// has no checks. Default 600; 0 means at once.
+    #[serde(deserialize_with = "de::secs_or_zero")]
+    pub no_checks_grace_sec: u64,
+    /// Addition to the contract: how many lines of a failed job's log go to the agent.
+    /// Default 80.
+    #[serde(deserialize_with = "de::size")]
+    pub log_tail_lines: usize,
+    /// Addition to the contract: the most bytes of a failed job's log that go to the agent.
+    /// Default 16384.
+    #[serde(deserialize_with = "de::size")]
+    pub log_tail_bytes: usize,
+    /// Addition to the contract: extra infrastructure-flake patterns, plain substrings (not
+    /// regexes) matched case-insensitively against job logs and check output, on top of the
+    /// built-in ones. Default none.
+    pub infra_patterns: Vec<String>,
+    /// Addition to the contract: a PR that has not moved for this many seconds is reported as
+    /// stuck. Default 0: off.
+    #[serde(deserialize_with = "de::secs_or_zero")]
+    pub stuck_after_sec: u64,
+}
+
+impl Default for PrConfig {
+    fn default() -> Self {
+        PrConfig {
+            auto_fix: true,
+            max_attempts: 3,
+            merge_method: None,
+            poll_sec: 30,
+            idle_poll_sec: 300,
+            fix_timeout_sec: 1800,
+            no_checks_grace_sec: 600,
+            log_tail_lines: 80,
+            log_tail_bytes: 16384,
+            infra_patterns: Vec::new(),
+            stuck_after_sec: 0,
+        }
+    }
+}
+
+/// One entry of `agents:`. Exactly one of `inbox`, `webhook_url`, `command`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping (an agent)")]
+pub struct AgentConfig {
+    /// A folder: each message is written to `tmp/` and renamed into `new/`; `inbox done ID`
+    /// moves it to `cur/`. Relative to the config file's folder.
+    #[serde(default, deserialize_with = "de::opt_path")]
+    pub inbox: Option<PathBuf>,
+    /// Addition to the contract, instead of `inbox`: each message is POSTed here as JSON.
+    /// https, or http to a loopback host.
+    #[serde(default, deserialize_with = "de::opt_http_url")]
+    pub webhook_url: Option<String>,
+    /// Addition to the contract, instead of `inbox`: a command run with `sh -c` for each
+    /// message, which it receives as JSON on standard input.
+    #[serde(default, deserialize_with = "de::opt_command")]
+    pub command: Option<String>,
+    /// Addition to the contract: how long `webhook_url` or `command` may take, in seconds.
+    /// Default 60. Not allowed with `inbox`.
+    #[serde(default, deserialize_with = "de::opt_secs")]
+    pub timeout_sec: Option<u64>,
+    /// Commits authored or committed by these logins are the agent's. Default none.
+    #[serde(default)]
+    pub logins: Vec<String>,
+}
+
+/// How messages reach an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentDelivery<'a> {
+    /// Files in a maildir-like folder.
+    Inbox(&'a Path),
+    /// An HTTP POST of the message.
+    Webhook {
+        /// Where to POST.
+        url: &'a str,
+        /// Request timeout.
+        timeout_sec: u64,
+    },
+    /// A command fed the message on standard input.
+    Command {
+        /// Run with `sh -c`.
+        command: &'a str,
+        /// Kill it after this long.
+        timeout_sec: u64,
+    },
+}
+
+impl AgentConfig {
+    /// How messages reach this agent. Always `Some` for a loaded config, which has exactly one
+    /// of `inbox`, `webhook_url` and `command`.
+    pub fn delivery(&self) -> Option<AgentDelivery<'_>> {
+        let timeout_sec = self.timeout_sec.unwrap_or(DEFAULT_AGENT_TIMEOUT_SEC);
+        if let Some(inbox) = &self.inbox {
+            Some(AgentDelivery::Inbox(inbox))
+        } else if let Some(url) = &self.webhook_url {
+            Some(AgentDelivery::Webhook { url, timeout_sec })
+        } else {
+            self.command
+                .as_deref()
+                .map(|command| AgentDelivery::Command {
+                    command,
+                    timeout_sec,
+                })
+        }
+    }
+
+    /// Whether `login` is one of the agent's (GitHub and GitLab logins ignore case).
+    pub fn is_agent_login(&self, login: &str) -> bool {
+        self.logins.iter().any(|l| l.eq_ignore_ascii_case(login))
+    }
+}
+
+/// The `notify:` block. A channel is on when its block is present.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `notify` block)"
+)]
+pub struct NotifyConfig {
+    /// Email through an SMTP server. Default: off.
+    pub email: Option<EmailConfig>,
+    /// Slack through an incoming webhook. Default: off.
+    pub slack: Option<SlackConfig>,
+}
+
+impl NotifyConfig {
+    /// The configured channels, email first.
+    pub fn channels(&self) -> Vec<NotifyChannel> {
+        let mut out = Vec::new();
+        if self.email.is_some() {
+            out.push(NotifyChannel::Email);
+        }
+        if self.slack.is_some() {
+            out.push(NotifyChannel::Slack);
+        }
+        out
+    }
+}
+
+/// `notify.email`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping (the `email` block)")]
+pub struct EmailConfig {
+    /// `smtps://HOST:465` or `smtp://HOST:587` (STARTTLS). Required.
+    #[serde(deserialize_with = "de::smtp_url")]
+    pub smtp_url: String,
+    /// The environment variable holding the SMTP user name. Default: no authentication.
+    #[serde(default, deserialize_with = "de::opt_env_name")]
+    pub username_env: Option<String>,
+    /// The environment variable holding the SMTP password; given together with `username_env`.
+    #[serde(default, deserialize_with = "de::opt_env_name")]
+    pub password_env: Option<String>,
+    /// The sender address (`addr@host` or `Name <addr@host>`). Required.
+    #[serde(deserialize_with = "de::email")]
+    pub from: String,
+    /// The recipients; at least one. Required.
+    #[serde(deserialize_with = "de::emails")]
+    pub to: Vec<String>,
+}
+
+/// `notify.slack`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping (the `slack` block)")]
+pub struct SlackConfig {
+    /// The environment variable holding the incoming-webhook URL (a secret). Required.
+    #[serde(deserialize_with = "de::env_name")]
+    pub webhook_url_env: String,
+}
+
+/// The `report:` block: files written atomically at the end of every run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `report` block)"
+)]
+pub struct ReportConfig {
+    /// A self-contained HTML status page. Default: none.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub html_path: Option<PathBuf>,
+    /// Prometheus text-format metrics (for node_exporter's textfile collector). Default: none.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub metrics_path: Option<PathBuf>,
+}
+
+/// The policy for one PR, resolved: the job's `policy`, else the config's `pr` block, else the
+/// built-in default. Callers apply per-watch overrides (`watch add --agent …`) on top.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Policy {
+    /// The job the PR belongs to, if any.
+    pub job: Option<String>,
+    /// The agent that fixes the PR (a key of `agents`), if any.
+    pub agent: Option<String>,
+    /// Send failures on the agent's commits back to it.
+    pub auto_fix: bool,
+    /// Fixes per PR before auto-fix stops.
+    pub max_attempts: u32,
+    /// `None`: the first the repository allows of squash, merge, rebase.
+    pub merge_method: Option<MergeMethod>,
+    /// Seconds between ticks while something is happening.
+    pub poll_sec: u64,
+    /// Seconds between ticks otherwise.
+    pub idle_poll_sec: u64,
+    /// Seconds a fix may be in flight without a new commit.
+    pub fix_timeout_sec: u64,
+    /// Seconds a head with no checks counts as pending.
+    pub no_checks_grace_sec: u64,
+    /// Seconds without movement before a PR is stuck; `None`: never.
+    pub stuck_after_sec: Option<u64>,
+    /// Lines of a failed log sent to the agent.
+    pub log_tail_lines: usize,
+    /// Bytes of a failed log sent to the agent, at most.
+    pub log_tail_bytes: usize,
+    /// Extra infra-flake substrings, matched case-insensitively.
+    pub infra_patterns: Vec<String>,
+    /// Arm a merge as soon as the PR is watched.
+    pub merge_when_ready: bool,
+    /// Who handles review feedback.
+    pub reviews: Handler,
+    /// Who handles merge conflicts.
+    pub conflicts: Handler,
+    /// When a behind branch is updated.
+    pub update_branch: UpdateBranch,
+    /// How it is updated.
+    pub update_method: UpdateMethod,
+    /// Labels required before a merge is armed.
+    pub required_labels: Vec<String>,
+    /// Logins whose approval is required before a merge is armed.
+    pub required_approvals_from: Vec<String>,
+    /// Logins whose feedback may reach the agent, besides the owner and the PR author.
+    pub trust: Vec<String>,
+    /// Whether merges may be armed on a PR whose base is not the default branch.
+    pub allow_non_default_base: bool,
+    /// Channels to notify through.
+    pub notify: Vec<NotifyChannel>,
+    /// Event kinds that notify.
+    pub notify_on: Vec<NotifyKind>,
+}
+
+impl Policy {
+    /// Whether events of `kind` are notified at all.
+    pub fn notifies(&self, kind: NotifyKind) -> bool {
+        !self.notify.is_empty() && self.notify_on.contains(&kind)
+    }
+}
+
+/// Why the configuration could not be loaded. Printed once, at the top; exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Something inside a file is wrong: bad YAML, an unknown key, a wrong type, a bad value.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    At {
+        /// The file.
+        path: PathBuf,
+        /// 1-based.
+        line: usize,
+        /// 1-based.
+        column: usize,
+        /// What is wrong, starting with the key path when there is one (`pr.poll_sec: …`).
+        message: String,
+    },
+    /// A file or folder could not be read.
+    #[error("cannot read {what} `{}`: {reason}", path.display())]
+    Read {
+        /// `config`, `job file`, `jobs folder`, `current folder`.
+        what: &'static str,
+        /// What could not be read.
+        path: PathBuf,
+        /// Why (`no such file or directory`, `permission denied` …).
+        reason: String,
+    },
+}
+
+/// One file's text, for reporting positions in it.
+pub(crate) struct Source<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    /// Parses the whole text; an empty document is `None`.
+    fn parse<T: DeserializeOwned>(&self) -> Result<Option<T>, ConfigError> {
+        serde_yaml::from_str::<Option<T>>(self.text).map_err(|e| self.yaml_error(&e))
+    }
+
+    /// serde_yaml's message, with its position moved to the front.
+    fn yaml_error(&self, e: &serde_yaml::Error) -> ConfigError {
+        let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+        let message = strip_location(&e.to_string(), line, column);
+        let (line, column) = locate::duplicate_field(self.text, &message).unwrap_or((line, column));
+        ConfigError::At {
+            path: self.path.to_path_buf(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// An error at `path` (its key or its value), prefixed with the path like serde_yaml's own.
+    fn error(&self, path: &[Seg<'_>], target: Target, message: impl fmt::Display) -> ConfigError {
+        let (line, column) = locate::position(self.text, path, target);
+        let at = locate::render(path);
+        let message = if at.is_empty() {
+            message.to_string()
+        } else {
+            format!("{at}: {message}")
+        };
+        ConfigError::At {
+            path: self.path.to_path_buf(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// Removes the first ` at line L column C` (the position now in front) from a serde_yaml message,
+/// keeping any later position ("…, while parsing a block mapping at line 2 column 1").
+fn strip_location(message: &str, line: usize, column: usize) -> String {
+    let needle = format!(" at line {line} column {column}");
+    let mut from = 0;
+    while let Some(i) = message[from..].find(&needle).map(|i| i + from) {
+        let end = i + needle.len();
+        if !message[end..].starts_with(|c: char| c.is_ascii_digit()) {
+            return format!("{}{}", &message[..i], &message[end..]);
+        }
+        from = end;
+    }
+    message.to_owned()
+}
+
+/// `no such file or directory`, without the `(os error 2)`.
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => text.to_owned(),
+    }
+}
+
+fn read(path: &Path, what: &'static str) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+        what,
+        path: path.to_path_buf(),
+        reason: io_reason(&e),
+    })
+}
+
+impl Config {
+    /// Loads the configuration the way the binary does: `explicit` (from `--config` or
+    /// `PR_MONITOR_CONFIG`) when given, which must exist; else [`LOCAL_CONFIG`] in the current
+    /// folder; else [`SYSTEM_CONFIG`]; else the built-in defaults. Jobs are loaded too.
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let cwd = std::env::current_dir().map_err(|e| ConfigError::Read {
+            what: "current folder",
+            path: PathBuf::from("."),
+            reason: io_reason(&e),
+        })?;
+        Config::load_from(explicit, &cwd)
+    }
+
+    /// [`Config::load`] with the current folder given: a relative `explicit` path,
+    /// [`LOCAL_CONFIG`], and the built-in `pr-monitor.db` are taken relative to `cwd`.
+    pub fn load_from(explicit: Option<&Path>, cwd: &Path) -> Result<Config, ConfigError> {
+        Config::load_searching(
+            explicit,
+            cwd,
+            &[cwd.join(LOCAL_CONFIG), SYSTEM_CONFIG.into()],
+        )
+    }
+
+    fn load_searching(
+        explicit: Option<&Path>,
+        cwd: &Path,
+        candidates: &[PathBuf],
+    ) -> Result<Config, ConfigError> {
+        if let Some(path) = explicit {
+            return Config::from_file(&cwd.join(path));
+        }
+        match candidates.iter().find(|p| p.exists()) {
+            Some(path) => Config::from_file(path),
+            None => Ok(Config {
+                database: cwd.join(DEFAULT_DATABASE),
+                ..Config::default()
+            }),
+        }
+    }
+
+    /// Reads, validates and resolves the config file at `path`, then loads its jobs.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = read(path, "config")?;
+        let src = Source { path, text: &text };
+        let (mut config, jobs_dir_explicit) = Config::parse_source(&src)?;
+        config.load_jobs(&src, jobs_dir_explicit)?;
+        Ok(config)
+    }
+
+    /// Parses and validates a config file's text without loading jobs. `path` names the file in
+    /// errors, and relative paths are resolved against its folder. `jobs_dir` is resolved to the
+    /// folder jobs would be read from.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        Config::parse_source(&Source { path, text }).map(|(config, _)| config)
+    }
+
+    /// Also says whether `jobs_dir` was written in the file.
+    fn parse_source(src: &Source<'_>) -> Result<(Config, bool), ConfigError> {
+        let mut config: Config = src.parse()?.unwrap_or_default();
+        config.validate(src)?;
+        let jobs_dir_explicit = config.jobs_dir.is_some();
+        let base = src.path.parent().unwrap_or(Path::new(""));
+        config.resolve_paths(base);
+        config.source = Some(src.path.to_path_buf());
+        Ok((config, jobs_dir_explicit))
+    }
+
+    /// The checks that compare values, each pointing at the offending key or value.
+    fn validate(&self, src: &Source<'_>) -> Result<(), ConfigError> {
+        let github = &self.github;
+        let gitlab = &self.gitlab;
+        for (block, keys) in [
+            (
+                "github",
+                [
+                    ("token_env", github.token_env.is_some()),
+                    ("token_file", github.token_file.is_some()),
+                    ("token_command", github.token_command.is_some()),
+                ],
+            ),
+            (
+                "gitlab",
+                [
+                    ("token_env", gitlab.token_env.is_some()),
+                    ("token_file", gitlab.token_file.is_some()),
+                    ("token_command", gitlab.token_command.is_some()),
+                ],
+            ),
+        ] {
+            only_one(src, &[Seg::Key(block)], &keys)?;
+        }
+
+        for (name, agent) in &self.agents {
+            let at = [Seg::Key("agents"), Seg::Key(name)];
+            de::check_name(name).map_err(|why| src.error(&at, Target::Key, why))?;
+            let deliveries = [
+                ("inbox", agent.inbox.is_some()),
+                ("webhook_url", agent.webhook_url.is_some()),
+                ("command", agent.command.is_some()),
+            ];
+            if deliveries.iter().all(|(_, given)| !given) {
+                return Err(src.error(
+                    &at,
+                    Target::Value,
+                    "an agent needs one of `inbox`, `webhook_url` or `command`",
+                ));
+            }
+            only_one(src, &at, &deliveries)?;
+            if agent.inbox.is_some() && agent.timeout_sec.is_some() {
+                return Err(src.error(
+                    &[Seg::Key("agents"), Seg::Key(name), Seg::Key("timeout_sec")],
+                    Target::Key,
+                    "`timeout_sec` goes with `webhook_url` or `command`, not with `inbox`",
+                ));
+            }
+        }
+
+        for (i, pattern) in self.pr.infra_patterns.iter().enumerate() {
+            if pattern.trim().is_empty() {
+                return Err(src.error(
+                    &[Seg::Key("pr"), Seg::Key("infra_patterns"), Seg::Index(i)],
+                    Target::Value,
+                    "an empty pattern would match every log",
+                ));
+            }
+        }
+
+        if let Some(email) = &self.notify.email {
+            let at = |key| [Seg::Key("notify"), Seg::Key("email"), Seg::Key(key)];
+            if email.to.is_empty() {
+                return Err(src.error(&at("to"), Target::Value, "needs at least one address"));
+            }
+            match (&email.username_env, &email.password_env) {
+                (Some(_), None) => {
+                    return Err(src.error(
+                        &at("username_env"),
+                        Target::Key,
+                        "`username_env` needs `password_env` too",
+                    ));
+                }
+                (None, Some(_)) => {
+                    return Err(src.error(
+                        &at("password_env"),
+                        Target::Key,
+                        "`password_env` needs `username_env` too",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every relative path absolute against `base` (the config file's folder), and sets
+    /// the default jobs folder.
+    fn resolve_paths(&mut self, base: &Path) {
+        let resolve = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        resolve(&mut self.database);
+        let jobs_dir = self
+            .jobs_dir
+            .get_or_insert_with(|| PathBuf::from(DEFAULT_JOBS_DIR));
+        resolve(jobs_dir);
+        self.github.token_file.iter_mut().for_each(resolve);
+        self.gitlab.token_file.iter_mut().for_each(resolve);
+        for agent in self.agents.values_mut() {
+            agent.inbox.iter_mut().for_each(resolve);
+        }
+        self.report.html_path.iter_mut().for_each(resolve);
+        self.report.metrics_path.iter_mut().for_each(resolve);
+    }
+
+    /// Reads every `*.yaml` / `*.yml` in `jobs_dir`, sorted by name, skipping dotfiles.
+    fn load_jobs(&mut self, src: &Source<'_>, explicit: bool) -> Result<(), ConfigError> {
+        let Some(dir) = self.jobs_dir.clone() else {
+            return Ok(());
+        };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !explicit => {
+                self.jobs_dir = None;
+                return Ok(());
+            }
+            Err(e) => {
+                let why = match e.kind() {
+                    io::ErrorKind::NotFound => "does not exist".to_owned(),
+                    _ => format!("cannot be read: {}", io_reason(&e)),
+                };
+                return Err(src.error(
+                    &[Seg::Key("jobs_dir")],
+                    Target::Value,
+                    format_args!("jobs folder `{}` {why}", dir.display()),
+                ));
+            }
+        };
+        let mut files = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| ConfigError::Read {
+                what: "jobs folder",
+                path: dir.clone(),
+                reason: io_reason(&e),
+            })?;
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let is_yaml = name.ends_with(".yaml") || name.ends_with(".yml");
+            if is_yaml && !name.starts_with('.') && path.is_file() {
+                files.push(path);
+            }
+        }
+        files.sort();
+        let mut jobs: Vec<Job> = Vec::with_capacity(files.len());
+        for file in files {
+            let text = read(&file, "job file")?;
+            let job = Job::parse(&text, &file, self)?;
+            if let Some(first) = jobs.iter().find(|j| j.name == job.name) {
+                let src = Source {
+                    path: &file,
+                    text: &text,
+                };
+                return Err(src.error(
+                    &[Seg::Key("name")],
+                    Target::Value,
+                    format_args!(
+                        "job `{}` is already defined in `{}`",
+                        job.name,
+                        first.source.display()
+                    ),
+                ));
+            }
+            jobs.push(job);
+        }
+        self.jobs = jobs;
+        Ok(())
+    }
+
+    /// The config file this was read from; `None` for the built-in defaults.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    /// The job called `name`.
     pub fn job(&self, name: &str) -> Option<&Job> {
         self.jobs.iter().find(|j| j.name == name)
     }
-    pub fn policy(&self, _job: Option<&Job>) -> Policy {
+
+    /// The agent called `name`, or a message listing the defined ones (for `--agent NAME`).
+    pub fn agent(&self, name: &str) -> Result<&AgentConfig, String> {
+        self.agents.get(name).ok_or_else(|| {
+            let names: Vec<String> = self.agents.keys().map(|k| format!("`{k}`")).collect();
+            if names.is_empty() {
+                format!("no agent `{name}`: the config defines none")
+            } else {
+                format!(
+                    "no agent `{name}` in the config (defined: {})",
+                    names.join(", ")
+                )
+            }
+        })
+    }
+
+    /// The daemon schedule of a job, or of the sweep for PRs without one.
+    pub fn schedule_for<'a>(&'a self, job: Option<&'a Job>) -> &'a CronSchedule {
+        job.and_then(|j| j.schedule.as_ref())
+            .unwrap_or(&self.schedule)
+    }
+
+    /// The resolved policy for a PR in `job` (or in none): each value from the job's `policy`
+    /// when set there, else from the `pr` block, else the built-in default. Channels default to
+    /// every configured one; kinds to [`NotifyKind::DEFAULT`].
+    pub fn policy(&self, job: Option<&Job>) -> Policy {
+        let default = JobPolicy::default();
+        let p = job.map_or(&default, |j| &j.policy);
+        let pr = &self.pr;
         Policy {
-            poll_sec: 30,
-            idle_poll_sec: 300,
-            no_checks_grace_sec: 600,
-            agent: None,
-            auto_fix: true,
+            job: job.map(|j| j.name.clone()),
+            agent: p.agent.clone(),
+            auto_fix: p.auto_fix.unwrap_or(pr.auto_fix),
+            max_attempts: p.max_attempts.unwrap_or(pr.max_attempts),
+            merge_method: p.merge_method.unwrap_or(pr.merge_method),
+            poll_sec: pr.poll_sec,
+            idle_poll_sec: pr.idle_poll_sec,
+            fix_timeout_sec: pr.fix_timeout_sec,
+            no_checks_grace_sec: pr.no_checks_grace_sec,
+            stuck_after_sec: Some(pr.stuck_after_sec).filter(|s| *s > 0),
+            log_tail_lines: pr.log_tail_lines,
+            log_tail_bytes: pr.log_tail_bytes,
+            infra_patterns: pr.infra_patterns.clone(),
+            merge_when_ready: p.merge_when_ready.unwrap_or(false),
+            reviews: p.reviews.unwrap_or(Handler::Owner),
+            conflicts: p.conflicts.unwrap_or(Handler::Owner),
+            update_branch: p.update_branch.unwrap_or(UpdateBranch::Armed),
+            update_method: p.update_method.unwrap_or(UpdateMethod::Merge),
+            required_labels: p.required_labels.clone().unwrap_or_default(),
+            required_approvals_from: p.required_approvals_from.clone().unwrap_or_default(),
+            trust: p.trust.clone().unwrap_or_default(),
+            allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
+            notify: dedup(
+                job.and_then(|j| j.notify.clone())
+                    .unwrap_or_else(|| self.notify.channels()),
+            ),
+            notify_on: dedup(
+                job.and_then(|j| j.notify_on.clone())
+                    .unwrap_or_else(|| NotifyKind::DEFAULT.to_vec()),
+            ),
         }
     }
-    pub fn source(&self) -> Option<&Path> {
-        None
-    }
 }
+
+/// Removes repeats, keeping the first of each.
+fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// At most one of `keys` (name, given) may be given in the block at `block`; the error points
+/// at the later key of the first two given.
+fn only_one<'a>(
+    src: &Source<'_>,
+    block: &[Seg<'a>],
+    keys: &[(&'a str, bool)],
+) -> Result<(), ConfigError> {
+    let given: Vec<&str> = keys.iter().filter(|(_, g)| *g).map(|(k, _)| *k).collect();
+    if given.len() < 2 {
+        return Ok(());
+    }
+    let at = |key: &'a str| {
+        let mut path = block.to_vec();
+        path.push(Seg::Key(key));
+        path
+    };
+    // Report at whichever key comes second in the file.
+    let mut positioned: Vec<(Option<locate::Position>, &str)> = given
+        .iter()
+        .map(|k| (locate::locate(src.text, &at(k), Target::Key), *k))
+        .collect();
+    positioned.sort_by_key(|(pos, _)| pos.unwrap_or((usize::MAX, usize::MAX)));
+    let (first, second) = (positioned[0].1, positioned[1].1);
+    let names: Vec<String> = keys.iter().map(|(k, _)| format!("`{k}`")).collect();
+    Err(src.error(
+        &at(second),
+        Target::Key,
+        format_args!(
+            "give only one of {}; `{first}` is already given",
+            names.join(", ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

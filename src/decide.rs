@@ -1,28 +1,125 @@
 //! The pure decision core: stored state + a fresh snapshot + policy + clock → a [`Plan`].
 //!
 //! No I/O and no clock reads happen here; `now` is an argument and the plan says when to look
-//! again. The shell (`tick`) applies the plan's actions and records its state. Every rule of
-//! seed 000 that can be decided from data lives in this module, tested table by table.
+//! again. The shell (`tick`) applies the plan's actions and records its state. The rules are
+//! split by stage: [`remediate`] (seed 000's failure table, guards, clearing, conflicts,
+//! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
+//! runs the stages, and sets the cadence.
+
+mod merge;
+mod remediate;
 
 use chrono::Duration;
 
 use crate::checks::{self, Verdict};
-use crate::config::Policy;
-use crate::model::{Instant, PrState, Snapshot};
-use crate::watch::{HistoryEntry, Pills, Watch, WatchStatus};
+use crate::config::{NotifyKind, Policy, UpdateMethod};
+use crate::model::{FailedCheck, Instant, MergeMethod, PrState, Sha, Snapshot};
+use crate::watch::{HistoryEntry, Watch, WatchStatus};
 
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
 pub const ACTIVITY_WINDOW_SECS: i64 = 120;
+
+/// What an agent message is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    CiFailure,
+    ReviewFeedback,
+    Conflict,
+}
+
+/// One piece of review feedback handed to the agent.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Feedback {
+    /// issue_comment | review | review_thread | review_comment
+    pub source: String,
+    pub id: String,
+    pub author: Option<String>,
+    pub body: String,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub url: Option<String>,
+    pub updated_at: String,
+}
+
+/// A message for the PR's agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRequest {
+    /// Stable for one (PR, head, kind, attempt): a retried delivery overwrites, never doubles.
+    pub id: String,
+    pub agent: String,
+    pub kind: MessageKind,
+    /// fix_sent | fix_asked
+    pub reason: crate::watch::Why,
+    pub checks: Vec<FailedCheck>,
+    pub feedback: Vec<Feedback>,
+}
+
+/// A notice for the owner. The words come from `report`; this says what and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub kind: NotifyKind,
+    /// After `PR #342: `, e.g. `lint failed`, `merged`, `merge armed`.
+    pub headline: String,
+    pub detail: String,
+}
+
+/// Something the shell must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    SendToAgent(AgentRequest),
+    /// Re-run the failed jobs of these workflow runs (GitHub) or pipelines (GitLab).
+    RerunFailed {
+        run_ids: Vec<u64>,
+    },
+    UpdateBranch {
+        expected_head: Sha,
+        method: UpdateMethod,
+    },
+    /// Enable the forge's auto-merge; if the forge refuses because the PR is already clean
+    /// and `merge_if_clean` is set, merge that head directly instead.
+    EnableAutoMerge {
+        method: MergeMethod,
+        merge_if_clean: Option<Sha>,
+    },
+    DisableAutoMerge,
+    Merge {
+        sha: Sha,
+        method: MergeMethod,
+    },
+    Notify(Notice),
+}
 
 /// What one tick decided for one PR.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// The PR's state after the tick.
     pub status: WatchStatus,
+    pub actions: Vec<Action>,
     /// The audit trail of this tick: one row per decision.
     pub history: Vec<HistoryEntry>,
+    /// Items now handled: (source, id, updated_at).
+    pub seen: Vec<(String, String, String)>,
     /// When to look again; `None` once the PR is merged or closed.
     pub next_tick_at: Option<Instant>,
+}
+
+/// Facts from outside the snapshot that the rules need.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub policy: &'a Policy,
+    pub now: Instant,
+    /// Logins whose commits are the agent's (from `agents.<name>.logins`).
+    pub agent_logins: &'a [String],
+    /// The token's login: the owner pr-monitor acts for.
+    pub owner: &'a str,
+    /// This PR is first in line to update its branch for its base (see [`update_turns`]).
+    pub update_turn: bool,
+    /// Items already handled: (source, id) → updated_at.
+    pub seen: &'a std::collections::BTreeMap<(String, String), String>,
+    /// `pr-monitor fix`: send the current failure now, whoever made the commit and whatever
+    /// the guards say.
+    pub fix_asked: bool,
 }
 
 /// The facts about a snapshot that the rules branch on, classified once.
@@ -33,107 +130,129 @@ pub struct Condition {
     /// GitHub has not finished computing mergeability.
     pub mergeability_unknown: bool,
     pub unresolved_threads: u32,
+    /// The head commit is the agent's.
+    pub agent_commit: bool,
+    /// The head changed since the last tick.
+    pub new_head: bool,
+    pub behind: bool,
 }
 
 /// Classifies a snapshot: the one place the rules read the forge's facts.
-pub fn condition(
-    snap: &Snapshot,
-    head_seen_at: Instant,
-    now: Instant,
-    policy: &Policy,
-) -> Condition {
+pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
+    let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
+    let head_seen_at = if new_head {
+        ctx.now
+    } else {
+        before.head_seen_at.unwrap_or(ctx.now)
+    };
+    let is_agent =
+        |login: &Option<String>| login.as_ref().is_some_and(|l| ctx.agent_logins.contains(l));
     Condition {
-        verdict: checks::verdict(&snap.checks, head_seen_at, now, policy.no_checks_grace_sec),
+        verdict: checks::verdict(
+            &snap.checks,
+            head_seen_at,
+            ctx.now,
+            ctx.policy.no_checks_grace_sec,
+        ),
         conflict: snap.has_conflict(),
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
+        agent_commit: is_agent(&snap.head.author_login) || is_agent(&snap.head.committer_login),
+        new_head,
+        behind: snap.behind_by.is_some_and(|b| b > 0)
+            || snap.merge_state == crate::model::MergeState::Behind,
+    }
+}
+
+/// A plan under construction: the stages append to it.
+#[derive(Debug)]
+pub(crate) struct Draft {
+    pub status: WatchStatus,
+    pub actions: Vec<Action>,
+    pub history: Vec<HistoryEntry>,
+    pub seen: Vec<(String, String, String)>,
+    now: Instant,
+}
+
+impl Draft {
+    pub fn note(&mut self, what: impl Into<String>, why: Option<&str>) {
+        self.history.push(HistoryEntry {
+            at: self.now,
+            what: what.into(),
+            why: why.map(str::to_owned),
+        });
+    }
+    pub fn notify(
+        &mut self,
+        kind: NotifyKind,
+        headline: impl Into<String>,
+        detail: impl Into<String>,
+    ) {
+        self.actions.push(Action::Notify(Notice {
+            kind,
+            headline: headline.into(),
+            detail: detail.into(),
+        }));
     }
 }
 
 /// Decides one tick for `watch` given its fresh `snap`.
-pub fn decide(watch: &Watch, snap: &Snapshot, policy: &Policy, now: Instant) -> Plan {
+pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
     let before = &watch.status;
-    let mut status = before.clone();
-    let mut history = Vec::new();
-    let mut note = |what: String, why: Option<&str>| {
-        history.push(HistoryEntry {
-            at: now,
-            what,
-            why: why.map(str::to_owned),
-        });
+    let cond = condition(before, snap, ctx);
+    let mut d = Draft {
+        status: before.clone(),
+        actions: Vec::new(),
+        history: Vec::new(),
+        seen: Vec::new(),
+        now: ctx.now,
     };
 
-    status.title = Some(snap.title.clone());
-    status.head_ref = Some(snap.head_ref.clone());
-    status.base_ref = Some(snap.base_ref.clone());
-    let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
-    if new_head {
-        status.head_sha = Some(snap.head.sha.clone());
-        status.head_seen_at = Some(now);
+    d.status.title = Some(snap.title.clone());
+    d.status.head_ref = Some(snap.head_ref.clone());
+    d.status.base_ref = Some(snap.base_ref.clone());
+    if cond.new_head {
+        d.status.head_sha = Some(snap.head.sha.clone());
+        d.status.head_seen_at = Some(ctx.now);
         let by = snap
             .head
             .author_login
             .as_deref()
             .unwrap_or("an unknown author");
-        note(format!("head {} by {by}", snap.head.sha.short()), None);
+        d.note(format!("head {} by {by}", snap.head.sha.short()), None);
     }
 
     if snap.state != PrState::Open {
         if before.state != snap.state {
-            note(format!("{} ({})", snap.state.as_str(), snap.url), None);
+            d.note(format!("{} ({})", snap.state.as_str(), snap.url), None);
         }
-        status.state = snap.state;
-        status.pills = Pills::default();
-        status.why = None;
+        merge::finish(&mut d, watch, snap);
+        d.status.state = snap.state;
+        d.status.pills = crate::watch::Pills::default();
+        d.status.why = None;
+        d.status.memory.fix = None;
         return Plan {
-            status,
-            history,
+            status: d.status,
+            actions: d.actions,
+            history: d.history,
+            seen: d.seen,
             next_tick_at: None,
         };
     }
     if before.state != PrState::Open {
-        note("reopened".into(), None);
+        d.note("reopened", None);
     }
-    status.state = PrState::Open;
+    d.status.state = PrState::Open;
 
-    let head_seen_at = status.head_seen_at.unwrap_or(now);
-    let cond = condition(snap, head_seen_at, now, policy);
+    remediate::remediate(&mut d, watch, snap, &cond, ctx);
+    merge::reconcile(&mut d, watch, snap, &cond, ctx);
 
-    let pills = Pills {
-        ci: matches!(cond.verdict, Verdict::Failed { .. }) && !cond.conflict,
-        ci_fixing: false,
-        cnf: cond.conflict,
-        cmt: cond.unresolved_threads,
-    };
-    if pills.ci != before.pills.ci {
-        match &cond.verdict {
-            Verdict::Failed { failed } if pills.ci => {
-                note(format!("ci lit: {} failed", failed.join(", ")), None)
-            }
-            _ => note("ci cleared".into(), None),
-        }
-    }
-    if pills.cnf != before.pills.cnf {
-        let what = if pills.cnf {
-            format!("cnf lit: conflicts with {}", snap.base_ref)
-        } else {
-            "cnf cleared".into()
-        };
-        note(what, None);
-    }
-    if pills.cmt != before.pills.cmt {
-        note(
-            format!("cmt: {} unresolved review thread(s)", pills.cmt),
-            None,
-        );
-    }
-    status.pills = pills;
-    status.why = None;
-
-    let next_tick_at = Some(next_tick(&status, snap, &cond, policy, now));
+    let next_tick_at = Some(next_tick(&d.status, snap, &cond, ctx.policy, ctx.now));
     Plan {
-        status,
-        history,
+        status: d.status,
+        actions: d.actions,
+        history: d.history,
+        seen: d.seen,
         next_tick_at,
     }
 }
@@ -153,10 +272,12 @@ pub fn next_tick(
     };
     let active = cond.verdict.in_progress()
         || status.pills.ci_fixing
+        || status.memory.fix.is_some()
         || status.merge_armed
         || cond.mergeability_unknown
         || recent(snap.head.committed_at)
-        || recent(status.head_seen_at);
+        || recent(status.head_seen_at)
+        || recent(status.memory.agent_activity_at);
     let secs = if active {
         policy.poll_sec
     } else {
@@ -165,5 +286,35 @@ pub fn next_tick(
     now + Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2))
 }
 
+/// Which armed watches may update their branch now: per (forge, repo, base), the oldest armed
+/// open watch that is in line (behind, or already updating), unless it failed its checks —
+/// then the next one. Computed from stored state so N behind PRs cost N updates, not N².
+pub fn update_turns(watches: &[Watch]) -> Vec<i64> {
+    use std::collections::BTreeMap;
+    let mut lines: BTreeMap<(String, String), Vec<&Watch>> = BTreeMap::new();
+    let in_line = |w: &&Watch| {
+        w.status.merge_armed
+            && w.status.state == PrState::Open
+            && !w.paused
+            && (w.status.memory.behind || w.status.memory.holds_update_turn)
+    };
+    for w in watches.iter().filter(in_line) {
+        let key = (
+            format!("{}:{}", w.pr.forge.as_str(), w.pr.repo),
+            w.status.base_ref.clone().unwrap_or_default(),
+        );
+        lines.entry(key).or_default().push(w);
+    }
+    lines
+        .into_values()
+        .filter_map(|mut line| {
+            line.sort_by_key(|w| (w.status.armed_at, w.id));
+            line.into_iter()
+                .find(|w| !w.status.pills.ci && !w.status.pills.ci_fixing && !w.status.pills.cnf)
+                .map(|w| w.id)
+        })
+        .collect()
+}
+
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 pub enum Classification {
     Real,
     /// An infrastructure failure; `evidence` is the line (or reason) that matched.
-    Infra { evidence: String },
+    Infra {
+        evidence: String,
+    },
 }
 
 impl Classification {
@@ -78,16 +80,30 @@ pub const INFRA_REASONS: &[&str] = &[
 
 /// Classifies a failed check from its log tail and its own output text. `extra` are the
 /// user's patterns from config.
-pub fn classify(log_tail: &str, output: &str, failure_reason: Option<&str>, extra: &[String]) -> Classification {
+pub fn classify(
+    log_tail: &str,
+    output: &str,
+    failure_reason: Option<&str>,
+    extra: &[String],
+) -> Classification {
     if let Some(reason) = failure_reason.filter(|r| INFRA_REASONS.contains(r)) {
-        return Classification::Infra { evidence: format!("failure_reason: {reason}") };
+        return Classification::Infra {
+            evidence: format!("failure_reason: {reason}"),
+        };
     }
-    let extra: Vec<String> = extra.iter().map(|p| p.to_ascii_lowercase()).filter(|p| !p.is_empty()).collect();
+    let extra: Vec<String> = extra
+        .iter()
+        .map(|p| p.to_ascii_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect();
     for line in output.lines().chain(log_tail.lines()) {
         let lower = line.to_ascii_lowercase();
-        let hit = BUILTIN_PATTERNS.iter().any(|p| lower.contains(p)) || extra.iter().any(|p| lower.contains(p.as_str()));
+        let hit = BUILTIN_PATTERNS.iter().any(|p| lower.contains(p))
+            || extra.iter().any(|p| lower.contains(p.as_str()));
         if hit {
-            return Classification::Infra { evidence: line.trim().chars().take(300).collect() };
+            return Classification::Infra {
+                evidence: line.trim().chars().take(300).collect(),
+            };
         }
     }
     Classification::Real
@@ -100,16 +116,34 @@ mod tests {
     #[test]
     fn classes_table() {
         let infra = [
-            ("runner lost", "##[error]The runner has received a shutdown signal."),
-            ("tls", "Get https://proxy.golang.org/x: net/http: TLS handshake timeout"),
-            ("registry 5xx", "npm ERR! 503 Service Unavailable - GET https://registry.npmjs.org/x"),
+            (
+                "runner lost",
+                "##[error]The runner has received a shutdown signal.",
+            ),
+            (
+                "tls",
+                "Get https://proxy.golang.org/x: net/http: TLS handshake timeout",
+            ),
+            (
+                "registry 5xx",
+                "npm ERR! 503 Service Unavailable - GET https://registry.npmjs.org/x",
+            ),
             ("disk", "write /tmp/x: no space left on device"),
             ("oom", "Process completed with exit code 137."),
-            ("dns", "fatal: unable to access 'https://github.com/x/': Could not resolve host: github.com"),
+            (
+                "dns",
+                "fatal: unable to access 'https://github.com/x/': Could not resolve host: github.com",
+            ),
         ];
         for (what, line) in infra {
             let got = classify(&format!("step 1\n{line}\nstep 3"), "", None, &[]);
-            assert_eq!(got, Classification::Infra { evidence: line.trim().into() }, "{what}");
+            assert_eq!(
+                got,
+                Classification::Infra {
+                    evidence: line.trim().into()
+                },
+                "{what}"
+            );
         }
         let real = [
             "test timeout_handling ... FAILED\nassertion failed: retries == 3",
@@ -126,6 +160,14 @@ mod tests {
         assert!(classify("", "", Some("runner_system_failure"), &[]).is_infra());
         assert!(!classify("", "", Some("script_failure"), &[]).is_infra());
         assert!(classify("Flaky Sandbox Died", "", None, &["sandbox died".into()]).is_infra());
-        assert!(classify("", "The hosted runner encountered an error while running your job.", None, &[]).is_infra());
+        assert!(
+            classify(
+                "",
+                "The hosted runner encountered an error while running your job.",
+                None,
+                &[]
+            )
+            .is_infra()
+        );
     }
 }

@@ -24,7 +24,10 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
 /// Values the log asked to hide with `::add-mask::VALUE`.
 fn declared_masks(raw: &str) -> Vec<String> {
     raw.lines()
-        .filter_map(|l| l.split_once("::add-mask::").map(|(_, v)| v.trim().to_owned()))
+        .filter_map(|l| {
+            l.split_once("::add-mask::")
+                .map(|(_, v)| v.trim().to_owned())
+        })
         .filter(|v| v.len() >= 3)
         .collect()
 }
@@ -70,8 +73,19 @@ pub fn strip_timestamp(line: &str) -> String {
 }
 
 /// Token prefixes that mark a secret whatever the context.
-const TOKEN_PREFIXES: &[&str] =
-    &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "AKIA", "sk-"];
+const TOKEN_PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "AKIA",
+    "sk-",
+];
 
 /// Masks declared secrets, well-known token shapes, and `key=value` pairs whose key names a
 /// secret.
@@ -86,11 +100,25 @@ pub fn mask(line: &str, declared: &[String]) -> String {
         .map(str::to_owned)
         .collect();
     for word in words {
-        let value = word.rsplit_once(['=', ':']).map_or(word.as_str(), |(_, v)| v);
-        let key = word.rsplit_once(['=', ':']).map(|(k, _)| k.to_ascii_lowercase());
+        let value = word
+            .rsplit_once(['=', ':'])
+            .map_or(word.as_str(), |(_, v)| v);
+        let key = word
+            .rsplit_once(['=', ':'])
+            .map(|(k, _)| k.to_ascii_lowercase());
         let prefixed = TOKEN_PREFIXES.iter().any(|p| value.starts_with(p)) && value.len() >= 12;
         let secret_key = key.is_some_and(|k| {
-            ["token", "password", "passwd", "secret", "api_key", "apikey", "authorization"].iter().any(|s| k.contains(s))
+            [
+                "token",
+                "password",
+                "passwd",
+                "secret",
+                "api_key",
+                "apikey",
+                "authorization",
+            ]
+            .iter()
+            .any(|s| k.contains(s))
         }) && value.len() >= 4
             && value != "***";
         let bearer = value.len() >= 20 && out.contains(&format!("Bearer {value}"));
@@ -128,7 +156,12 @@ mod tests {
                    curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz'\n\
                    error: test failed at line 3\n";
         let out = tail(raw, 80, 10_000);
-        for secret in ["hunter2-very-secret", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "opensesame", "abcdefghijklmnopqrstuvwxyz"] {
+        for secret in [
+            "hunter2-very-secret",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "opensesame",
+            "abcdefghijklmnopqrstuvwxyz",
+        ] {
             assert!(!out.contains(secret), "{secret} leaked: {out}");
         }
         assert!(out.contains("error: test failed at line 3"));

@@ -441,6 +441,20 @@ pub struct RepoSettings {
     pub allowed_methods: Vec<MergeMethod>,
 }
 
+/// A failed check with what its log says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    pub name: String,
+    pub url: Option<String>,
+    pub job_id: Option<u64>,
+    pub run_id: Option<u64>,
+    /// When the check finished: tells a re-run's failure from the original's.
+    pub completed_at: Option<Instant>,
+    /// The cleaned, masked tail of the job's log (empty when the forge keeps none).
+    pub log_tail: String,
+    pub classification: crate::flake::Classification,
+}
+
 /// Everything detect learned about one PR in one tick: the input of the decision core.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -468,6 +482,9 @@ pub struct Snapshot {
     pub threads: Vec<ReviewThread>,
     pub reviews: Vec<Review>,
     pub comments: Vec<IssueComment>,
+    /// Log tails and classifications of the failed checks (up to five), filled by detect
+    /// once all of the head's checks are done.
+    pub failed_logs: Vec<FailedCheck>,
     /// Whether the forge's auto-merge is enabled on the PR right now.
     pub auto_merge_enabled: bool,
     pub repo: RepoSettings,

@@ -1,8 +1,11 @@
-//! One tick: due watches → leases → batched snapshots → decide → apply → record.
+//! One tick: due watches → leases → batched snapshots → detect → decide → apply → record →
+//! deliver.
 //!
 //! A PR whose read or actions fail never stops the tick for the others: its `last_error` says
 //! what happened, it is retried on the active cadence (or stopped, if the forge says it is
-//! gone), and the run's exit code becomes 1.
+//! gone), and the run's exit code becomes 1. Forge writes happen before the record, outbox
+//! messages are recorded with the state that caused them and delivered after the commit, so a
+//! crash mid-tick never loses or duplicates what was decided: the next tick re-reads the forge.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +13,8 @@ use anyhow::Result;
 use chrono::Duration;
 
 use crate::app::App;
-use crate::decide::{self, Plan};
+use crate::decide::{self, Context, Plan};
+use crate::execute::{self, Env};
 use crate::forge::{ForgeError, SnapshotRequest};
 use crate::model::{ForgeKind, Instant, Snapshot};
 use crate::store::{Selection, TickRecord};
@@ -41,6 +45,9 @@ pub struct RunSummary {
     pub skipped_busy: usize,
     /// How many watches exist at all (to tell "nothing watched" from "nothing due").
     pub watched: usize,
+    /// Outbox messages delivered, and those that failed (id, error).
+    pub delivered: usize,
+    pub delivery_failures: Vec<(String, String)>,
 }
 
 impl RunSummary {
@@ -51,18 +58,19 @@ impl RunSummary {
 
 /// How long a lease lasts: far longer than one PR's tick, short enough to recover a crash.
 const LEASE_SECS: i64 = 600;
+/// Consecutive failed ticks after which the owner hears about a watch that keeps erroring.
+const ERROR_STREAK_NOTICE: u32 = 3;
 
-/// Runs one tick over the due watches.
+/// Runs one tick over the due watches, then delivers the outbox.
 pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     let now = app.now;
+    let all = app.store.watches()?;
     let due = app.store.due(now, opts.force, &opts.selection)?;
     let mut summary = RunSummary {
-        watched: app.store.watches()?.len(),
+        watched: all.len(),
         ..RunSummary::default()
     };
-    if due.is_empty() {
-        return Ok(summary);
-    }
+    let turns = decide::update_turns(&all);
     let run_id = format!(
         "{}-{}",
         std::process::id(),
@@ -82,31 +90,113 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
 
     let snapshots = read_all(app, &leased.iter().map(|(w, _)| w).collect::<Vec<_>>());
     for ((watch, lease), snap) in leased.into_iter().zip(snapshots) {
-        let policy = app.policy_for(&watch);
-        let (plan, error, record) = match snap {
-            Ok(snap) => {
-                let plan = decide::decide(&watch, &snap, &policy, now);
-                let record = TickRecord {
-                    status: plan.status.clone(),
-                    next_tick_at: plan.next_tick_at,
-                    last_tick_at: now,
-                    last_error: None,
-                    history: plan.history.clone(),
-                    seen: Vec::new(),
-                };
-                (Some(plan), None, record)
-            }
+        let (plan, error, mut record) = match snap {
+            Ok(snap) => tick_one(app, &watch, snap, turns.contains(&watch.id), opts.dry_run),
             Err(e) => {
+                let policy = app.policy_for(&watch);
                 let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
                 (None, Some(message), record)
             }
         };
+        if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
+            record.outbox.extend(error_notice(
+                app,
+                &watch,
+                record.last_error.as_deref().unwrap_or(""),
+            ));
+        }
         if let Some(lease) = lease {
             app.store.record(lease, &record)?;
         }
         summary.outcomes.push(PrOutcome { watch, plan, error });
     }
+    if !opts.dry_run {
+        let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
+        summary.delivered = delivered.sent;
+        summary.delivery_failures = delivered.failed;
+    }
     Ok(summary)
+}
+
+/// Detect → decide → apply for one PR whose snapshot was read.
+fn tick_one(
+    app: &mut App,
+    watch: &Watch,
+    mut snap: Snapshot,
+    update_turn: bool,
+    dry_run: bool,
+) -> (Option<Plan>, Option<String>, TickRecord) {
+    let now = app.now;
+    let policy = app.policy_for(watch);
+    let agent_logins = policy
+        .agent
+        .as_deref()
+        .and_then(|a| app.config.agent(a).ok())
+        .map(|a| a.logins.clone())
+        .unwrap_or_default();
+    // The owner's login matters only where an agent may be written to.
+    let owner = if policy.agent.is_some() {
+        app.forges
+            .owner(watch.pr.forge, &app.config)
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let seen = app.store.seen(&watch.pr).unwrap_or_default();
+    let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
+        let record = failed_tick(
+            watch,
+            &ForgeError::Unexpected("no forge client".into()),
+            now,
+            policy.poll_sec,
+        )
+        .0;
+        return (None, Some("no forge client".into()), record);
+    };
+    crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy);
+    let ctx = Context {
+        policy: &policy,
+        now,
+        agent_logins: &agent_logins,
+        owner: &owner,
+        update_turn,
+        seen: &seen,
+        fix_asked: false,
+    };
+    let mut plan = decide::decide(watch, &snap, &ctx);
+    let env = Env {
+        config: &app.config,
+        policy: &policy,
+        owner: &owner,
+        now,
+        dry_run,
+    };
+    let applied = execute::apply(forge, &snap, &mut plan, &env);
+    let mut history = plan.history.clone();
+    history.extend(applied.history);
+    if let Some(e) = &applied.error {
+        plan.status.memory.error_streak += 1;
+        plan.next_tick_at =
+            Some(now + Duration::seconds(i64::try_from(policy.poll_sec).unwrap_or(30)));
+        history.push(HistoryEntry {
+            at: now,
+            what: format!("tick incomplete: {e}"),
+            why: None,
+        });
+    } else {
+        plan.status.memory.error_streak = 0;
+    }
+    plan.history.clone_from(&history);
+    let record = TickRecord {
+        status: plan.status.clone(),
+        next_tick_at: plan.next_tick_at,
+        last_tick_at: now,
+        last_error: applied.error.clone(),
+        history,
+        seen: plan.seen.clone(),
+        outbox: applied.outbox,
+    };
+    (Some(plan), applied.error, record)
 }
 
 /// Reads every watch's snapshot, batching per forge; one result per watch, in order.
@@ -128,7 +218,7 @@ fn read_all(app: &mut App, watches: &[&Watch]) -> Vec<Result<Snapshot, ForgeErro
                 }
             })
             .collect();
-        let answers = match app.forge(kind) {
+        let answers = match app.forges.get(kind, &app.config) {
             Ok(forge) => forge.snapshots(&requests),
             Err(e) => requests
                 .iter()
@@ -179,6 +269,31 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
             why: None,
         }],
         seen: Vec::new(),
+        outbox: Vec::new(),
     };
     (record, message)
+}
+
+/// The owner's notice about a watch that keeps erroring (sent once per streak).
+fn error_notice(app: &App, watch: &Watch, error: &str) -> Vec<crate::store::OutboxMessage> {
+    let policy = app.policy_for(watch);
+    if !policy.notify_on.contains(&crate::config::NotifyKind::Error) {
+        return Vec::new();
+    }
+    let subject = crate::report::subject(&watch.pr, "keeps failing to tick");
+    let configured = app.config.notify.channels();
+    policy
+        .notify
+        .iter()
+        .filter(|c| configured.contains(c))
+        .map(|c| crate::store::OutboxMessage {
+            id: format!("{}-{}-error-{}-{}", watch.pr.repo.replace('/', "-"), watch.pr.number, c.as_str(), app.now.timestamp()),
+            pr: watch.pr.url(),
+            channel: c.as_str().to_owned(),
+            kind: "error".into(),
+            subject: subject.clone(),
+            payload: serde_json::json!({"subject": subject, "text": format!("{subject}\n{}\n{error}\n", watch.pr.url()), "url": watch.pr.url(), "kind": "error"}).to_string(),
+            created_at: app.now,
+        })
+        .collect()
 }

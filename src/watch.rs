@@ -109,15 +109,48 @@ impl MergeVia {
     }
 }
 
+/// A fix request the agent is working on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixInFlight {
+    pub message_id: String,
+    /// The head the failure was on: a fix is a new head.
+    pub head_sha: Sha,
+    pub sent_at: Instant,
+    /// When the agent said it was done (`inbox done`), or its command run ended.
+    pub done_at: Option<Instant>,
+}
+
 /// The decision core's memory of a PR beyond what `status` shows, stored as JSON. Every field
 /// has a default so older rows read cleanly as the struct grows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Memory {
-    /// The failure last reported to the owner (`ci` lit), so the same one is not sent twice.
-    pub reported_failure: Option<String>,
+    /// The failure already acted on (head + failed jobs), so a tick that finds nothing new
+    /// does nothing and the same failure on the same head is never sent twice.
+    pub handled_failure: Option<String>,
+    /// The fingerprint (failed names + normalised log tails) of the failure last sent for a fix.
+    pub last_fix_fingerprint: Option<String>,
+    pub fix: Option<FixInFlight>,
+    /// `head:check` keys re-run once for infrastructure reasons.
+    pub infra_reruns: Vec<String>,
+    /// The head a conflict message was sent to the agent for.
+    pub conflict_sent_for: Option<Sha>,
+    /// The last agent message or agent run (activity keeps the fast cadence).
+    pub agent_activity_at: Option<Instant>,
+    /// The branch was behind its base at the last tick.
+    pub behind: bool,
+    /// The head pr-monitor asked the forge to update (never asked twice for one head).
+    pub update_requested_for: Option<Sha>,
+    /// pr-monitor updated this branch and waits for it to merge: it holds its base's turn.
+    pub holds_update_turn: bool,
+    /// The head pr-monitor tried to merge itself (never merged blind, never twice).
+    pub merge_attempted_for: Option<Sha>,
+    /// pr-monitor enabled the forge's auto-merge at least once.
+    pub auto_merge_enabled_once: bool,
     /// Consecutive ticks that ended in an error.
     pub error_streak: u32,
+    /// The PR was reported stuck (once per head).
+    pub stuck_reported_for: Option<Sha>,
 }
 
 /// What the decision core reads and writes about a PR.

@@ -105,6 +105,15 @@ pub enum UpdateMethod {
     Rebase,
 }
 
+impl UpdateMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateMethod::Merge => "merge",
+            UpdateMethod::Rebase => "rebase",
+        }
+    }
+}
+
 impl fmt::Display for UpdateMethod {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -58,6 +58,33 @@ pub const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX history_pr ON history (pr, id);
     ",
+    // 2: the durable outbox, and the log-tail cache.
+    "
+    CREATE TABLE outbox (
+        id            TEXT PRIMARY KEY,
+        pr            TEXT NOT NULL,
+        channel       TEXT NOT NULL,
+        kind          TEXT NOT NULL,
+        subject       TEXT NOT NULL,
+        payload       TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        next_attempt  INTEGER NOT NULL DEFAULT 0,
+        delivered_at  TEXT,
+        last_error    TEXT,
+        permanent     INTEGER NOT NULL DEFAULT 0
+    ) STRICT;
+    CREATE INDEX outbox_pending ON outbox (next_attempt) WHERE delivered_at IS NULL AND permanent = 0;
+
+    CREATE TABLE log_cache (
+        forge          TEXT NOT NULL,
+        job_id         INTEGER NOT NULL,
+        completed_at   TEXT NOT NULL,
+        tail           TEXT NOT NULL,
+        classification TEXT NOT NULL,
+        PRIMARY KEY (forge, job_id, completed_at)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

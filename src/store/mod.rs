@@ -59,6 +59,33 @@ pub struct TickRecord {
     pub history: Vec<HistoryEntry>,
     /// Items now handled: (source, id, updated_at).
     pub seen: Vec<(String, String, String)>,
+    /// Messages caused by this tick, delivered after the commit.
+    pub outbox: Vec<OutboxMessage>,
+}
+
+/// A message waiting in the durable outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxMessage {
+    /// The idempotency id: inserting the same id twice keeps one message.
+    pub id: String,
+    pub pr: String,
+    /// `inbox:<agent>`, `email` or `slack`.
+    pub channel: String,
+    pub kind: String,
+    pub subject: String,
+    /// The message itself, as JSON the channel understands.
+    pub payload: String,
+    pub created_at: Instant,
+}
+
+/// An outbox row with its delivery record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxRow {
+    pub message: OutboxMessage,
+    pub attempts: u32,
+    pub delivered_at: Option<Instant>,
+    pub last_error: Option<String>,
+    pub permanent: bool,
 }
 
 fn ts(t: Instant) -> String {
@@ -73,6 +100,43 @@ fn parse_ts(s: Option<String>) -> Option<Instant> {
 const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
      title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
      why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
+
+fn insert_outbox(tx: &rusqlite::Transaction<'_>, messages: &[OutboxMessage]) -> Result<()> {
+    for m in messages {
+        tx.execute(
+            "INSERT INTO outbox (id, pr, channel, kind, subject, payload, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
+            params![
+                m.id,
+                m.pr,
+                m.channel,
+                m.kind,
+                m.subject,
+                m.payload,
+                ts(m.created_at)
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn outbox_from_row(r: &Row<'_>) -> rusqlite::Result<OutboxRow> {
+    Ok(OutboxRow {
+        message: OutboxMessage {
+            id: r.get("id")?,
+            pr: r.get("pr")?,
+            channel: r.get("channel")?,
+            kind: r.get("kind")?,
+            subject: r.get("subject")?,
+            payload: r.get("payload")?,
+            created_at: parse_ts(r.get("created_at")?).unwrap_or_default(),
+        },
+        attempts: r.get("attempts")?,
+        delivered_at: parse_ts(r.get("delivered_at")?),
+        last_error: r.get("last_error")?,
+        permanent: r.get("permanent")?,
+    })
+}
 
 fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
     let forge: String = row.get("forge")?;
@@ -371,6 +435,7 @@ impl Store {
                 params![url, ts(h.at), h.what, h.why],
             )?;
         }
+        insert_outbox(&tx, &rec.outbox)?;
         for (source, id, updated) in &rec.seen {
             tx.execute(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
@@ -444,6 +509,116 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Queues messages outside a tick (owner commands), idempotently by id.
+    pub fn enqueue(&mut self, messages: &[OutboxMessage]) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        insert_outbox(&tx, messages)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Undelivered messages whose next attempt is due by `real_now` (epoch seconds), oldest first.
+    pub fn pending_outbox(&self, real_now: i64) -> Result<Vec<OutboxRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT * FROM outbox WHERE delivered_at IS NULL AND permanent = 0 AND next_attempt <= ?1 ORDER BY created_at, rowid",
+        )?;
+        let rows = stmt.query_map([real_now], outbox_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every message that failed and is not delivered (kept, visible, retried unless permanent).
+    pub fn outbox_problems(&self) -> Result<Vec<OutboxRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT * FROM outbox WHERE delivered_at IS NULL AND last_error IS NOT NULL ORDER BY created_at, rowid",
+        )?;
+        let rows = stmt.query_map([], outbox_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every outbox row, oldest first (for tests and `notify` output).
+    pub fn outbox(&self) -> Result<Vec<OutboxRow>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM outbox ORDER BY created_at, rowid")?;
+        let rows = stmt.query_map([], outbox_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub fn mark_delivered(&mut self, id: &str, at: Instant) -> Result<()> {
+        self.conn.execute(
+            "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL WHERE id = ?1",
+            params![id, ts(at)],
+        )?;
+        Ok(())
+    }
+
+    /// Records a failed attempt: retried from `next_attempt` (epoch seconds), or never if permanent.
+    pub fn mark_failed(
+        &mut self,
+        id: &str,
+        error: &str,
+        next_attempt: i64,
+        permanent: bool,
+    ) -> Result<()> {
+        self.conn.execute(
+            "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4 WHERE id = ?1",
+            params![id, error, next_attempt, permanent],
+        )?;
+        Ok(())
+    }
+
+    /// A cached log tail and its classification (JSON), for a job that finished at `completed_at`.
+    pub fn cached_log(
+        &self,
+        forge: ForgeKind,
+        job_id: u64,
+        completed_at: &str,
+    ) -> Result<Option<(String, String)>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT tail, classification FROM log_cache WHERE forge = ?1 AND job_id = ?2 AND completed_at = ?3",
+                params![forge.as_str(), job_id as i64, completed_at],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    pub fn cache_log(
+        &mut self,
+        forge: ForgeKind,
+        job_id: u64,
+        completed_at: &str,
+        tail: &str,
+        classification: &str,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO log_cache (forge, job_id, completed_at, tail, classification) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![forge.as_str(), job_id as i64, completed_at, tail, classification],
+        )?;
+        Ok(())
+    }
+
+    /// Records that the agent finished message `id`: the fix in flight with that id ends now.
+    /// Returns the PR it was for, if any watch had it in flight.
+    pub fn fix_done(&mut self, id: &str, at: Instant) -> Result<Option<PrRef>> {
+        for mut w in self.watches()? {
+            if let Some(fix) = w.status.memory.fix.as_mut().filter(|f| f.message_id == id) {
+                fix.done_at = Some(at);
+                self.conn.execute(
+                    "UPDATE watches SET memory = ?2, next_tick_at = CASE WHEN state = 'open' THEN ?3 ELSE next_tick_at END WHERE id = ?1",
+                    params![w.id, serde_json::to_string(&w.status.memory)?, ts(at)],
+                )?;
+                return Ok(Some(w.pr));
+            }
+        }
+        Ok(None)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,6 +674,7 @@ mod tests {
                 last_error: None,
                 history: vec![],
                 seen: vec![],
+                outbox: vec![],
             },
         )
         .unwrap();

@@ -391,6 +391,7 @@ pub fn snapshot_head(
         threads: Vec::new(),
         reviews: Vec::new(),
         comments: Vec::new(),
+        failed_logs: Vec::new(),
         auto_merge_enabled: node
             .auto_merge_request
             .as_ref()

@@ -1,0 +1,598 @@
+//! Validating deserializers for single values.
+//!
+//! Every check here runs *inside* a serde visitor, while serde_yaml is looking at the value, so a
+//! rejected value comes back with its own line and column and its key path (`pr.poll_sec: …`).
+//! Checks that compare several values run after parsing, in `validate`, and find their position
+//! through [`super::locate`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+
+use crate::model::{MergeMethod, PrRef};
+
+/// The ceiling on every duration: a year. Far beyond any sensible cadence or timeout, and far
+/// below what date arithmetic could overflow.
+pub(crate) const MAX_SECS: i64 = 366 * 24 * 3600;
+
+/// An integer in `min..=max`, read as signed so that `-5` earns "must be at least 1" rather than
+/// a type error.
+struct IntIn {
+    min: i64,
+    max: i64,
+    /// Said when the value is below `min` (`at least 1`, `0 (off) or more`).
+    floor: &'static str,
+}
+
+impl IntIn {
+    fn check<E: de::Error>(&self, v: i64) -> Result<i64, E> {
+        if v < self.min {
+            Err(E::custom(format_args!("must be {}, not {v}", self.floor)))
+        } else if v > self.max {
+            Err(E::custom(format_args!(
+                "must be at most {}, not {v}",
+                self.max
+            )))
+        } else {
+            Ok(v)
+        }
+    }
+}
+
+impl Visitor<'_> for IntIn {
+    type Value = i64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a whole number, {}", self.floor)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<i64, E> {
+        self.check(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<i64, E> {
+        self.check(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+
+fn int_in<'de, D: Deserializer<'de>>(d: D, min: i64, max: i64) -> Result<i64, D::Error> {
+    let floor = if min == 0 {
+        "0 (off) or more"
+    } else {
+        "at least 1"
+    };
+    d.deserialize_i64(IntIn { min, max, floor })
+}
+
+/// Seconds, at least 1.
+pub(crate) fn secs<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    int_in(d, 1, MAX_SECS).map(|v| v as u64)
+}
+
+/// Seconds where 0 is allowed (and means "off" or "at once", as the field says).
+pub(crate) fn secs_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    int_in(d, 0, MAX_SECS).map(|v| v as u64)
+}
+
+/// Optional seconds, at least 1.
+pub(crate) fn opt_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    secs(d).map(Some)
+}
+
+/// A count, at least 1.
+pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    int_in(d, 1, i64::from(u32::MAX)).map(|v| v as u32)
+}
+
+/// An optional count, at least 1.
+pub(crate) fn opt_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    count(d).map(Some)
+}
+
+/// A size (lines, bytes), at least 1.
+pub(crate) fn size<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    int_in(d, 1, i64::from(u32::MAX)).map(|v| v as usize)
+}
+
+/// A string checked (and possibly normalised) by `check`, whose `Err` is the message.
+struct Checked {
+    check: fn(&str) -> Result<String, String>,
+    expecting: &'static str,
+}
+
+impl Visitor<'_> for Checked {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        (self.check)(v).map_err(E::custom)
+    }
+}
+
+/// The same, for an optional value: absent or `null` is `None`.
+struct OptChecked(Checked);
+
+impl<'de> Visitor<'de> for OptChecked {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.expecting)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self.0).map(Some)
+    }
+}
+
+fn checked<'de, D: Deserializer<'de>>(
+    d: D,
+    check: fn(&str) -> Result<String, String>,
+    expecting: &'static str,
+) -> Result<String, D::Error> {
+    d.deserialize_str(Checked { check, expecting })
+}
+
+fn opt_checked<'de, D: Deserializer<'de>>(
+    d: D,
+    check: fn(&str) -> Result<String, String>,
+    expecting: &'static str,
+) -> Result<Option<String>, D::Error> {
+    d.deserialize_option(OptChecked(Checked { check, expecting }))
+}
+
+/// A forge API address: https, or http to a loopback host. Trailing slashes are dropped.
+pub(crate) fn api_url<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked(d, check_http_url, "an http(s) URL")
+}
+
+/// An optional http(s) URL, as [`api_url`].
+pub(crate) fn opt_http_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    opt_checked(d, check_http_url, "an http(s) URL")
+}
+
+/// An SMTP server address: `smtp://` or `smtps://`.
+pub(crate) fn smtp_url<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked(d, check_smtp_url, "an smtp(s) URL")
+}
+
+/// An email address, bare or as `Name <address>`.
+pub(crate) fn email<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked(d, check_email, "an email address")
+}
+
+/// A list of email addresses.
+pub(crate) fn emails<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Email(String);
+    impl<'de> de::Deserialize<'de> for Email {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            email(d).map(Email)
+        }
+    }
+    let list: Vec<Email> = de::Deserialize::deserialize(d)?;
+    Ok(list.into_iter().map(|e| e.0).collect())
+}
+
+/// The name of an environment variable.
+pub(crate) fn env_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked(d, check_env_name, "an environment variable name")
+}
+
+/// An optional environment variable name.
+pub(crate) fn opt_env_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    opt_checked(d, check_env_name, "an environment variable name")
+}
+
+/// An optional non-empty string (a shell command).
+pub(crate) fn opt_command<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    opt_checked(d, check_non_empty, "a shell command")
+}
+
+/// A filesystem path, not empty.
+pub(crate) fn path<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+    checked(d, check_non_empty, "a path").map(PathBuf::from)
+}
+
+/// An optional filesystem path, not empty.
+pub(crate) fn opt_path<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+    opt_checked(d, check_non_empty, "a path").map(|p| p.map(PathBuf::from))
+}
+
+/// A job name: letters, digits, `-`, `_` and `.`, as `--job NAME` takes it.
+pub(crate) fn name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    checked(d, check_name, "a name")
+}
+
+/// An optional agent name (checked against `agents` after parsing).
+pub(crate) fn opt_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    opt_checked(d, check_name, "a name")
+}
+
+/// A PR reference in any form [`PrRef`] parses.
+pub(crate) fn opt_pr_ref<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PrRef>, D::Error> {
+    fn check(s: &str) -> Result<String, String> {
+        PrRef::from_str(s).map(|_| s.to_owned())
+    }
+    let text = opt_checked(d, check, "a pull request reference")?;
+    // The check above has accepted the text, so this parse succeeds.
+    Ok(text.and_then(|t| PrRef::from_str(&t).ok()))
+}
+
+/// A repository path: `owner/name` (GitHub) or `group/…/project` (GitLab).
+pub(crate) fn opt_repo<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    opt_checked(d, check_repo, "a repository path")
+}
+
+/// `squash`, `merge`, `rebase`, or `""` for unset.
+pub(crate) fn merge_method<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<MergeMethod>, D::Error> {
+    struct V;
+    impl Visitor<'_> for V {
+        type Value = Option<MergeMethod>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("squash, merge, rebase or \"\"")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            if v.trim().is_empty() {
+                Ok(None)
+            } else {
+                MergeMethod::from_str(v.trim()).map(Some).map_err(E::custom)
+            }
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// A job's override of `merge_method`: absent is `None`, `""` is `Some(None)` (unset: the first
+/// the repository allows, whatever the config says).
+#[allow(clippy::option_option, reason = "three states: absent, \"\", a method")]
+pub(crate) fn opt_merge_method<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<MergeMethod>>, D::Error> {
+    merge_method(d).map(Some)
+}
+
+/// A map with unique keys: a repeated key is an error at the repeat (a plain `BTreeMap` would
+/// silently keep the last).
+pub(crate) fn unique_map<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: de::Deserialize<'de>,
+{
+    struct MapVisitor<V>(PhantomData<V>);
+    impl<'de, V: de::Deserialize<'de>> Visitor<'de> for MapVisitor<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(BTreeMap::new())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key_seed(NewKey(&out))? {
+                let value = map.next_value()?;
+                out.insert(key, value);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(MapVisitor(PhantomData))
+}
+
+/// A map key that must not be in the map yet; the error is raised while serde_yaml reads the
+/// key, so it carries the key's position.
+struct NewKey<'a, V>(&'a BTreeMap<String, V>);
+
+impl<'de, V> DeserializeSeed<'de> for NewKey<'_, V> {
+    type Value = String;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<V> Visitor<'_> for NewKey<'_, V> {
+    type Value = String;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        if self.0.contains_key(v) {
+            Err(E::custom(format_args!("duplicate key `{v}`")))
+        } else {
+            Ok(v.to_owned())
+        }
+    }
+}
+
+fn check_non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("must not be empty".to_owned())
+    } else {
+        Ok(s.to_owned())
+    }
+}
+
+pub(crate) fn check_name(s: &str) -> Result<String, String> {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "`{s}` is not a valid name; use letters, digits, `-`, `_` and `.`"
+        ))
+    }
+}
+
+fn check_repo(s: &str) -> Result<String, String> {
+    let s = s.trim().trim_matches('/');
+    let parts: Vec<&str> = s.split('/').collect();
+    let part_ok = |p: &&str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    if parts.len() >= 2 && parts.iter().all(part_ok) {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "`{s}` is not a repository; use OWNER/NAME (GitHub) or GROUP/PROJECT (GitLab)"
+        ))
+    }
+}
+
+fn check_env_name(s: &str) -> Result<String, String> {
+    let mut chars = s.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(s.to_owned())
+    } else {
+        Err(format!(
+            "`{s}` is not an environment variable name (letters, digits and `_`, not starting with a digit)"
+        ))
+    }
+}
+
+pub(crate) fn check_email(s: &str) -> Result<String, String> {
+    let bad = || Err(format!("`{s}` is not an email address"));
+    let addr = match s.trim().strip_suffix('>').and_then(|r| r.rsplit_once('<')) {
+        Some((_display_name, addr)) => addr,
+        None => s.trim(),
+    };
+    let Some((local, domain)) = addr.rsplit_once('@') else {
+        return bad();
+    };
+    let domain_ok = !domain.is_empty()
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains("..")
+        && domain
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-.".contains(c));
+    let local_ok = !local.is_empty()
+        && !local.contains('@')
+        && !local
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "<>,;".contains(c));
+    if domain_ok && local_ok {
+        Ok(s.trim().to_owned())
+    } else {
+        bad()
+    }
+}
+
+/// The parts of a URL the checks care about.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct UrlParts<'a> {
+    /// Lowercased by the caller when compared.
+    pub(crate) scheme: &'a str,
+    /// Without brackets for an IPv6 literal.
+    pub(crate) host: &'a str,
+}
+
+/// Splits `scheme://[userinfo@]host[:port][/path][?query][#fragment]`, checking the host and
+/// port. No percent-decoding: addresses in a config file are written plainly.
+pub(crate) fn parse_url(s: &str) -> Result<UrlParts<'_>, String> {
+    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("`{s}` is not a URL: it contains whitespace"));
+    }
+    let not_url = || format!("`{s}` is not a URL (scheme://host[:port][/path])");
+    let (scheme, rest) = s.split_once("://").ok_or_else(not_url)?;
+    if scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return Err(not_url());
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (host, after) = v6.split_once(']').ok_or_else(not_url)?;
+        if host.parse::<Ipv6Addr>().is_err() {
+            return Err(format!("`{s}` has a malformed IPv6 address `{host}`"));
+        }
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or_else(not_url)?),
+        };
+        (host, port)
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("`{s}` has no host"));
+    }
+    let is_v6 = host.contains(':');
+    if !is_v6
+        && !host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+    {
+        return Err(format!("`{s}` has a malformed host `{host}`"));
+    }
+    if let Some(port) = port
+        && port.parse::<u16>().map_or(true, |p| p == 0)
+    {
+        return Err(format!("`{s}` has a malformed port `{port}`"));
+    }
+    Ok(UrlParts { scheme, host })
+}
+
+/// `localhost`, 127.0.0.0/8 or ::1.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<Ipv4Addr>().is_ok_and(|a| a.is_loopback())
+        || host.parse::<Ipv6Addr>().is_ok_and(|a| a.is_loopback())
+}
+
+pub(crate) fn check_http_url(s: &str) -> Result<String, String> {
+    let url = parse_url(s)?;
+    match url.scheme.to_ascii_lowercase().as_str() {
+        "https" => {}
+        "http" if is_loopback(url.host) => {}
+        "http" => {
+            return Err(format!(
+                "`{s}` uses plain http, which is allowed only to a loopback host \
+                 (127.0.0.0/8, ::1, localhost); use https"
+            ));
+        }
+        other => return Err(format!("`{s}` must be an https URL, not `{other}`")),
+    }
+    Ok(s.trim_end_matches('/').to_owned())
+}
+
+pub(crate) fn check_smtp_url(s: &str) -> Result<String, String> {
+    let url = parse_url(s)?;
+    match url.scheme.to_ascii_lowercase().as_str() {
+        "smtp" | "smtps" => Ok(s.to_owned()),
+        other => Err(format!(
+            "`{s}` must be an smtp:// or smtps:// URL, not `{other}`"
+        )),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_urls() {
+        let ok = [
+            ("https://api.github.com", "https://api.github.com"),
+            (
+                "https://ghe.example.com/api/v3/",
+                "https://ghe.example.com/api/v3",
+            ),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+            ("http://127.5.6.7", "http://127.5.6.7"),
+            ("http://localhost:3000/api", "http://localhost:3000/api"),
+            ("http://[::1]:9000", "http://[::1]:9000"),
+            (
+                "HTTPS://Example.COM:443/x?y=1#z",
+                "HTTPS://Example.COM:443/x?y=1#z",
+            ),
+        ];
+        for (input, want) in ok {
+            assert_eq!(check_http_url(input).as_deref(), Ok(want), "{input}");
+        }
+        let bad = [
+            ("http://example.com", "plain http"),
+            ("http://10.0.0.1", "plain http"),
+            ("http://[::2]", "plain http"),
+            ("ftp://example.com", "must be an https URL"),
+            ("api.github.com", "is not a URL"),
+            ("https://", "has no host"),
+            ("https://exa mple.com", "whitespace"),
+            ("https://example.com:99999", "malformed port"),
+            ("https://example.com:", "malformed port"),
+            ("https://exa$mple.com", "malformed host"),
+            ("https://[zz]:80", "malformed IPv6"),
+        ];
+        for (input, want) in bad {
+            let err = check_http_url(input).unwrap_err();
+            assert!(err.contains(want), "{input}: {err}");
+        }
+    }
+
+    #[test]
+    fn smtp_urls() {
+        assert!(check_smtp_url("smtps://smtp.example.com:465").is_ok());
+        assert!(check_smtp_url("smtp://user@localhost:2525?tls=required").is_ok());
+        assert!(
+            check_smtp_url("https://smtp.example.com")
+                .unwrap_err()
+                .contains("smtp://")
+        );
+        assert!(
+            check_smtp_url("smtp.example.com")
+                .unwrap_err()
+                .contains("not a URL")
+        );
+    }
+
+    #[test]
+    fn emails() {
+        for ok in [
+            "owner@example.com",
+            "Owner Name <owner@example.com>",
+            "a+b@localhost",
+        ] {
+            assert!(check_email(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "owner",
+            "@example.com",
+            "owner@",
+            "a b@example.com",
+            "a@b@c",
+            "a@.com",
+            "a@x..y",
+        ] {
+            assert!(check_email(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn names_repos_and_env_names() {
+        assert!(check_name("my-prs_2.x").is_ok());
+        assert!(check_name("my prs").is_err());
+        assert!(check_name("").is_err());
+        assert_eq!(check_repo("octo/app").as_deref(), Ok("octo/app"));
+        assert_eq!(check_repo("g/sub/p/").as_deref(), Ok("g/sub/p"));
+        assert!(check_repo("octo").is_err());
+        assert!(check_repo("octo//app").is_err());
+        assert!(check_env_name("GITHUB_TOKEN").is_ok());
+        assert!(check_env_name("_X1").is_ok());
+        assert!(check_env_name("1X").is_err());
+        assert!(check_env_name("MY-TOKEN").is_err());
+        assert!(check_env_name("").is_err());
+    }
+}

@@ -1,0 +1,458 @@
+//! Job files (`jobs/*.yaml`): which PRs to watch, and the policy for them.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::cron::CronSchedule;
+use super::de as check;
+use super::locate::{Seg, Target};
+use super::{Config, ConfigError, Source};
+use crate::model::{ForgeKind, MergeMethod, PrRef};
+
+/// How a behind branch is updated (`merge` | `rebase`): the forge's own type, so a policy's
+/// value goes straight into `Forge::update_branch`.
+pub use crate::forge::UpdateMethod;
+
+/// One job file. Unknown keys are errors.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping of job keys")]
+pub struct Job {
+    /// The job's name, as `run --job NAME` and `watch add --job NAME` take it: letters, digits,
+    /// `-`, `_` and `.`. Required, and unique across job files.
+    #[serde(deserialize_with = "check::name")]
+    pub name: String,
+    /// When the daemon runs this job (5-field cron, or 6 with seconds first). Default: the
+    /// config's `schedule`.
+    #[serde(default)]
+    pub schedule: Option<CronSchedule>,
+    /// What to watch. Default: nothing (PRs can still join the job through `watch add --job`).
+    #[serde(default)]
+    pub watch: Vec<Watch>,
+    /// The policy; every field is optional and falls back to the config's `pr` block or the
+    /// built-in default. See [`Config::policy`].
+    #[serde(default)]
+    pub policy: JobPolicy,
+    /// Channels to notify through. Default: every channel configured in the config's `notify`
+    /// block. A channel named here must be configured there.
+    #[serde(default)]
+    pub notify: Option<Vec<NotifyChannel>>,
+    /// Which events notify. Default: [`NotifyKind::DEFAULT`] (`ci, guard, merge, stuck, error`);
+    /// add `conflict` and `review` to hear of those too.
+    #[serde(default)]
+    pub notify_on: Option<Vec<NotifyKind>>,
+    /// The file the job was read from (set by the loader; empty for a job built in code).
+    #[serde(skip)]
+    pub source: PathBuf,
+}
+
+/// One entry of a job's `watch:` list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Watch {
+    /// `pr: PR` — one pull request or merge request, in any form [`PrRef`] parses.
+    Pr(PrRef),
+    /// `repo: OWNER/NAME` — every open PR in the repository that matches all its filters.
+    Repo(RepoWatch),
+}
+
+/// A `repo:` watch entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoWatch {
+    /// `forge: github | gitlab` — an addition to the contract, since `octo/app` alone cannot say
+    /// which forge it is on. Default `github`.
+    pub forge: ForgeKind,
+    /// `owner/name` on GitHub, `group/…/project` on GitLab.
+    pub repo: String,
+    /// Only PRs opened by one of these logins (compared case-insensitively). Default: anyone.
+    pub authors: Vec<String>,
+    /// Only PRs carrying every one of these labels (compared case-insensitively). Default: any.
+    pub labels: Vec<String>,
+}
+
+impl RepoWatch {
+    /// Whether a PR with this author and these labels passes the filters.
+    pub fn matches(&self, author: Option<&str>, labels: &[String]) -> bool {
+        let author_ok = self.authors.is_empty()
+            || author.is_some_and(|a| self.authors.iter().any(|w| w.eq_ignore_ascii_case(a)));
+        let labels_ok = self
+            .labels
+            .iter()
+            .all(|want| labels.iter().any(|l| l.eq_ignore_ascii_case(want)));
+        author_ok && labels_ok
+    }
+}
+
+/// A job's `policy:` block. `None` means "not set here".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping (the `policy` block)")]
+pub struct JobPolicy {
+    /// The agent (a key of the config's `agents`) that fixes these PRs. Default: none.
+    #[serde(default, deserialize_with = "check::opt_name")]
+    pub agent: Option<String>,
+    /// Send failures on the agent's commits back to it. Default: the config's `pr.auto_fix`.
+    #[serde(default)]
+    pub auto_fix: Option<bool>,
+    /// Addition to the contract: fixes per PR before auto-fix stops. Default: `pr.max_attempts`.
+    #[serde(default, deserialize_with = "check::opt_count")]
+    pub max_attempts: Option<u32>,
+    /// Addition to the contract: `squash | merge | rebase`, or `""` for the first the repository
+    /// allows. Default: `pr.merge_method`.
+    #[serde(default, deserialize_with = "check::opt_merge_method")]
+    #[allow(clippy::option_option, reason = "three states: absent, \"\", a method")]
+    pub merge_method: Option<Option<MergeMethod>>,
+    /// Arm a merge as soon as the PR is watched. Default `false`.
+    #[serde(default)]
+    pub merge_when_ready: Option<bool>,
+    /// Who handles review feedback. Default `owner` (light the `cmt` pill only).
+    #[serde(default)]
+    pub reviews: Option<Handler>,
+    /// Who handles merge conflicts. Default `owner` (light the `cnf` pill only).
+    #[serde(default)]
+    pub conflicts: Option<Handler>,
+    /// When to update a branch that is behind its base. Default `armed`.
+    #[serde(default)]
+    pub update_branch: Option<UpdateBranch>,
+    /// How to update it. Default `merge`.
+    #[serde(default)]
+    pub update_method: Option<UpdateMethod>,
+    /// Labels a PR must carry before a merge is armed. Default none.
+    #[serde(default)]
+    pub required_labels: Option<Vec<String>>,
+    /// Logins whose approval a PR needs before a merge is armed. Default none.
+    #[serde(default)]
+    pub required_approvals_from: Option<Vec<String>>,
+    /// Logins whose feedback may reach the agent, besides the owner and the PR author. Default
+    /// none.
+    #[serde(default)]
+    pub trust: Option<Vec<String>>,
+    /// Arm merges on PRs whose base is not the repository's default branch. Default `false`.
+    #[serde(default)]
+    pub allow_non_default_base: Option<bool>,
+}
+
+/// Who deals with review feedback (`reviews:`) or a merge conflict (`conflicts:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Handler {
+    /// The owner: pr-monitor only lights the pill (`cmt` or `cnf`).
+    Owner,
+    /// The agent: new feedback, or the conflict, is sent to it.
+    Agent,
+}
+
+impl Handler {
+    /// The name as written in YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Handler::Owner => "owner",
+            Handler::Agent => "agent",
+        }
+    }
+}
+
+/// When a branch that is behind its base gets updated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateBranch {
+    /// Only when a merge is armed.
+    Armed,
+    /// Whenever it is behind.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl UpdateBranch {
+    /// The name as written in YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateBranch::Armed => "armed",
+            UpdateBranch::Always => "always",
+            UpdateBranch::Never => "never",
+        }
+    }
+}
+
+/// A notification channel, configured in the config's `notify` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyChannel {
+    /// `notify.email`.
+    Email,
+    /// `notify.slack`.
+    Slack,
+}
+
+impl NotifyChannel {
+    /// The name as written in YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyChannel::Email => "email",
+            NotifyChannel::Slack => "slack",
+        }
+    }
+}
+
+/// What a notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyKind {
+    /// A lit `ci` pill.
+    Ci,
+    /// A guard stopped auto-fix.
+    Guard,
+    /// A merge armed, disarmed or merged.
+    Merge,
+    /// A PR stuck past its timeout.
+    Stuck,
+    /// A watch that keeps erroring.
+    Error,
+    /// A lit `cnf` pill (off by default).
+    Conflict,
+    /// A lit `cmt` pill (off by default).
+    Review,
+}
+
+impl NotifyKind {
+    /// The name as written in YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyKind::Ci => "ci",
+            NotifyKind::Guard => "guard",
+            NotifyKind::Merge => "merge",
+            NotifyKind::Stuck => "stuck",
+            NotifyKind::Error => "error",
+            NotifyKind::Conflict => "conflict",
+            NotifyKind::Review => "review",
+        }
+    }
+
+    /// The kinds notified when a job does not say: `ci, guard, merge, stuck, error`.
+    pub const DEFAULT: [NotifyKind; 5] = [
+        NotifyKind::Ci,
+        NotifyKind::Guard,
+        NotifyKind::Merge,
+        NotifyKind::Stuck,
+        NotifyKind::Error,
+    ];
+}
+
+impl Job {
+    /// Parses and validates one job file's text against `config` (its agents and channels).
+    /// `path` names the file in errors and becomes [`Job::source`].
+    pub fn parse(text: &str, path: &Path, config: &Config) -> Result<Job, ConfigError> {
+        let src = Source { path, text };
+        let Some(mut job) = src.parse::<Job>()? else {
+            return Err(src.error(
+                &[],
+                Target::Value,
+                "the job file is empty; a job needs `name`",
+            ));
+        };
+        job.validate(&src, config)?;
+        job.source = path.to_path_buf();
+        Ok(job)
+    }
+
+    /// Checks what one value cannot check alone: the agent and channels must exist.
+    fn validate(&self, src: &Source<'_>, config: &Config) -> Result<(), ConfigError> {
+        if let Some(agent) = &self.policy.agent
+            && let Err(why) = config.agent(agent)
+        {
+            return Err(src.error(&[Seg::Key("policy"), Seg::Key("agent")], Target::Value, why));
+        }
+        let configured = config.notify.channels();
+        for (i, channel) in self.notify.iter().flatten().enumerate() {
+            if !configured.contains(channel) {
+                return Err(src.error(
+                    &[Seg::Key("notify"), Seg::Index(i)],
+                    Target::Value,
+                    format_args!(
+                        "channel `{}` is not configured in the config's `notify` block",
+                        channel.as_str()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The keys of a watch entry, as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWatch {
+    #[serde(default, deserialize_with = "check::opt_pr_ref")]
+    pr: Option<PrRef>,
+    #[serde(default, deserialize_with = "check::opt_repo")]
+    repo: Option<String>,
+    #[serde(default)]
+    forge: Option<ForgeKind>,
+    #[serde(default)]
+    authors: Option<Vec<String>>,
+    #[serde(default)]
+    labels: Option<Vec<String>>,
+}
+
+impl RawWatch {
+    fn into_watch(self) -> Result<Watch, String> {
+        match (self.pr, self.repo) {
+            (Some(_), Some(_)) => Err("a watch entry has `pr:` or `repo:`, not both".to_owned()),
+            (Some(pr), None) => {
+                if self.forge.is_some() || self.authors.is_some() || self.labels.is_some() {
+                    Err(
+                        "`forge`, `authors` and `labels` go with `repo:`, not with `pr:`"
+                            .to_owned(),
+                    )
+                } else {
+                    Ok(Watch::Pr(pr))
+                }
+            }
+            (None, Some(repo)) => {
+                let forge = self.forge.unwrap_or(ForgeKind::GitHub);
+                if forge == ForgeKind::GitHub && repo.split('/').count() != 2 {
+                    return Err(format!(
+                        "`{repo}` is not a GitHub repository (OWNER/NAME); \
+                         add `forge: gitlab` for a GitLab project"
+                    ));
+                }
+                Ok(Watch::Repo(RepoWatch {
+                    forge,
+                    repo,
+                    authors: self.authors.unwrap_or_default(),
+                    labels: self.labels.unwrap_or_default(),
+                }))
+            }
+            (None, None) => Err("a watch entry needs `pr: PR` or `repo: OWNER/NAME`".to_owned()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Watch {
+    /// Reads the entry's keys with serde_yaml still in charge (so a bad key or value keeps its
+    /// own position), then checks the combination; an error in the combination points at the
+    /// entry.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Watch;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping with `pr:` or `repo:`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Watch, A::Error> {
+                let raw = RawWatch::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                raw.into_watch().map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn repo_watch(authors: &[&str], labels: &[&str]) -> RepoWatch {
+        RepoWatch {
+            forge: ForgeKind::GitHub,
+            repo: "octo/app".into(),
+            authors: authors.iter().map(|s| (*s).to_owned()).collect(),
+            labels: labels.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn repo_filters_need_one_author_and_every_label() {
+        let labels = |ls: &[&str]| ls.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let cases = [
+            (repo_watch(&[], &[]), None, labels(&[]), true),
+            (
+                repo_watch(&["octocat"], &[]),
+                Some("OctoCat"),
+                labels(&[]),
+                true,
+            ),
+            (
+                repo_watch(&["octocat"], &[]),
+                Some("other"),
+                labels(&[]),
+                false,
+            ),
+            (repo_watch(&["octocat"], &[]), None, labels(&[]), false),
+            (
+                repo_watch(&[], &["automerge"]),
+                None,
+                labels(&["AutoMerge", "x"]),
+                true,
+            ),
+            (
+                repo_watch(&[], &["automerge", "ready"]),
+                None,
+                labels(&["automerge"]),
+                false,
+            ),
+        ];
+        for (watch, author, labels, want) in cases {
+            assert_eq!(
+                watch.matches(author, &labels),
+                want,
+                "{watch:?} {author:?} {labels:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_agree_with_serde() {
+        fn serde_name<T: Serialize>(v: T) -> String {
+            serde_json::to_string(&v)
+                .unwrap()
+                .trim_matches('"')
+                .to_owned()
+        }
+        for h in [Handler::Owner, Handler::Agent] {
+            assert_eq!(h.as_str(), serde_name(h));
+        }
+        for u in [
+            UpdateBranch::Armed,
+            UpdateBranch::Always,
+            UpdateBranch::Never,
+        ] {
+            assert_eq!(u.as_str(), serde_name(u));
+        }
+        for m in [UpdateMethod::Merge, UpdateMethod::Rebase] {
+            assert_eq!(m.to_string(), serde_name(m));
+        }
+        for c in [NotifyChannel::Email, NotifyChannel::Slack] {
+            assert_eq!(c.as_str(), serde_name(c));
+        }
+        let kinds = [
+            NotifyKind::Ci,
+            NotifyKind::Guard,
+            NotifyKind::Merge,
+            NotifyKind::Stuck,
+            NotifyKind::Error,
+            NotifyKind::Conflict,
+            NotifyKind::Review,
+        ];
+        for k in kinds {
+            assert_eq!(k.as_str(), serde_name(k));
+        }
+    }
+
+    #[test]
+    fn default_notify_kinds_are_the_contracts() {
+        let names: Vec<String> = NotifyKind::DEFAULT
+            .iter()
+            .map(|k| {
+                serde_json::to_string(k)
+                    .unwrap()
+                    .trim_matches('"')
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(names, ["ci", "guard", "merge", "stuck", "error"]);
+    }
+}

@@ -1,0 +1,238 @@
+//! Reconcile merge (seed 000 "Merge when ready", seed 002 step 3): while armed, re-arm the
+//! forge's auto-merge every tick, or merge once itself where the forge cannot; update a
+//! behind branch when it is this PR's turn; disarm on a foreign push or a base change.
+//! Never approves, never merges what the owner did not arm.
+
+use crate::checks::Verdict;
+use crate::config::{NotifyKind, UpdateBranch};
+use crate::decide::{Action, Condition, Context, Draft};
+use crate::model::{MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
+use crate::watch::{MergeVia, Watch};
+
+/// The method to merge with: the configured one when the repo allows it, else the first the
+/// repo allows of squash, merge, rebase.
+pub fn method(preferred: Option<MergeMethod>, allowed: &[MergeMethod]) -> Option<MergeMethod> {
+    preferred.filter(|m| allowed.contains(m)).or_else(|| {
+        MergeMethod::PREFERENCE
+            .into_iter()
+            .find(|m| allowed.contains(m))
+    })
+}
+
+/// Why an armed merge cannot apply to this PR at all, if it cannot.
+pub fn arming_refusal(snap: &Snapshot, allow_non_default_base: bool) -> Option<String> {
+    (!allow_non_default_base && !snap.repo.default_branch.is_empty() && snap.base_ref != snap.repo.default_branch).then(|| {
+        format!(
+            "its base `{}` is not the default branch `{}` (a job may set allow_non_default_base)",
+            snap.base_ref, snap.repo.default_branch
+        )
+    })
+}
+
+/// Whether the PR is ready for pr-monitor to merge it itself: checks green on this head, no
+/// conflict, mergeable, approvals as required, not a draft.
+pub fn ready(snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
+    let green = matches!(cond.verdict, Verdict::Passed | Verdict::NoChecks);
+    let changes_requested = effective_decision(snap) == Some(ReviewState::ChangesRequested);
+    let labels = ctx
+        .policy
+        .required_labels
+        .iter()
+        .all(|l| snap.labels.contains(l));
+    let approvals = ctx.policy.required_approvals_from.iter().all(|who| {
+        snap.reviews
+            .iter()
+            .any(|r| r.state == ReviewState::Approved && r.author.as_deref() == Some(who.as_str()))
+    });
+    let blocked = matches!(
+        snap.merge_state,
+        MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
+    );
+    green
+        && !snap.draft
+        && !cond.conflict
+        && !changes_requested
+        && labels
+        && approvals
+        && !blocked
+        && snap.mergeable == Mergeable::Mergeable
+}
+
+/// Latest review per reviewer; a later APPROVED supersedes an earlier CHANGES_REQUESTED;
+/// COMMENTED does not override.
+pub fn effective_decision(snap: &Snapshot) -> Option<ReviewState> {
+    let mut latest: std::collections::BTreeMap<&str, (Option<crate::model::Instant>, ReviewState)> =
+        Default::default();
+    for r in &snap.reviews {
+        if !matches!(
+            r.state,
+            ReviewState::Approved | ReviewState::ChangesRequested | ReviewState::Dismissed
+        ) {
+            continue;
+        }
+        let who = r.author.as_deref().unwrap_or("");
+        let at = r.submitted_at;
+        if latest.get(who).is_none_or(|(t, _)| at >= *t) {
+            latest.insert(who, (at, r.state));
+        }
+    }
+    let states: Vec<ReviewState> = latest.into_values().map(|(_, s)| s).collect();
+    if states.contains(&ReviewState::ChangesRequested) {
+        Some(ReviewState::ChangesRequested)
+    } else if states.contains(&ReviewState::Approved) {
+        Some(ReviewState::Approved)
+    } else {
+        None
+    }
+}
+
+fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
+    d.status.merge_armed = false;
+    d.status.merge_via = None;
+    d.status.armed_at = None;
+    d.status.memory.update_requested_for = None;
+    d.status.memory.holds_update_turn = false;
+    if snap.auto_merge_enabled && d.status.memory.auto_merge_enabled_once {
+        d.actions.push(Action::DisableAutoMerge);
+    }
+    d.note(format!("merge disarmed: {reason}"), None);
+    d.notify(NotifyKind::Merge, "disarmed", reason.to_owned());
+}
+
+/// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
+pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
+    match snap.state {
+        crate::model::PrState::Merged if watch.status.state != crate::model::PrState::Merged => {
+            d.notify(NotifyKind::Merge, "merged", snap.url.clone());
+        }
+        crate::model::PrState::Closed if watch.status.merge_armed => {
+            d.status.merge_armed = false;
+            d.status.merge_via = None;
+            d.note("merge disarmed: the PR closed", None);
+            d.notify(
+                NotifyKind::Merge,
+                "disarmed",
+                "the PR closed without merging",
+            );
+        }
+        _ => {}
+    }
+    d.status.memory.update_requested_for = None;
+    d.status.memory.holds_update_turn = false;
+}
+
+pub(super) fn reconcile(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+) {
+    d.status.memory.behind = cond.behind;
+    if !d.status.merge_armed {
+        update_branch(d, snap, cond, ctx, false);
+        return;
+    }
+    if let Some(reason) = arming_refusal(snap, ctx.policy.allow_non_default_base) {
+        disarm(d, snap, &format!("not armed: {reason}"));
+        return;
+    }
+    if cond.new_head && watch.status.head_sha.is_some() {
+        // pr-monitor's own branch update moved the head: never a reason to disarm.
+        let own = watch.status.memory.update_requested_for.is_some()
+            && watch.status.memory.update_requested_for == watch.status.head_sha;
+        if !own && !cond.agent_commit {
+            let by = snap.head.author_login.as_deref().unwrap_or("someone else");
+            disarm(
+                d,
+                snap,
+                &format!("{by} pushed a new head {}", snap.head.sha.short()),
+            );
+            return;
+        }
+    }
+    if cond.new_head {
+        d.status.memory.update_requested_for = None;
+    }
+    let Some(method) = method(ctx.policy.merge_method, &snap.repo.allowed_methods) else {
+        d.note("cannot merge: the repository allows no merge method", None);
+        return;
+    };
+    let is_ready = ready(snap, cond, ctx);
+    let via = if snap.repo.auto_merge_allowed {
+        MergeVia::AutoMerge
+    } else {
+        MergeVia::SelfMerge
+    };
+    if d.status.merge_via != Some(via) {
+        d.note(
+            format!("merge via {} ({})", via.as_str(), method.as_str()),
+            None,
+        );
+        d.status.merge_via = Some(via);
+    }
+    let untried = d.status.memory.merge_attempted_for.as_ref() != Some(&snap.head.sha);
+    match via {
+        MergeVia::AutoMerge if !snap.auto_merge_enabled && !snap.draft => {
+            if d.status.memory.auto_merge_enabled_once {
+                d.note("auto-merge was found disabled; enabling it again", None);
+            }
+            d.status.memory.auto_merge_enabled_once = true;
+            let merge_if_clean = (is_ready && untried).then(|| snap.head.sha.clone());
+            if merge_if_clean.is_some() {
+                d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
+            }
+            d.actions.push(Action::EnableAutoMerge {
+                method,
+                merge_if_clean,
+            });
+        }
+        MergeVia::AutoMerge => {}
+        MergeVia::SelfMerge => {
+            if is_ready && untried {
+                d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
+                d.actions.push(Action::Merge {
+                    sha: snap.head.sha.clone(),
+                    method,
+                });
+                d.note(
+                    format!("merging {} ({})", snap.head.sha.short(), method.as_str()),
+                    None,
+                );
+            }
+        }
+    }
+    update_branch(d, snap, cond, ctx, true);
+}
+
+/// Clean but stale: update a behind branch, per the policy, when it is this PR's turn.
+fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>, armed: bool) {
+    let wanted = match ctx.policy.update_branch {
+        UpdateBranch::Never => false,
+        UpdateBranch::Armed => armed && ctx.update_turn,
+        UpdateBranch::Always => !armed || ctx.update_turn,
+    };
+    let green_enough = !matches!(cond.verdict, Verdict::Failed { .. });
+    if !wanted || !cond.behind || cond.conflict || !green_enough || snap.draft {
+        return;
+    }
+    if d.status.memory.update_requested_for.as_ref() == Some(&snap.head.sha) {
+        return;
+    }
+    d.status.memory.update_requested_for = Some(snap.head.sha.clone());
+    d.status.memory.holds_update_turn = armed;
+    d.actions.push(Action::UpdateBranch {
+        expected_head: snap.head.sha.clone(),
+        method: ctx.policy.update_method,
+    });
+    d.note(
+        format!(
+            "updating the branch: {} behind {} ({})",
+            snap.behind_by
+                .map_or("some".into(), |b| format!("{b} commit(s)")),
+            snap.base_ref,
+            ctx.policy.update_method.as_str()
+        ),
+        None,
+    );
+}

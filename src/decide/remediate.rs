@@ -1,0 +1,419 @@
+//! Remediate (seed 000): the failure table, the guards, clearing, conflicts and review
+//! feedback. Appends to the draft plan; never does I/O.
+
+use crate::checks::Verdict;
+use crate::config::{Handler, NotifyKind};
+use crate::decide::{Action, AgentRequest, Condition, Context, Draft, MessageKind};
+use crate::feedback;
+use crate::model::{FailedCheck, Snapshot};
+use crate::watch::{FixInFlight, Watch, Why};
+
+pub(super) fn remediate(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+) {
+    if cond.new_head {
+        new_head(d, snap);
+    }
+    fix_over_without_commit(d, snap, ctx);
+
+    let had_conflict = watch.status.pills.cnf;
+    d.status.pills.cnf = cond.conflict;
+    if cond.conflict {
+        if !had_conflict {
+            d.note(format!("cnf lit: conflicts with {}", snap.base_ref), None);
+            d.notify(
+                NotifyKind::Conflict,
+                format!("merge conflicts with {}", snap.base_ref),
+                snap.url.clone(),
+            );
+        }
+        if ctx.policy.conflicts == Handler::Agent
+            && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
+        {
+            if let Some(agent) = ctx.policy.agent.clone() {
+                d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
+                send(
+                    d,
+                    snap,
+                    ctx,
+                    &agent,
+                    MessageKind::Conflict,
+                    Why::FixSent,
+                    Vec::new(),
+                    Vec::new(),
+                );
+                d.note(
+                    format!("sent the conflict with {} to {agent}", snap.base_ref),
+                    None,
+                );
+            }
+        }
+    } else {
+        if had_conflict {
+            d.note("cnf cleared", None);
+        }
+        checks(d, snap, cond, ctx);
+    }
+    reviews(d, watch, snap, cond, ctx);
+}
+
+/// Clearing: a new head's checks start, so `ci` and `ci…` clear; a fix in flight on the old
+/// head ended with a commit.
+fn new_head(d: &mut Draft, snap: &Snapshot) {
+    if d.status.pills.ci || d.status.pills.ci_fixing {
+        d.note("ci cleared: a new head's checks start", None);
+    }
+    d.status.pills.ci = false;
+    d.status.pills.ci_fixing = false;
+    d.status.why = None;
+    if d.status
+        .memory
+        .fix
+        .as_ref()
+        .is_some_and(|f| f.head_sha != snap.head.sha)
+    {
+        d.status.memory.fix = None;
+    }
+}
+
+/// Guard: the fix is over (the agent said done, or the timeout passed) and the head has not
+/// moved.
+fn fix_over_without_commit(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
+    let Some(fix) = d.status.memory.fix.clone() else {
+        return;
+    };
+    let timed_out = (ctx.now - fix.sent_at).num_seconds()
+        >= i64::try_from(ctx.policy.fix_timeout_sec).unwrap_or(i64::MAX);
+    if fix.head_sha == snap.head.sha && (fix.done_at.is_some() || timed_out) {
+        d.status.memory.fix = None;
+        stop(
+            d,
+            Why::NoNewCommit,
+            "auto-fix stopped: the last fix pushed no new commit",
+        );
+    }
+}
+
+fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
+    match &cond.verdict {
+        Verdict::AwaitingChecks | Verdict::Running { .. } => {}
+        Verdict::Passed | Verdict::NoChecks => {
+            if d.status.pills.ci || d.status.pills.ci_fixing {
+                d.note("ci cleared: checks passed", None);
+            }
+            if d.status.attempts > 0 {
+                d.note(
+                    format!("attempts reset after {} fix(es)", d.status.attempts),
+                    None,
+                );
+            }
+            d.status.pills.ci = false;
+            d.status.pills.ci_fixing = false;
+            d.status.why = None;
+            d.status.attempts = 0;
+            let m = &mut d.status.memory;
+            m.fix = None;
+            m.handled_failure = None;
+            m.last_fix_fingerprint = None;
+        }
+        Verdict::Failed { failed } => {
+            let key = failure_key(snap, failed);
+            if !ctx.fix_asked && d.status.memory.handled_failure.as_deref() == Some(key.as_str()) {
+                return;
+            }
+            d.status.memory.handled_failure = Some(key);
+            failure_table(d, snap, cond, ctx, failed);
+        }
+    }
+}
+
+/// Identifies one failure on one head: a re-run's failure is a new one.
+fn failure_key(snap: &Snapshot, failed: &[String]) -> String {
+    let mut parts: Vec<String> = failed.to_vec();
+    for f in &snap.failed_logs {
+        parts.push(format!(
+            "{}#{}@{}",
+            f.name,
+            f.job_id.unwrap_or(0),
+            f.completed_at.map(|t| t.timestamp()).unwrap_or(0)
+        ));
+    }
+    format!("{}:{}", snap.head.sha, parts.join(","))
+}
+
+/// Names the failure for a headline: `lint failed`, `lint, test failed`.
+fn headline(failed: &[String]) -> String {
+    format!("{} failed", failed.join(", "))
+}
+
+fn failure_table(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    failed: &[String],
+) {
+    let policy = ctx.policy;
+    if ctx.fix_asked {
+        if let Some(agent) = policy.agent.clone() {
+            send_fix(d, snap, ctx, &agent, Why::FixAsked, failed);
+        }
+        return;
+    }
+    let logs = &snap.failed_logs;
+    let all_infra = !logs.is_empty()
+        && logs.len() == failed.len()
+        && logs.iter().all(|f| f.classification.is_infra());
+    if all_infra {
+        let keys: Vec<String> = logs
+            .iter()
+            .map(|f| format!("{}:{}", snap.head.sha, f.name))
+            .collect();
+        let mut run_ids: Vec<u64> = logs.iter().filter_map(|f| f.run_id).collect();
+        run_ids.sort_unstable();
+        run_ids.dedup();
+        let already = keys
+            .iter()
+            .any(|k| d.status.memory.infra_reruns.contains(k));
+        if !already && !run_ids.is_empty() {
+            let evidence: Vec<String> = logs
+                .iter()
+                .filter_map(|f| match &f.classification {
+                    crate::flake::Classification::Infra { evidence } => {
+                        Some(format!("{}: {evidence}", f.name))
+                    }
+                    crate::flake::Classification::Real => None,
+                })
+                .collect();
+            d.status.memory.infra_reruns.extend(keys);
+            d.actions.push(Action::RerunFailed { run_ids });
+            d.status.why = Some(Why::InfraRerun);
+            d.note(
+                format!("re-ran {} for infrastructure reasons", failed.join(", ")),
+                Some(&evidence.join("; ")),
+            );
+            return;
+        }
+        light_ci(d, failed, Why::InfraAgain);
+        return;
+    }
+    let agent = policy.agent.clone().filter(|_| cond.agent_commit);
+    let Some(agent) = agent else {
+        light_ci(d, failed, Why::NotAgentCommit);
+        return;
+    };
+    if !policy.auto_fix {
+        light_ci(d, failed, Why::AutoFixOff);
+    } else if d.status.attempts >= policy.max_attempts {
+        stop(
+            d,
+            Why::MaxAttempts,
+            &format!(
+                "auto-fix stopped after {} attempts; {}",
+                d.status.attempts,
+                headline(failed)
+            ),
+        );
+    } else if d.status.memory.last_fix_fingerprint.as_deref()
+        == Some(fingerprint(failed, logs).as_str())
+    {
+        stop(
+            d,
+            Why::SameFailure,
+            &format!(
+                "auto-fix stopped: the same failure came back ({})",
+                headline(failed)
+            ),
+        );
+    } else {
+        send_fix(d, snap, ctx, &agent, Why::FixSent, failed);
+    }
+}
+
+/// Lights `ci` for the owner with `why`, and tells them.
+fn light_ci(d: &mut Draft, failed: &[String], why: Why) {
+    d.status.pills.ci = true;
+    d.status.pills.ci_fixing = false;
+    d.status.why = Some(why);
+    d.note(format!("ci lit: {}", headline(failed)), Some(why.as_str()));
+    d.notify(
+        NotifyKind::Ci,
+        headline(failed),
+        why.explain(d.status.attempts),
+    );
+}
+
+/// A guard stops auto-fix: lights `ci`, records why, tells the owner once.
+fn stop(d: &mut Draft, why: Why, headline: &str) {
+    d.status.pills.ci = true;
+    d.status.pills.ci_fixing = false;
+    d.status.why = Some(why);
+    d.note(headline.to_owned(), Some(why.as_str()));
+    d.notify(
+        NotifyKind::Guard,
+        headline.to_owned(),
+        why.explain(d.status.attempts),
+    );
+}
+
+fn send_fix(
+    d: &mut Draft,
+    snap: &Snapshot,
+    ctx: &Context<'_>,
+    agent: &str,
+    why: Why,
+    failed: &[String],
+) {
+    let checks: Vec<FailedCheck> = snap.failed_logs.iter().take(5).cloned().collect();
+    d.status.attempts += 1;
+    d.status.pills.ci = false;
+    d.status.pills.ci_fixing = true;
+    d.status.why = Some(why);
+    d.status.memory.last_fix_fingerprint = Some(fingerprint(failed, &snap.failed_logs));
+    let id = send(
+        d,
+        snap,
+        ctx,
+        agent,
+        MessageKind::CiFailure,
+        why,
+        checks,
+        Vec::new(),
+    );
+    d.status.memory.fix = Some(FixInFlight {
+        message_id: id,
+        head_sha: snap.head.sha.clone(),
+        sent_at: ctx.now,
+        done_at: None,
+    });
+    d.note(
+        format!(
+            "sent {} to {agent} (attempt {})",
+            headline(failed),
+            d.status.attempts
+        ),
+        Some(why.as_str()),
+    );
+}
+
+/// Queues a message to the agent; returns its id.
+#[allow(clippy::too_many_arguments)]
+fn send(
+    d: &mut Draft,
+    snap: &Snapshot,
+    ctx: &Context<'_>,
+    agent: &str,
+    kind: MessageKind,
+    reason: Why,
+    checks: Vec<FailedCheck>,
+    feedback: Vec<crate::decide::Feedback>,
+) -> String {
+    let kind_word = match kind {
+        MessageKind::CiFailure => "ci",
+        MessageKind::ReviewFeedback => "review",
+        MessageKind::Conflict => "conflict",
+    };
+    let id = format!(
+        "{}-{}-{}-{kind_word}-{}",
+        snap.pr.repo.replace('/', "-"),
+        snap.pr.number,
+        snap.head.sha.short(),
+        ctx.now.timestamp()
+    );
+    d.status.memory.agent_activity_at = Some(ctx.now);
+    d.actions.push(Action::SendToAgent(AgentRequest {
+        id: id.clone(),
+        agent: agent.to_owned(),
+        kind,
+        reason,
+        checks,
+        feedback,
+    }));
+    id
+}
+
+/// Failed names plus their log tails with numbers and hashes normalised away: the same
+/// failure with the same logs has the same fingerprint across heads.
+pub(crate) fn fingerprint(failed: &[String], logs: &[FailedCheck]) -> String {
+    let mut text = failed.join("\n");
+    for f in logs {
+        text.push('\n');
+        text.push_str(&f.name);
+        let mut last_digit = false;
+        for c in f.log_tail.chars() {
+            let digit = c.is_ascii_digit();
+            if !(digit && last_digit) {
+                text.push(if digit { '0' } else { c });
+            }
+            last_digit = digit;
+        }
+    }
+    // FNV-1a, 64 bit: stable across builds, unlike std's hasher.
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// Review feedback: `cmt` counts unresolved threads; with `reviews: agent`, new items from
+/// allowed authors go to the agent once each.
+fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
+    let before = watch.status.pills.cmt;
+    d.status.pills.cmt = cond.unresolved_threads;
+    if cond.unresolved_threads != before {
+        d.note(
+            format!(
+                "cmt: {} unresolved review thread(s)",
+                cond.unresolved_threads
+            ),
+            None,
+        );
+        if cond.unresolved_threads > before && ctx.policy.reviews == Handler::Owner {
+            d.notify(
+                NotifyKind::Review,
+                format!("{} unresolved review thread(s)", cond.unresolved_threads),
+                snap.url.clone(),
+            );
+        }
+    }
+    if ctx.policy.reviews != Handler::Agent {
+        return;
+    }
+    let Some(agent) = ctx.policy.agent.clone() else {
+        return;
+    };
+    let allowed = |author: &Option<String>| {
+        author.as_deref().is_some_and(|a| {
+            a == ctx.owner
+                || Some(a) == snap.author.as_deref()
+                || ctx.policy.trust.iter().any(|t| t == a)
+        })
+    };
+    let new: Vec<_> = feedback::items(snap, ctx.agent_logins)
+        .into_iter()
+        .filter(|f| feedback::is_new(f, ctx.seen) && allowed(&f.author))
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    d.seen.extend(feedback::seen_rows(&new));
+    let n = new.len();
+    send(
+        d,
+        snap,
+        ctx,
+        &agent,
+        MessageKind::ReviewFeedback,
+        Why::FixSent,
+        Vec::new(),
+        new,
+    );
+    d.note(
+        format!("sent {n} piece(s) of review feedback to {agent}"),
+        None,
+    );
+}

@@ -1,0 +1,268 @@
+//! Applies a plan's actions: forge writes now, messages into the outbox (delivered after the
+//! tick's transaction commits). Outcomes the plan could not know (a conflict found on update,
+//! a forge that refuses auto-merge because the PR is already clean) adjust the PR's state here,
+//! each for what it means, and are recorded in its history.
+
+use crate::config::{Config, NotifyKind, Policy};
+use crate::decide::{Action, Notice, Plan};
+use crate::forge::{Forge, ForgeError};
+use crate::model::{Instant, MergeMethod, Sha, Snapshot};
+use crate::report;
+use crate::store::OutboxMessage;
+use crate::watch::{HistoryEntry, MergeVia, WatchStatus};
+
+/// What applying a plan produced besides the plan itself.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub history: Vec<HistoryEntry>,
+    pub outbox: Vec<OutboxMessage>,
+    /// A forge write whose failure leaves the PR's tick incomplete.
+    pub error: Option<String>,
+}
+
+/// The facts `apply` needs besides the plan.
+#[derive(Debug)]
+pub struct Env<'a> {
+    pub config: &'a Config,
+    pub policy: &'a Policy,
+    pub owner: &'a str,
+    pub now: Instant,
+    pub dry_run: bool,
+}
+
+/// Applies `plan` (mutating its status where outcomes demand) and returns what else happened.
+pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>) -> Applied {
+    let mut out = Applied::default();
+    let actions = std::mem::take(&mut plan.actions);
+    let mut notices = Vec::new();
+    for action in &actions {
+        if env.dry_run {
+            continue;
+        }
+        match action {
+            Action::Notify(n) => notices.push(n.clone()),
+            Action::SendToAgent(req) => {
+                let payload = report::agent_message(req, snap, env.owner, env.now);
+                out.outbox.push(OutboxMessage {
+                    id: req.id.clone(),
+                    pr: snap.pr.url(),
+                    channel: format!("inbox:{}", req.agent),
+                    kind: payload["kind"].as_str().unwrap_or_default().to_owned(),
+                    subject: report::subject(
+                        &snap.pr,
+                        &format!(
+                            "{} for {}",
+                            payload["kind"].as_str().unwrap_or(""),
+                            req.agent
+                        ),
+                    ),
+                    payload: payload.to_string(),
+                    created_at: env.now,
+                });
+            }
+            Action::RerunFailed { run_ids } => {
+                for run in run_ids {
+                    if let Err(e) = forge.rerun_failed(&snap.pr, *run) {
+                        note(
+                            &mut out,
+                            env.now,
+                            format!("re-run of workflow run {run} failed: {e}"),
+                        );
+                    }
+                }
+            }
+            Action::UpdateBranch {
+                expected_head,
+                method,
+            } => match forge.update_branch(snap, expected_head, *method) {
+                Ok(()) => note(
+                    &mut out,
+                    env.now,
+                    format!("branch update requested ({method})"),
+                ),
+                Err(ForgeError::Conflict(msg)) if msg.to_ascii_lowercase().contains("conflict") => {
+                    plan.status.pills.cnf = true;
+                    plan.status.memory.holds_update_turn = false;
+                    note(
+                        &mut out,
+                        env.now,
+                        format!("cnf lit: the branch update found a conflict ({msg})"),
+                    );
+                    notices.push(Notice {
+                        kind: NotifyKind::Conflict,
+                        headline: format!("merge conflicts with {}", snap.base_ref),
+                        detail: msg,
+                    });
+                }
+                Err(e) => {
+                    plan.status.memory.update_requested_for = None;
+                    note(&mut out, env.now, format!("branch update not done: {e}"));
+                    incomplete(&mut out, &e);
+                }
+            },
+            Action::EnableAutoMerge {
+                method,
+                merge_if_clean,
+            } => {
+                enable_auto_merge(
+                    forge,
+                    snap,
+                    plan,
+                    env,
+                    *method,
+                    merge_if_clean.as_ref(),
+                    &mut out,
+                );
+            }
+            Action::DisableAutoMerge => {
+                if let Err(e) = forge.disable_auto_merge(snap) {
+                    note(
+                        &mut out,
+                        env.now,
+                        format!("could not disable auto-merge: {e}"),
+                    );
+                }
+            }
+            Action::Merge { sha, method } => merge(forge, snap, plan, env, sha, *method, &mut out),
+        }
+    }
+    plan.actions = actions;
+    for n in notices {
+        out.outbox
+            .extend(notice_messages(env, snap, &plan.status, &n));
+    }
+    out
+}
+
+fn note(out: &mut Applied, now: Instant, what: String) {
+    out.history.push(HistoryEntry {
+        at: now,
+        what,
+        why: None,
+    });
+}
+
+/// A transient failure of a write leaves the tick incomplete (exit 1, retried next tick).
+fn incomplete(out: &mut Applied, e: &ForgeError) {
+    if matches!(
+        e,
+        ForgeError::Transient(_) | ForgeError::Unreachable(_) | ForgeError::RateLimited { .. }
+    ) {
+        out.error = Some(e.to_string());
+    }
+}
+
+fn enable_auto_merge(
+    forge: &dyn Forge,
+    snap: &Snapshot,
+    plan: &mut Plan,
+    env: &Env<'_>,
+    method: MergeMethod,
+    merge_if_clean: Option<&Sha>,
+    out: &mut Applied,
+) {
+    match forge.enable_auto_merge(snap, method) {
+        Ok(()) => note(
+            out,
+            env.now,
+            format!("auto-merge enabled ({})", method.as_str()),
+        ),
+        Err(ForgeError::Refused(msg)) => {
+            let lower = msg.to_ascii_lowercase();
+            // Each refusal for what it means: nothing left to wait for (clean, or unstable
+            // with no required checks), or no auto-merge on this repo/branch at all.
+            let merge_directly = lower.contains("clean status")
+                || lower.contains("unstable status")
+                || lower.contains("not allowed")
+                || lower.contains("protected branch rules not configured");
+            if lower.contains("not allowed")
+                || lower.contains("protected branch rules not configured")
+            {
+                plan.status.merge_via = Some(MergeVia::SelfMerge);
+            }
+            note(out, env.now, format!("the forge refused auto-merge: {msg}"));
+            match merge_if_clean {
+                Some(sha) if merge_directly => merge(forge, snap, plan, env, sha, method, out),
+                _ => {
+                    // Not ready yet: try again next tick rather than merging blind.
+                    plan.status.memory.merge_attempted_for = None;
+                }
+            }
+        }
+        Err(e) => {
+            plan.status.memory.merge_attempted_for = None;
+            note(out, env.now, format!("enabling auto-merge failed: {e}"));
+            incomplete(out, &e);
+        }
+    }
+}
+
+/// Merges once, guarded by the head sha. A failure whose outcome is unknown is never retried
+/// here: the next tick re-reads the PR first (a 500 can merge and still report failure).
+fn merge(
+    forge: &dyn Forge,
+    snap: &Snapshot,
+    plan: &mut Plan,
+    env: &Env<'_>,
+    sha: &Sha,
+    method: MergeMethod,
+    out: &mut Applied,
+) {
+    match forge.merge(&snap.pr, sha, method) {
+        Ok(()) => note(
+            out,
+            env.now,
+            format!("merged {} ({})", sha.short(), method.as_str()),
+        ),
+        Err(
+            e @ (ForgeError::Transient(_)
+            | ForgeError::Unreachable(_)
+            | ForgeError::RateLimited { .. }),
+        ) => {
+            plan.status.memory.merge_attempted_for = None;
+            note(
+                out,
+                env.now,
+                format!("merge outcome unknown ({e}); the PR is re-read before any retry"),
+            );
+            incomplete(out, &e);
+        }
+        Err(e) => note(out, env.now, format!("merge refused: {e}")),
+    }
+}
+
+/// The owner's messages for one notice, one per channel the policy routes it to.
+pub fn notice_messages(
+    env: &Env<'_>,
+    snap: &Snapshot,
+    status: &WatchStatus,
+    notice: &Notice,
+) -> Vec<OutboxMessage> {
+    if !env.policy.notify_on.contains(&notice.kind) {
+        return Vec::new();
+    }
+    let payload = report::notice_payload(notice, snap, &status.pills);
+    let subject = payload["subject"].as_str().unwrap_or_default().to_owned();
+    let configured = env.config.notify.channels();
+    env.policy
+        .notify
+        .iter()
+        .filter(|c| configured.contains(c))
+        .map(|channel| OutboxMessage {
+            id: format!(
+                "{}-{}-{}-{}-{}",
+                snap.pr.repo.replace('/', "-"),
+                snap.pr.number,
+                report::notice_kind(notice),
+                channel.as_str(),
+                env.now.timestamp()
+            ),
+            pr: snap.pr.url(),
+            channel: channel.as_str().to_owned(),
+            kind: report::notice_kind(notice).to_owned(),
+            subject: subject.clone(),
+            payload: payload.to_string(),
+            created_at: env.now,
+        })
+        .collect()
+}
