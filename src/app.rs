@@ -11,7 +11,9 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand, OnOff, RunArgs, WatchCommand};
+use crate::cli::{
+    Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
+};
 use crate::config::{Config, Policy};
 use crate::forge::Forge;
 use crate::forge::github::GitHub;
@@ -85,6 +87,8 @@ pub struct App {
     pub config: Config,
     pub store: Store,
     pub now: Instant,
+    /// `--now` was given: the clock stands still (replays and tests).
+    pub clock_fixed: bool,
     pub json: bool,
     pub forges: Forges,
 }
@@ -107,7 +111,7 @@ impl App {
 
 /// The program: parse, run, print the error once, return the exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(crate::cli::normalize_args(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -136,7 +140,7 @@ fn parse_now(now: Option<&str>) -> Result<Instant> {
     }
 }
 
-fn parse_pr(s: &str) -> Result<PrRef> {
+pub(crate) fn parse_pr(s: &str) -> Result<PrRef> {
     s.parse::<PrRef>().map_err(usage)
 }
 
@@ -157,6 +161,7 @@ fn run(cli: Cli) -> Result<u8> {
         config,
         store,
         now,
+        clock_fixed: cli.now.is_some(),
         json: cli.json,
         forges: Forges::default(),
     };
@@ -165,6 +170,31 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Run(args) => run_tick(&mut app, &args),
         Command::Status { pr } => status(&app, pr.as_deref()),
         Command::Config(ConfigCommand::Check) => config_check(&app.config, app.json),
+        Command::Daemon => crate::schedule::daemon(&mut app),
+        Command::Check(args) => crate::check::command(&mut app, &args),
+        Command::Fix { pr } => crate::owner::fix(&mut app, &parse_pr(&pr)?),
+        Command::Rerun { pr } => crate::owner::rerun(&mut app, &parse_pr(&pr)?),
+        Command::Merge(args) => {
+            let how = if args.when_ready {
+                crate::owner::MergeRequest::WhenReady
+            } else if args.cancel {
+                crate::owner::MergeRequest::Cancel
+            } else {
+                crate::owner::MergeRequest::Now
+            };
+            crate::owner::merge(&mut app, &parse_pr(&args.pr)?, how)
+        }
+        Command::Inbox(InboxCommand::Done { id, note }) => {
+            crate::agent_cli::inbox_done(&mut app, &id, note.as_deref())
+        }
+        Command::Thread(ThreadCommand::Reply {
+            pr,
+            thread,
+            body_file,
+        }) => crate::agent_cli::reply(&mut app, &parse_pr(&pr)?, &thread, &body_file),
+        Command::Thread(ThreadCommand::Resolve { pr, thread }) => {
+            crate::agent_cli::resolve(&mut app, &parse_pr(&pr)?, &thread)
+        }
     }
 }
 
@@ -300,6 +330,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         },
         force: args.force,
         dry_run: args.dry_run,
+        ..RunOptions::default()
     };
     let summary = tick::run(app, &opts).context("the tick could not run")?;
     print_summary(app, &summary);

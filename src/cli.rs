@@ -43,6 +43,121 @@ pub enum Command {
     /// Configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Long-running: cron-scheduled sweeps until SIGTERM or SIGINT.
+    Daemon,
+    /// The focused PR payload; works without a database.
+    Check(CheckArgs),
+    /// Send the current failure to the agent now, whoever made the commit and whatever the guards say.
+    Fix {
+        #[arg(value_name = "PR")]
+        pr: String,
+    },
+    /// Re-run the failed checks on the forge.
+    Rerun {
+        #[arg(value_name = "PR")]
+        pr: String,
+    },
+    /// Arm, disarm, or merge at once (`merge PR --now`).
+    Merge(MergeArgs),
+    /// For agents: say a message is handled.
+    #[command(subcommand)]
+    Inbox(InboxCommand),
+    /// For agents: answer and resolve review threads.
+    #[command(subcommand)]
+    Thread(ThreadCommand),
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("how").required(true).args(["when_ready", "cancel", "now"])))]
+pub struct MergeArgs {
+    #[arg(value_name = "PR")]
+    pub pr: String,
+    /// Merge once the checks pass (re-arms the forge's auto-merge every tick).
+    #[arg(long)]
+    pub when_ready: bool,
+    /// Disarm.
+    #[arg(long)]
+    pub cancel: bool,
+    /// Merge now (written `--now` after `merge PR`).
+    #[arg(long = "merge-now")]
+    pub now: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[arg(value_name = "PR")]
+    pub pr: String,
+    /// Include the raw lists.
+    #[arg(long)]
+    pub full_payload: bool,
+    /// Keep the seen state in this JSON file instead of the database.
+    #[arg(long, value_name = "P", conflicts_with = "no_state")]
+    pub state_file: Option<PathBuf>,
+    /// Keep no seen state: everything is new.
+    #[arg(long)]
+    pub no_state: bool,
+    /// Poll until something is actionable (one NDJSON line per tick).
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between polls in watch mode.
+    #[arg(long, value_name = "S", default_value_t = 60)]
+    pub interval: u64,
+    /// Give up after this many seconds in watch mode (exit 124).
+    #[arg(long, value_name = "S", default_value_t = 3600)]
+    pub max_duration: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InboxCommand {
+    /// The agent has finished with message ID.
+    Done {
+        id: String,
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ThreadCommand {
+    /// Answer a review thread (prefixed `🤖 <agent> on behalf of <owner>`).
+    Reply {
+        #[arg(value_name = "PR")]
+        pr: String,
+        #[arg(value_name = "THREAD")]
+        thread: String,
+        /// The reply's text (`-` for standard input).
+        #[arg(long, value_name = "F")]
+        body_file: PathBuf,
+    },
+    /// Mark a review thread resolved.
+    Resolve {
+        #[arg(value_name = "PR")]
+        pr: String,
+        #[arg(value_name = "THREAD")]
+        thread: String,
+    },
+}
+
+/// Rewrites `merge PR --now` (the contract's spelling) into `--merge-now`, since `--now
+/// RFC3339` is also a global flag: a `--now` after `merge` not followed by an instant is the
+/// merge flag.
+pub fn normalize_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let is_instant = |s: Option<&std::ffi::OsString>| {
+        s.and_then(|s| s.to_str())
+            .is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok())
+    };
+    let Some(merge_at) = args.iter().position(|a| a == "merge") else {
+        return args;
+    };
+    let mut out = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        if i > merge_at && a == "--now" && !is_instant(args.get(i + 1)) {
+            out.push("--merge-now".into());
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
 }
 
 #[derive(Debug, Subcommand)]

@@ -6,7 +6,7 @@
 //! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
 //! runs the stages, and sets the cadence.
 
-mod merge;
+pub mod merge;
 mod remediate;
 
 use chrono::Duration;

@@ -6,7 +6,9 @@
 //! [`decide::Plan`], the shell applies the plan's actions and records the PR's new state,
 //! history and next tick in one transaction.
 
+pub mod agent_cli;
 pub mod app;
+pub mod check;
 pub mod checks;
 pub mod cli;
 pub mod config;
@@ -20,7 +22,9 @@ pub mod logs;
 pub mod model;
 pub mod notify;
 pub mod output;
+pub mod owner;
 pub mod report;
+pub mod schedule;
 pub mod store;
 pub mod tick;
 pub mod watch;

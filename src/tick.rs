@@ -26,6 +26,10 @@ pub struct RunOptions {
     pub selection: Selection,
     pub force: bool,
     pub dry_run: bool,
+    /// `pr-monitor fix`: send the current failure to the agent whatever the author and guards.
+    pub fix_asked: bool,
+    /// Set by a signal handler: finish the PR in hand, then stop.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The outcome of one PR's tick.
@@ -90,8 +94,18 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
 
     let snapshots = read_all(app, &leased.iter().map(|(w, _)| w).collect::<Vec<_>>());
     for ((watch, lease), snap) in leased.into_iter().zip(snapshots) {
+        if opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        {
+            if let Some(lease) = lease {
+                app.store.release(lease)?;
+            }
+            continue;
+        }
         let (plan, error, mut record) = match snap {
-            Ok(snap) => tick_one(app, &watch, snap, turns.contains(&watch.id), opts.dry_run),
+            Ok(snap) => tick_one(app, &watch, snap, turns.contains(&watch.id), opts),
             Err(e) => {
                 let policy = app.policy_for(&watch);
                 let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
@@ -124,7 +138,7 @@ fn tick_one(
     watch: &Watch,
     mut snap: Snapshot,
     update_turn: bool,
-    dry_run: bool,
+    opts: &RunOptions,
 ) -> (Option<Plan>, Option<String>, TickRecord) {
     let now = app.now;
     let policy = app.policy_for(watch);
@@ -161,7 +175,7 @@ fn tick_one(
         owner: &owner,
         update_turn,
         seen: &seen,
-        fix_asked: false,
+        fix_asked: opts.fix_asked,
     };
     let mut plan = decide::decide(watch, &snap, &ctx);
     let env = Env {
@@ -169,7 +183,7 @@ fn tick_one(
         policy: &policy,
         owner: &owner,
         now,
-        dry_run,
+        dry_run: opts.dry_run,
     };
     let applied = execute::apply(forge, &snap, &mut plan, &env);
     let mut history = plan.history.clone();

@@ -1,0 +1,153 @@
+//! Commands for agents, so an agent needs no other client: `inbox done`, `thread reply` and
+//! `thread resolve`. pr-monitor never posts as a person: every reply is prefixed
+//! `🤖 <agent> on behalf of <owner>`. None of these can arm or trigger a merge.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::app::{App, UsageError};
+use crate::config::AgentDelivery;
+use crate::model::PrRef;
+use crate::notify::inbox;
+use crate::watch::HistoryEntry;
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// `inbox done ID [--note TEXT]`: moves the message from `new/` to `cur/` and ends the fix in
+/// flight; the next tick judges whether the agent pushed a new commit.
+pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
+    let mut moved = None;
+    for (name, agent) in &app.config.agents {
+        if let Some(AgentDelivery::Inbox(dir)) = agent.delivery() {
+            if dir.join("new").join(format!("{id}.json")).exists()
+                || dir.join("cur").join(format!("{id}.json")).exists()
+            {
+                let path = inbox::mark_done(dir, id).map_err(|e| anyhow!(e.message))?;
+                moved = Some((name.clone(), path));
+                break;
+            }
+        }
+    }
+    let pr = app.store.fix_done(id, app.now)?;
+    if moved.is_none() && pr.is_none() {
+        return Err(usage(format!("no message `{id}` in any agent's inbox")));
+    }
+    if let Some(pr) = &pr {
+        let what = match note {
+            Some(n) => format!(
+                "the agent finished message {id}: {}",
+                n.chars().take(500).collect::<String>()
+            ),
+            None => format!("the agent finished message {id}"),
+        };
+        app.store.log(
+            pr,
+            &[HistoryEntry {
+                at: app.now,
+                what,
+                why: None,
+            }],
+        )?;
+    }
+    if !app.json {
+        match &moved {
+            Some((agent, path)) => println!("done: {id} ({agent}) → {}", path.display()),
+            None => println!("done: {id}"),
+        }
+    }
+    Ok(0)
+}
+
+/// The agent that acts on `pr`: the watch's, else its job's, else `agent`.
+fn agent_name(app: &App, pr: &PrRef) -> Result<String> {
+    let watch = app.store.watch(pr)?;
+    Ok(watch
+        .and_then(|w| app.policy_for(&w).agent)
+        .unwrap_or_else(|| "agent".to_owned()))
+}
+
+/// `🤖 <agent> on behalf of <owner>` and the body.
+pub fn prefixed(agent: &str, owner: &str, body: &str) -> String {
+    format!("🤖 {agent} on behalf of {owner}\n\n{}", body.trim_end())
+}
+
+/// `thread reply PR THREAD --body-file F`.
+pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Result<u8> {
+    let body = if body_file == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+            .context("cannot read the reply from standard input")?
+    } else {
+        std::fs::read_to_string(body_file)
+            .with_context(|| format!("cannot read `{}`", body_file.display()))?
+    };
+    if body.trim().is_empty() {
+        return Err(usage("the reply is empty"));
+    }
+    let agent = agent_name(app, pr)?;
+    let owner = app
+        .forges
+        .owner(pr.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    let text = prefixed(&agent, &owner, &body);
+    let forge = app
+        .forges
+        .get(pr.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    forge
+        .reply_to_thread(pr, thread, &text)
+        .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
+    if app.store.watch(pr)?.is_some() {
+        app.store.log(
+            pr,
+            &[HistoryEntry {
+                at: app.now,
+                what: format!("{agent} replied to {thread}"),
+                why: None,
+            }],
+        )?;
+    }
+    if !app.json {
+        println!("replied to {thread} on {}", pr.url());
+    }
+    Ok(0)
+}
+
+/// `thread resolve PR THREAD`.
+pub fn resolve(app: &mut App, pr: &PrRef, thread: &str) -> Result<u8> {
+    let agent = agent_name(app, pr)?;
+    let forge = app
+        .forges
+        .get(pr.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    forge
+        .resolve_thread(pr, thread)
+        .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
+    if app.store.watch(pr)?.is_some() {
+        app.store.log(
+            pr,
+            &[HistoryEntry {
+                at: app.now,
+                what: format!("{agent} resolved {thread}"),
+                why: None,
+            }],
+        )?;
+    }
+    if !app.json {
+        println!("resolved {thread} on {}", pr.url());
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn replies_never_pose_as_a_person() {
+        assert_eq!(
+            super::prefixed("fixer", "octocat", "Done.\n"),
+            "🤖 fixer on behalf of octocat\n\nDone."
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! pr-monitor's integration tests, one binary.
+
+mod fake_github_selftest;
+mod graphql_schema;
+mod support;

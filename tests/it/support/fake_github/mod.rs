@@ -1,0 +1,754 @@
+//! A stateful, in-process fake GitHub for integration tests: a real HTTP server on
+//! `127.0.0.1:<random port>` that answers GitHub's GraphQL API and the REST routes pr-monitor
+//! uses, the way GitHub does (shapes, status codes, error strings, quirks).
+//!
+//! # Use
+//! ```ignore
+//! let gh = FakeGitHub::start();                    // viewer "owner", token "test-token"
+//! gh.world(|w| {
+//!     w.repo("octo/app").required_checks(&["lint"]);
+//!     w.pr("octo/app", 1).author("dev").head_commit(|c| c.author("fixer-bot"));
+//!     w.check_run("octo/app", 1, "lint").failure().log("error: unused variable\n");
+//!     w.thread("octo/app", 1).comment("reviewer", "please rename").unresolved();
+//! });
+//! // run pr-monitor with api_url = gh.url(), graphql_url = gh.graphql_url(), --now DEFAULT_NOW
+//! gh.world(|w| w.push("octo/app", 1, "human"));   // a new head by "human", no checks yet
+//! assert_eq!(gh.requests().count("POST /graphql PullRequestSnapshots"), 1);
+//! assert_eq!(gh.world(|w| w.merges("octo/app", 1)), 0);
+//! ```
+//!
+//! # The model ([`world`])
+//! [`World`] holds repositories, PRs, commits with check suites / check runs / statuses,
+//! review threads, reviews, comments, job logs, the clock (`now`, default [`DEFAULT_NOW`]) and
+//! an [`Event`] log of everything clients made the forge do. Tests change it through
+//! [`FakeGitHub::world`], with builders that create on first use and chain:
+//! - `w.repo(r)` → `.default_branch(b)`, `.auto_merge_allowed(bool)`, `.merge_methods(&[..])`,
+//!   `.unprotected()`, `.required_checks(&[..])`, `.strict()`, `.required_approvals(n)`,
+//!   `.require_resolved_threads()`, `.protect(branch, Protection)`;
+//! - `w.pr(r, n)` → `.title`, `.body`, `.author`, `.ghost_author`, `.draft`, `.ready`, `.closed`,
+//!   `.merged`, `.reopened`, `.head_ref`, `.base_ref`, `.cross_repository`, `.label`, `.labels`,
+//!   `.mergeable(Mergeable)`, `.conflicting`, `.mergeable_unknown_for(reads)`, `.behind(n)`,
+//!   `.merge_state(MergeState)` (override), `.auto_merge(method)`, `.head_commit(|c| ..)`;
+//!   getters `.node_id()`, `.head_sha()`;
+//! - commits (`head_commit`, `push_with` closures) → `.author`, `.committer`, `.by`,
+//!   `.unknown_author`, `.committed_at`, `.authored_at`, `.message`;
+//! - `w.check_run(r, n, name)` (a new run on the head; `check_run_on(r, sha, name)` for any
+//!   commit; `update_check_run(r, n, name)` for the newest existing one) →
+//!   `.success` (default), `.failure`, `.cancelled`, `.timed_out`, `.skipped`, `.neutral`,
+//!   `.conclusion(c)`, `.queued`, `.in_progress`, `.status(s)`, `.title`, `.summary`, `.text`,
+//!   `.annotation(level, path, line, msg)`, `.log(text)`, `.details_url`, `.workflow(name)`,
+//!   `.event(e)`, `.app(slug)` (non-Actions), `.started_at`, `.completed_at`; getters `.job_id()`,
+//!   `.run_id()`, `.node_id()`. Runs of one workflow share a workflow run (run id);
+//! - `w.status(r, n, context)` → `.success` (default), `.failure`, `.error`, `.pending`,
+//!   `.target_url`, `.description`, `.at(t)`;
+//! - `w.thread(r, n)` → `.comment(author, body)`, `.comment_at(author, body, t)`, `.resolved`,
+//!   `.unresolved`, `.outdated`, `.path`, `.line`; getter `.id()`;
+//! - `w.review(r, n, author)` → `.approved`, `.changes_requested`, `.dismissed`, `.state(s)`,
+//!   `.body`, `.at(t)`; `.id()`;
+//! - `w.comment(r, n, author, body)` → `.at(t)`, `.edited_at(t)`; `.id()`;
+//! - `w.push(r, n, login) -> sha`, `w.push_with(r, n, |c| ..) -> sha`, `w.advance_base(r, base, n)`,
+//!   `w.advance(secs)`, `w.set_now(rfc3339)`, `w.settle()`;
+//! - reads: `get_repo`, `get_pr(_mut)`, `head`, `commit(_mut)`, `thread_by_id`,
+//!   `check_run_by_job_id`, `merge_state`, `head_outcomes`, `events`, and counts `merges`,
+//!   `reruns(run_id)`, `auto_merge_enables`, `branch_updates`, `replies(thread_id)`, `count(pred)`.
+//!
+//! A builder borrows the world, so end a closure that only builds with `;`
+//! (`gh.world(|w| { w.repo("o/r"); })`); `push` returns the new sha and can end one.
+//!
+//! Times: builders stamp with `w.now`, except a new PR's first commit (an hour earlier) and
+//! the PR's creation (two hours earlier), so a fresh PR is not "recently active".
+//!
+//! `mergeStateStatus` is derived like GitHub's unless overridden (see [`World::merge_state`]):
+//! DRAFT, DIRTY (conflict), BLOCKED (required checks / approvals / resolved threads missing;
+//! masks BEHIND), BEHIND (strict protection), UNSTABLE (another check failing or pending),
+//! CLEAN. Auto-merge is carried out by the fake when an armed PR reads CLEAN or UNSTABLE at
+//! the start of a request (`w.auto_merge_executes = false` turns that off). Merging a PR makes
+//! the other open PRs into the same base one commit more behind.
+//!
+//! # The API
+//! GraphQL ([`graphql`]): documents are validated against GitHub's schema and executed by
+//! resolvers over the world; mutations `enablePullRequestAutoMerge`,
+//! `disablePullRequestAutoMerge`, `updatePullRequestBranch`, `mergePullRequest`,
+//! `addPullRequestReviewThreadReply`, `resolveReviewThread`. REST: see [`rest`]. Every API
+//! request needs `Authorization: Bearer <w.token>` (or `token <w.token>`), else 401; answers
+//! carry `x-ratelimit-*` headers.
+//!
+//! # Faults
+//! `gh.fault(Fault::status(502).on("POST /graphql").times(2))` — queued faults apply in order
+//! to matching requests. Kinds: [`Fault::status`], [`Fault::delay`], [`Fault::rate_limit`]
+//! (secondary, `retry-after`), [`Fault::primary_rate_limit`], [`Fault::graphql_rate_limit`],
+//! [`Fault::malformed`], [`Fault::status_after_handling`] and its [`Fault::merge_then_500`].
+//! Scope: `.on(pattern)` (see [`RequestLog::count`] for patterns), `.when_query_mentions(repo, n)`
+//! (only requests about that PR, e.g. a batched snapshot including it). Repetition: once by
+//! default, `.times(n)`, `.always()`; a PR-scoped fault defaults to always.
+//!
+//! # Requests
+//! [`FakeGitHub::requests`] returns the [`RequestLog`]: every request with method, path, route
+//! template, GraphQL operation, the PRs it concerns, status, body and the fault applied.
+#![allow(dead_code)] // A support API: each test binary uses a different part of it.
+
+pub mod graphql;
+pub mod rest;
+pub mod world;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use world::*;
+
+use rest::Route;
+
+/// A running fake GitHub. Dropping it stops the server.
+pub struct FakeGitHub {
+    shared: Arc<Shared>,
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    world: Mutex<World>,
+    log: Mutex<Vec<LoggedRequest>>,
+    faults: Mutex<Vec<Fault>>,
+    base_url: String,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A test that panicked while holding the lock already failed; keep serving.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl FakeGitHub {
+    /// A fake with an empty world: viewer `owner`, token `test-token`.
+    pub fn start() -> Self {
+        Self::start_with(World::default())
+    }
+
+    pub fn start_with(world: World) -> Self {
+        graphql::warm_up();
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+        let port = server.server_addr().to_ip().expect("an IP listener").port();
+        let shared = Arc::new(Shared {
+            world: Mutex::new(world),
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(Vec::new()),
+            base_url: format!("http://127.0.0.1:{port}"),
+        });
+        let thread = {
+            let (server, shared) = (Arc::clone(&server), Arc::clone(&shared));
+            std::thread::spawn(move || {
+                for req in server.incoming_requests() {
+                    let shared = Arc::clone(&shared);
+                    std::thread::spawn(move || handle(&shared, req));
+                }
+            })
+        };
+        FakeGitHub {
+            shared,
+            server,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (the `api_url`).
+    pub fn url(&self) -> String {
+        self.shared.base_url.clone()
+    }
+
+    /// `http://127.0.0.1:PORT/graphql`.
+    pub fn graphql_url(&self) -> String {
+        format!("{}/graphql", self.shared.base_url)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.server.server_addr().to_ip().map_or(0, |a| a.port())
+    }
+
+    pub fn token(&self) -> String {
+        lock(&self.shared.world).token.clone()
+    }
+
+    /// Reads or changes the world; the server waits meanwhile.
+    pub fn world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
+        f(&mut lock(&self.shared.world))
+    }
+
+    /// Queues a fault.
+    pub fn fault(&self, fault: Fault) {
+        lock(&self.shared.faults).push(fault);
+    }
+
+    pub fn clear_faults(&self) {
+        lock(&self.shared.faults).clear();
+    }
+
+    /// Faults that can still fire.
+    pub fn pending_faults(&self) -> usize {
+        lock(&self.shared.faults)
+            .iter()
+            .filter(|f| f.remaining() > 0)
+            .count()
+    }
+
+    /// A copy of the request log so far.
+    pub fn requests(&self) -> RequestLog {
+        RequestLog {
+            entries: lock(&self.shared.log).clone(),
+        }
+    }
+
+    pub fn clear_requests(&self) {
+        lock(&self.shared.log).clear();
+    }
+}
+
+impl std::fmt::Debug for FakeGitHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeGitHub")
+            .field("url", &self.shared.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+// ── faults ──────────────────────────────────────────────────────────────────────────────────
+
+/// What a fault does to a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Answer `status` without handling the request (GitHub's 5xx bodies).
+    Status(u16),
+    /// Handle the request (its effects happen), then answer `status` instead.
+    StatusAfterHandling(u16),
+    /// Wait, then handle normally.
+    Delay(Duration),
+    /// 403, secondary rate limit: `retry-after`, `x-ratelimit-remaining: 0`.
+    SecondaryRateLimit { retry_after_secs: u64 },
+    /// 403, primary rate limit: `x-ratelimit-remaining: 0`, reset in `reset_in_secs`.
+    PrimaryRateLimit { reset_in_secs: u64 },
+    /// GraphQL's primary limit: HTTP 200 with a `RATE_LIMITED` error.
+    GraphqlRateLimited,
+    /// Handle the request, then answer 200 with the body cut in half.
+    Malformed,
+}
+
+/// A queued fault: what, on which requests, how often.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// A request pattern (see [`RequestLog::count`]); `None` matches every request.
+    pub on: Option<String>,
+    /// Only requests about this PR.
+    pub mentions: Option<(String, u64)>,
+    /// Remaining firings; `None` until set (then once, or always when PR-scoped).
+    pub times: Option<u32>,
+    fired: u32,
+}
+
+impl Fault {
+    fn new(kind: FaultKind) -> Self {
+        Fault {
+            kind,
+            on: None,
+            mentions: None,
+            times: None,
+            fired: 0,
+        }
+    }
+
+    /// Answers `code` instead of handling the request.
+    pub fn status(code: u16) -> Self {
+        Self::new(FaultKind::Status(code))
+    }
+
+    /// Handles the request, then answers `code` (the write happened; the client cannot know).
+    pub fn status_after_handling(code: u16) -> Self {
+        Self::new(FaultKind::StatusAfterHandling(code))
+    }
+
+    /// The merge happens, the answer is a 500: for never-merge-twice tests.
+    pub fn merge_then_500() -> Self {
+        Self::status_after_handling(500).on("PUT /repos/{o}/{r}/pulls/{n}/merge")
+    }
+
+    /// Waits `ms` before handling.
+    pub fn delay(ms: u64) -> Self {
+        Self::new(FaultKind::Delay(Duration::from_millis(ms)))
+    }
+
+    /// A secondary rate limit with `retry-after: secs`.
+    pub fn rate_limit(retry_after_secs: u64) -> Self {
+        Self::new(FaultKind::SecondaryRateLimit { retry_after_secs })
+    }
+
+    /// The primary rate limit, resetting in `reset_in_secs` (real time).
+    pub fn primary_rate_limit(reset_in_secs: u64) -> Self {
+        Self::new(FaultKind::PrimaryRateLimit { reset_in_secs })
+    }
+
+    /// GraphQL's way of saying the points are spent: HTTP 200, `errors[].type = RATE_LIMITED`.
+    pub fn graphql_rate_limit() -> Self {
+        Self::new(FaultKind::GraphqlRateLimited).on("POST /graphql")
+    }
+
+    /// 200 with a truncated JSON body (after handling).
+    pub fn malformed() -> Self {
+        Self::new(FaultKind::Malformed)
+    }
+
+    /// Only requests matching `pattern`: `"POST /graphql"`, `"POST /graphql PullRequestSnapshots"`,
+    /// `"PUT /repos/{o}/{r}/pulls/{n}/merge"`, or a concrete `"PUT /repos/octo/app/pulls/1/merge"`.
+    pub fn on(mut self, pattern: &str) -> Self {
+        self.on = Some(pattern.to_owned());
+        self
+    }
+
+    /// Only requests about PR `number` of `repo` (a snapshot query selecting it, a page query
+    /// or mutation naming one of its nodes, a REST call on it). Fires always unless `.times`.
+    pub fn when_query_mentions(mut self, repo: &str, number: u64) -> Self {
+        self.mentions = Some((repo.to_owned(), number));
+        self
+    }
+
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    pub fn once(self) -> Self {
+        self.times(1)
+    }
+
+    pub fn always(self) -> Self {
+        self.times(u32::MAX)
+    }
+
+    fn remaining(&self) -> u32 {
+        let times = self
+            .times
+            .unwrap_or(if self.mentions.is_some() { u32::MAX } else { 1 });
+        times.saturating_sub(self.fired)
+    }
+
+    fn matches(&self, req: &LoggedRequest) -> bool {
+        self.on.as_deref().is_none_or(|p| req.matches(p))
+            && self.mentions.as_ref().is_none_or(|m| req.prs.contains(m))
+    }
+}
+
+// ── the request log ─────────────────────────────────────────────────────────────────────────
+
+/// One request the fake received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedRequest {
+    pub seq: usize,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    /// The route template (`/repos/{o}/{r}/pulls/{n}/merge`), or the path when unknown.
+    pub route: String,
+    /// The GraphQL operation name.
+    pub operation: Option<String>,
+    /// Whether the GraphQL operation is a mutation.
+    pub mutation: bool,
+    /// `METHOD route [operation]`: what counts are keyed by.
+    pub key: String,
+    /// The PRs the request is about.
+    pub prs: Vec<(String, u64)>,
+    pub status: u16,
+    pub body: String,
+    /// The `Authorization` header as sent.
+    pub authorization: Option<String>,
+    pub fault: Option<FaultKind>,
+}
+
+impl LoggedRequest {
+    /// Whether `pattern` names this request: its key, a prefix of it ending at a word, or
+    /// `METHOD concrete-path`.
+    pub fn matches(&self, pattern: &str) -> bool {
+        self.key == pattern
+            || self
+                .key
+                .strip_prefix(pattern)
+                .is_some_and(|rest| rest.starts_with(' '))
+            || format!("{} {}", self.method, self.path) == pattern
+    }
+
+    /// The request body as JSON (`Null` if it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The requests received, in order.
+#[derive(Debug, Clone, Default)]
+pub struct RequestLog {
+    pub entries: Vec<LoggedRequest>,
+}
+
+impl RequestLog {
+    /// How many requests match `pattern`: a key (`"POST /graphql PullRequestSnapshots"`,
+    /// `"GET /repos/{o}/{r}/actions/jobs/{id}/logs"`), a prefix of one at a word boundary
+    /// (`"POST /graphql"` counts every GraphQL request), or `"METHOD /concrete/path"`.
+    pub fn count(&self, pattern: &str) -> usize {
+        self.matching(pattern).len()
+    }
+
+    pub fn matching(&self, pattern: &str) -> Vec<&LoggedRequest> {
+        self.entries.iter().filter(|r| r.matches(pattern)).collect()
+    }
+
+    /// Counts by key.
+    pub fn counts(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for r in &self.entries {
+            *out.entry(r.key.clone()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    pub fn total(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// GraphQL operation names in order.
+    pub fn operations(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter_map(|r| r.operation.clone())
+            .collect()
+    }
+
+    /// Requests that ask for a change: REST writes and GraphQL mutations.
+    pub fn writes(&self) -> Vec<&LoggedRequest> {
+        self.entries
+            .iter()
+            .filter(|r| {
+                if r.route == "/graphql" {
+                    r.mutation
+                } else {
+                    r.method != "GET"
+                }
+            })
+            .collect()
+    }
+}
+
+// ── serving ─────────────────────────────────────────────────────────────────────────────────
+
+/// An answer before it is written.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// `None`: no body type (redirects).
+    pub content_type: Option<String>,
+}
+
+impl Reply {
+    pub fn json(status: u16, v: &serde_json::Value) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: serde_json::to_vec(v).expect("JSON serializes"),
+            content_type: Some("application/json; charset=utf-8".into()),
+        }
+    }
+
+    pub fn text(status: u16, s: &str) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: s.as_bytes().to_vec(),
+            content_type: Some("text/plain; charset=utf-8".into()),
+        }
+    }
+}
+
+fn server_error(status: u16, graphql: bool) -> Reply {
+    if graphql && matches!(status, 502 | 504) {
+        // What GitHub's GraphQL endpoint says when a query times out.
+        return Reply::json(
+            status,
+            &serde_json::json!({"data": null, "errors": [{"message": "Something went wrong while executing your query. This may be the result of a timeout, or it could be a GitHub bug. Please include `0000:1111:2222:3333:44444444` when reporting this issue."}]}),
+        );
+    }
+    let message = match status {
+        500 => "Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Error",
+    };
+    rest::message(status, message, "https://docs.github.com/rest")
+}
+
+fn handle(shared: &Shared, mut req: tiny_http::Request) {
+    let method = req.method().as_str().to_ascii_uppercase();
+    let url = req.url().to_owned();
+    let (path, query) = match url.split_once('?') {
+        Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
+        None => (url.clone(), None),
+    };
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|h| {
+            (
+                h.field.as_str().as_str().to_ascii_lowercase(),
+                h.value.as_str().to_owned(),
+            )
+        })
+        .collect();
+    let mut body = Vec::new();
+    let _ = req.as_reader().read_to_end(&mut body);
+    let body = String::from_utf8_lossy(&body).into_owned();
+    let reply = respond(shared, &method, &path, query.as_deref(), &headers, &body);
+    let status = reply.status;
+    let mut response = tiny_http::Response::from_data(reply.body).with_status_code(status);
+    let mut all_headers = reply.headers;
+    if let Some(ct) = reply.content_type {
+        all_headers.push(("content-type".into(), ct));
+    }
+    for (k, v) in all_headers {
+        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
+            response.add_header(h);
+        }
+    }
+    let _ = req.respond(response);
+}
+
+fn respond(
+    shared: &Shared,
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    headers: &[(String, String)],
+    body: &str,
+) -> Reply {
+    let route = rest::route(method, path);
+    let is_graphql = route == Route::Graphql;
+    let template = if route == Route::Unknown {
+        path.to_owned()
+    } else {
+        route.template().to_owned()
+    };
+    let body_json: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    // `None` for a GraphQL request means its body is not JSON.
+    let prepared = if is_graphql {
+        body_json.as_ref().map(graphql::prepare)
+    } else {
+        None
+    };
+    let operation = prepared.as_ref().and_then(|p| p.operation_name.clone());
+    let prs = {
+        let w = lock(&shared.world);
+        match &prepared {
+            Some(p) => p.mentions(&w),
+            None => rest::mentions(&route, &w),
+        }
+    };
+    let key = match &operation {
+        Some(op) => format!("{method} {template} {op}"),
+        None => format!("{method} {template}"),
+    };
+    let authorization = headers
+        .iter()
+        .find(|(k, _)| k == "authorization")
+        .map(|(_, v)| v.clone());
+    let mut entry = LoggedRequest {
+        seq: 0,
+        method: method.to_owned(),
+        path: path.to_owned(),
+        query: query.map(str::to_owned),
+        route: template,
+        operation,
+        mutation: prepared.as_ref().is_some_and(|p| p.is_mutation),
+        key,
+        prs,
+        status: 0,
+        body: body.to_owned(),
+        authorization: authorization.clone(),
+        fault: None,
+    };
+    let fault = {
+        let mut faults = lock(&shared.faults);
+        faults
+            .iter_mut()
+            .find(|f| f.remaining() > 0 && f.matches(&entry))
+            .map(|f| {
+                f.fired += 1;
+                f.kind.clone()
+            })
+    };
+    entry.fault.clone_from(&fault);
+    let seq = {
+        let mut log = lock(&shared.log);
+        entry.seq = log.len();
+        log.push(entry);
+        log.len() - 1
+    };
+
+    let mut reply = answer(
+        shared,
+        &route,
+        fault.as_ref(),
+        prepared,
+        query,
+        headers,
+        body,
+        authorization.as_deref(),
+    );
+
+    if route.is_api() {
+        let mut w = lock(&shared.world);
+        let graphql_resource = is_graphql;
+        if graphql_resource {
+            w.rate.graphql_used += 1;
+        } else if route != Route::RateLimit {
+            w.rate.core_used += 1;
+        }
+        let used = if graphql_resource {
+            w.rate.graphql_used
+        } else {
+            w.rate.core_used
+        };
+        let limited = matches!(
+            fault,
+            Some(
+                FaultKind::SecondaryRateLimit { .. }
+                    | FaultKind::PrimaryRateLimit { .. }
+                    | FaultKind::GraphqlRateLimited
+            )
+        );
+        let remaining = if limited {
+            0
+        } else {
+            w.rate.limit.saturating_sub(used)
+        };
+        let reset = match fault {
+            Some(FaultKind::PrimaryRateLimit { reset_in_secs }) => {
+                chrono::Utc::now().timestamp() + reset_in_secs as i64
+            }
+            _ => w.rate.reset_epoch,
+        };
+        for (k, v) in [
+            ("x-ratelimit-limit", w.rate.limit.to_string()),
+            ("x-ratelimit-remaining", remaining.to_string()),
+            ("x-ratelimit-reset", reset.to_string()),
+            ("x-ratelimit-used", used.to_string()),
+            (
+                "x-ratelimit-resource",
+                if graphql_resource { "graphql" } else { "core" }.to_owned(),
+            ),
+            ("x-github-request-id", format!("FAKE:{seq:08X}")),
+            ("x-github-api-version-selected", "2022-11-28".to_owned()),
+        ] {
+            reply.headers.push((k.to_owned(), v));
+        }
+    }
+    if let Some(e) = lock(&shared.log).get_mut(seq) {
+        e.status = reply.status;
+    }
+    reply
+}
+
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    shared: &Shared,
+    route: &Route,
+    fault: Option<&FaultKind>,
+    prepared: Option<graphql::Prepared>,
+    query: Option<&str>,
+    headers: &[(String, String)],
+    body: &str,
+    authorization: Option<&str>,
+) -> Reply {
+    let is_graphql = *route == Route::Graphql;
+    match fault {
+        Some(FaultKind::Status(code)) => return server_error(*code, is_graphql),
+        Some(FaultKind::SecondaryRateLimit { retry_after_secs }) => {
+            let mut r = rest::message(
+                403,
+                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID FAKE.",
+                "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+            );
+            r.headers
+                .push(("retry-after".into(), retry_after_secs.to_string()));
+            return r;
+        }
+        Some(FaultKind::PrimaryRateLimit { .. }) => {
+            let login = lock(&shared.world).viewer.clone();
+            return rest::message(
+                403,
+                &format!("API rate limit exceeded for user ID 1 ({login})."),
+                "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+            );
+        }
+        Some(FaultKind::GraphqlRateLimited) if is_graphql => {
+            return Reply::json(
+                200,
+                &serde_json::json!({"errors": [{"type": "RATE_LIMITED", "code": "graphql_rate_limit", "message": "API rate limit already exceeded for user ID 1."}]}),
+            );
+        }
+        Some(FaultKind::Delay(d)) => std::thread::sleep(*d),
+        _ => {}
+    }
+
+    let mut w = lock(&shared.world);
+    if route.is_api() {
+        let token = authorization.and_then(|a| {
+            a.strip_prefix("Bearer ")
+                .or_else(|| a.strip_prefix("bearer "))
+                .or_else(|| a.strip_prefix("token "))
+        });
+        let doc = if is_graphql {
+            "https://docs.github.com/graphql"
+        } else {
+            "https://docs.github.com/rest"
+        };
+        match token {
+            None => return rest::message(401, "Requires authentication", doc),
+            Some(t) if t.trim() != w.token => return rest::message(401, "Bad credentials", doc),
+            Some(_) => {}
+        }
+        w.settle();
+    }
+    let reply = match (route, prepared) {
+        (Route::Graphql, None) => rest::message(
+            400,
+            "Problems parsing JSON",
+            "https://docs.github.com/graphql",
+        ),
+        (Route::Graphql, Some(p)) => Reply::json(200, &p.execute(&mut w)),
+        (Route::Unknown, _) => rest::not_found(),
+        (route, _) => rest::handle(route, query, headers, body, &mut w, &shared.base_url),
+    };
+    drop(w);
+    match fault {
+        Some(FaultKind::StatusAfterHandling(code)) => server_error(*code, is_graphql),
+        Some(FaultKind::Malformed) => {
+            let mut r = reply;
+            let keep = (r.body.len() / 2).max(1).min(r.body.len());
+            r.body.truncate(keep);
+            if r.body.is_empty() || serde_json::from_slice::<serde_json::Value>(&r.body).is_ok() {
+                r.body = b"{\"data\": {".to_vec();
+            }
+            r.status = 200;
+            r.content_type = Some("application/json; charset=utf-8".into());
+            r
+        }
+        _ => reply,
+    }
+}

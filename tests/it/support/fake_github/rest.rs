@@ -1,0 +1,350 @@
+//! The REST routes the fake answers, with GitHub's JSON shapes and status codes.
+//!
+//! | route template | answer |
+//! | --- | --- |
+//! | `GET /repos/{o}/{r}/actions/jobs/{id}/logs` | 302 to `/_blobs/job-logs/{id}?token=…`; 404 without a log |
+//! | `GET /_blobs/job-logs/{id}` | the log as text/plain; 400 if `Authorization` is sent, 403 on a bad token |
+//! | `POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs` | 201 `{}`; 403 while a job still runs; 404 |
+//! | `PUT /repos/{o}/{r}/pulls/{n}/merge` | 200 merged; 409 head moved; 405 not mergeable / method not allowed |
+//! | `PUT /repos/{o}/{r}/pulls/{n}/update-branch` | 202; 422 with GitHub's three messages |
+//! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by` |
+//! | `GET /rate_limit`, `GET /user` | |
+//! | anything else | 404 `{"message":"Not Found"}` |
+
+use serde_json::{Value, json};
+
+use super::Reply;
+use super::world::{ApiError, MergeMethod, PrState, UpdateMethod, World};
+
+/// A recognised REST route (or GraphQL), with its path parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Graphql,
+    JobLogs {
+        repo: String,
+        job: u64,
+    },
+    Blob {
+        job: u64,
+    },
+    RerunFailedJobs {
+        repo: String,
+        run: u64,
+    },
+    Merge {
+        repo: String,
+        number: u64,
+    },
+    UpdateBranch {
+        repo: String,
+        number: u64,
+    },
+    Compare {
+        repo: String,
+        base: String,
+        head: String,
+    },
+    RateLimit,
+    User,
+    Unknown,
+}
+
+impl Route {
+    /// The route template requests are counted under (`GET /repos/{o}/{r}/…`).
+    pub fn template(&self) -> &'static str {
+        match self {
+            Route::Graphql => "/graphql",
+            Route::JobLogs { .. } => "/repos/{o}/{r}/actions/jobs/{id}/logs",
+            Route::Blob { .. } => "/_blobs/job-logs/{id}",
+            Route::RerunFailedJobs { .. } => "/repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs",
+            Route::Merge { .. } => "/repos/{o}/{r}/pulls/{n}/merge",
+            Route::UpdateBranch { .. } => "/repos/{o}/{r}/pulls/{n}/update-branch",
+            Route::Compare { .. } => "/repos/{o}/{r}/compare/{basehead}",
+            Route::RateLimit => "/rate_limit",
+            Route::User => "/user",
+            Route::Unknown => "",
+        }
+    }
+
+    /// Whether the route is GitHub's API (authenticated, rate limited) rather than the blob host.
+    pub fn is_api(&self) -> bool {
+        !matches!(self, Route::Blob { .. })
+    }
+}
+
+/// Recognises `method path`.
+pub fn route(method: &str, path: &str) -> Route {
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let num = |s: &str| s.parse::<u64>().ok();
+    match (method, parts.as_slice()) {
+        ("POST", ["graphql"]) => Route::Graphql,
+        ("GET", ["rate_limit"]) => Route::RateLimit,
+        ("GET", ["user"]) => Route::User,
+        ("GET", ["_blobs", "job-logs", id]) => {
+            num(id).map_or(Route::Unknown, |job| Route::Blob { job })
+        }
+        ("GET", ["repos", o, r, "actions", "jobs", id, "logs"]) => {
+            num(id).map_or(Route::Unknown, |job| Route::JobLogs {
+                repo: format!("{o}/{r}"),
+                job,
+            })
+        }
+        ("POST", ["repos", o, r, "actions", "runs", id, "rerun-failed-jobs"]) => {
+            num(id).map_or(Route::Unknown, |run| Route::RerunFailedJobs {
+                repo: format!("{o}/{r}"),
+                run,
+            })
+        }
+        ("PUT", ["repos", o, r, "pulls", n, "merge"]) => {
+            num(n).map_or(Route::Unknown, |number| Route::Merge {
+                repo: format!("{o}/{r}"),
+                number,
+            })
+        }
+        ("PUT", ["repos", o, r, "pulls", n, "update-branch"]) => {
+            num(n).map_or(Route::Unknown, |number| Route::UpdateBranch {
+                repo: format!("{o}/{r}"),
+                number,
+            })
+        }
+        ("GET", ["repos", o, r, "compare", rest @ ..]) => {
+            let basehead = rest.join("/");
+            match basehead.split_once("...") {
+                Some((base, head)) => Route::Compare {
+                    repo: format!("{o}/{r}"),
+                    base: base.into(),
+                    head: head.into(),
+                },
+                None => Route::Unknown,
+            }
+        }
+        _ => Route::Unknown,
+    }
+}
+
+/// The PRs a REST request is about, for PR-scoped faults and the request log.
+pub fn mentions(route: &Route, world: &World) -> Vec<(String, u64)> {
+    match route {
+        Route::Merge { repo, number } | Route::UpdateBranch { repo, number } => {
+            vec![(repo.clone(), *number)]
+        }
+        Route::JobLogs { job, .. } | Route::Blob { job } => {
+            pr_of_job(world, *job).into_iter().collect()
+        }
+        Route::RerunFailedJobs { repo, run } => world
+            .pr_of_run(repo, *run)
+            .map(|n| (repo.clone(), n))
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn pr_of_job(world: &World, job: u64) -> Option<(String, u64)> {
+    world.repos.values().find_map(|r| {
+        let sha = r.commits.iter().find_map(|(sha, c)| {
+            c.suites
+                .iter()
+                .flat_map(|s| &s.runs)
+                .any(|run| run.database_id == job)
+                .then_some(sha)
+        })?;
+        world
+            .pr_of_commit(&r.full_name, sha)
+            .map(|n| (r.full_name.clone(), n))
+    })
+}
+
+/// The token a blob URL carries for a job (a stand-in for a signature).
+pub fn blob_token(job: u64) -> String {
+    format!("{:016x}", job.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5eed)
+}
+
+/// `{"message": …, "documentation_url": …}` with `status`.
+pub fn message(status: u16, message: &str, doc: &str) -> Reply {
+    Reply::json(
+        status,
+        &json!({ "message": message, "documentation_url": doc }),
+    )
+}
+
+pub fn not_found() -> Reply {
+    message(404, "Not Found", "https://docs.github.com/rest")
+}
+
+fn api_error(e: &ApiError, doc: &str) -> Reply {
+    let status = match e {
+        ApiError::NotFound(_) => 404,
+        ApiError::Unprocessable(_) => 422,
+        ApiError::Conflict(_) => 409,
+        ApiError::NotAllowed(_) => 405,
+        ApiError::Forbidden(_) => 403,
+    };
+    if status == 404 {
+        return not_found();
+    }
+    message(status, e.message(), doc)
+}
+
+fn parse_body(body: &str) -> Result<Value, Reply> {
+    if body.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_str(body)
+        .map_err(|_| message(400, "Problems parsing JSON", "https://docs.github.com/rest"))
+}
+
+/// Answers a REST route. `base_url` is the fake's own `http://127.0.0.1:PORT`.
+pub fn handle(
+    route: &Route,
+    query: Option<&str>,
+    headers: &[(String, String)],
+    body: &str,
+    world: &mut World,
+    base_url: &str,
+) -> Reply {
+    match route {
+        Route::JobLogs { repo, job } => {
+            let in_repo = pr_of_job(world, *job).is_some_and(|(r, _)| &r == repo)
+                || world
+                    .check_run_by_job_id(*job)
+                    .is_some_and(|(r, _)| r == repo);
+            if !in_repo || !world.job_logs.contains_key(job) {
+                return not_found();
+            }
+            let location = format!(
+                "{base_url}/_blobs/job-logs/{job}?token={}",
+                blob_token(*job)
+            );
+            Reply {
+                status: 302,
+                headers: vec![("location".into(), location)],
+                body: Vec::new(),
+                content_type: None,
+            }
+        }
+        Route::Blob { job } => {
+            if headers.iter().any(|(k, _)| k == "authorization") {
+                return Reply::text(
+                    400,
+                    "Only one auth mechanism allowed; the signature query parameter or the Authorization header should be specified, not both\n",
+                );
+            }
+            let token = query
+                .unwrap_or_default()
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("token="))
+                .unwrap_or_default();
+            if token != blob_token(*job) {
+                return Reply::text(403, "Server failed to authenticate the request.\n");
+            }
+            match world.job_logs.get(job) {
+                Some(log) => Reply::text(200, log),
+                None => Reply::text(404, "The specified blob does not exist.\n"),
+            }
+        }
+        Route::RerunFailedJobs { repo, run } => match world.rerun_failed_jobs(repo, *run) {
+            Ok(_) => Reply::json(201, &json!({})),
+            Err(e) => api_error(
+                &e,
+                "https://docs.github.com/rest/actions/workflow-runs#re-run-failed-jobs-from-a-workflow-run",
+            ),
+        },
+        Route::Merge { repo, number } => {
+            let doc = "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request";
+            let body = match parse_body(body) {
+                Ok(b) => b,
+                Err(r) => return r,
+            };
+            let method = match body.get("merge_method").and_then(Value::as_str) {
+                None => MergeMethod::Merge,
+                Some(m) => match MergeMethod::from_rest(m) {
+                    Some(m) => m,
+                    None => {
+                        return message(
+                            422,
+                            &format!(
+                                "Invalid request.\n\n{m:?} is not a member of [\"merge\", \"squash\", \"rebase\"]."
+                            ),
+                            doc,
+                        );
+                    }
+                },
+            };
+            let sha = body.get("sha").and_then(Value::as_str);
+            match world.merge(repo, *number, sha, method) {
+                Ok(merge_sha) => Reply::json(
+                    200,
+                    &json!({ "sha": merge_sha, "merged": true, "message": "Pull Request successfully merged" }),
+                ),
+                Err(e) => api_error(&e, doc),
+            }
+        }
+        Route::UpdateBranch { repo, number } => {
+            let doc = "https://docs.github.com/rest/pulls/pulls#update-a-pull-request-branch";
+            let body = match parse_body(body) {
+                Ok(b) => b,
+                Err(r) => return r,
+            };
+            let expected = body.get("expected_head_sha").and_then(Value::as_str);
+            match world.update_branch(repo, *number, expected, UpdateMethod::Merge) {
+                Ok(_) => Reply::json(
+                    202,
+                    &json!({
+                        "message": "Updating pull request branch.",
+                        "url": format!("https://github.com/{repo}/pull/{number}"),
+                    }),
+                ),
+                Err(e) => api_error(&e, doc),
+            }
+        }
+        Route::Compare { repo, base, head } => {
+            let Some(r) = world.repos.get(repo) else {
+                return not_found();
+            };
+            let head = head.rsplit(':').next().unwrap_or(head);
+            let pr = r.prs.values().rev().find(|p| {
+                p.base_ref == *base
+                    && (p.head_ref == head || p.head_sha() == head)
+                    && p.state == PrState::Open
+            });
+            let Some(pr) = pr else { return not_found() };
+            let (ahead, behind) = (pr.commits.len() as u64, pr.behind_by);
+            let status = match (ahead > 0, behind > 0) {
+                (true, true) => "diverged",
+                (false, true) => "behind",
+                (true, false) => "ahead",
+                (false, false) => "identical",
+            };
+            Reply::json(
+                200,
+                &json!({
+                    "url": format!("https://api.github.com/repos/{repo}/compare/{base}...{head}"),
+                    "html_url": format!("https://github.com/{repo}/compare/{base}...{head}"),
+                    "status": status,
+                    "ahead_by": ahead,
+                    "behind_by": behind,
+                    "total_commits": ahead,
+                    "commits": [],
+                    "files": [],
+                }),
+            )
+        }
+        Route::RateLimit => {
+            let r = &world.rate;
+            let res = |used: u64| json!({ "limit": r.limit, "used": used, "remaining": r.limit.saturating_sub(used), "reset": r.reset_epoch });
+            Reply::json(
+                200,
+                &json!({
+                    "resources": { "core": res(r.core_used), "graphql": res(r.graphql_used) },
+                    "rate": res(r.core_used),
+                }),
+            )
+        }
+        Route::User => Reply::json(
+            200,
+            &json!({ "login": world.viewer, "id": 1, "node_id": "U_kgDOAAAAAQ", "type": "User", "site_admin": false }),
+        ),
+        Route::Graphql | Route::Unknown => not_found(),
+    }
+}

@@ -1,0 +1,3 @@
+//! Test support: fakes of the forges and helpers shared by the integration tests.
+
+pub mod fake_github;
