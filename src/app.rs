@@ -153,6 +153,9 @@ fn run(cli: Cli) -> Result<u8> {
     let config = load_config(cli.config.as_deref())?;
     let command = match cli.command {
         Command::Config(ConfigCommand::Check) => return config_check(&config, cli.json),
+        Command::Notify(crate::cli::NotifyCommand::Test) => {
+            return Ok(notify_test(&config, now, cli.json));
+        }
         other => other,
     };
     let db = cli.db.clone().unwrap_or_else(|| config.database.clone());
@@ -170,6 +173,9 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Run(args) => run_tick(&mut app, &args),
         Command::Status { pr } => status(&app, pr.as_deref()),
         Command::Config(ConfigCommand::Check) => config_check(&app.config, app.json),
+        Command::Notify(crate::cli::NotifyCommand::Test) => {
+            Ok(notify_test(&app.config, app.now, app.json))
+        }
         Command::Daemon => crate::schedule::daemon(&mut app),
         Command::Check(args) => crate::check::command(&mut app, &args),
         Command::Fix { pr } => crate::owner::fix(&mut app, &parse_pr(&pr)?),
@@ -212,6 +218,22 @@ fn config_check(config: &Config, json: bool) -> Result<u8> {
         println!("{source}: ok ({} job file(s))", config.jobs.len());
     }
     Ok(0)
+}
+
+/// `notify test`: one line (or JSON object) per channel; 0 when every channel took its message.
+fn notify_test(config: &Config, now: Instant, json: bool) -> u8 {
+    let results = crate::notify::probe::send_all(config, now);
+    if json {
+        println!("{}", serde_json::json!(results));
+    } else if results.is_empty() {
+        println!("no notification channel or agent is configured");
+    }
+    if !json {
+        for r in &results {
+            println!("{}", r.line());
+        }
+    }
+    u8::from(results.iter().any(|r| !r.ok))
 }
 
 fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
@@ -341,6 +363,9 @@ fn print_summary(app: &App, summary: &RunSummary) {
     if app.json {
         println!("{}", output::run_json(summary));
         return;
+    }
+    for line in &summary.jobs {
+        println!("{line}");
     }
     if summary.outcomes.is_empty() {
         if summary.watched == 0 {

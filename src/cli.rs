@@ -43,6 +43,9 @@ pub enum Command {
     /// Configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Notification channels.
+    #[command(subcommand)]
+    Notify(NotifyCommand),
     /// Long-running: cron-scheduled sweeps until SIGTERM or SIGINT.
     Daemon,
     /// The focused PR payload; works without a database.
@@ -225,4 +228,10 @@ pub struct RunArgs {
 pub enum ConfigCommand {
     /// Validate the config and every job file.
     Check,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NotifyCommand {
+    /// Send one test message through every configured channel (email, Slack, each agent).
+    Test,
 }

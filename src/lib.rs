@@ -18,6 +18,7 @@ pub mod execute;
 pub mod feedback;
 pub mod flake;
 pub mod forge;
+pub mod jobs;
 pub mod logs;
 pub mod model;
 pub mod notify;

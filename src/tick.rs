@@ -52,6 +52,8 @@ pub struct RunSummary {
     /// Outbox messages delivered, and those that failed (id, error).
     pub delivered: usize,
     pub delivery_failures: Vec<(String, String)>,
+    /// What syncing the jobs' watch lists did (PRs added, listings that failed).
+    pub jobs: Vec<String>,
 }
 
 impl RunSummary {
@@ -68,10 +70,16 @@ const ERROR_STREAK_NOTICE: u32 = 3;
 /// Runs one tick over the due watches, then delivers the outbox.
 pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     let now = app.now;
+    let jobs = if opts.dry_run || opts.fix_asked {
+        Vec::new()
+    } else {
+        crate::jobs::sync(app)?
+    };
     let all = app.store.watches()?;
     let due = app.store.due(now, opts.force, &opts.selection)?;
     let mut summary = RunSummary {
         watched: all.len(),
+        jobs,
         ..RunSummary::default()
     };
     let turns = decide::update_turns(&all);

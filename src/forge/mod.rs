@@ -64,6 +64,9 @@ pub trait Forge {
     /// One snapshot or error per request, in the same order.
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>>;
 
+    /// Every open PR of `repo` (for a job's `repo:` watch entries).
+    fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError>;
+
     /// The login the token belongs to: the owner pr-monitor acts for.
     fn viewer_login(&self) -> Result<String, ForgeError>;
 
@@ -95,6 +98,14 @@ pub trait Forge {
 
     /// Mark a review thread resolved.
     fn resolve_thread(&self, pr: &PrRef, thread_id: &str) -> Result<(), ForgeError>;
+}
+
+/// An open PR found in a repository, with what a job's filters look at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPr {
+    pub pr: PrRef,
+    pub author: Option<String>,
+    pub labels: Vec<String>,
 }
 
 /// How a behind branch is brought up to date.

@@ -4,22 +4,40 @@
 //! A message is written to the outbox in the same transaction as the state change that caused
 //! it and delivered after the commit. A crash between the two loses nothing (the next run
 //! delivers it); a crash right after a delivery and before it is marked delivered resends that
-//! one message, with the same id, which inbox files and webhooks use to drop the duplicate.
+//! one message, with the same id, which inbox files, email `Message-ID`s and webhook
+//! `Idempotency-Key`s carry so the receiver can drop the duplicate.
+//!
+//! This module only dispatches on the channel and records outcomes; each transport lives in
+//! its own module: [`email`], [`slack`], and [`agent`] (inbox folders, webhooks, commands).
 
+pub mod agent;
+pub mod email;
+mod http;
 pub mod inbox;
+pub mod notice;
+pub mod probe;
+pub mod slack;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 
-use crate::config::{AgentDelivery, Config};
+pub use agent::CommandRun;
+
+use crate::config::Config;
+use crate::model::PrRef;
 use crate::store::{OutboxRow, Store};
+use crate::watch::HistoryEntry;
 
 /// Why a delivery failed, and whether trying again can help.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryError {
     pub message: String,
     pub permanent: bool,
+    /// The receiver asked not to be tried again sooner than this many seconds (`Retry-After`).
+    pub retry_after_secs: Option<u64>,
+    /// The agent command that ran before the delivery failed, if one did.
+    pub command_run: Option<CommandRun>,
 }
 
 impl DeliveryError {
@@ -27,14 +45,37 @@ impl DeliveryError {
         DeliveryError {
             message: message.into(),
             permanent: false,
+            retry_after_secs: None,
+            command_run: None,
         }
     }
     pub fn permanent(message: impl Into<String>) -> Self {
         DeliveryError {
             message: message.into(),
             permanent: true,
+            retry_after_secs: None,
+            command_run: None,
         }
     }
+    /// The same error, asking for the next attempt no sooner than `secs` from now.
+    #[must_use]
+    pub fn retry_after(mut self, secs: Option<u64>) -> Self {
+        self.retry_after_secs = secs;
+        self
+    }
+    /// The same error, carrying the agent command run that ended in it.
+    #[must_use]
+    pub fn with_run(mut self, run: CommandRun) -> Self {
+        self.command_run = Some(run);
+        self
+    }
+}
+
+/// What one successful delivery did, besides delivering.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Sent {
+    /// The agent command that took the message, for the PR's history.
+    pub command_run: Option<CommandRun>,
 }
 
 /// What one delivery pass did.
@@ -55,28 +96,51 @@ pub fn backoff_secs(attempts: u32) -> i64 {
     (30_i64 << attempts.min(7)).min(3600)
 }
 
-/// Delivers one message through its channel.
-pub fn deliver(config: &Config, row: &OutboxRow) -> Result<(), DeliveryError> {
-    let m = &row.message;
-    if let Some(agent) = m.channel.strip_prefix("inbox:") {
-        let agent_config = config.agent(agent).map_err(DeliveryError::permanent)?;
-        return match agent_config.delivery() {
-            Some(AgentDelivery::Inbox(dir)) => inbox::write(dir, &m.id, &m.payload),
-            Some(other) => Err(DeliveryError::permanent(format!(
-                "agent `{agent}`: delivery {other:?} is not supported by this version"
-            ))),
-            None => Err(DeliveryError::permanent(format!(
-                "agent `{agent}` has no inbox configured"
-            ))),
-        };
-    }
-    Err(DeliveryError::permanent(format!(
-        "channel `{}` is not supported by this version",
-        m.channel
-    )))
+/// Seconds before the next try after a failure: the back-off, or longer when the receiver
+/// asked for it.
+pub fn retry_delay_secs(attempts: u32, error: &DeliveryError) -> i64 {
+    let asked = error
+        .retry_after_secs
+        .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX));
+    backoff_secs(attempts).max(asked)
 }
 
-/// Delivers every pending message that is due, recording each outcome.
+/// Delivers one message through its channel: `email`, `slack` or `inbox:<agent>`.
+pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> {
+    let m = &row.message;
+    let not_configured =
+        |what: &str| DeliveryError::permanent(format!("channel `{what}` is not configured"));
+    match m.channel.as_str() {
+        "email" => {
+            let email = config
+                .notify
+                .email
+                .as_ref()
+                .ok_or_else(|| not_configured("email"))?;
+            email::send(email, &m.id, &m.payload).map(|()| Sent::default())
+        }
+        "slack" => {
+            let slack = config
+                .notify
+                .slack
+                .as_ref()
+                .ok_or_else(|| not_configured("slack"))?;
+            slack::send(slack, &m.id, &m.payload).map(|()| Sent::default())
+        }
+        channel => match channel.strip_prefix("inbox:") {
+            Some(name) => {
+                let agent_config = config.agent(name).map_err(DeliveryError::permanent)?;
+                agent::deliver(name, agent_config, &m.id, &m.payload)
+            }
+            None => Err(DeliveryError::permanent(format!(
+                "channel `{channel}` is not supported by this version"
+            ))),
+        },
+    }
+}
+
+/// Delivers every pending message that is due, recording each outcome, and an agent command's
+/// run in the PR's history.
 pub fn deliver_pending(
     store: &mut Store,
     config: &Config,
@@ -84,17 +148,52 @@ pub fn deliver_pending(
 ) -> Result<Delivered> {
     let mut report = Delivered::default();
     for row in store.pending_outbox(real_now())? {
-        match deliver(config, &row) {
-            Ok(()) => {
+        let outcome = deliver(config, &row);
+        let run = match &outcome {
+            Ok(sent) => sent.command_run.clone(),
+            Err(e) => e.command_run.clone(),
+        };
+        match outcome {
+            Ok(_) => {
                 store.mark_delivered(&row.message.id, now)?;
                 report.sent += 1;
             }
             Err(e) => {
-                let next = real_now() + backoff_secs(row.attempts);
+                let next = real_now() + retry_delay_secs(row.attempts, &e);
                 store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
                 report.failed.push((row.message.id.clone(), e.message));
             }
         }
+        if let (Some(run), Ok(pr)) = (run, row.message.pr.parse::<PrRef>()) {
+            store.log(
+                &pr,
+                &[HistoryEntry {
+                    at: now,
+                    what: run.describe(),
+                    why: None,
+                }],
+            )?;
+        }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_lengthens_the_backoff_but_never_shortens_it() {
+        let plain = DeliveryError::temporary("busy");
+        assert_eq!(retry_delay_secs(0, &plain), 30);
+        assert_eq!(
+            retry_delay_secs(0, &plain.clone().retry_after(Some(7200))),
+            7200
+        );
+        assert_eq!(
+            retry_delay_secs(5, &plain.retry_after(Some(1))),
+            backoff_secs(5)
+        );
+    }
 }

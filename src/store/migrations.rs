@@ -76,6 +76,11 @@ pub const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX outbox_pending ON outbox (next_attempt) WHERE delivered_at IS NULL AND permanent = 0;
 
+    CREATE TABLE meta (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+    ) STRICT;
+
     CREATE TABLE log_cache (
         forge          TEXT NOT NULL,
         job_id         INTEGER NOT NULL,

@@ -570,6 +570,22 @@ impl Store {
         Ok(())
     }
 
+    /// A small persisted value (e.g. when a job's repository was last listed).
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
     /// A cached log tail and its classification (JSON), for a job that finished at `completed_at`.
     pub fn cached_log(
         &self,

@@ -3,3 +3,4 @@
 mod fake_github_selftest;
 mod graphql_schema;
 mod support;
+mod tick;

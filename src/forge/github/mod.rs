@@ -7,7 +7,7 @@ mod wire;
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, status_error};
-use crate::forge::{Forge, ForgeError, SnapshotRequest, UpdateMethod};
+use crate::forge::{Forge, ForgeError, OpenPr, SnapshotRequest, UpdateMethod};
 use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot};
 use queries::Paged;
 use wire::{Conn, PageAnswer};
@@ -311,6 +311,43 @@ impl Forge for GitHub {
             .chunks(BATCH_SIZE)
             .flat_map(|chunk| self.read_split(chunk))
             .collect()
+    }
+
+    fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
+        let (owner, name) = repo.split_once('/').unwrap_or((repo, ""));
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let vars = json!({ "owner": owner, "name": name, "after": after });
+            let data = self
+                .graphql(
+                    queries::OPERATIONS,
+                    vars,
+                    Some("OpenPullRequests"),
+                    Idempotency::Retry,
+                )?
+                .into_data()?;
+            let conn: Conn<wire::OpenPrNode> = wire::parse(
+                data.pointer("/repository/pullRequests")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                "open pull requests",
+            )?;
+            after = conn.next_cursor();
+            for node in conn.into_nodes() {
+                out.push(OpenPr {
+                    pr: PrRef::github(repo, node.number),
+                    author: node.author.map(|a| a.login),
+                    labels: node
+                        .labels
+                        .map(|l| l.into_nodes().into_iter().map(|n| n.name).collect())
+                        .unwrap_or_default(),
+                });
+            }
+            if after.is_none() {
+                return Ok(out);
+            }
+        }
     }
 
     fn viewer_login(&self) -> Result<String, ForgeError> {

@@ -87,14 +87,56 @@ impl Paged {
     ];
 }
 
-/// The query for the next page of one connection: variables `id` and `after`.
+/// The named fragments of `FRAGMENTS`: (name, text).
+fn fragments() -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    let starts: Vec<usize> = FRAGMENTS
+        .match_indices("\nfragment ")
+        .map(|(i, _)| i + 1)
+        .collect();
+    for (k, &start) in starts.iter().enumerate() {
+        let end = starts.get(k + 1).copied().unwrap_or(FRAGMENTS.len());
+        let text = &FRAGMENTS[start..end];
+        let name = text["fragment ".len()..]
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        out.push((name, text));
+    }
+    out
+}
+
+/// The fragment definitions a selection needs: `spread` and every fragment it uses, in turn.
+fn fragments_for(spread: &str) -> String {
+    let all = fragments();
+    let mut wanted = vec![spread.trim_start_matches("...").to_owned()];
+    let mut i = 0;
+    while i < wanted.len() {
+        if let Some((_, text)) = all.iter().find(|(n, _)| *n == wanted[i]) {
+            for (name, _) in &all {
+                if text.contains(&format!("...{name}")) && !wanted.iter().any(|w| w == name) {
+                    wanted.push((*name).to_owned());
+                }
+            }
+        }
+        i += 1;
+    }
+    all.iter()
+        .filter(|(n, _)| wanted.iter().any(|w| w == n))
+        .map(|(_, t)| *t)
+        .collect()
+}
+
+/// The query for the next page of one connection: variables `id` and `after`. It carries only
+/// the fragments it uses (GitHub refuses a document with an unused fragment).
 pub fn page_query(paged: Paged) -> String {
     let (node_type, field, spread) = paged.parts();
     let first = if paged == Paged::CheckSuites { 50 } else { 100 };
     format!(
         "query Page($id: ID!, $after: String) {{\n  node(id: $id) {{\n    ... on {node_type} {{\n      \
          {field}(first: {first}, after: $after) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {spread} }} }}\n    \
-         }}\n  }}\n}}\n{FRAGMENTS}"
+         }}\n  }}\n}}\n{}",
+        fragments_for(spread)
     )
 }
 

@@ -211,6 +211,14 @@ pub struct ReviewNode {
     pub updated_at: Option<String>,
 }
 
+/// One node of `pullRequests(states: [OPEN])`.
+#[derive(Debug, Deserialize)]
+pub struct OpenPrNode {
+    pub number: u64,
+    pub author: Option<Login>,
+    pub labels: Option<Conn<Name>>,
+}
+
 /// `node(id:) { ... on T { field { pageInfo nodes } } }`: the page, whatever the field.
 #[derive(Debug, Deserialize)]
 pub struct PageAnswer<T> {

@@ -1,3 +1,4 @@
 //! Test support: fakes of the forges and helpers shared by the integration tests.
 
+pub mod env;
 pub mod fake_github;

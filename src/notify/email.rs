@@ -1,0 +1,374 @@
+//! Owner notices by email: one SMTP submission per message, with lettre.
+//!
+//! `smtp_url` is `smtps://HOST:465` (implicit TLS), `smtp://HOST:587?tls=required`
+//! (STARTTLS), or plain `smtp://HOST:PORT` — plain (and `tls=opportunistic`, which may end up
+//! plain) only to a loopback host, since the password and the mail would cross the network
+//! unencrypted. The user name and password are read from the environment variables the config
+//! names, when a message is sent; no error contains them, nor the URL (which may hold a
+//! password): errors name the server by scheme, host and port.
+//!
+//! The message is `multipart/alternative`: the notice's text, and a small HTML part linking the
+//! PR and each failed check, every forge text escaped. Its `Message-ID` is made from the outbox
+//! id, and `X-PR-Monitor-Id` carries the id itself, so a resend after a crash is recognisably
+//! the same message.
+
+use std::time::Duration;
+
+use lettre::message::header::{HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::{Message, SmtpTransport, Transport};
+
+use super::DeliveryError;
+use super::notice::{Notice, web_link};
+use crate::config::{EmailConfig, TokenSource};
+use crate::forge::http::is_loopback;
+
+/// How long connecting, and each SMTP exchange, may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// The header carrying the outbox id.
+pub const ID_HEADER: &str = "X-PR-Monitor-Id";
+
+/// How the connection to the server is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Security {
+    /// `smtps://`: TLS from the first byte.
+    Implicit,
+    /// `smtp://…?tls=required`: STARTTLS, or no mail.
+    StartTls,
+    /// `smtp://` (or `tls=opportunistic`): possibly none at all.
+    Plain,
+}
+
+/// `scheme://host:port` of `url`, without user, password, path or query.
+fn server_name(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("smtp", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    format!("{}://{host}", scheme.to_ascii_lowercase())
+}
+
+fn security(url: &str) -> Result<Security, DeliveryError> {
+    let scheme = url
+        .split_once("://")
+        .map(|(s, _)| s.to_ascii_lowercase())
+        .unwrap_or_default();
+    let tls = url
+        .split_once('?')
+        .map(|(_, q)| q.split('#').next().unwrap_or(q))
+        .and_then(|q| {
+            q.split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .find(|(k, _)| *k == "tls")
+                .map(|(_, v)| v.to_owned())
+        });
+    let server = server_name(url);
+    let security = match (scheme.as_str(), tls.as_deref()) {
+        ("smtps", _) => Security::Implicit,
+        ("smtp", Some("required")) => Security::StartTls,
+        ("smtp", None | Some("opportunistic")) => Security::Plain,
+        ("smtp", Some(other)) => {
+            return Err(DeliveryError::permanent(format!(
+                "SMTP server `{server}`: `tls={other}` is not known; use `tls=required`"
+            )));
+        }
+        _ => {
+            return Err(DeliveryError::permanent(format!(
+                "SMTP server `{server}`: use an smtps:// or smtp:// URL"
+            )));
+        }
+    };
+    let before_query = url.split(['?', '#']).next().unwrap_or(url);
+    if security == Security::Plain && !is_loopback(before_query) {
+        return Err(DeliveryError::permanent(format!(
+            "SMTP server `{server}` would get the mail (and the password) unencrypted: plain \
+             smtp:// is allowed only to a loopback host; use `smtps://HOST:465` or \
+             `smtp://HOST:587?tls=required`"
+        )));
+    }
+    Ok(security)
+}
+
+fn credentials(config: &EmailConfig) -> Result<Option<Credentials>, DeliveryError> {
+    let (Some(user_env), Some(password_env)) = (&config.username_env, &config.password_env) else {
+        return Ok(None);
+    };
+    let read = |name: &String| {
+        TokenSource::Env(name.clone())
+            .resolve()
+            .map_err(|e| DeliveryError::permanent(format!("SMTP credentials: {e:#}")))
+    };
+    let user = read(user_env)?;
+    let password = read(password_env)?;
+    Ok(Some(Credentials::new(
+        user.expose().to_owned(),
+        password.expose().to_owned(),
+    )))
+}
+
+fn transport(config: &EmailConfig) -> Result<SmtpTransport, DeliveryError> {
+    security(&config.smtp_url)?;
+    let server = server_name(&config.smtp_url);
+    let mut builder = SmtpTransport::from_url(&config.smtp_url).map_err(|e| {
+        DeliveryError::permanent(format!("SMTP server `{server}`: not usable: {e}"))
+    })?;
+    if let Some(credentials) = credentials(config)? {
+        builder = builder.credentials(credentials);
+    }
+    Ok(builder.timeout(Some(TIMEOUT)).build())
+}
+
+/// Sends the owner notice `payload` (outbox message `id`) to the configured recipients.
+pub fn send(config: &EmailConfig, id: &str, payload: &str) -> Result<(), DeliveryError> {
+    let notice = Notice::parse(payload)?;
+    let message = message(config, id, &notice)?;
+    let transport = transport(config)?;
+    transport
+        .send(&message)
+        .map(|_| ())
+        .map_err(|e| classify(&e, &server_name(&config.smtp_url)))
+}
+
+/// 5xx replies are permanent; 4xx replies, refused connections, timeouts, TLS and protocol
+/// trouble are temporary.
+fn classify(e: &lettre::transport::smtp::Error, server: &str) -> DeliveryError {
+    let message = format!("SMTP server `{server}`: {e}");
+    if e.is_permanent() {
+        DeliveryError::permanent(message)
+    } else {
+        DeliveryError::temporary(message)
+    }
+}
+
+fn mailbox(which: &str, address: &str) -> Result<Mailbox, DeliveryError> {
+    address.parse::<Mailbox>().map_err(|e| {
+        DeliveryError::permanent(format!("the {which} address `{address}` is not valid: {e}"))
+    })
+}
+
+/// `<ID@DOMAIN>`: the outbox id (unsafe characters replaced) at the sender's domain.
+fn message_id(id: &str, from: &Mailbox) -> String {
+    let local: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.+=".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let local = local.trim_matches('.');
+    let local = if local.is_empty() { "message" } else { local };
+    format!("<{local}@{}>", from.email.domain())
+}
+
+/// The email for a notice.
+fn message(config: &EmailConfig, id: &str, notice: &Notice) -> Result<Message, DeliveryError> {
+    let from = mailbox("sender", &config.from)?;
+    let mut builder = Message::builder()
+        .message_id(Some(message_id(id, &from)))
+        .from(from)
+        .subject(notice.subject.clone())
+        .raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str(ID_HEADER),
+            id.to_owned(),
+        ));
+    for to in &config.to {
+        builder = builder.to(mailbox("recipient", to)?);
+    }
+    builder
+        .multipart(MultiPart::alternative_plain_html(
+            notice.text.clone(),
+            html(notice),
+        ))
+        .map_err(|e| DeliveryError::permanent(format!("cannot build the email: {e}")))
+}
+
+/// The HTML part: the text, a link to the PR, and the failed checks, all escaped.
+pub fn html(notice: &Notice) -> String {
+    let mut out =
+        String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head><body>\n");
+    out.push_str(&format!("<h3>{}</h3>\n", escape(&notice.subject)));
+    if let Some(url) = notice.link() {
+        out.push_str(&format!(
+            "<p><a href=\"{}\">{}</a></p>\n",
+            escape(url),
+            escape(notice.label())
+        ));
+    }
+    if let Some(words) = notice.pills.map(|p| p.words()).filter(|w| !w.is_empty()) {
+        let words: Vec<String> = words
+            .iter()
+            .map(|w| format!("<code>{}</code>", escape(w)))
+            .collect();
+        out.push_str(&format!("<p>{}</p>\n", words.join(" ")));
+    }
+    if !notice.failed_checks.is_empty() {
+        out.push_str("<p>Failed checks:</p>\n<ul>\n");
+        for check in &notice.failed_checks {
+            let name = escape(&check.name);
+            match check.url.as_deref().and_then(web_link) {
+                Some(url) => {
+                    out.push_str(&format!(
+                        "<li><a href=\"{}\">{name}</a></li>\n",
+                        escape(url)
+                    ));
+                }
+                None => out.push_str(&format!("<li>{name}</li>\n")),
+            }
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str(&format!(
+        "<pre style=\"white-space: pre-wrap\">{}</pre>\n</body></html>\n",
+        escape(notice.text.trim_end())
+    ));
+    out
+}
+
+/// Escapes text for HTML content and double-quoted attributes.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn config(url: &str) -> EmailConfig {
+        EmailConfig {
+            smtp_url: url.to_owned(),
+            username_env: None,
+            password_env: None,
+            from: "PR Monitor <pr-monitor@example.com>".to_owned(),
+            to: vec!["owner@example.com".to_owned(), "b@example.org".to_owned()],
+        }
+    }
+
+    fn notice() -> Notice {
+        Notice::parse(
+            r#"{"subject":"PR #342: lint failed","text":"PR #342: lint failed\nhttps://github.com/o/r/pull/342\nlint failed on abc\n",
+            "url":"https://github.com/o/r/pull/342","title":"<script>alert(1)</script> & \"q\"","kind":"ci",
+            "pills":{"ci":true,"ci_fixing":false,"cnf":false,"cmt":0},
+            "failed_checks":[{"name":"lint <x>","url":"https://ci.example/1?a=1&b=2"},{"name":"e2e","url":"javascript:alert(1)"}]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn security_follows_the_url_and_plain_smtp_stays_on_loopback() {
+        assert_eq!(
+            security("smtps://smtp.example.com:465"),
+            Ok(Security::Implicit)
+        );
+        assert_eq!(
+            security("smtp://smtp.example.com:587?tls=required"),
+            Ok(Security::StartTls)
+        );
+        assert_eq!(security("smtp://127.0.0.1:2525"), Ok(Security::Plain));
+        assert_eq!(
+            security("smtp://localhost?tls=opportunistic"),
+            Ok(Security::Plain)
+        );
+        let e = security("smtp://user:hunter2@smtp.example.com:25").unwrap_err();
+        assert!(e.permanent);
+        assert!(
+            e.message.contains("`smtp://smtp.example.com:25`"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("hunter2"));
+        assert!(security("smtp://smtp.example.com:587?tls=opportunistic").is_err());
+        assert!(security("smtp://smtp.example.com:587?tls=wrapper").is_err());
+    }
+
+    #[test]
+    fn the_message_has_both_parts_ids_and_escaped_html() {
+        let msg = message(
+            &config("smtp://127.0.0.1:25"),
+            "o-r-342-ci-email-1",
+            &notice(),
+        )
+        .unwrap();
+        let raw = String::from_utf8(msg.formatted()).unwrap();
+        assert!(
+            raw.contains("Message-ID: <o-r-342-ci-email-1@example.com>"),
+            "{raw}"
+        );
+        assert!(raw.contains("X-PR-Monitor-Id: o-r-342-ci-email-1"), "{raw}");
+        assert!(raw.contains("Subject: PR #342: lint failed"), "{raw}");
+        assert!(raw.contains("multipart/alternative"), "{raw}");
+        assert!(
+            raw.contains("text/plain") && raw.contains("text/html"),
+            "{raw}"
+        );
+        let to: Vec<String> = msg
+            .envelope()
+            .to()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(to, ["owner@example.com", "b@example.org"]);
+    }
+
+    #[test]
+    fn html_links_the_pr_and_checks_and_escapes_forge_text() {
+        let h = html(&notice());
+        assert!(h.contains(
+            "<a href=\"https://github.com/o/r/pull/342\">&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot;</a>"
+        ), "{h}");
+        assert!(
+            h.contains("<li><a href=\"https://ci.example/1?a=1&amp;b=2\">lint &lt;x&gt;</a></li>"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<li>e2e</li>"),
+            "a non-web address is not linked: {h}"
+        );
+        assert!(!h.contains("<script>") && !h.contains("javascript:"));
+        assert!(h.contains("<code>ci</code>"));
+    }
+
+    #[test]
+    fn bad_addresses_and_missing_credentials_are_permanent() {
+        let mut c = config("smtp://127.0.0.1:25");
+        c.to = vec!["not an address".into()];
+        let e = message(&c, "m", &notice()).unwrap_err();
+        assert!(
+            e.permanent && e.message.contains("recipient"),
+            "{}",
+            e.message
+        );
+
+        let mut c = config("smtp://127.0.0.1:25");
+        c.username_env = Some("PR_MONITOR_TEST_SMTP_UNSET_USER".into());
+        c.password_env = Some("PR_MONITOR_TEST_SMTP_UNSET_PASSWORD".into());
+        let e = transport(&c).unwrap_err();
+        assert!(e.permanent);
+        assert!(
+            e.message.contains("`PR_MONITOR_TEST_SMTP_UNSET_USER`"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn message_ids_are_safe() {
+        let from: Mailbox = "a@example.com".parse().unwrap();
+        assert_eq!(message_id("x y<z>", &from), "<x-y-z-@example.com>");
+        assert_eq!(message_id("..", &from), "<message@example.com>");
+    }
+}

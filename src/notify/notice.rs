@@ -1,0 +1,135 @@
+//! The owner notice as the email and Slack transports read it: the JSON payload
+//! `report::notice_payload` writes into the outbox, turned into a typed value in one place.
+//!
+//! Every field but `subject` is optional, because older rows and the tick's error notice carry
+//! fewer fields. Nothing here is trusted: titles, check names and URLs come from the forge, and
+//! each transport escapes them for its own markup.
+
+use serde::Deserialize;
+
+use super::DeliveryError;
+
+/// An owner notice.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Notice {
+    /// `PR #342: lint failed`: the email subject and Slack's first line.
+    pub subject: String,
+    /// The plain-text message.
+    pub text: String,
+    /// The PR's web address.
+    pub url: Option<String>,
+    /// The PR's title (forge text).
+    pub title: Option<String>,
+    /// `ci`, `guard`, `merge` … or `test`.
+    pub kind: String,
+    /// The PR's pills when the notice was made.
+    pub pills: Option<Pills>,
+    /// The failed checks, each with its page.
+    pub failed_checks: Vec<CheckLink>,
+}
+
+/// The pills of a notice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Pills {
+    pub ci: bool,
+    pub ci_fixing: bool,
+    pub cnf: bool,
+    pub cmt: u64,
+}
+
+impl Pills {
+    /// The lit pills as words: `ci`, `ci…`, `cnf`, `cmt:2`.
+    pub fn words(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ci {
+            out.push("ci".to_owned());
+        }
+        if self.ci_fixing {
+            out.push("ci…".to_owned());
+        }
+        if self.cnf {
+            out.push("cnf".to_owned());
+        }
+        if self.cmt > 0 {
+            out.push(format!("cmt:{}", self.cmt));
+        }
+        out
+    }
+}
+
+/// A failed check and its page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct CheckLink {
+    pub name: String,
+    pub url: Option<String>,
+}
+
+impl Notice {
+    /// Reads an outbox payload. A payload that is not a notice can never be sent: permanent.
+    pub fn parse(payload: &str) -> Result<Notice, DeliveryError> {
+        let notice: Notice = serde_json::from_str(payload).map_err(|e| {
+            DeliveryError::permanent(format!("the message is not an owner notice: {e}"))
+        })?;
+        if notice.subject.trim().is_empty() {
+            return Err(DeliveryError::permanent("the message has no subject"));
+        }
+        Ok(notice)
+    }
+
+    /// The PR's address, when it is a web link.
+    pub fn link(&self) -> Option<&str> {
+        self.url.as_deref().and_then(web_link)
+    }
+
+    /// What a link to the PR says: its title, else its address.
+    pub fn label(&self) -> &str {
+        self.title
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+            .or(self.url.as_deref())
+            .unwrap_or("")
+    }
+}
+
+/// `url` if it is an http(s) address, the only kind a message links to.
+pub fn web_link(url: &str) -> Option<&str> {
+    let url = url.trim();
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_full_notice_and_the_short_error_notice() {
+        let full = r#"{"subject":"PR #1: lint failed","text":"t","url":"https://github.com/o/r/pull/1",
+            "title":"Fix","kind":"ci","pills":{"ci":true,"ci_fixing":false,"cnf":true,"cmt":2},
+            "failed_checks":[{"name":"lint","url":"https://ci/1"},{"name":"e2e","url":null}]}"#;
+        let n = Notice::parse(full).unwrap();
+        assert_eq!(n.label(), "Fix");
+        assert_eq!(n.pills.unwrap().words(), ["ci", "cnf", "cmt:2"]);
+        assert_eq!(n.failed_checks[1].url, None);
+
+        let short = r#"{"subject":"PR #1: keeps failing to tick","text":"t","url":"https://github.com/o/r/pull/1","kind":"error"}"#;
+        let n = Notice::parse(short).unwrap();
+        assert_eq!(n.label(), "https://github.com/o/r/pull/1");
+        assert!(n.failed_checks.is_empty() && n.pills.is_none());
+
+        assert!(Notice::parse("[]").unwrap_err().permanent);
+        assert!(Notice::parse(r#"{"text":"x"}"#).unwrap_err().permanent);
+    }
+
+    #[test]
+    fn only_web_addresses_are_links() {
+        assert_eq!(web_link(" https://x/y "), Some("https://x/y"));
+        assert_eq!(web_link("HTTP://x"), Some("HTTP://x"));
+        assert_eq!(web_link("javascript:alert(1)"), None);
+        assert_eq!(web_link(""), None);
+    }
+}

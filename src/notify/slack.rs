@@ -1,0 +1,180 @@
+//! Owner notices to Slack through an incoming webhook. The webhook address is a secret: it is
+//! read from the environment variable the config names, only when a message is sent, and no
+//! error or output ever contains it.
+//!
+//! The message's first line is the notice's subject (the contract's `PR #342: lint failed`);
+//! a section block carries the PR link, the pills and the failed checks as links. Forge text
+//! is escaped for Slack's mrkdwn, so a title cannot mention `@channel` or forge a link.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::DeliveryError;
+use super::http::{Post, post};
+use super::notice::{Notice, web_link};
+use crate::config::{SlackConfig, TokenSource};
+use crate::forge::http::is_loopback;
+
+/// How long one webhook call may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// The most failed checks listed; the rest are counted.
+const MAX_CHECKS: usize = 10;
+
+/// Sends the owner notice `payload` (outbox message `id`) to the configured webhook.
+pub fn send(config: &SlackConfig, id: &str, payload: &str) -> Result<(), DeliveryError> {
+    let notice = Notice::parse(payload)?;
+    let source = TokenSource::Env(config.webhook_url_env.clone());
+    let url = source
+        .resolve()
+        .map_err(|e| DeliveryError::permanent(format!("Slack webhook: {e:#}")))?;
+    let url = url.expose();
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || (lower.starts_with("http://") && is_loopback(url))) {
+        return Err(DeliveryError::permanent(format!(
+            "Slack webhook: {source} must hold an https URL (plain http only to a loopback host)"
+        )));
+    }
+    let body = body(&notice).to_string();
+    post(&Post {
+        url,
+        receiver: "Slack webhook",
+        body: &body,
+        headers: &[("X-PR-Monitor-Id", id)],
+        timeout: TIMEOUT,
+    })
+}
+
+/// The webhook's JSON body for a notice.
+pub fn body(notice: &Notice) -> Value {
+    let fallback = match notice.link() {
+        Some(url) => format!("{}\n{url}", notice.subject),
+        None => notice.subject.clone(),
+    };
+    let mut lines = vec![format!("*{}*", escape(&notice.subject))];
+    if let Some(url) = notice.link() {
+        lines.push(link(url, notice.label()));
+    }
+    if let Some(pills) = notice.pills {
+        let words = pills.words();
+        if !words.is_empty() {
+            let words: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+            lines.push(words.join(" "));
+        }
+    }
+    if !notice.failed_checks.is_empty() {
+        let mut checks: Vec<String> = notice
+            .failed_checks
+            .iter()
+            .take(MAX_CHECKS)
+            .map(|c| match c.url.as_deref().and_then(web_link) {
+                Some(url) => link(url, &c.name),
+                None => escape(&c.name),
+            })
+            .collect();
+        if notice.failed_checks.len() > MAX_CHECKS {
+            checks.push(format!(
+                "and {} more",
+                notice.failed_checks.len() - MAX_CHECKS
+            ));
+        }
+        lines.push(format!("Failed: {}", checks.join(", ")));
+    }
+    json!({
+        "text": fallback,
+        "blocks": [{
+            "type": "section",
+            "text": { "type": "mrkdwn", "text": lines.join("\n") },
+        }],
+    })
+}
+
+/// Escapes text for mrkdwn: `&`, `<` and `>` are the control characters.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// `<url|label>`. A label cannot contain `|` (Slack has no escape for it), so it becomes `¦`.
+fn link(url: &str, label: &str) -> String {
+    let label = if label.trim().is_empty() { url } else { label };
+    format!(
+        "<{}|{}>",
+        escape(url).replace('|', "%7C"),
+        escape(label).replace('|', "¦")
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn notice() -> Notice {
+        Notice::parse(
+            r#"{"subject":"PR #342: lint failed","text":"t","url":"https://github.com/o/r/pull/342",
+            "title":"Fix <!channel> & stuff | now","kind":"ci",
+            "pills":{"ci":true,"ci_fixing":false,"cnf":false,"cmt":1},
+            "failed_checks":[{"name":"lint","url":"https://ci.example/1"},{"name":"e2e <b>","url":"javascript:x"}]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_body_leads_with_the_subject_and_links_the_pr_and_checks() {
+        let b = body(&notice());
+        assert_eq!(
+            b["text"],
+            "PR #342: lint failed\nhttps://github.com/o/r/pull/342"
+        );
+        assert_eq!(b["blocks"][0]["type"], "section");
+        let text = b["blocks"][0]["text"]["text"].as_str().unwrap();
+        assert_eq!(
+            text,
+            "*PR #342: lint failed*\n\
+             <https://github.com/o/r/pull/342|Fix &lt;!channel&gt; &amp; stuff ¦ now>\n\
+             `ci` `cmt:1`\n\
+             Failed: <https://ci.example/1|lint>, e2e &lt;b&gt;"
+        );
+    }
+
+    #[test]
+    fn a_notice_without_a_pr_or_checks_is_just_its_subject() {
+        let n = Notice::parse(r#"{"subject":"pr-monitor test message","text":"t","kind":"test"}"#)
+            .unwrap();
+        let b = body(&n);
+        assert_eq!(b["text"], "pr-monitor test message");
+        assert_eq!(b["blocks"][0]["text"]["text"], "*pr-monitor test message*");
+    }
+
+    #[test]
+    fn many_failed_checks_are_counted() {
+        let mut n = notice();
+        n.failed_checks = (0..12)
+            .map(|i| super::super::notice::CheckLink {
+                name: format!("c{i}"),
+                url: None,
+            })
+            .collect();
+        let text = body(&n)["blocks"][0]["text"]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(text.ends_with("c9, and 2 more"), "{text}");
+    }
+
+    #[test]
+    fn a_missing_variable_is_named_and_permanent() {
+        let config = SlackConfig {
+            webhook_url_env: "PR_MONITOR_TEST_SLACK_UNSET_VARIABLE".into(),
+        };
+        let e = send(&config, "m-1", r#"{"subject":"s"}"#).unwrap_err();
+        assert!(e.permanent);
+        assert!(
+            e.message.contains("`PR_MONITOR_TEST_SLACK_UNSET_VARIABLE`"),
+            "{}",
+            e.message
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! `TestEnv`: a temporary folder with a config pointing at a fresh fake GitHub, and a runner
+//! for the real `pr-monitor` binary with `--config` and `--now`. Tests read as scenarios:
+//!
+//! ```ignore
+//! let env = TestEnv::new();
+//! env.gh.world(|w| { w.pr("octo/app", 1); });
+//! env.ok(&["watch", "add", "octo/app#1"]);
+//! env.ok(&["run"]);
+//! assert_eq!(env.status("octo/app#1")["state"], "open");
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use super::fake_github::{DEFAULT_NOW, FakeGitHub};
+
+/// What a run of the binary printed.
+#[derive(Debug)]
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+impl From<Output> for Out {
+    fn from(o: Output) -> Self {
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// A temporary pr-monitor installation talking to a fake GitHub.
+pub struct TestEnv {
+    pub gh: FakeGitHub,
+    pub dir: tempfile::TempDir,
+    /// The instant passed as `--now`.
+    pub now: String,
+    /// Extra YAML appended to the config file.
+    extra: String,
+}
+
+impl TestEnv {
+    /// A fake GitHub, and a config with one agent `fixer` (logins `fixer-bot`, a folder inbox).
+    pub fn new() -> Self {
+        Self::with_config("")
+    }
+
+    /// Like [`TestEnv::new`], with `extra` YAML appended to the config (e.g. a `notify:` block).
+    pub fn with_config(extra: &str) -> Self {
+        let env = TestEnv {
+            gh: FakeGitHub::start(),
+            dir: tempfile::tempdir().expect("a temp dir"),
+            now: DEFAULT_NOW.to_owned(),
+            extra: extra.to_owned(),
+        };
+        env.write_config();
+        env
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("config.yaml")
+    }
+
+    pub fn inbox(&self) -> PathBuf {
+        self.dir.path().join("inbox/fixer")
+    }
+
+    fn write_config(&self) {
+        let yaml = format!(
+            "database: state.db\n\
+             github:\n  api_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
+             agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{}",
+            self.gh.url(),
+            self.extra
+        );
+        std::fs::write(self.config_path(), yaml).expect("write the config");
+    }
+
+    /// Writes `jobs/<name>.yaml`.
+    pub fn job(&self, name: &str, yaml: &str) {
+        let dir = self.dir.path().join("jobs");
+        std::fs::create_dir_all(&dir).expect("jobs dir");
+        std::fs::write(dir.join(format!("{name}.yaml")), yaml).expect("write a job");
+    }
+
+    /// Moves both clocks (ours and the fake's) by `secs`.
+    pub fn advance(&mut self, secs: i64) {
+        let t = chrono::DateTime::parse_from_rfc3339(&self.now).expect("now")
+            + chrono::Duration::seconds(secs);
+        self.now = t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let now = self.now.clone();
+        self.gh.world(|w| w.set_now(&now));
+    }
+
+    /// Runs `pr-monitor --config … --now … ARGS`.
+    pub fn run(&self, args: &[&str]) -> Out {
+        self.run_in(self.dir.path(), args)
+    }
+
+    /// Runs with another config file.
+    pub fn run_with_config(&self, config: &Path, args: &[&str]) -> Out {
+        self.command(self.dir.path(), config, args)
+    }
+
+    pub fn run_in(&self, cwd: &Path, args: &[&str]) -> Out {
+        self.command(cwd, &self.config_path(), args)
+    }
+
+    fn command(&self, cwd: &Path, config: &Path, args: &[&str]) -> Out {
+        Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+            .current_dir(cwd)
+            .arg("--config")
+            .arg(config)
+            .arg("--now")
+            .arg(&self.now)
+            .args(args)
+            .env("PRM_TEST_GITHUB_TOKEN", self.gh.token())
+            .env("RUST_BACKTRACE", "0")
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env_remove("PR_MONITOR_CONFIG")
+            .env_remove("PR_MONITOR_DB")
+            .env_remove("PR_MONITOR_NOW")
+            .output()
+            .expect("run pr-monitor")
+            .into()
+    }
+
+    /// Runs and expects exit 0.
+    pub fn ok(&self, args: &[&str]) -> Out {
+        let out = self.run(args);
+        assert_eq!(
+            out.code, 0,
+            "pr-monitor {args:?} failed:\n{}\n{}",
+            out.stdout, out.stderr
+        );
+        out
+    }
+
+    /// `status --json` of one PR (from the list, so it has the contract's shape).
+    pub fn status(&self, pr: &str) -> Value {
+        let all = self.ok(&["status", "--json"]).json();
+        let want = pr
+            .parse::<pr_monitor::model::PrRef>()
+            .expect("a PR reference")
+            .url();
+        all.as_array()
+            .and_then(|a| a.iter().find(|s| s["pr"] == want.as_str()).cloned())
+            .unwrap_or_else(|| panic!("{pr} is not in status: {all}"))
+    }
+
+    /// The messages in the fixer's inbox `new/` folder, oldest name first.
+    pub fn inbox_messages(&self) -> Vec<Value> {
+        let dir = self.inbox().join("new");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+            .iter()
+            .map(|f| {
+                serde_json::from_str(&std::fs::read_to_string(f).expect("read message"))
+                    .expect("message JSON")
+            })
+            .collect()
+    }
+}

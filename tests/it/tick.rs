@@ -1,0 +1,380 @@
+//! The foundation end to end: `watch add` then `run` against the fake GitHub records state and
+//! the right next tick for each cadence rule; merged and closed PRs stop; one failing PR never
+//! stops the others; config errors name file:line:column.
+
+use serde_json::json;
+
+use crate::support::env::TestEnv;
+use crate::support::fake_github::Fault;
+
+#[test]
+fn nothing_watched_says_how_to_add_a_pr() {
+    let env = TestEnv::new();
+    let out = env.ok(&["run"]);
+    assert!(out.stdout.contains("nothing is watched"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("pr-monitor watch add"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        env.gh.requests().total(),
+        0,
+        "no forge request when nothing is due"
+    );
+}
+
+#[test]
+fn an_idle_green_pr_is_polled_on_the_idle_cadence() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1).title("Add a feature");
+        w.check_run("octo/app", 1, "lint").success();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    assert_eq!(
+        env.status("octo/app#1")["next_tick_at"],
+        "2026-11-29T12:00:00Z",
+        "a new watch is due at once"
+    );
+    env.ok(&["run"]);
+    let first = env.status("octo/app#1");
+    assert_eq!(
+        first["next_tick_at"], "2026-11-29T12:00:30Z",
+        "a head seen for the first time is recent activity"
+    );
+    env.advance(150);
+    env.ok(&["run"]);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["state"], "open");
+    assert_eq!(
+        s["pills"],
+        json!({"ci": false, "ci_fixing": false, "cnf": false, "cmt": 0})
+    );
+    assert_eq!(s["why"], json!(null));
+    assert_eq!(s["last_tick_at"], "2026-11-29T12:02:30Z");
+    assert_eq!(s["next_tick_at"], "2026-11-29T12:07:30Z");
+    assert_eq!(
+        s["head_sha"],
+        env.gh
+            .world(|w| w.get_pr("octo/app", 1).head_sha().to_owned())
+    );
+    // Not due again until then: a second run asks nothing.
+    let before = env.gh.requests().total();
+    let out = env.ok(&["run"]);
+    assert!(out.stdout.contains("nothing is due"), "{}", out.stdout);
+    assert_eq!(env.gh.requests().total(), before);
+    // --force ticks it anyway.
+    env.ok(&["run", "--force"]);
+    assert!(env.gh.requests().total() > before);
+}
+
+#[test]
+fn cadence_rules() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        // 1: checks running → poll_sec.
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "test").in_progress();
+        // 2: a commit in the last two minutes → poll_sec.
+        w.pr("octo/app", 2);
+        w.check_run("octo/app", 2, "test").success();
+        // 3: mergeability still being computed → poll_sec.
+        w.pr("octo/app", 3).mergeable_unknown_for(10);
+        w.check_run("octo/app", 3, "test").success();
+        // 4: idle → idle_poll_sec.
+        w.pr("octo/app", 4);
+        w.check_run("octo/app", 4, "test").success();
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "octo/app#1",
+        "octo/app#2",
+        "octo/app#3",
+        "octo/app#4",
+    ]);
+    env.ok(&["run"]);
+    // A first look at a head counts as activity: everything is on the fast cadence once.
+    env.advance(600);
+    env.gh.world(|w| {
+        w.push("octo/app", 2, "dev");
+        w.check_run("octo/app", 2, "test").success();
+    });
+    env.advance(60);
+    env.ok(&["run"]);
+    let next = |n: u64| env.status(&format!("octo/app#{n}"))["next_tick_at"].clone();
+    assert_eq!(next(1), "2026-11-29T12:11:30Z", "checks running");
+    assert_eq!(next(2), "2026-11-29T12:11:30Z", "a recent commit");
+    assert_eq!(next(3), "2026-11-29T12:11:30Z", "mergeability unknown");
+    assert_eq!(next(4), "2026-11-29T12:16:00Z", "idle");
+}
+
+#[test]
+fn an_armed_pr_is_polled_on_the_active_cadence() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(600);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.status("octo/app#1")["next_tick_at"],
+        "2026-11-29T12:10:30Z"
+    );
+    assert_eq!(env.status("octo/app#1")["merge_armed"], true);
+}
+
+#[test]
+fn merged_and_closed_prs_stop_being_polled() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1).merged();
+        w.pr("octo/app", 2).closed();
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    for (n, state) in [(1, "merged"), (2, "closed")] {
+        let s = env.status(&format!("octo/app#{n}"));
+        assert_eq!(s["state"], state);
+        assert_eq!(s["next_tick_at"], json!(null));
+    }
+    let before = env.gh.requests().total();
+    let out = env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.requests().total(), before, "{}", out.stdout);
+}
+
+#[test]
+fn pills_light_from_the_snapshot() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint")
+            .failure()
+            .log("error: unused variable `x`\n");
+        w.pr("octo/app", 2).conflicting();
+        w.check_run("octo/app", 2, "lint").failure();
+        w.pr("octo/app", 3);
+        w.thread("octo/app", 3)
+            .comment("reviewer", "rename this")
+            .unresolved();
+        w.thread("octo/app", 3)
+            .comment("reviewer", "and this")
+            .unresolved();
+        w.thread("octo/app", 3)
+            .comment("reviewer", "done")
+            .resolved();
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2", "octo/app#3"]);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.status("octo/app#1")["pills"],
+        json!({"ci": true, "ci_fixing": false, "cnf": false, "cmt": 0})
+    );
+    assert_eq!(env.status("octo/app#1")["why"], "not_agent_commit");
+    assert_eq!(
+        env.status("octo/app#2")["pills"],
+        json!({"ci": false, "ci_fixing": false, "cnf": true, "cmt": 0}),
+        "a conflict beats failing checks"
+    );
+    assert_eq!(env.status("octo/app#3")["pills"]["cmt"], 2);
+}
+
+#[test]
+fn one_failing_pr_never_stops_the_others() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        for n in 1..=3 {
+            w.pr("octo/app", n);
+            w.check_run("octo/app", n, "test").success();
+        }
+    });
+    // #2 answers 502 whenever a request reads it; #9 does not exist.
+    env.gh.fault(
+        Fault::status(502)
+            .when_query_mentions("octo/app", 2)
+            .always(),
+    );
+    env.ok(&[
+        "watch",
+        "add",
+        "octo/app#1",
+        "octo/app#2",
+        "octo/app#3",
+        "octo/app#9",
+    ]);
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    for n in [1, 3] {
+        let s = env.status(&format!("octo/app#{n}"));
+        assert_eq!(s["last_error"], json!(null), "#{n}: {s}");
+        assert!(s["head_sha"].is_string(), "#{n} was read: {s}");
+    }
+    let bad = env.status("octo/app#2");
+    assert!(bad["last_error"].as_str().unwrap().contains("502"), "{bad}");
+    assert_eq!(
+        bad["next_tick_at"], "2026-11-29T12:00:30Z",
+        "retried on the active cadence"
+    );
+    let gone = env.status("octo/app#9");
+    assert!(
+        gone["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("no longer polled"),
+        "{gone}"
+    );
+    assert_eq!(
+        gone["next_tick_at"],
+        json!(null),
+        "a PR that does not exist is reported, not retried forever"
+    );
+}
+
+#[test]
+fn a_malformed_answer_fails_only_that_tick() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.gh
+        .fault(Fault::malformed().on("POST /graphql").times(20));
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        env.status("octo/app#1")["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("not JSON"),
+        "{}",
+        out.stdout
+    );
+    env.gh.clear_faults();
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.status("octo/app#1")["last_error"], json!(null));
+}
+
+#[test]
+fn transient_errors_are_retried_within_the_tick() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.gh
+        .fault(Fault::status(503).on("POST /graphql").times(2));
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["last_error"], json!(null));
+}
+
+#[test]
+fn paused_watches_are_skipped_until_resumed() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.ok(&["watch", "add", "https://github.com/octo/app/pull/1"]);
+    env.ok(&["watch", "pause", "octo/app#1"]);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.requests().total(), 0);
+    env.ok(&["watch", "resume", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert!(env.gh.requests().total() > 0);
+    env.ok(&["watch", "rm", "octo/app#1"]);
+    assert_eq!(env.ok(&["status", "--json"]).json(), json!([]));
+}
+
+#[test]
+fn dry_run_decides_and_changes_nothing() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let out = env.ok(&["run", "--dry-run"]);
+    assert!(out.stdout.contains("ci lit"), "{}", out.stdout);
+    assert_eq!(env.status("octo/app#1")["last_tick_at"], json!(null));
+}
+
+#[test]
+fn bad_references_and_unknown_names_are_usage_errors() {
+    let env = TestEnv::new();
+    let out = env.run(&["watch", "add", "octo-app-1"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("OWNER/REPO#N"), "{}", out.stderr);
+    let out = env.run(&["watch", "add", "--agent", "nobody", "octo/app#1"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("nobody"), "{}", out.stderr);
+}
+
+#[test]
+fn config_errors_name_file_line_and_column() {
+    let env = TestEnv::new();
+    let bad = env.dir.path().join("bad.yaml");
+    let cases = [
+        ("pr:\n  poll_sec: 0\n", ":2:"),
+        ("pr:\n  pol_sec: 30\n", ":2:"),
+        (
+            "database: x.db\ngithub:\n  api_url: http://example.com\n",
+            ":3:",
+        ),
+        (
+            "agents:\n  fixer:\n    inbox: x\n    logins: [a]\npr:\n  idle_poll_sec: -5\n",
+            ":6:",
+        ),
+        ("schedule: \"61 * * * *\"\n", ":1:"),
+        ("pr: [\n", ":"),
+    ];
+    for (yaml, at) in cases {
+        std::fs::write(&bad, yaml).unwrap();
+        let out = env.run_with_config(&bad, &["config", "check"]);
+        assert_eq!(out.code, 2, "{yaml}: {}", out.stderr);
+        let want = format!("{}{at}", bad.display());
+        assert!(
+            out.stderr.contains(&want),
+            "{yaml}: want {want} in {}",
+            out.stderr
+        );
+    }
+    env.job("broken", "name: broken\npolicy:\n  agent: nobody\n");
+    let out = env.run(&["config", "check"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("broken.yaml:3:"), "{}", out.stderr);
+}
+
+#[test]
+fn tokens_never_appear_in_output() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.gh
+        .fault(Fault::status(401).on("POST /graphql").always());
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let out = env.run(&["run"]);
+    let token = env.gh.token();
+    for text in [
+        &out.stdout,
+        &out.stderr,
+        &env.ok(&["status", "--json"]).stdout,
+        &env.ok(&["status", "octo/app#1"]).stdout,
+    ] {
+        assert!(!text.contains(&token), "token leaked: {text}");
+    }
+}
