@@ -227,8 +227,7 @@ fn notify_test(config: &Config, now: Instant, json: bool) -> u8 {
         println!("{}", serde_json::json!(results));
     } else if results.is_empty() {
         println!("no notification channel or agent is configured");
-    }
-    if !json {
+    } else {
         for r in &results {
             println!("{}", r.line());
         }

@@ -2,5 +2,6 @@
 
 mod fake_github_selftest;
 mod graphql_schema;
+mod remediate;
 mod support;
 mod tick;

@@ -1,0 +1,154 @@
+//! A real HTTP listener on 127.0.0.1 for tests (tiny_http): it records every request
+//! (method, path, headers, body) before answering, and answers from a scripted queue of
+//! replies (500 then 200; 429 with `Retry-After`; 404 …), then 200 once the queue is empty.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use serde_json::Value;
+
+/// One recorded request.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Recorded {
+    /// The first header called `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.body))
+    }
+}
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    pub fn status(status: u16) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: String::new(),
+        }
+    }
+
+    #[must_use]
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    #[must_use]
+    pub fn body(mut self, body: &str) -> Self {
+        self.body = body.to_owned();
+        self
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    requests: Mutex<Vec<Recorded>>,
+    script: Mutex<VecDeque<Reply>>,
+}
+
+/// The listener. Dropping it stops it.
+pub struct HttpSink {
+    url: String,
+    server: Arc<tiny_http::Server>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for HttpSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpSink").field("url", &self.url).finish()
+    }
+}
+
+impl HttpSink {
+    /// A listener on a free port, answering 200 until scripted otherwise.
+    pub fn start() -> Self {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+        let addr = server.server_addr().to_ip().expect("an IP address");
+        let shared = Arc::new(Shared::default());
+        let (srv, s) = (server.clone(), shared.clone());
+        let thread = std::thread::spawn(move || {
+            for mut req in srv.incoming_requests() {
+                let mut body = String::new();
+                let _ = req.as_reader().read_to_string(&mut body);
+                s.requests.lock().expect("lock").push(Recorded {
+                    method: req.method().as_str().to_owned(),
+                    path: req.url().to_owned(),
+                    headers: req
+                        .headers()
+                        .iter()
+                        .map(|h| (h.field.as_str().as_str().to_owned(), h.value.as_str().to_owned()))
+                        .collect(),
+                    body,
+                });
+                let reply = s
+                    .script
+                    .lock()
+                    .expect("lock")
+                    .pop_front()
+                    .unwrap_or_else(|| Reply::status(200).body("ok"));
+                let mut resp =
+                    tiny_http::Response::from_string(reply.body).with_status_code(reply.status);
+                for (k, v) in &reply.headers {
+                    resp = resp.with_header(
+                        tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("header"),
+                    );
+                }
+                let _ = req.respond(resp);
+            }
+        });
+        HttpSink {
+            url: format!("http://{addr}"),
+            server,
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// The address of `path` on this listener (`/hook` → `http://127.0.0.1:PORT/hook`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// Queues answers for the next requests, in order.
+    pub fn script(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.shared.script.lock().expect("lock").extend(replies);
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for HttpSink {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

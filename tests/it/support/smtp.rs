@@ -1,0 +1,317 @@
+//! A real SMTP server on 127.0.0.1 for tests: greeting, EHLO/HELO, AUTH PLAIN, MAIL, RCPT,
+//! DATA (dot-unstuffed), RSET, NOOP, QUIT over `std::net`, one thread per connection. It
+//! records every accepted message, can be told to answer RCPT with an error code (421/451
+//! temporary, 550 permanent), and can stop listening so connections are refused.
+//!
+//! [`Mail`] also reads the message back: its headers and its decoded text and HTML parts.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// One accepted message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mail {
+    pub from: String,
+    pub to: Vec<String>,
+    /// The user of AUTH PLAIN, if the client authenticated.
+    pub user: Option<String>,
+    pub password: Option<String>,
+    /// The message as received, dot-unstuffed, CRLF line ends.
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    mails: Mutex<Vec<Mail>>,
+    rcpt_reply: Mutex<Option<u16>>,
+}
+
+/// The server. Dropping it stops it.
+#[derive(Debug)]
+pub struct SmtpServer {
+    port: u16,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A port nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+impl SmtpServer {
+    /// A server on a free port.
+    pub fn start() -> Self {
+        Self::listen(TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"))
+    }
+
+    /// A server on `port` (from [`free_port`], or a stopped server's).
+    pub fn start_on(port: u16) -> Self {
+        Self::listen(TcpListener::bind(("127.0.0.1", port)).expect("bind the given port"))
+    }
+
+    fn listen(listener: TcpListener) -> Self {
+        let port = listener.local_addr().expect("addr").port();
+        let shared = Arc::new(Shared::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, st) = (shared.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    break;
+                }
+                if let Ok(conn) = conn {
+                    let s = s.clone();
+                    std::thread::spawn(move || {
+                        let _ = session(conn, &s);
+                    });
+                }
+            }
+        });
+        SmtpServer {
+            port,
+            shared,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Plain SMTP to this server.
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// Answer every RCPT with `code` (421, 451, 550 …) instead of 250.
+    pub fn reject_rcpt(&self, code: u16) {
+        *self.shared.rcpt_reply.lock().expect("lock") = Some(code);
+    }
+
+    /// The messages accepted so far.
+    pub fn mails(&self) -> Vec<Mail> {
+        self.shared.mails.lock().expect("lock").clone()
+    }
+
+    /// Stops listening (later connections are refused) and returns the port.
+    pub fn stop(mut self) -> u16 {
+        self.shutdown();
+        self.port
+    }
+
+    fn shutdown(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            // Wake the accept loop so it sees the flag and drops the listener.
+            let _ = TcpStream::connect(("127.0.0.1", self.port));
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for SmtpServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn reply(w: &mut TcpStream, text: &str) -> std::io::Result<()> {
+    w.write_all(text.as_bytes())?;
+    w.write_all(b"\r\n")
+}
+
+fn path_arg(line: &str) -> String {
+    let start = line.find('<').map_or(line.len(), |i| i + 1);
+    let end = line.rfind('>').unwrap_or(line.len()).max(start);
+    line[start..end].to_owned()
+}
+
+fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let mut w = stream.try_clone()?;
+    let mut r = BufReader::new(stream);
+    reply(&mut w, "220 sink.test ESMTP test server")?;
+    let (mut from, mut to, mut auth) = (None::<String>, Vec::<String>::new(), None);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let cmd = line.trim_end_matches(['\r', '\n']);
+        let verb = cmd.split(' ').next().unwrap_or("").to_ascii_uppercase();
+        match verb.as_str() {
+            "EHLO" => reply(&mut w, "250-sink.test\r\n250-8BITMIME\r\n250 AUTH PLAIN")?,
+            "HELO" | "NOOP" => reply(&mut w, "250 OK")?,
+            "AUTH" => {
+                let mut parts = cmd.split(' ').skip(1);
+                let mech = parts.next().unwrap_or("").to_ascii_uppercase();
+                let mut initial = parts.next().map(str::to_owned);
+                if mech != "PLAIN" {
+                    reply(&mut w, "504 5.5.4 only PLAIN")?;
+                    continue;
+                }
+                if initial.is_none() {
+                    reply(&mut w, "334 ")?;
+                    let mut l = String::new();
+                    r.read_line(&mut l)?;
+                    initial = Some(l.trim().to_owned());
+                }
+                let decoded = base64_decode(&initial.unwrap_or_default());
+                let fields: Vec<String> = decoded
+                    .split(|b| *b == 0)
+                    .map(|f| String::from_utf8_lossy(f).into_owned())
+                    .collect();
+                if fields.len() == 3 {
+                    auth = Some((fields[1].clone(), fields[2].clone()));
+                    reply(&mut w, "235 2.7.0 Authentication successful")?;
+                } else {
+                    reply(&mut w, "501 5.5.2 malformed AUTH PLAIN")?;
+                }
+            }
+            "MAIL" => {
+                from = Some(path_arg(cmd));
+                to.clear();
+                reply(&mut w, "250 2.1.0 OK")?;
+            }
+            "RCPT" => match *shared.rcpt_reply.lock().expect("lock") {
+                Some(421) => {
+                    reply(&mut w, "421 4.3.2 service shutting down")?;
+                    return w.shutdown(Shutdown::Both);
+                }
+                Some(code) if code >= 500 => reply(&mut w, &format!("{code} 5.1.1 no such user"))?,
+                Some(code) => reply(&mut w, &format!("{code} 4.3.0 try again later"))?,
+                None => {
+                    to.push(path_arg(cmd));
+                    reply(&mut w, "250 2.1.5 OK")?;
+                }
+            },
+            "DATA" => {
+                if from.is_none() || to.is_empty() {
+                    reply(&mut w, "503 5.5.1 need MAIL and RCPT first")?;
+                    continue;
+                }
+                reply(&mut w, "354 end with <CRLF>.<CRLF>")?;
+                let mut data = String::new();
+                loop {
+                    let mut l = String::new();
+                    if r.read_line(&mut l)? == 0 {
+                        return Ok(());
+                    }
+                    if l == ".\r\n" || l == ".\n" {
+                        break;
+                    }
+                    data.push_str(l.strip_prefix('.').unwrap_or(&l));
+                }
+                shared.mails.lock().expect("lock").push(Mail {
+                    from: from.take().unwrap_or_default(),
+                    to: std::mem::take(&mut to),
+                    user: auth.as_ref().map(|a| a.0.clone()),
+                    password: auth.as_ref().map(|a| a.1.clone()),
+                    data,
+                });
+                reply(&mut w, "250 2.0.0 queued")?;
+            }
+            "RSET" => {
+                from = None;
+                to.clear();
+                reply(&mut w, "250 OK")?;
+            }
+            "QUIT" => {
+                reply(&mut w, "221 2.0.0 bye")?;
+                return Ok(());
+            }
+            _ => reply(&mut w, "502 5.5.2 unknown command")?,
+        }
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let (mut out, mut acc, mut bits) = (Vec::new(), 0_u32, 0);
+    for c in s.bytes() {
+        let Some(v) = ALPHABET.iter().position(|a| *a == c) else {
+            continue;
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+fn quoted_printable_decode(s: &str) -> String {
+    let mut out = Vec::new();
+    for line in s.split("\r\n") {
+        let (body, soft) = match line.strip_suffix('=') {
+            Some(b) => (b, true),
+            None => (line, false),
+        };
+        let bytes = body.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'=' && i + 2 < bytes.len() {
+                if let Ok(b) = u8::from_str_radix(&body[i + 1..i + 3], 16) {
+                    out.push(b);
+                    i += 3;
+                    continue;
+                }
+            }
+            out.push(bytes[i]);
+            i += 1;
+        }
+        if !soft {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Mail {
+    /// The value of the top-level header `name` (unfolded).
+    pub fn header(&self, name: &str) -> Option<String> {
+        let head = self.data.split("\r\n\r\n").next().unwrap_or("");
+        let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
+        unfolded.split("\r\n").find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+
+    /// The decoded body of the first MIME part of `content_type` (`text/plain`, `text/html`).
+    pub fn part(&self, content_type: &str) -> Option<String> {
+        let boundary = self
+            .header("Content-Type")?
+            .split("boundary=")
+            .nth(1)?
+            .trim_matches('"')
+            .to_owned();
+        self.data
+            .split(&format!("--{boundary}"))
+            .skip(1)
+            .find_map(|part| {
+                let (head, body) = part.trim_start_matches("\r\n").split_once("\r\n\r\n")?;
+                let head = head.to_ascii_lowercase();
+                if !head.contains(&format!("content-type: {content_type}")) {
+                    return None;
+                }
+                let body = body.trim_end_matches("\r\n");
+                Some(if head.contains("content-transfer-encoding: base64") {
+                    String::from_utf8_lossy(&base64_decode(body)).into_owned()
+                } else if head.contains("content-transfer-encoding: quoted-printable") {
+                    quoted_printable_decode(body)
+                } else {
+                    body.to_owned()
+                })
+            })
+    }
+}
