@@ -71,7 +71,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("how").required(true).args(["when_ready", "cancel", "now"])))]
+#[command(group(clap::ArgGroup::new("how").required(true).args(["when_ready", "cancel", "merge_now"])))]
 pub struct MergeArgs {
     #[arg(value_name = "PR")]
     pub pr: String,
@@ -83,7 +83,7 @@ pub struct MergeArgs {
     pub cancel: bool,
     /// Merge now (written `--now` after `merge PR`).
     #[arg(long = "merge-now")]
-    pub now: bool,
+    pub merge_now: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::DeliveryError;
 use super::http::{Post, post};
 use super::notice::{Notice, web_link};
-use crate::config::{SlackConfig, TokenSource};
+use crate::config::{Secret, SlackConfig, TokenSource};
 use crate::forge::http::is_loopback;
 
 /// How long one webhook call may take.
@@ -21,23 +21,30 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// The most failed checks listed; the rest are counted.
 const MAX_CHECKS: usize = 10;
 
-/// Sends the owner notice `payload` (outbox message `id`) to the configured webhook.
+/// Sends the owner notice `payload` (outbox message `id`) to the webhook whose address is in
+/// the environment variable the config names.
 pub fn send(config: &SlackConfig, id: &str, payload: &str) -> Result<(), DeliveryError> {
-    let notice = Notice::parse(payload)?;
     let source = TokenSource::Env(config.webhook_url_env.clone());
     let url = source
         .resolve()
         .map_err(|e| DeliveryError::permanent(format!("Slack webhook: {e:#}")))?;
-    let url = url.expose();
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("https://") || (lower.starts_with("http://") && is_loopback(url))) {
+    let lower = url.expose().to_ascii_lowercase();
+    if !(lower.starts_with("https://")
+        || (lower.starts_with("http://") && is_loopback(url.expose())))
+    {
         return Err(DeliveryError::permanent(format!(
             "Slack webhook: {source} must hold an https URL (plain http only to a loopback host)"
         )));
     }
+    post_notice(&url, id, payload)
+}
+
+/// Sends the owner notice `payload` (outbox message `id`) to the webhook at `url`.
+pub fn post_notice(url: &Secret, id: &str, payload: &str) -> Result<(), DeliveryError> {
+    let notice = Notice::parse(payload)?;
     let body = body(&notice).to_string();
     post(&Post {
-        url,
+        url: url.expose(),
         receiver: "Slack webhook",
         body: &body,
         headers: &[("X-PR-Monitor-Id", id)],

@@ -2,6 +2,7 @@
 
 mod fake_github_selftest;
 mod graphql_schema;
+mod merge;
 mod remediate;
 mod support;
 mod tick;

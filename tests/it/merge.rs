@@ -1,0 +1,332 @@
+//! Reconcile merge end to end: re-arm the forge's auto-merge every tick, merge once where it
+//! cannot, disarm on a foreign push, update behind branches one at a time, never merge twice.
+
+use serde_json::json;
+
+use crate::support::env::TestEnv;
+use crate::support::fake_github::{Fault, MergeMethod};
+
+const REPO: &str = "octo/app";
+
+fn merges(env: &TestEnv, n: u64) -> usize {
+    env.gh.world(|w| w.merges(REPO, n))
+}
+
+#[test]
+fn arming_enables_auto_merge_and_github_merges_when_green() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let out = env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    assert!(out.stdout.contains("armed"), "{}", out.stdout);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 1);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["merge_armed"], true);
+    assert_eq!(s["merge_via"], "auto_merge");
+    // Green: GitHub's own auto-merge merges it; the next tick sees merged and stops.
+    env.advance(60);
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+        w.settle();
+    });
+    env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 1);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["state"], "merged");
+    assert_eq!(s["next_tick_at"], json!(null));
+}
+
+#[test]
+fn auto_merge_disabled_behind_our_back_is_enabled_again() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.gh.world(|w| w.get_pr_mut(REPO, 1).auto_merge = None);
+    env.advance(30);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 2);
+    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    assert!(history.contains("found disabled"), "{history}");
+}
+
+#[test]
+fn a_clean_pr_is_merged_directly_exactly_once() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(
+        merges(&env, 1),
+        1,
+        "refused as clean, so merged with the sha guard"
+    );
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(merges(&env, 1), 1);
+    assert_eq!(env.status("octo/app#1")["state"], "merged");
+}
+
+#[test]
+fn without_auto_merge_it_merges_itself_once_after_checks_pass() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 0, "not while checks run");
+    assert_eq!(env.status("octo/app#1")["merge_via"], "self");
+    env.advance(30);
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 1, "merged within one tick of going green");
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(merges(&env, 1), 1);
+}
+
+#[test]
+fn method_choice_follows_the_repository() {
+    let cases: [(&[MergeMethod], &str, &str); 4] = [
+        (
+            &[MergeMethod::Squash, MergeMethod::Merge, MergeMethod::Rebase],
+            "",
+            "squash",
+        ),
+        (&[MergeMethod::Merge, MergeMethod::Rebase], "", "merge"),
+        (&[MergeMethod::Rebase], "", "rebase"),
+        (
+            &[MergeMethod::Squash, MergeMethod::Rebase],
+            "rebase",
+            "rebase",
+        ),
+    ];
+    for (allowed, configured, want) in cases {
+        let extra = if configured.is_empty() {
+            String::new()
+        } else {
+            format!("pr:\n  merge_method: {configured}\n")
+        };
+        let env = TestEnv::with_config(&extra);
+        env.gh.world(|w| {
+            w.repo(REPO)
+                .auto_merge_allowed(false)
+                .merge_methods(allowed);
+            w.pr(REPO, 1);
+            w.check_run(REPO, 1, "test").success();
+        });
+        env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+        env.ok(&["run"]);
+        let merged = env
+            .gh
+            .requests()
+            .matching("PUT /repos/octo/app/pulls/1/merge")
+            .first()
+            .map(|r| r.body.clone());
+        assert!(
+            merged
+                .as_deref()
+                .is_some_and(|b| b.contains(&format!("\"merge_method\":\"{want}\""))),
+            "{allowed:?} {configured}: {merged:?}"
+        );
+    }
+}
+
+#[test]
+fn a_human_push_disarms_and_an_agent_push_does_not() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.pr(REPO, 2);
+        w.check_run(REPO, 1, "test").in_progress();
+        w.check_run(REPO, 2, "test").in_progress();
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "--agent",
+        "fixer",
+        "--merge-when-ready",
+        "octo/app#1",
+        "octo/app#2",
+    ]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.gh.world(|w| {
+        w.push(REPO, 1, "human");
+        w.push(REPO, 2, "fixer-bot");
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["merge_armed"], false);
+    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    assert!(
+        history.contains("merge disarmed: human pushed"),
+        "{history}"
+    );
+    assert_eq!(env.status("octo/app#2")["merge_armed"], true);
+}
+
+#[test]
+fn a_pr_on_a_non_default_base_is_not_armed() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).base_ref("release-1.0");
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let out = env.run(&["merge", "octo/app#1", "--when-ready"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("not the default branch"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.status("octo/app#1")["merge_armed"], false);
+    // A job may allow it.
+    env.job(
+        "release",
+        "name: release\npolicy:\n  allow_non_default_base: true\n",
+    );
+    env.ok(&["watch", "add", "--job", "release", "octo/app#1"]);
+    env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    assert_eq!(env.status("octo/app#1")["merge_armed"], true);
+}
+
+#[test]
+fn nothing_merges_without_arming() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+        w.review(REPO, 1, "reviewer").approved();
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 0);
+    assert!(
+        env.gh.requests().writes().is_empty(),
+        "{:?}",
+        env.gh.requests().writes()
+    );
+}
+
+#[test]
+fn a_merge_that_answers_500_after_merging_is_never_repeated() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.gh.fault(Fault::merge_then_500());
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1, "the outcome was unknown: {}", out.stdout);
+    assert_eq!(
+        env.gh.requests().count("PUT /repos/octo/app/pulls/1/merge"),
+        1,
+        "not retried blind"
+    );
+    env.advance(30);
+    env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 1);
+    assert_eq!(
+        env.gh.requests().count("PUT /repos/octo/app/pulls/1/merge"),
+        1,
+        "re-read first: already merged"
+    );
+    assert_eq!(env.status("octo/app#1")["state"], "merged");
+}
+
+#[test]
+fn merge_now_is_the_owners_explicit_merge() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).draft();
+        w.pr(REPO, 2).conflicting();
+        w.pr(REPO, 3);
+    });
+    for (n, why) in [(1, "draft"), (2, "conflicts")] {
+        let out = env.run(&["merge", &format!("octo/app#{n}"), "--now"]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains(why), "{}", out.stderr);
+    }
+    env.ok(&["merge", "octo/app#3", "--now"]);
+    assert_eq!(merges(&env, 3), 1);
+}
+
+#[test]
+fn behind_armed_prs_are_updated_one_at_a_time_oldest_first() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]).strict();
+        for n in 1..=3 {
+            w.pr(REPO, n).behind(2);
+            w.check_run(REPO, n, "test").success();
+        }
+    });
+    // Armed in the order 2, 3, 1.
+    for n in [2, 3, 1] {
+        env.ok(&[
+            "watch",
+            "add",
+            "--merge-when-ready",
+            &format!("octo/app#{n}"),
+        ]);
+        env.advance(1);
+    }
+    env.ok(&["run"]);
+    env.advance(30);
+    env.ok(&["run"]);
+    let updates = |env: &TestEnv| {
+        (1..=3)
+            .map(|n| env.gh.world(|w| w.branch_updates(REPO, n)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        updates(&env),
+        vec![0, 1, 0],
+        "only the oldest armed PR is updated"
+    );
+    assert_eq!(
+        env.status("octo/app#2")["merge_armed"],
+        true,
+        "its own update never disarms"
+    );
+    // #2's new head goes green and merges; then #3 gets its turn.
+    env.advance(30);
+    env.gh.world(|w| {
+        w.check_run(REPO, 2, "test").success();
+        w.settle();
+    });
+    env.ok(&["run", "--force"]);
+    assert_eq!(merges(&env, 2), 1);
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(
+        updates(&env),
+        vec![0, 1, 1],
+        "the next one, after the first merged"
+    );
+}
