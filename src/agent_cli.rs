@@ -21,14 +21,13 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
     let mut moved = None;
     for (name, agent) in &app.config.agents {
-        if let Some(AgentDelivery::Inbox(dir)) = agent.delivery() {
-            if dir.join("new").join(format!("{id}.json")).exists()
-                || dir.join("cur").join(format!("{id}.json")).exists()
-            {
-                let path = inbox::mark_done(dir, id).map_err(|e| anyhow!(e.message))?;
-                moved = Some((name.clone(), path));
-                break;
-            }
+        if let Some(AgentDelivery::Inbox(dir)) = agent.delivery()
+            && (dir.join("new").join(format!("{id}.json")).exists()
+                || dir.join("cur").join(format!("{id}.json")).exists())
+        {
+            let path = inbox::mark_done(dir, id).map_err(|e| anyhow!(e.message))?;
+            moved = Some((name.clone(), path));
+            break;
         }
     }
     let pr = app.store.fix_done(id, app.now)?;

@@ -152,7 +152,7 @@ fn run(cli: Cli) -> Result<u8> {
     let now = parse_now(cli.now.as_deref())?;
     let config = load_config(cli.config.as_deref())?;
     let command = match cli.command {
-        Command::Config(ConfigCommand::Check) => return config_check(&config, cli.json),
+        Command::Config(ConfigCommand::Check) => return Ok(config_check(&config, cli.json)),
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             return Ok(notify_test(&config, now, cli.json));
         }
@@ -172,7 +172,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Watch(cmd) => watch(&mut app, cmd),
         Command::Run(args) => run_tick(&mut app, &args),
         Command::Status { pr } => status(&app, pr.as_deref()),
-        Command::Config(ConfigCommand::Check) => config_check(&app.config, app.json),
+        Command::Config(ConfigCommand::Check) => Ok(config_check(&app.config, app.json)),
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             Ok(notify_test(&app.config, app.now, app.json))
         }
@@ -204,7 +204,7 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn config_check(config: &Config, json: bool) -> Result<u8> {
+fn config_check(config: &Config, json: bool) -> u8 {
     let source = config.source().map_or_else(
         || "built-in defaults".to_owned(),
         |p| p.display().to_string(),
@@ -217,7 +217,7 @@ fn config_check(config: &Config, json: bool) -> Result<u8> {
     } else {
         println!("{source}: ok ({} job file(s))", config.jobs.len());
     }
-    Ok(0)
+    0
 }
 
 /// `notify test`: one line (or JSON object) per channel; 0 when every channel took its message.
@@ -248,19 +248,19 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 .iter()
                 .map(|p| parse_pr(p))
                 .collect::<Result<Vec<_>>>()?;
-            if let Some(job) = &job {
-                if app.config.job(job).is_none() {
-                    return Err(usage(format!(
-                        "no job named `{job}` (see the files in the jobs folder)"
-                    )));
-                }
+            if let Some(job) = &job
+                && app.config.job(job).is_none()
+            {
+                return Err(usage(format!(
+                    "no job named `{job}` (see the files in the jobs folder)"
+                )));
             }
-            if let Some(agent) = &agent {
-                if !app.config.agents.contains_key(agent) {
-                    return Err(usage(format!(
-                        "no agent named `{agent}` in the config's `agents`"
-                    )));
-                }
+            if let Some(agent) = &agent
+                && !app.config.agents.contains_key(agent)
+            {
+                return Err(usage(format!(
+                    "no agent named `{agent}` in the config's `agents`"
+                )));
             }
             let new = NewWatch {
                 job,
@@ -339,10 +339,10 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         .iter()
         .map(|p| parse_pr(p))
         .collect::<Result<Vec<_>>>()?;
-    if let Some(job) = &args.job {
-        if app.config.job(job).is_none() {
-            return Err(usage(format!("no job named `{job}`")));
-        }
+    if let Some(job) = &args.job
+        && app.config.job(job).is_none()
+    {
+        return Err(usage(format!("no job named `{job}`")));
     }
     let opts = RunOptions {
         selection: Selection {

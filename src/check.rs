@@ -17,6 +17,9 @@ use crate::model::{
     CheckKind, CheckState, Instant, MergeState, Mergeable, PrRef, ReviewState, Snapshot,
 };
 
+/// Seen-state rows: (source, id, updated_at).
+pub type Marks = Vec<(String, String, String)>;
+
 /// Seen items: (source, id) → updated_at; plus the head last polled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Seen {
@@ -420,7 +423,7 @@ fn poll(
     seen: &Seen,
     criteria: &Criteria,
     full: bool,
-) -> Result<(Value, Vec<(String, String, String)>)> {
+) -> Result<(Value, Marks)> {
     let mut snap = crate::owner::read(app, pr)?;
     let policy = app
         .store

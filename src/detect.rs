@@ -30,16 +30,15 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
         let reason =
             (snap.pr.forge == crate::model::ForgeKind::GitLab).then_some(c.output.as_str());
         let (log_tail, classification) = match c.job_id {
-            Some(job) => match store
-                .cached_log(snap.pr.forge, job, &completed)
-                .ok()
-                .flatten()
-            {
-                Some((tail, class)) => {
+            Some(job) => {
+                if let Some((tail, class)) = store
+                    .cached_log(snap.pr.forge, job, &completed)
+                    .ok()
+                    .flatten()
+                {
                     let class = serde_json::from_str(&class).unwrap_or(Classification::Real);
                     (tail, class)
-                }
-                None => {
+                } else {
                     let raw = forge
                         .job_log(&snap.pr, job)
                         .ok()
@@ -54,7 +53,7 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
                     }
                     (tail, class)
                 }
-            },
+            }
             None => (
                 String::new(),
                 flake::classify("", &c.output, reason, &policy.infra_patterns),

@@ -45,7 +45,7 @@ pub fn sync(app: &mut App) -> Result<Vec<String>> {
                     let listed = app
                         .forges
                         .get(rw.forge, &app.config)
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| e.clone())
                         .and_then(|f| f.open_prs(&rw.repo).map_err(|e| e.to_string()));
                     match listed {
                         Ok(open) => {

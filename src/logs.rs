@@ -64,10 +64,8 @@ pub fn strip_timestamp(line: &str) -> String {
         && b[7] == b'-'
         && b[10] == b'T'
         && b[13] == b':';
-    if looks_like_ts {
-        if let Some(space) = line.find(' ') {
-            return line[space + 1..].to_owned();
-        }
+    if looks_like_ts && let Some(space) = line.find(' ') {
+        return line[space + 1..].to_owned();
     }
     line.to_owned()
 }

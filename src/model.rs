@@ -143,14 +143,14 @@ impl FromStr for PrRef {
             if let Some(n) = number(n).filter(|_| valid_repo(repo, 2, 2)) {
                 return Ok(PrRef::github(repo, n));
             }
-        } else if let Some((repo, n)) = s.split_once('!') {
-            if let Some(n) = number(n).filter(|_| valid_repo(repo, 2, 20)) {
-                return Ok(PrRef {
-                    forge: ForgeKind::GitLab,
-                    repo: repo.into(),
-                    number: n,
-                });
-            }
+        } else if let Some((repo, n)) = s.split_once('!')
+            && let Some(n) = number(n).filter(|_| valid_repo(repo, 2, 20))
+        {
+            return Ok(PrRef {
+                forge: ForgeKind::GitLab,
+                repo: repo.into(),
+                number: n,
+            });
         }
         Err(bad())
     }

@@ -44,18 +44,18 @@ pub fn daemon(app: &mut App) -> Result<u8> {
         .enable_all()
         .build()
         .context("cannot start the scheduler runtime")?;
-    let schedules = sweeps(app);
+    let sweep_list = sweeps(app);
     let scheduler = runtime.block_on(async {
-        let sched = JobScheduler::new().await?;
-        for (cron, job) in schedules {
+        let cron_jobs = JobScheduler::new().await?;
+        for (cron, job) in sweep_list {
             let tx = tx.clone();
             let entry = Job::new(cron.as_str(), move |_id, _lock| {
                 let _ = tx.send(Wake::Sweep(job.clone()));
             })?;
-            sched.add(entry).await?;
+            cron_jobs.add(entry).await?;
         }
-        sched.start().await?;
-        Ok::<_, tokio_cron_scheduler::JobSchedulerError>(sched)
+        cron_jobs.start().await?;
+        Ok::<_, tokio_cron_scheduler::JobSchedulerError>(cron_jobs)
     });
     let mut scheduler =
         scheduler.map_err(|e| anyhow::anyhow!("cannot schedule the sweeps: {e}"))?;

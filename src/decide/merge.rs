@@ -62,7 +62,7 @@ pub fn ready(snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
 /// COMMENTED does not override.
 pub fn effective_decision(snap: &Snapshot) -> Option<ReviewState> {
     let mut latest: std::collections::BTreeMap<&str, (Option<crate::model::Instant>, ReviewState)> =
-        Default::default();
+        std::collections::BTreeMap::new();
     for r in &snap.reviews {
         if !matches!(
             r.state,

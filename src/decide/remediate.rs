@@ -33,24 +33,23 @@ pub(super) fn remediate(
         }
         if ctx.policy.conflicts == Handler::Agent
             && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
+            && let Some(agent) = ctx.policy.agent.clone()
         {
-            if let Some(agent) = ctx.policy.agent.clone() {
-                d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
-                send(
-                    d,
-                    snap,
-                    ctx,
-                    &agent,
-                    MessageKind::Conflict,
-                    Why::FixSent,
-                    Vec::new(),
-                    Vec::new(),
-                );
-                d.note(
-                    format!("sent the conflict with {} to {agent}", snap.base_ref),
-                    None,
-                );
-            }
+            d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
+            send(
+                d,
+                snap,
+                ctx,
+                &agent,
+                MessageKind::Conflict,
+                Why::FixSent,
+                Vec::new(),
+                Vec::new(),
+            );
+            d.note(
+                format!("sent the conflict with {} to {agent}", snap.base_ref),
+                None,
+            );
         }
     } else {
         if had_conflict {
@@ -139,7 +138,7 @@ fn failure_key(snap: &Snapshot, failed: &[String]) -> String {
             "{}#{}@{}",
             f.name,
             f.job_id.unwrap_or(0),
-            f.completed_at.map(|t| t.timestamp()).unwrap_or(0)
+            f.completed_at.map_or(0, |t| t.timestamp())
         ));
     }
     format!("{}:{}", snap.head.sha, parts.join(","))

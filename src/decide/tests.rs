@@ -398,7 +398,7 @@ impl Ctx {
         Ctx {
             policy,
             logins: vec!["fixer-bot".into()],
-            seen: Default::default(),
+            seen: std::collections::BTreeMap::new(),
             now: t0(),
             turn: true,
             fix_asked: false,

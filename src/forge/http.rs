@@ -49,7 +49,7 @@ impl std::fmt::Debug for HttpClient {
         f.debug_struct("HttpClient")
             .field("token", &"***")
             .field("requests", &self.requests.get())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -230,20 +230,17 @@ impl HttpClient {
         } else {
             builder
         };
-        let result = match body {
-            Some(json) => {
-                let req = builder
-                    .header("Content-Type", "application/json")
-                    .body(json.to_string())
-                    .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
-                agent.run(req)
-            }
-            None => {
-                let req = builder
-                    .body(())
-                    .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
-                agent.run(req)
-            }
+        let result = if let Some(json) = body {
+            let req = builder
+                .header("Content-Type", "application/json")
+                .body(json.to_string())
+                .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
+            agent.run(req)
+        } else {
+            let req = builder
+                .body(())
+                .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
+            agent.run(req)
         };
         let mut resp = result.map_err(|e| describe_transport(&e, url))?;
         let status = resp.status().as_u16();
@@ -322,8 +319,7 @@ fn rate_limit_wait(status: u16, resp: &ureq::http::Response<ureq::Body>) -> Opti
 pub fn status_error(resp: &Response) -> ForgeError {
     let msg = error_message(&resp.body);
     match resp.status {
-        401 => ForgeError::Unauthorized(msg),
-        403 => ForgeError::Unauthorized(msg),
+        401 | 403 => ForgeError::Unauthorized(msg),
         404 | 410 => ForgeError::NotFound(msg),
         409 => ForgeError::Conflict(msg),
         405 | 422 => ForgeError::Refused(msg),

@@ -380,13 +380,14 @@ impl Store {
 
     /// Writes one tick's outcome for the leased watch, and releases the lease, in one transaction.
     pub fn record(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let url: String = tx
             .query_row(
                 "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
-                params![lease.watch_id, lease.owner],
+                params![watch_id, owner],
                 |r| {
                     Ok(PrRef {
                         forge: r.get::<_, String>(0)?.parse().unwrap_or(ForgeKind::GitHub),
@@ -407,7 +408,7 @@ impl Store {
                     lease_owner = NULL, lease_until = NULL
              WHERE id = ?1",
             params![
-                lease.watch_id,
+                watch_id,
                 s.state.as_str(),
                 s.title,
                 s.head_sha.as_ref().map(Sha::as_str),
@@ -449,9 +450,10 @@ impl Store {
 
     /// Gives a lease back without recording anything (a dry run, or a run that stops early).
     pub fn release(&mut self, lease: Lease) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
         self.conn.execute(
             "UPDATE watches SET lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND lease_owner = ?2",
-            params![lease.watch_id, lease.owner],
+            params![watch_id, owner],
         )?;
         Ok(())
     }

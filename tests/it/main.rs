@@ -1,8 +1,10 @@
 //! pr-monitor's integration tests, one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod fake_github_selftest;
 mod graphql_schema;
 mod merge;
+mod notify_transports;
 mod remediate;
 mod support;
 mod tick;

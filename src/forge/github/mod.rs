@@ -84,7 +84,7 @@ impl GitHub {
     fn graphql(
         &self,
         query: &str,
-        variables: Value,
+        variables: &Value,
         operation: Option<&str>,
         idem: Idempotency,
     ) -> Result<Answer, ForgeError> {
@@ -101,9 +101,9 @@ impl GitHub {
         let mut v: Value = serde_json::from_str(&resp.body)
             .map_err(|e| ForgeError::Unexpected(format!("GraphQL answer is not JSON: {e}")))?;
         let errors: Vec<GqlError> =
-            serde_json::from_value(v.get_mut("errors").map(Value::take).unwrap_or(Value::Null))
+            serde_json::from_value(v.get_mut("errors").map_or(Value::Null, Value::take))
                 .unwrap_or_default();
-        let data = v.get_mut("data").map(Value::take).unwrap_or(Value::Null);
+        let data = v.get_mut("data").map_or(Value::Null, Value::take);
         if data.is_null() && errors.is_empty() {
             return Err(ForgeError::Unexpected(
                 "GraphQL answer has neither data nor errors".into(),
@@ -136,7 +136,7 @@ impl GitHub {
     ) -> Result<Vec<Result<Snapshot, ForgeError>>, ForgeError> {
         let answer = self.graphql(
             &queries::snapshot_query(requests),
-            json!({}),
+            &json!({}),
             None,
             Idempotency::Retry,
         )?;
@@ -208,7 +208,7 @@ impl GitHub {
             let data = self
                 .graphql(
                     &query,
-                    json!({ "id": node_id, "after": after }),
+                    &json!({ "id": node_id, "after": after }),
                     None,
                     Idempotency::Retry,
                 )?
@@ -322,7 +322,7 @@ impl Forge for GitHub {
             let data = self
                 .graphql(
                     queries::OPERATIONS,
-                    vars,
+                    &vars,
                     Some("OpenPullRequests"),
                     Idempotency::Retry,
                 )?
@@ -354,7 +354,7 @@ impl Forge for GitHub {
         let data = self
             .graphql(
                 queries::OPERATIONS,
-                json!({}),
+                &json!({}),
                 Some("Viewer"),
                 Idempotency::Retry,
             )?
@@ -410,7 +410,7 @@ impl Forge for GitHub {
         });
         let answer = self.graphql(
             queries::OPERATIONS,
-            vars,
+            &vars,
             Some("UpdateBranch"),
             Idempotency::Once,
         )?;
@@ -438,7 +438,7 @@ impl Forge for GitHub {
         });
         self.graphql(
             queries::OPERATIONS,
-            vars,
+            &vars,
             Some("EnableAutoMerge"),
             Idempotency::Once,
         )?
@@ -450,7 +450,7 @@ impl Forge for GitHub {
         let vars = json!({ "pullRequestId": snap.node_id });
         self.graphql(
             queries::OPERATIONS,
-            vars,
+            &vars,
             Some("DisableAutoMerge"),
             Idempotency::Once,
         )?
@@ -477,7 +477,7 @@ impl Forge for GitHub {
         let vars = json!({ "threadId": thread_id, "body": body });
         self.graphql(
             queries::OPERATIONS,
-            vars,
+            &vars,
             Some("ReplyToThread"),
             Idempotency::Once,
         )?
@@ -489,7 +489,7 @@ impl Forge for GitHub {
         let vars = json!({ "threadId": thread_id });
         self.graphql(
             queries::OPERATIONS,
-            vars,
+            &vars,
             Some("ResolveThread"),
             Idempotency::Once,
         )?

@@ -3,7 +3,6 @@
 //! replies (500 then 200; 429 with `Retry-After`; 404 …), then 200 once the queue is empty.
 
 use std::collections::VecDeque;
-use std::io::Read;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -100,7 +99,12 @@ impl HttpSink {
                     headers: req
                         .headers()
                         .iter()
-                        .map(|h| (h.field.as_str().as_str().to_owned(), h.value.as_str().to_owned()))
+                        .map(|h| {
+                            (
+                                h.field.as_str().as_str().to_owned(),
+                                h.value.as_str().to_owned(),
+                            )
+                        })
                         .collect(),
                     body,
                 });

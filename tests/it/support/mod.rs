@@ -2,3 +2,5 @@
 
 pub mod env;
 pub mod fake_github;
+pub mod http_sink;
+pub mod smtp;

@@ -100,10 +100,9 @@ impl SmtpServer {
         self.shared.mails.lock().expect("lock").clone()
     }
 
-    /// Stops listening (later connections are refused) and returns the port.
-    pub fn stop(mut self) -> u16 {
+    /// Stops listening: later connections to its port are refused.
+    pub fn stop(mut self) {
         self.shutdown();
-        self.port
     }
 
     fn shutdown(&mut self) {
@@ -283,7 +282,9 @@ impl Mail {
         let unfolded = head.replace("\r\n ", " ").replace("\r\n\t", " ");
         unfolded.split("\r\n").find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_owned())
         })
     }
 
