@@ -154,7 +154,7 @@ fn run(cli: Cli) -> Result<u8> {
     let command = match cli.command {
         Command::Config(ConfigCommand::Check) => return Ok(config_check(&config, cli.json)),
         Command::Notify(crate::cli::NotifyCommand::Test) => {
-            return Ok(notify_test(&config, now, cli.json));
+            return notify_test(&config, now, cli.json);
         }
         other => other,
     };
@@ -174,7 +174,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Status { pr } => status(&app, pr.as_deref()),
         Command::Config(ConfigCommand::Check) => Ok(config_check(&app.config, app.json)),
         Command::Notify(crate::cli::NotifyCommand::Test) => {
-            Ok(notify_test(&app.config, app.now, app.json))
+            notify_test(&app.config, app.now, app.json)
         }
         Command::Daemon => crate::schedule::daemon(&mut app),
         Command::Check(args) => crate::check::command(&mut app, &args),
@@ -221,10 +221,10 @@ fn config_check(config: &Config, json: bool) -> u8 {
 }
 
 /// `notify test`: one line (or JSON object) per channel; 0 when every channel took its message.
-fn notify_test(config: &Config, now: Instant, json: bool) -> u8 {
+fn notify_test(config: &Config, now: Instant, json: bool) -> Result<u8> {
     let results = crate::notify::probe::send_all(config, now);
     if json {
-        println!("{}", serde_json::json!(results));
+        println!("{}", serde_json::to_string(&results)?);
     } else if results.is_empty() {
         println!("no notification channel or agent is configured");
     } else {
@@ -232,7 +232,7 @@ fn notify_test(config: &Config, now: Instant, json: bool) -> u8 {
             println!("{}", r.line());
         }
     }
-    u8::from(results.iter().any(|r| !r.ok))
+    Ok(u8::from(results.iter().any(|r| !r.ok)))
 }
 
 fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {

@@ -1,0 +1,308 @@
+//! `pr-monitor check` end to end: the focused payload of a busy PR, nothing new on the second
+//! run, seen state in the database or a state file or none, and watch mode's exit codes.
+
+use serde_json::{Value, json};
+
+use crate::support::env::TestEnv;
+use crate::support::fake_github::{Fault, at};
+
+const REPO: &str = "octo/app";
+
+/// The PR a careful human would review: 150 review threads (one unresolved and new, one
+/// resolved with a new reply), an edited comment, a review body, statuses beside check runs,
+/// and a flaky job.
+fn busy(env: &TestEnv) {
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).title("Big change");
+        w.check_run(REPO, 1, "lint").success();
+        w.check_run(REPO, 1, "test")
+            .failure()
+            .log("running 12 tests\nerror: failed to download crate: 502 Bad Gateway\n");
+        w.status(REPO, 1, "ci/legacy")
+            .failure()
+            .description("legacy pipeline failed");
+        w.status(REPO, 1, "deploy/preview").success();
+        for i in 0..148 {
+            w.thread(REPO, 1)
+                .comment_at("reviewer", &format!("nit {i}"), at("2026-11-29T10:00:00Z"))
+                .resolved();
+        }
+        w.thread(REPO, 1)
+            .comment_at("reviewer", "please rename `x`", at("2026-11-29T11:00:00Z"))
+            .unresolved();
+        w.thread(REPO, 1)
+            .comment_at("reviewer", "fine", at("2026-11-29T10:00:00Z"))
+            .resolved();
+        w.comment(REPO, 1, "reviewer", "please add docs")
+            .at(at("2026-11-29T10:00:00Z"));
+        w.review(REPO, 1, "reviewer")
+            .changes_requested()
+            .body("Needs tests.")
+            .at(at("2026-11-29T10:30:00Z"));
+    });
+}
+
+fn ids(v: &Value) -> usize {
+    v.as_array().map_or(0, Vec::len)
+}
+
+#[test]
+fn a_busy_pr_lists_what_needs_attention_once() {
+    let env = TestEnv::new();
+    busy(&env);
+    let first = env.ok(&["check", "octo/app#1", "--json"]).json();
+    assert_eq!(first["pr"]["title"], "Big change");
+    assert_eq!(first["checks"]["source"], "commit-pinned");
+    assert_eq!(first["checks"]["total"], 4, "{}", first["checks"]);
+    assert_eq!(first["checks"]["failed"], 2);
+    assert_eq!(first["checks"]["passed"], 2);
+    let failed: Vec<&str> = first["checks"]["failedChecks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, vec!["ci/legacy", "test"]);
+    assert_eq!(first["checks"]["flakes"][0]["name"], "test");
+    assert!(
+        first["checks"]["flakes"][0]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("502 Bad Gateway")
+    );
+    assert_eq!(first["threads"]["unresolved"], 1);
+    assert_eq!(first["comments"]["totalReviewComments"], 150);
+    assert_eq!(
+        ids(&first["comments"]["newReviewCommentIds"]),
+        150,
+        "first look: every comment is new"
+    );
+    assert_eq!(
+        first["comments"]["newIssueComments"][0]["body"],
+        "please add docs"
+    );
+    assert_eq!(first["reviews"]["effectiveDecision"], "CHANGES_REQUESTED");
+    assert_eq!(
+        first["reviews"]["newReviews"][0]["state"],
+        "CHANGES_REQUESTED"
+    );
+    let unresolved_id = first["threads"]["unresolvedThreadIds"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        first["threadDetails"][&unresolved_id]["comments"][0]["body"],
+        "please rename `x`"
+    );
+    assert!(first["threadDetails"][&unresolved_id]["comments"][0]["databaseId"].is_u64());
+    assert_eq!(
+        first["actionable"],
+        json!([
+            "failed_checks",
+            "issue_comments",
+            "review_comments",
+            "unresolved_review_threads",
+            "changes_requested"
+        ])
+    );
+
+    // Second run: nothing new.
+    let second = env.ok(&["check", "octo/app#1", "--json"]).json();
+    assert_eq!(ids(&second["comments"]["newIssueCommentIds"]), 0);
+    assert_eq!(ids(&second["comments"]["newReviewCommentIds"]), 0);
+    assert_eq!(ids(&second["reviews"]["newReviewIds"]), 0);
+    assert_eq!(second["threads"]["unresolvedNew"], 0);
+    assert_eq!(
+        second["actionable"],
+        json!(["failed_checks", "changes_requested"])
+    );
+
+    // An edit and a reply on a resolved thread are new.
+    let resolved = env
+        .gh
+        .world(|w| w.get_pr(REPO, 1).threads[149].node_id.clone());
+    env.gh.world(|w| {
+        let (node_id, database_id) = (w.new_node_id("PRRC"), w.new_database_id());
+        let t = at("2026-11-29T11:55:00Z");
+        w.get_pr_mut(REPO, 1).threads[149].comments.push(
+            crate::support::fake_github::ThreadComment {
+                node_id,
+                database_id,
+                author: Some("reviewer".into()),
+                body: "one more thing".into(),
+                created_at: t,
+                updated_at: t,
+            },
+        );
+        w.get_pr_mut(REPO, 1).comments[0].body = "please add docs (edited)".into();
+        w.get_pr_mut(REPO, 1).comments[0].updated_at = t;
+    });
+    let third = env.ok(&["check", "octo/app#1", "--json"]).json();
+    assert_eq!(
+        third["comments"]["newIssueComments"][0]["body"],
+        "please add docs (edited)"
+    );
+    assert_eq!(ids(&third["comments"]["newReviewCommentIds"]), 1);
+    assert!(third["threadDetails"][&resolved].is_object());
+}
+
+#[test]
+fn human_output_is_a_short_summary() {
+    let env = TestEnv::new();
+    busy(&env);
+    let out = env.ok(&["check", "octo/app#1"]);
+    assert!(
+        out.stdout.contains("needs attention: failed_checks"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("✗ test"), "{}", out.stdout);
+    assert!(out.stdout.lines().count() < 15, "{}", out.stdout);
+}
+
+#[test]
+fn seen_state_in_a_file_or_none() {
+    let env = TestEnv::new();
+    busy(&env);
+    let state = env.dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let first = env
+        .ok(&["check", "octo/app#1", "--json", "--state-file", state])
+        .json();
+    assert_eq!(
+        first["comments"]["newIssueCommentIds"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let second = env
+        .ok(&["check", "octo/app#1", "--json", "--state-file", state])
+        .json();
+    assert_eq!(second["comments"]["newIssueCommentIds"], json!([]));
+    // The database's seen state is untouched by a state file.
+    let db = env.ok(&["check", "octo/app#1", "--json"]).json();
+    assert_eq!(
+        db["comments"]["newIssueCommentIds"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // --no-state: everything is new, every time.
+    for _ in 0..2 {
+        let none = env
+            .ok(&["check", "octo/app#1", "--json", "--no-state"])
+            .json();
+        assert_eq!(
+            none["comments"]["newIssueCommentIds"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+    // A push between polls.
+    env.gh.world(|w| {
+        w.push(REPO, 1, "dev");
+    });
+    let pushed = env
+        .ok(&["check", "octo/app#1", "--json", "--state-file", state])
+        .json();
+    assert_eq!(pushed["headPushedRecently"], true);
+}
+
+#[test]
+fn unknown_mergeability_is_neither_conflict_nor_clean() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).conflicting().mergeable_unknown_for(1);
+    });
+    let first = env
+        .ok(&["check", "octo/app#1", "--json", "--no-state"])
+        .json();
+    assert_eq!(first["merge"]["mergeable"], "UNKNOWN");
+    assert_eq!(first["merge"]["hasConflicts"], false);
+    let second = env
+        .ok(&["check", "octo/app#1", "--json", "--no-state"])
+        .json();
+    assert_eq!(second["merge"]["hasConflicts"], true);
+    assert_eq!(second["actionable"], json!(["merge_conflict"]));
+}
+
+#[test]
+fn watch_mode_exit_codes() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+        w.pr(REPO, 2);
+        w.check_run(REPO, 2, "test").failure();
+    });
+    // Nothing actionable: times out with 124.
+    let out = env.run(&[
+        "check",
+        "octo/app#1",
+        "--watch",
+        "--interval",
+        "0",
+        "--max-duration",
+        "0",
+    ]);
+    assert_eq!(out.code, 124, "{}", out.stdout);
+    let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["final"], true);
+    assert_eq!(last["outcome"], "timeout");
+    // Actionable on the first tick: 0.
+    let out = env.run(&[
+        "check",
+        "octo/app#2",
+        "--watch",
+        "--interval",
+        "0",
+        "--max-duration",
+        "60",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let lines: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "one tick line, then the final line");
+    assert_eq!(lines[1]["outcome"], "actionable");
+    // A forge failure that survives retries: 2.
+    env.gh
+        .fault(Fault::status(502).on("POST /graphql").always());
+    let out = env.run(&[
+        "check",
+        "octo/app#1",
+        "--watch",
+        "--interval",
+        "0",
+        "--max-duration",
+        "60",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "error");
+}
+
+#[test]
+fn check_works_without_a_watch_or_a_database_file_beforehand() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+    });
+    let out = env.ok(&["check", "octo/app#1", "--json", "--no-state"]);
+    assert_eq!(out.json()["pr"]["number"], 1);
+    assert_eq!(
+        env.ok(&["status", "--json"]).json(),
+        json!([]),
+        "check watches nothing"
+    );
+}
