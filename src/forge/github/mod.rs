@@ -175,6 +175,32 @@ impl GitHub {
             .collect())
     }
 
+    /// Fills `behind_by` for snapshots read without branch hints, in one request: GitHub's
+    /// `mergeStateStatus` hides BEHIND under BLOCKED, so behind is read from the branches.
+    /// A failure here leaves `behind_by` unknown; it never fails the snapshots.
+    fn compare_unhinted(&self, requests: &[SnapshotRequest], results: &mut [Result<Snapshot, ForgeError>]) {
+        let wanted: Vec<usize> = (0..requests.len())
+            .filter(|&i| requests[i].branches.is_none())
+            .filter(|&i| matches!(&results[i], Ok(s) if s.state == crate::model::PrState::Open && !s.cross_repository && s.behind_by.is_none()))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let items: Vec<(&PrRef, &str, &str)> = wanted
+            .iter()
+            .filter_map(|&i| results[i].as_ref().ok().map(|s| (&s.pr, s.base_ref.as_str(), s.head_ref.as_str())))
+            .collect();
+        let Ok(answer) = self.graphql(&queries::compare_query(&items), &json!({}), None, Idempotency::Retry) else {
+            return;
+        };
+        for (k, &i) in wanted.iter().enumerate() {
+            let behind = answer.data.pointer(&format!("/c{k}/baseRef/compare/behindBy")).and_then(Value::as_u64);
+            if let Ok(snap) = &mut results[i] {
+                snap.behind_by = behind;
+            }
+        }
+    }
+
     /// Reads a batch, splitting it when the request fails so one bad PR cannot fail the rest.
     fn read_split(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         match self.read_batch(requests) {
@@ -309,7 +335,11 @@ impl Forge for GitHub {
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         requests
             .chunks(BATCH_SIZE)
-            .flat_map(|chunk| self.read_split(chunk))
+            .flat_map(|chunk| {
+                let mut results = self.read_split(chunk);
+                self.compare_unhinted(chunk, &mut results);
+                results
+            })
             .collect()
     }
 

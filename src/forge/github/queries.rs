@@ -49,6 +49,24 @@ pub fn snapshot_query(requests: &[SnapshotRequest]) -> String {
     q
 }
 
+/// Compares base and head branches of PRs read without branch hints (a first look): `c{i}`
+/// answers `items[i]` = (PR, base branch, head branch).
+pub fn compare_query(items: &[(&crate::model::PrRef, &str, &str)]) -> String {
+    let mut q = String::from("query CompareBranches {\n");
+    for (i, (pr, base, head)) in items.iter().enumerate() {
+        let (owner, name) = pr.owner_and_name();
+        q.push_str(&format!(
+            "  c{i}: repository(owner: {}, name: {}) {{ baseRef: ref(qualifiedName: {}) {{ compare(headRef: {}) {{ behindBy }} }} }}\n",
+            literal(owner),
+            literal(name),
+            literal(&format!("refs/heads/{base}")),
+            literal(head)
+        ));
+    }
+    q.push_str("}\n");
+    q
+}
+
 /// A connection that may need more pages, and where it hangs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Paged {
@@ -152,8 +170,10 @@ pub fn all_documents() -> Vec<(String, String)> {
             branches: Some(("main".into(), "feature/x".into())),
         },
     ];
+    let pr = crate::model::PrRef::github("octo/app", 3);
     let mut docs = vec![
         ("snapshot".to_owned(), snapshot_query(&sample)),
+        ("compare".to_owned(), compare_query(&[(&pr, "main", "feature/y")])),
         ("operations".to_owned(), OPERATIONS.to_owned()),
     ];
     for p in Paged::ALL {

@@ -57,7 +57,7 @@ impl Reply {
 
     #[must_use]
     pub fn body(mut self, body: &str) -> Self {
-        self.body = body.to_owned();
+        body.clone_into(&mut self.body);
         self
     }
 }
@@ -78,7 +78,9 @@ pub struct HttpSink {
 
 impl std::fmt::Debug for HttpSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpSink").field("url", &self.url).finish()
+        f.debug_struct("HttpSink")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
     }
 }
 
