@@ -366,6 +366,17 @@ mod tests {
     }
 
     #[test]
+    fn forge_text_cannot_add_headers() {
+        let mut n = notice();
+        n.subject = "PR #1: x\r\nBcc: evil@example.net\r\n failed".to_owned();
+        let msg = message(&config("smtp://127.0.0.1:25"), "m", &n).unwrap();
+        let raw = String::from_utf8(msg.formatted()).unwrap();
+        let headers = raw.split("\r\n\r\n").next().unwrap();
+        assert!(!headers.contains("\r\nBcc:"), "{headers}");
+        assert_eq!(msg.envelope().to().len(), 2);
+    }
+
+    #[test]
     fn message_ids_are_safe() {
         let from: Mailbox = "a@example.com".parse().unwrap();
         assert_eq!(message_id("x y<z>", &from), "<x-y-z-@example.com>");

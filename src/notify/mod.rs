@@ -96,12 +96,15 @@ pub fn backoff_secs(attempts: u32) -> i64 {
     (30_i64 << attempts.min(7)).min(3600)
 }
 
+/// The longest `Retry-After` honoured (a day): a receiver cannot park a message for ever.
+pub const MAX_RETRY_AFTER_SECS: u64 = 86_400;
+
 /// Seconds before the next try after a failure: the back-off, or longer when the receiver
-/// asked for it.
+/// asked for it (up to [`MAX_RETRY_AFTER_SECS`]).
 pub fn retry_delay_secs(attempts: u32, error: &DeliveryError) -> i64 {
     let asked = error
         .retry_after_secs
-        .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX));
+        .map_or(0, |s| s.min(MAX_RETRY_AFTER_SECS) as i64);
     backoff_secs(attempts).max(asked)
 }
 
@@ -159,7 +162,7 @@ pub fn deliver_pending(
                 report.sent += 1;
             }
             Err(e) => {
-                let next = real_now() + retry_delay_secs(row.attempts, &e);
+                let next = real_now().saturating_add(retry_delay_secs(row.attempts, &e));
                 store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
                 report.failed.push((row.message.id.clone(), e.message));
             }
@@ -192,8 +195,12 @@ mod tests {
             7200
         );
         assert_eq!(
-            retry_delay_secs(5, &plain.retry_after(Some(1))),
+            retry_delay_secs(5, &plain.clone().retry_after(Some(1))),
             backoff_secs(5)
+        );
+        assert_eq!(
+            retry_delay_secs(0, &plain.retry_after(Some(u64::MAX))),
+            86_400
         );
     }
 }

@@ -20,6 +20,10 @@ use crate::forge::http::is_loopback;
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// The most failed checks listed; the rest are counted.
 const MAX_CHECKS: usize = 10;
+/// The longest subject, title or check name shown, in characters.
+const MAX_TEXT: usize = 150;
+/// Slack's limit on a section's text, in characters.
+const SECTION_LIMIT: usize = 3000;
 
 /// Sends the owner notice `payload` (outbox message `id`) to the webhook whose address is in
 /// the environment variable the config names.
@@ -55,45 +59,75 @@ pub fn post_notice(url: &Secret, id: &str, payload: &str) -> Result<(), Delivery
 /// The webhook's JSON body for a notice.
 pub fn body(notice: &Notice) -> Value {
     let fallback = match notice.link() {
-        Some(url) => format!("{}\n{url}", notice.subject),
-        None => notice.subject.clone(),
+        Some(url) => format!("{}\n{}", escape(&notice.subject), escape(url)),
+        None => escape(&notice.subject),
     };
-    let mut lines = vec![format!("*{}*", escape(&notice.subject))];
-    if let Some(url) = notice.link() {
-        lines.push(link(url, notice.label()));
-    }
-    if let Some(pills) = notice.pills {
-        let words = pills.words();
-        if !words.is_empty() {
-            let words: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
-            lines.push(words.join(" "));
-        }
-    }
-    if !notice.failed_checks.is_empty() {
-        let mut checks: Vec<String> = notice
-            .failed_checks
-            .iter()
-            .take(MAX_CHECKS)
-            .map(|c| match c.url.as_deref().and_then(web_link) {
-                Some(url) => link(url, &c.name),
-                None => escape(&c.name),
-            })
-            .collect();
-        if notice.failed_checks.len() > MAX_CHECKS {
-            checks.push(format!(
-                "and {} more",
-                notice.failed_checks.len() - MAX_CHECKS
-            ));
-        }
-        lines.push(format!("Failed: {}", checks.join(", ")));
-    }
     json!({
         "text": fallback,
         "blocks": [{
             "type": "section",
-            "text": { "type": "mrkdwn", "text": lines.join("\n") },
+            "text": { "type": "mrkdwn", "text": section(notice) },
         }],
     })
+}
+
+/// The section's mrkdwn: subject, PR link, pills, failed checks — as many checks as fit in
+/// Slack's limit, the rest counted.
+fn section(notice: &Notice) -> String {
+    let mut head = vec![format!("*{}*", escape(&clip(&notice.subject, MAX_TEXT)))];
+    if let Some(url) = notice.link() {
+        head.push(link(url, &clip(notice.label(), MAX_TEXT)));
+    }
+    if let Some(pills) = notice.pills {
+        let words: Vec<String> = pills.words().iter().map(|w| format!("`{w}`")).collect();
+        if !words.is_empty() {
+            head.push(words.join(" "));
+        }
+    }
+    let total = notice.failed_checks.len();
+    let checks: Vec<String> = notice
+        .failed_checks
+        .iter()
+        .take(MAX_CHECKS)
+        .map(|c| {
+            let name = clip(&c.name, MAX_TEXT);
+            match c.url.as_deref().and_then(web_link) {
+                Some(url) => link(url, &name),
+                None => escape(&name),
+            }
+        })
+        .collect();
+    let compose = |shown: &[String]| {
+        let mut lines = head.clone();
+        if total > 0 {
+            let mut listed = shown.to_vec();
+            if total > shown.len() {
+                listed.push(if shown.is_empty() {
+                    format!("{total} checks")
+                } else {
+                    format!("and {} more", total - shown.len())
+                });
+            }
+            lines.push(format!("Failed: {}", listed.join(", ")));
+        }
+        lines.join("\n")
+    };
+    (0..=checks.len())
+        .rev()
+        .map(|n| compose(&checks[..n]))
+        .find(|text| text.chars().count() <= SECTION_LIMIT)
+        .unwrap_or_else(|| clip(&compose(&[]), SECTION_LIMIT))
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(max - 1).collect();
+        cut.push('…');
+        cut
+    }
 }
 
 /// Escapes text for mrkdwn: `&`, `<` and `>` are the control characters.
@@ -169,6 +203,28 @@ mod tests {
             .unwrap()
             .to_owned();
         assert!(text.ends_with("c9, and 2 more"), "{text}");
+    }
+
+    #[test]
+    fn the_section_stays_under_slacks_limit_and_the_fallback_is_escaped() {
+        let mut n = notice();
+        n.subject = format!("PR #1: {} failed", "<!here>".repeat(100));
+        n.title = Some("t".repeat(300));
+        n.failed_checks = (0..12)
+            .map(|i| super::super::notice::CheckLink {
+                name: format!("{i}{}", "n".repeat(300)),
+                url: Some(format!("https://ci.example/{}", "x".repeat(100))),
+            })
+            .collect();
+        let b = body(&n);
+        let section = b["blocks"][0]["text"]["text"].as_str().unwrap();
+        assert!(section.chars().count() <= 3000, "{}", section.len());
+        assert!(
+            section.contains(", and "),
+            "some checks are counted: {section}"
+        );
+        let fallback = b["text"].as_str().unwrap();
+        assert!(!fallback.contains("<!here>"), "{fallback}");
     }
 
     #[test]

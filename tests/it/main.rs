@@ -3,6 +3,7 @@
 
 mod check;
 mod fake_github_selftest;
+mod fixtures;
 mod graphql_schema;
 mod merge;
 mod notify_transports;

@@ -4,6 +4,13 @@
 pub mod queries;
 mod wire;
 
+/// Converts `statusCheckRollup.contexts.nodes` (the PR-level fallback when commit-pinned check
+/// data is missing) into checks.
+pub fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
+    let contexts: Vec<Option<wire::RollupContext>> = wire::parse(nodes.clone(), "status check rollup")?;
+    Ok(contexts.into_iter().flatten().map(wire::rollup_check).collect())
+}
+
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, status_error};
@@ -175,6 +182,15 @@ impl GitHub {
             .collect())
     }
 
+    /// The rollup of a commit's checks (one page: the fallback is for tokens without checks
+    /// access, where the rollup is all there is).
+    fn rollup(&self, commit_id: &str) -> Result<Vec<Check>, ForgeError> {
+        let data = self
+            .graphql(queries::ROLLUP, &json!({ "id": commit_id }), None, Idempotency::Retry)?
+            .into_data()?;
+        rollup_checks(data.pointer("/node/statusCheckRollup/contexts/nodes").unwrap_or(&Value::Null))
+    }
+
     /// Fills `behind_by` for snapshots read without branch hints, in one request: GitHub's
     /// `mergeStateStatus` hides BEHIND under BLOCKED, so behind is read from the branches.
     /// A failure here leaves `behind_by` unknown; it never fails the snapshots.
@@ -276,7 +292,12 @@ impl GitHub {
 
         if let Some(commit) = commit {
             let mut checks: Vec<Check> = Vec::new();
-            if let Some(suites) = commit.check_suites {
+            if commit.check_suites.is_none() && commit.status.is_none() {
+                // Commit-pinned data is missing (the token cannot read it): fall back to the
+                // PR's rollup of the same head.
+                snap.checks = self.rollup(&commit.id)?;
+                snap.checks_source = "pr-checks".into();
+            } else if let Some(suites) = commit.check_suites {
                 for suite in self.complete(&commit.id, Paged::CheckSuites, suites)? {
                     let runs = match suite.check_runs {
                         Some(runs) => self.complete(&suite.id, Paged::CheckRuns, runs)?,
@@ -291,7 +312,9 @@ impl GitHub {
             if let Some(status) = commit.status {
                 checks.extend(status.contexts.into_iter().map(wire::status_check));
             }
-            snap.checks = checks;
+            if snap.checks_source != "pr-checks" {
+                snap.checks = checks;
+            }
         }
 
         let threads = self.complete(&node.id, Paged::ReviewThreads, node.review_threads)?;

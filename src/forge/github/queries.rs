@@ -13,6 +13,26 @@ pub const FRAGMENTS: &str = include_str!("snapshot.graphql");
 /// The fixed operations (viewer, auto-merge, branch update, thread reply and resolve).
 pub const OPERATIONS: &str = include_str!("mutations.graphql");
 
+/// The PR-level rollup of a head commit's checks: the fallback when commit-pinned data is
+/// missing. Variable `id`: the commit's node id.
+pub const ROLLUP: &str = "query Rollup($id: ID!) {
+  node(id: $id) {
+    ... on Commit {
+      statusCheckRollup {
+        contexts(first: 100) {
+          nodes {
+            __typename
+            ... on CheckRun { name status conclusion detailsUrl startedAt completedAt
+              checkSuite { workflowRun { databaseId event workflow { name } } } }
+            ... on StatusContext { context state targetUrl description createdAt }
+          }
+        }
+      }
+    }
+  }
+}
+";
+
 /// The alias of the `i`-th PR in a snapshot query.
 pub fn alias(i: usize) -> String {
     format!("pr{i}")
@@ -175,6 +195,7 @@ pub fn all_documents() -> Vec<(String, String)> {
         ("snapshot".to_owned(), snapshot_query(&sample)),
         ("compare".to_owned(), compare_query(&[(&pr, "main", "feature/y")])),
         ("operations".to_owned(), OPERATIONS.to_owned()),
+        ("rollup".to_owned(), ROLLUP.to_owned()),
     ];
     for p in Paged::ALL {
         docs.push((format!("page {p:?}"), page_query(p)));

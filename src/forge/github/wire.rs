@@ -219,6 +219,62 @@ pub struct OpenPrNode {
     pub labels: Option<Conn<Name>>,
 }
 
+/// One context of a `statusCheckRollup`: a check run or a commit status (`__typename` tells,
+/// and the fields do too: a status has `state`, a check run `status`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollupContext {
+    pub name: Option<String>,
+    pub context: Option<String>,
+    pub status: Option<String>,
+    pub conclusion: Option<String>,
+    pub state: Option<String>,
+    pub details_url: Option<String>,
+    pub target_url: Option<String>,
+    pub description: Option<String>,
+    pub started_at: Option<String>,
+    pub completed_at: Option<String>,
+    pub created_at: Option<String>,
+    pub check_suite: Option<RollupSuite>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollupSuite {
+    pub workflow_run: Option<WorkflowRun>,
+}
+
+/// A rollup context as a check.
+pub fn rollup_check(c: RollupContext) -> Check {
+    match c.state {
+        Some(state) => status_check(StatusContext {
+            context: c.context.or(c.name).unwrap_or_default(),
+            state,
+            target_url: c.target_url,
+            description: c.description,
+            created_at: c.created_at,
+        }),
+        None => {
+            let suite = c.check_suite.and_then(|s| s.workflow_run);
+            let conclusion = c.conclusion.filter(|s| !s.is_empty());
+            run_check(
+                RunNode {
+                    database_id: None,
+                    name: c.name.unwrap_or_default(),
+                    status: c.status.unwrap_or_default(),
+                    conclusion,
+                    details_url: c.details_url,
+                    started_at: c.started_at,
+                    completed_at: c.completed_at,
+                    title: None,
+                    summary: c.description,
+                },
+                suite.as_ref(),
+            )
+        }
+    }
+}
+
 /// `node(id:) { ... on T { field { pageInfo nodes } } }`: the page, whatever the field.
 #[derive(Debug, Deserialize)]
 pub struct PageAnswer<T> {
