@@ -51,9 +51,38 @@ pub fn newest(checks: &[Check]) -> Vec<&Check> {
     by_key.into_values().collect()
 }
 
-/// The verdict on `checks`, for a head first seen at `head_seen_at`.
-pub fn verdict(checks: &[Check], head_seen_at: Instant, now: Instant, grace_secs: u64) -> Verdict {
-    let current = newest(checks);
+/// Checks still pending more than `timeout_secs` after `since` (when the head was first seen,
+/// or last re-run) or after they started, whichever is later: they never finished (a
+/// third-party suite can sit queued forever) and count as failed.
+pub fn overdue(
+    checks: &[Check],
+    since: Instant,
+    now: Instant,
+    timeout_secs: Option<u64>,
+) -> Vec<String> {
+    let Some(timeout) = timeout_secs else {
+        return Vec::new();
+    };
+    let timeout = i64::try_from(timeout).unwrap_or(i64::MAX);
+    newest(checks)
+        .into_iter()
+        .filter(|c| c.state == CheckState::Pending)
+        .filter(|c| (now - c.started_at.map_or(since, |s| s.max(since))).num_seconds() > timeout)
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// The verdict on `checks`, for a head first seen at `head_seen_at`; checks pending past
+/// `pending_timeout_secs` count as failed.
+pub fn verdict(
+    checks: &[Check],
+    head_seen_at: Instant,
+    now: Instant,
+    grace_secs: u64,
+    pending_timeout_secs: Option<u64>,
+) -> Verdict {
+    let overdue = overdue(checks, head_seen_at, now, pending_timeout_secs);
+    let current: Vec<&Check> = newest(checks);
     if current.is_empty() {
         let waited = (now - head_seen_at).num_seconds();
         return if waited < grace_secs as i64 {
@@ -69,11 +98,16 @@ pub fn verdict(checks: &[Check], head_seen_at: Instant, now: Instant, grace_secs
             .map(|c| c.name.clone())
             .collect()
     };
-    let pending = names(CheckState::Pending);
+    let pending: Vec<String> = names(CheckState::Pending)
+        .into_iter()
+        .filter(|n| !overdue.contains(n))
+        .collect();
     if !pending.is_empty() {
         return Verdict::Running { pending };
     }
-    let failed = names(CheckState::Failed);
+    let mut failed = names(CheckState::Failed);
+    failed.extend(overdue);
+    failed.sort();
     if failed.is_empty() {
         Verdict::Passed
     } else {
@@ -164,8 +198,36 @@ mod tests {
             ),
         ];
         for (what, checks, now, want) in cases {
-            assert_eq!(verdict(&checks, seen, now, 600), want, "{what}");
+            assert_eq!(verdict(&checks, seen, now, 600, None), want, "{what}");
         }
+    }
+
+    #[test]
+    fn a_check_pending_past_the_timeout_never_finished() {
+        let seen = Utc.with_ymd_and_hms(2026, 11, 29, 12, 0, 0).unwrap();
+        let checks = vec![
+            check("lint", CheckState::Passed, 0),
+            check("third-party", CheckState::Pending, 0),
+        ];
+        let early = seen + Duration::seconds(3600);
+        assert!(matches!(
+            verdict(&checks, seen, early, 600, Some(3600)),
+            Verdict::Running { .. }
+        ));
+        let late = seen + Duration::seconds(3601);
+        assert_eq!(
+            verdict(&checks, seen, late, 600, Some(3600)),
+            Verdict::Failed {
+                failed: vec!["third-party".into()]
+            }
+        );
+        assert!(
+            matches!(
+                verdict(&checks, seen, late, 600, None),
+                Verdict::Running { .. }
+            ),
+            "0: wait forever"
+        );
     }
 
     #[test]

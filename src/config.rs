@@ -274,6 +274,11 @@ pub struct PrConfig {
     /// stuck. Default 0: off.
     #[serde(deserialize_with = "de::secs_or_zero")]
     pub stuck_after_sec: u64,
+    /// Addition to the contract: a check still queued or running this many seconds after its
+    /// head was first seen counts as failed ("never finished"), so a third-party suite that
+    /// sits queued forever cannot hold a PR. Default 3600; 0: wait forever.
+    #[serde(deserialize_with = "de::secs_or_zero")]
+    pub pending_timeout_sec: u64,
 }
 
 impl Default for PrConfig {
@@ -290,6 +295,7 @@ impl Default for PrConfig {
             log_tail_bytes: 16384,
             infra_patterns: Vec::new(),
             stuck_after_sec: 0,
+            pending_timeout_sec: 3600,
         }
     }
 }
@@ -463,6 +469,8 @@ pub struct Policy {
     pub no_checks_grace_sec: u64,
     /// Seconds without movement before a PR is stuck; `None`: never.
     pub stuck_after_sec: Option<u64>,
+    /// Seconds a check may stay pending before it counts as never finished; `None`: forever.
+    pub pending_timeout_sec: Option<u64>,
     /// Lines of a failed log sent to the agent.
     pub log_tail_lines: usize,
     /// Bytes of a failed log sent to the agent, at most.
@@ -892,6 +900,7 @@ impl Config {
             fix_timeout_sec: pr.fix_timeout_sec,
             no_checks_grace_sec: pr.no_checks_grace_sec,
             stuck_after_sec: Some(pr.stuck_after_sec).filter(|s| *s > 0),
+            pending_timeout_sec: Some(pr.pending_timeout_sec).filter(|s| *s > 0),
             log_tail_lines: pr.log_tail_lines,
             log_tail_bytes: pr.log_tail_bytes,
             infra_patterns: pr.infra_patterns.clone(),

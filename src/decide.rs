@@ -135,6 +135,8 @@ pub struct Condition {
     /// The head changed since the last tick.
     pub new_head: bool,
     pub behind: bool,
+    /// Checks pending past `pending_timeout_sec`: they never finished and count as failed.
+    pub overdue: Vec<String>,
 }
 
 /// Classifies a snapshot: the one place the rules read the forge's facts.
@@ -145,20 +147,28 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
     } else {
         before.head_seen_at.unwrap_or(ctx.now)
     };
+    // Waiting (the no-checks grace, the pending timeout) counts from the head's first sight
+    // or pr-monitor's last re-run, whichever is later.
+    let since = before
+        .memory
+        .last_rerun_at
+        .map_or(head_seen_at, |r| r.max(head_seen_at));
     let is_agent =
         |login: &Option<String>| login.as_ref().is_some_and(|l| ctx.agent_logins.contains(l));
     Condition {
         verdict: checks::verdict(
             &snap.checks,
-            head_seen_at,
+            since,
             ctx.now,
             ctx.policy.no_checks_grace_sec,
+            ctx.policy.pending_timeout_sec,
         ),
         conflict: snap.has_conflict(),
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
         agent_commit: is_agent(&snap.head.author_login) || is_agent(&snap.head.committer_login),
         new_head,
+        overdue: checks::overdue(&snap.checks, since, ctx.now, ctx.policy.pending_timeout_sec),
         behind: snap.behind_by.is_some_and(|b| b > 0)
             || snap.merge_state == crate::model::MergeState::Behind,
     }
@@ -246,6 +256,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
 
     remediate::remediate(&mut d, watch, snap, &cond, ctx);
     merge::reconcile(&mut d, watch, snap, &cond, ctx);
+    stuck(&mut d, snap, ctx);
 
     let next_tick_at = Some(next_tick(&d.status, snap, &cond, ctx.policy, ctx.now));
     Plan {
@@ -255,6 +266,32 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         seen: d.seen,
         next_tick_at,
     }
+}
+
+/// A PR whose head has not moved for `stuck_after_sec` is reported once per head.
+fn stuck(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
+    let Some(after) = ctx.policy.stuck_after_sec else {
+        return;
+    };
+    let since = d.status.head_seen_at.unwrap_or(ctx.now);
+    let waited = (ctx.now - since).num_seconds();
+    if waited <= i64::try_from(after).unwrap_or(i64::MAX)
+        || d.status.memory.stuck_reported_for.as_ref() == Some(&snap.head.sha)
+    {
+        return;
+    }
+    d.status.memory.stuck_reported_for = Some(snap.head.sha.clone());
+    let hours = waited / 3600;
+    let minutes = (waited % 3600) / 60;
+    d.note(
+        format!("stuck: the head has not moved for {hours}h{minutes:02}m"),
+        None,
+    );
+    d.notify(
+        NotifyKind::Stuck,
+        format!("stuck for {hours}h{minutes:02}m"),
+        snap.url.clone(),
+    );
 }
 
 /// Seed 000's cadence: `poll_sec` while checks run, a fix is in flight, a merge is armed,

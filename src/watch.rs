@@ -133,6 +133,8 @@ pub struct Memory {
     pub fix: Option<FixInFlight>,
     /// `head:check` keys re-run once for infrastructure reasons.
     pub infra_reruns: Vec<String>,
+    /// When pr-monitor last re-ran checks: pending timeouts count from then.
+    pub last_rerun_at: Option<Instant>,
     /// The head a conflict message was sent to the agent for.
     pub conflict_sent_for: Option<Sha>,
     /// The last agent message or agent run (activity keeps the fast cadence).

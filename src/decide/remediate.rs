@@ -125,6 +125,16 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
                 return;
             }
             d.status.memory.handled_failure = Some(key);
+            if !cond.overdue.is_empty() {
+                let secs = ctx.policy.pending_timeout_sec.unwrap_or_default();
+                d.note(
+                    format!(
+                        "{} never finished in {secs} s: counted as failed",
+                        cond.overdue.join(", ")
+                    ),
+                    None,
+                );
+            }
             failure_table(d, snap, cond, ctx, failed);
         }
     }
@@ -189,6 +199,7 @@ fn failure_table(
                 })
                 .collect();
             d.status.memory.infra_reruns.extend(keys);
+            d.status.memory.last_rerun_at = Some(ctx.now);
             d.actions.push(Action::RerunFailed { run_ids });
             d.status.why = Some(Why::InfraRerun);
             d.note(

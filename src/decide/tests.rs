@@ -948,3 +948,21 @@ fn effective_review_decision() {
         Some(ReviewState::ChangesRequested)
     );
 }
+
+#[test]
+fn a_pr_that_does_not_move_is_reported_stuck_once() {
+    let mut c = Ctx::plain();
+    c.policy.stuck_after_sec = Some(7200);
+    let w = watch_seen("a", t0() - Duration::hours(3));
+    let plan = c.decide(&w, &snap("a"));
+    assert_eq!(
+        notices(&plan),
+        vec![(NotifyKind::Stuck, "stuck for 3h00m".into())]
+    );
+    assert!(
+        c.decide(&after(&w, &plan), &snap("a")).actions.is_empty(),
+        "once per head"
+    );
+    let fresh = watch_seen("a", t0() - Duration::hours(1));
+    assert!(c.decide(&fresh, &snap("a")).actions.is_empty());
+}

@@ -315,8 +315,13 @@ fn behind_is_read_from_the_branches_when_blocked_hides_it() {
         w.pr(REPO, 1).behind(3);
         w.check_run(REPO, 1, "test").in_progress();
     });
-    let p = env.ok(&["check", "octo/app#1", "--json", "--no-state"]).json();
-    assert_eq!(p["merge"]["mergeStateStatus"], "BLOCKED", "GitHub masks BEHIND");
+    let p = env
+        .ok(&["check", "octo/app#1", "--json", "--no-state"])
+        .json();
+    assert_eq!(
+        p["merge"]["mergeStateStatus"], "BLOCKED",
+        "GitHub masks BEHIND"
+    );
     assert_eq!(p["merge"]["behind"], true);
     assert_eq!(p["merge"]["behindBy"], 3);
     assert_eq!(p["actionable"], json!(["stale_branch"]));

@@ -405,3 +405,27 @@ fn agents_reply_and_resolve_threads_as_themselves() {
             .world(|w| w.thread_by_id(&thread).is_some_and(|t| t.resolved))
     );
 }
+
+#[test]
+fn a_check_queued_forever_times_out_and_says_so() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "lint").success();
+        w.check_run(REPO, 1, "third-party").app("some-app").queued();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(pills(&env)["ci"], false, "still waiting");
+    env.advance(3601);
+    env.ok(&["run", "--force"]);
+    assert_eq!(pills(&env)["ci"], true);
+    assert!(
+        history(&env)
+            .iter()
+            .any(|h| h.contains("third-party never finished in 3600 s")),
+        "{:?}",
+        history(&env)
+    );
+}

@@ -7,8 +7,13 @@ mod wire;
 /// Converts `statusCheckRollup.contexts.nodes` (the PR-level fallback when commit-pinned check
 /// data is missing) into checks.
 pub fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
-    let contexts: Vec<Option<wire::RollupContext>> = wire::parse(nodes.clone(), "status check rollup")?;
-    Ok(contexts.into_iter().flatten().map(wire::rollup_check).collect())
+    let contexts: Vec<Option<wire::RollupContext>> =
+        wire::parse(nodes.clone(), "status check rollup")?;
+    Ok(contexts
+        .into_iter()
+        .flatten()
+        .map(wire::rollup_check)
+        .collect())
 }
 
 use serde_json::{Value, json};
@@ -186,15 +191,27 @@ impl GitHub {
     /// access, where the rollup is all there is).
     fn rollup(&self, commit_id: &str) -> Result<Vec<Check>, ForgeError> {
         let data = self
-            .graphql(queries::ROLLUP, &json!({ "id": commit_id }), None, Idempotency::Retry)?
+            .graphql(
+                queries::ROLLUP,
+                &json!({ "id": commit_id }),
+                None,
+                Idempotency::Retry,
+            )?
             .into_data()?;
-        rollup_checks(data.pointer("/node/statusCheckRollup/contexts/nodes").unwrap_or(&Value::Null))
+        rollup_checks(
+            data.pointer("/node/statusCheckRollup/contexts/nodes")
+                .unwrap_or(&Value::Null),
+        )
     }
 
     /// Fills `behind_by` for snapshots read without branch hints, in one request: GitHub's
     /// `mergeStateStatus` hides BEHIND under BLOCKED, so behind is read from the branches.
     /// A failure here leaves `behind_by` unknown; it never fails the snapshots.
-    fn compare_unhinted(&self, requests: &[SnapshotRequest], results: &mut [Result<Snapshot, ForgeError>]) {
+    fn compare_unhinted(
+        &self,
+        requests: &[SnapshotRequest],
+        results: &mut [Result<Snapshot, ForgeError>],
+    ) {
         let wanted: Vec<usize> = (0..requests.len())
             .filter(|&i| requests[i].branches.is_none())
             .filter(|&i| matches!(&results[i], Ok(s) if s.state == crate::model::PrState::Open && !s.cross_repository && s.behind_by.is_none()))
@@ -204,13 +221,26 @@ impl GitHub {
         }
         let items: Vec<(&PrRef, &str, &str)> = wanted
             .iter()
-            .filter_map(|&i| results[i].as_ref().ok().map(|s| (&s.pr, s.base_ref.as_str(), s.head_ref.as_str())))
+            .filter_map(|&i| {
+                results[i]
+                    .as_ref()
+                    .ok()
+                    .map(|s| (&s.pr, s.base_ref.as_str(), s.head_ref.as_str()))
+            })
             .collect();
-        let Ok(answer) = self.graphql(&queries::compare_query(&items), &json!({}), None, Idempotency::Retry) else {
+        let Ok(answer) = self.graphql(
+            &queries::compare_query(&items),
+            &json!({}),
+            None,
+            Idempotency::Retry,
+        ) else {
             return;
         };
         for (k, &i) in wanted.iter().enumerate() {
-            let behind = answer.data.pointer(&format!("/c{k}/baseRef/compare/behindBy")).and_then(Value::as_u64);
+            let behind = answer
+                .data
+                .pointer(&format!("/c{k}/baseRef/compare/behindBy"))
+                .and_then(Value::as_u64);
             if let Ok(snap) = &mut results[i] {
                 snap.behind_by = behind;
             }

@@ -193,7 +193,10 @@ pub fn all_documents() -> Vec<(String, String)> {
     let pr = crate::model::PrRef::github("octo/app", 3);
     let mut docs = vec![
         ("snapshot".to_owned(), snapshot_query(&sample)),
-        ("compare".to_owned(), compare_query(&[(&pr, "main", "feature/y")])),
+        (
+            "compare".to_owned(),
+            compare_query(&[(&pr, "main", "feature/y")]),
+        ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
     ];
