@@ -96,7 +96,7 @@ fn credentials(config: &EmailConfig) -> Result<Option<Credentials>, DeliveryErro
     let read = |name: &String| {
         TokenSource::Env(name.clone())
             .resolve()
-            .map_err(|e| DeliveryError::permanent(format!("SMTP credentials: {e:#}")))
+            .map_err(|e| DeliveryError::temporary(format!("SMTP credentials: {e:#}")))
     };
     let user = read(user_env)?;
     let password = read(password_env)?;
@@ -343,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_addresses_and_missing_credentials_are_permanent() {
+    fn bad_addresses_are_permanent_and_missing_credentials_are_kept_for_later() {
         let mut c = config("smtp://127.0.0.1:25");
         c.to = vec!["not an address".into()];
         let e = message(&c, "m", &notice()).unwrap_err();
@@ -357,7 +357,7 @@ mod tests {
         c.username_env = Some("PR_MONITOR_TEST_SMTP_UNSET_USER".into());
         c.password_env = Some("PR_MONITOR_TEST_SMTP_UNSET_PASSWORD".into());
         let e = transport(&c).unwrap_err();
-        assert!(e.permanent);
+        assert!(!e.permanent, "a setup mistake the owner will fix");
         assert!(
             e.message.contains("`PR_MONITOR_TEST_SMTP_UNSET_USER`"),
             "{}",

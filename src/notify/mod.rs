@@ -91,21 +91,17 @@ fn real_now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Seconds before the next try after `attempts` failures: 30 s, 1 min, 2 min … capped at 1 h.
-pub fn backoff_secs(attempts: u32) -> i64 {
-    (30_i64 << attempts.min(7)).min(3600)
-}
-
 /// The longest `Retry-After` honoured (a day): a receiver cannot park a message for ever.
 pub const MAX_RETRY_AFTER_SECS: u64 = 86_400;
 
-/// Seconds before the next try after a failure: the back-off, or longer when the receiver
-/// asked for it (up to [`MAX_RETRY_AFTER_SECS`]).
-pub fn retry_delay_secs(attempts: u32, error: &DeliveryError) -> i64 {
-    let asked = error
+/// Seconds before the next try after a failure. A message that could not be delivered is
+/// retried at every later run (within the daemon, at least every `poll_sec`): the runs are the
+/// back-off. Only a receiver's `Retry-After` holds it back longer (up to
+/// [`MAX_RETRY_AFTER_SECS`]).
+pub fn retry_delay_secs(error: &DeliveryError) -> i64 {
+    error
         .retry_after_secs
-        .map_or(0, |s| s.min(MAX_RETRY_AFTER_SECS) as i64);
-    backoff_secs(attempts).max(asked)
+        .map_or(0, |s| s.min(MAX_RETRY_AFTER_SECS) as i64)
 }
 
 /// Delivers one message through its channel: `email`, `slack` or `inbox:<agent>`.
@@ -162,7 +158,7 @@ pub fn deliver_pending(
                 report.sent += 1;
             }
             Err(e) => {
-                let next = real_now().saturating_add(retry_delay_secs(row.attempts, &e));
+                let next = real_now().saturating_add(retry_delay_secs(&e));
                 store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
                 report.failed.push((row.message.id.clone(), e.message));
             }
@@ -187,20 +183,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn retry_after_lengthens_the_backoff_but_never_shortens_it() {
+    fn only_retry_after_holds_a_message_back() {
         let plain = DeliveryError::temporary("busy");
-        assert_eq!(retry_delay_secs(0, &plain), 30);
+        assert_eq!(retry_delay_secs(&plain), 0, "retried at the next run");
         assert_eq!(
-            retry_delay_secs(0, &plain.clone().retry_after(Some(7200))),
+            retry_delay_secs(&plain.clone().retry_after(Some(7200))),
             7200
         );
-        assert_eq!(
-            retry_delay_secs(5, &plain.clone().retry_after(Some(1))),
-            backoff_secs(5)
-        );
-        assert_eq!(
-            retry_delay_secs(0, &plain.retry_after(Some(u64::MAX))),
-            86_400
-        );
+        assert_eq!(retry_delay_secs(&plain.retry_after(Some(u64::MAX))), 86_400);
     }
 }

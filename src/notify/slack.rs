@@ -31,7 +31,8 @@ pub fn send(config: &SlackConfig, id: &str, payload: &str) -> Result<(), Deliver
     let source = TokenSource::Env(config.webhook_url_env.clone());
     let url = source
         .resolve()
-        .map_err(|e| DeliveryError::permanent(format!("Slack webhook: {e:#}")))?;
+        // A missing variable is a setup mistake the owner will fix: keep the message.
+        .map_err(|e| DeliveryError::temporary(format!("Slack webhook: {e:#}")))?;
     let lower = url.expose().to_ascii_lowercase();
     if !(lower.starts_with("https://")
         || (lower.starts_with("http://") && is_loopback(url.expose())))
@@ -228,12 +229,12 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_variable_is_named_and_permanent() {
+    fn a_missing_variable_is_named_and_kept_for_later() {
         let config = SlackConfig {
             webhook_url_env: "PR_MONITOR_TEST_SLACK_UNSET_VARIABLE".into(),
         };
         let e = send(&config, "m-1", r#"{"subject":"s"}"#).unwrap_err();
-        assert!(e.permanent);
+        assert!(!e.permanent);
         assert!(
             e.message.contains("`PR_MONITOR_TEST_SLACK_UNSET_VARIABLE`"),
             "{}",

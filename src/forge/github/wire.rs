@@ -246,15 +246,16 @@ pub struct RollupSuite {
 
 /// A rollup context as a check.
 pub fn rollup_check(c: RollupContext) -> Check {
-    match c.state {
-        Some(state) => status_check(StatusContext {
+    if let Some(state) = c.state {
+        status_check(StatusContext {
             context: c.context.or(c.name).unwrap_or_default(),
             state,
             target_url: c.target_url,
             description: c.description,
             created_at: c.created_at,
-        }),
-        None => {
+        })
+    } else {
+        {
             let suite = c.check_suite.and_then(|s| s.workflow_run);
             let conclusion = c.conclusion.filter(|s| !s.is_empty());
             run_check(
