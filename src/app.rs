@@ -401,6 +401,13 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
                 for w in &watches {
                     println!("{}", output::status_line(w));
                 }
+                let problems = app.store.outbox_problems()?;
+                if !problems.is_empty() {
+                    println!("undelivered messages:");
+                    for p in &problems {
+                        println!("{}", output::undelivered_line(p));
+                    }
+                }
             }
         }
         Some(pr) => {

@@ -189,3 +189,19 @@ pub fn run_json(summary: &RunSummary) -> Value {
             .collect(),
     )
 }
+
+/// One undelivered outbox message for `status`.
+pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
+    format!(
+        "  {}  {}  {} attempt(s){}: {}",
+        row.message.channel,
+        row.message.subject,
+        row.attempts,
+        if row.permanent {
+            ", given up"
+        } else {
+            ", retried at the next run"
+        },
+        row.last_error.as_deref().unwrap_or("")
+    )
+}

@@ -8,5 +8,6 @@ mod graphql_schema;
 mod merge;
 mod notify_transports;
 mod remediate;
+mod report;
 mod support;
 mod tick;

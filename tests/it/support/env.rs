@@ -53,6 +53,8 @@ pub struct TestEnv {
     pub now: String,
     /// Extra YAML appended to the config file.
     extra: String,
+    /// Extra environment variables for every run.
+    pub vars: Vec<(String, String)>,
 }
 
 impl TestEnv {
@@ -68,6 +70,7 @@ impl TestEnv {
             dir: tempfile::tempdir().expect("a temp dir"),
             now: DEFAULT_NOW.to_owned(),
             extra: extra.to_owned(),
+            vars: Vec::new(),
         };
         env.write_config();
         env
@@ -133,6 +136,7 @@ impl TestEnv {
             .env("PRM_TEST_GITHUB_TOKEN", self.gh.token())
             .env("RUST_BACKTRACE", "0")
             .env("NO_PROXY", "127.0.0.1,localhost")
+            .envs(self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env_remove("PR_MONITOR_CONFIG")
             .env_remove("PR_MONITOR_DB")
             .env_remove("PR_MONITOR_NOW")

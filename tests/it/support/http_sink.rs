@@ -15,6 +15,8 @@ pub struct Recorded {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The status it was answered with.
+    pub status: u16,
 }
 
 impl Recorded {
@@ -95,6 +97,12 @@ impl HttpSink {
             for mut req in srv.incoming_requests() {
                 let mut body = String::new();
                 let _ = req.as_reader().read_to_string(&mut body);
+                let reply = s
+                    .script
+                    .lock()
+                    .expect("lock")
+                    .pop_front()
+                    .unwrap_or_else(|| Reply::status(200).body("ok"));
                 s.requests.lock().expect("lock").push(Recorded {
                     method: req.method().as_str().to_owned(),
                     path: req.url().to_owned(),
@@ -109,13 +117,8 @@ impl HttpSink {
                         })
                         .collect(),
                     body,
+                    status: reply.status,
                 });
-                let reply = s
-                    .script
-                    .lock()
-                    .expect("lock")
-                    .pop_front()
-                    .unwrap_or_else(|| Reply::status(200).body("ok"));
                 let mut resp =
                     tiny_http::Response::from_string(reply.body).with_status_code(reply.status);
                 for (k, v) in &reply.headers {

@@ -1,0 +1,160 @@
+//! Report end to end: over a scripted day of a PR's life (fail, fix, conflict, green, merged)
+//! the owner receives exactly the messages a person would want, once each, through email and
+//! Slack, even with the SMTP server and the webhook failing part of the time.
+
+use crate::support::env::TestEnv;
+use crate::support::http_sink::{HttpSink, Reply};
+use crate::support::smtp::SmtpServer;
+
+const REPO: &str = "octo/app";
+
+fn env_with_channels(smtp_port: u16, slack: &HttpSink) -> TestEnv {
+    let mut env = TestEnv::with_config(&format!(
+        "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{smtp_port}\n    from: pr-monitor@example.com\n    \
+         to: [owner@example.com]\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n"
+    ));
+    env.vars
+        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    env
+}
+
+fn subjects(smtp: &SmtpServer) -> Vec<String> {
+    smtp.mails()
+        .iter()
+        .filter_map(|m| m.header("Subject"))
+        .collect()
+}
+
+fn slack_lines(slack: &HttpSink) -> Vec<String> {
+    slack
+        .requests()
+        .iter()
+        .filter(|r| r.status == 200)
+        .map(|r| {
+            r.json()["text"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_scripted_day_sends_each_material_change_once() {
+    let smtp = SmtpServer::start();
+    let port = smtp.port();
+    let slack = HttpSink::start();
+    let mut env = env_with_channels(port, &slack);
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint")
+            .failure()
+            .log("error: unused variable `x`\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+
+    // 12:00 The agent's commit fails: it goes to the agent, not to the owner.
+    env.ok(&["run"]);
+    assert_eq!(env.inbox_messages().len(), 1);
+    assert!(subjects(&smtp).is_empty());
+    assert!(slack.requests().is_empty());
+
+    // 12:05 The fix fails the same way: a guard stops auto-fix and the owner is told — but
+    // SMTP is down and Slack answers 500.
+    smtp.stop();
+    slack.script([Reply::status(500)]);
+    env.advance(300);
+    env.gh.world(|w| {
+        w.push(REPO, 1, "fixer-bot");
+        w.check_run(REPO, 1, "lint")
+            .failure()
+            .log("error: unused variable `x`\n");
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["why"], "same_failure");
+    assert!(slack_lines(&slack).is_empty());
+
+    // 12:10 Still down: kept, tried again, nothing lost.
+    env.advance(300);
+    env.ok(&["run", "--force"]);
+
+    // 12:15 Back up: the guard notice arrives, once per channel. A human push that conflicts
+    // lights cnf but conflicts are not notified by default.
+    let smtp = SmtpServer::start_on(port);
+    env.advance(300);
+    env.gh.world(|w| {
+        w.push(REPO, 1, "human");
+        w.pr(REPO, 1).conflicting();
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["pills"]["cnf"], true);
+    let stopped = "PR #1: auto-fix stopped: the same failure came back (lint failed)";
+    assert_eq!(subjects(&smtp), vec![stopped.to_owned()]);
+    assert_eq!(slack_lines(&slack), vec![stopped.to_owned()]);
+
+    // 12:20 The human resolves the conflict and the checks go green: nothing to say.
+    env.advance(300);
+    env.gh.world(|w| {
+        w.push(REPO, 1, "human");
+        w.pr(REPO, 1)
+            .mergeable(crate::support::fake_github::Mergeable::Mergeable);
+        w.check_run(REPO, 1, "lint").success();
+    });
+    env.ok(&["run"]);
+    assert_eq!(subjects(&smtp).len(), 1);
+
+    // 12:25 The owner arms the merge; the next tick merges the clean PR; the one after reports it.
+    env.advance(300);
+    env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    env.ok(&["run", "--force"]);
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.status("octo/app#1")["state"], "merged");
+
+    // A tick with no change sends nothing.
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+
+    let want = vec![
+        stopped.to_owned(),
+        "PR #1: merge armed".to_owned(),
+        "PR #1: merged".to_owned(),
+    ];
+    assert_eq!(subjects(&smtp), want);
+    assert_eq!(slack_lines(&slack), want);
+    for m in smtp.mails() {
+        assert_eq!(m.to, ["owner@example.com"]);
+        assert!(
+            m.part("text/plain")
+                .is_some_and(|t| t.contains("https://github.com/octo/app/pull/1")),
+            "{m:?}"
+        );
+    }
+}
+
+#[test]
+fn a_permanent_failure_is_kept_and_visible() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    slack.script([Reply::status(404)]);
+    let env = env_with_channels(smtp.port(), &slack);
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(subjects(&smtp), vec!["PR #1: lint failed".to_owned()]);
+    assert_eq!(slack.requests().len(), 1);
+    let status = env.ok(&["status"]);
+    assert!(status.stdout.contains("undelivered"), "{}", status.stdout);
+    assert!(status.stdout.contains("slack"), "{}", status.stdout);
+    // Permanent: not retried.
+    env.ok(&["run", "--force"]);
+    assert_eq!(slack.requests().len(), 1);
+}
