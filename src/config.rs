@@ -397,6 +397,15 @@ impl NotifyConfig {
         }
         out
     }
+
+    /// Whether `channel` is configured and carries notices of `kind` (its `on:` filter).
+    pub fn carries(&self, channel: NotifyChannel, kind: NotifyKind) -> bool {
+        let on = match channel {
+            NotifyChannel::Email => self.email.as_ref().map(|e| e.on.as_ref()),
+            NotifyChannel::Slack => self.slack.as_ref().map(|s| s.on.as_ref()),
+        };
+        on.is_some_and(|filter| filter.is_none_or(|kinds| kinds.contains(&kind)))
+    }
 }
 
 /// `notify.email`.
@@ -418,6 +427,10 @@ pub struct EmailConfig {
     /// The recipients; at least one. Required.
     #[serde(deserialize_with = "de::emails")]
     pub to: Vec<String>,
+    /// Addition to the contract: the notice kinds this channel carries (`ci`, `guard`,
+    /// `merge`, `stuck`, `error`, `conflict`, `review`). Default: every kind a job notifies on.
+    #[serde(default)]
+    pub on: Option<Vec<NotifyKind>>,
 }
 
 /// `notify.slack`.
@@ -427,6 +440,10 @@ pub struct SlackConfig {
     /// The environment variable holding the incoming-webhook URL (a secret). Required.
     #[serde(deserialize_with = "de::env_name")]
     pub webhook_url_env: String,
+    /// Addition to the contract: the notice kinds this channel carries. Default: every kind a
+    /// job notifies on.
+    #[serde(default)]
+    pub on: Option<Vec<NotifyKind>>,
 }
 
 /// The `report:` block: files written atomically at the end of every run.

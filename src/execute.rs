@@ -243,19 +243,19 @@ pub fn notice_messages(
     }
     let payload = report::notice_payload(notice, snap, &status.pills);
     let subject = payload["subject"].as_str().unwrap_or_default().to_owned();
-    let configured = env.config.notify.channels();
     env.policy
         .notify
         .iter()
-        .filter(|c| configured.contains(c))
+        .filter(|c| env.config.notify.carries(**c, notice.kind))
         .map(|channel| OutboxMessage {
             id: format!(
-                "{}-{}-{}-{}-{}",
+                "{}-{}-{}-{}-{}-{}",
                 snap.pr.repo.replace('/', "-"),
                 snap.pr.number,
                 report::notice_kind(notice),
                 channel.as_str(),
-                env.now.timestamp()
+                env.now.timestamp(),
+                &report::fnv64(&notice.headline)[..8]
             ),
             pr: snap.pr.url(),
             channel: channel.as_str().to_owned(),

@@ -303,11 +303,10 @@ fn error_notice(app: &App, watch: &Watch, error: &str) -> Vec<crate::store::Outb
         return Vec::new();
     }
     let subject = crate::report::subject(&watch.pr, "keeps failing to tick");
-    let configured = app.config.notify.channels();
     policy
         .notify
         .iter()
-        .filter(|c| configured.contains(c))
+        .filter(|c| app.config.notify.carries(**c, crate::config::NotifyKind::Error))
         .map(|c| crate::store::OutboxMessage {
             id: format!("{}-{}-error-{}-{}", watch.pr.repo.replace('/', "-"), watch.pr.number, c.as_str(), app.now.timestamp()),
             pr: watch.pr.url(),

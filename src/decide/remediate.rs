@@ -362,11 +362,7 @@ pub(crate) fn fingerprint(failed: &[String], logs: &[FailedCheck]) -> String {
             last_digit = digit;
         }
     }
-    // FNV-1a, 64 bit: stable across builds, unlike std's hasher.
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
+    crate::report::fnv64(&text)
 }
 
 /// Review feedback: `cmt` counts unresolved threads; with `reviews: agent`, new items from

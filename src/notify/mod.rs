@@ -138,32 +138,99 @@ pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> 
     }
 }
 
+/// Owner notices from one tick on one channel beyond this many go out as one digest.
+pub const DIGEST_AFTER: usize = 5;
+
+/// One digest message standing for `rows` (owner notices of one channel from one tick).
+pub fn digest(rows: &[OutboxRow]) -> OutboxRow {
+    let first = &rows[0].message;
+    let ids: Vec<&str> = rows.iter().map(|r| r.message.id.as_str()).collect();
+    let subject = format!("pr-monitor: {} pull requests changed", rows.len());
+    let mut text = format!("{subject}\n\n");
+    for r in rows {
+        let url = serde_json::from_str::<serde_json::Value>(&r.message.payload)
+            .ok()
+            .and_then(|v| v["url"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        text.push_str(&format!("- {}  {url}\n", r.message.subject));
+    }
+    let payload = serde_json::json!({ "subject": subject, "text": text, "kind": "digest" });
+    OutboxRow {
+        message: crate::store::OutboxMessage {
+            id: format!("digest-{}", &crate::report::fnv64(&ids.join(","))[..12]),
+            pr: first.pr.clone(),
+            channel: first.channel.clone(),
+            kind: "digest".into(),
+            subject,
+            payload: payload.to_string(),
+            created_at: first.created_at,
+        },
+        attempts: rows.iter().map(|r| r.attempts).max().unwrap_or(0),
+        delivered_at: None,
+        last_error: None,
+        permanent: false,
+    }
+}
+
+/// Groups the pending rows: a tick's owner notices on one channel beyond [`DIGEST_AFTER`]
+/// become one digest; everything else goes alone. Each group is (what to send, the rows it
+/// stands for).
+fn batches(rows: Vec<OutboxRow>) -> Vec<(OutboxRow, Vec<OutboxRow>)> {
+    let mut groups: Vec<((String, crate::model::Instant), Vec<OutboxRow>)> = Vec::new();
+    let mut single = Vec::new();
+    for row in rows {
+        if row.message.channel.starts_with("inbox:") {
+            single.push(row);
+            continue;
+        }
+        let key = (row.message.channel.clone(), row.message.created_at);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(row),
+            None => groups.push((key, vec![row])),
+        }
+    }
+    let mut out: Vec<(OutboxRow, Vec<OutboxRow>)> =
+        single.into_iter().map(|r| (r.clone(), vec![r])).collect();
+    for (_, group) in groups {
+        if group.len() > DIGEST_AFTER {
+            out.push((digest(&group), group));
+        } else {
+            out.extend(group.into_iter().map(|r| (r.clone(), vec![r])));
+        }
+    }
+    out
+}
+
 /// Delivers every pending message that is due, recording each outcome, and an agent command's
-/// run in the PR's history.
+/// run in the PR's history. Many owner notices from one tick on one channel go as a digest.
 pub fn deliver_pending(
     store: &mut Store,
     config: &Config,
     now: crate::model::Instant,
 ) -> Result<Delivered> {
     let mut report = Delivered::default();
-    for row in store.pending_outbox(real_now())? {
-        let outcome = deliver(config, &row);
+    for (send, members) in batches(store.pending_outbox(real_now())?) {
+        let outcome = deliver(config, &send);
         let run = match &outcome {
             Ok(sent) => sent.command_run.clone(),
             Err(e) => e.command_run.clone(),
         };
-        match outcome {
-            Ok(_) => {
-                store.mark_delivered(&row.message.id, now)?;
-                report.sent += 1;
-            }
-            Err(e) => {
-                let next = real_now().saturating_add(retry_delay_secs(&e));
-                store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
-                report.failed.push((row.message.id.clone(), e.message));
+        for row in &members {
+            match &outcome {
+                Ok(_) => {
+                    store.mark_delivered(&row.message.id, now)?;
+                    report.sent += 1;
+                }
+                Err(e) => {
+                    let next = real_now().saturating_add(retry_delay_secs(e));
+                    store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
+                    report
+                        .failed
+                        .push((row.message.id.clone(), e.message.clone()));
+                }
             }
         }
-        if let (Some(run), Ok(pr)) = (run, row.message.pr.parse::<PrRef>()) {
+        if let (Some(run), Ok(pr)) = (run, send.message.pr.parse::<PrRef>()) {
             store.log(
                 &pr,
                 &[HistoryEntry {

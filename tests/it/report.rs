@@ -158,3 +158,59 @@ fn a_permanent_failure_is_kept_and_visible() {
     env.ok(&["run", "--force"]);
     assert_eq!(slack.requests().len(), 1);
 }
+
+#[test]
+fn many_changes_in_one_tick_arrive_as_one_digest() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let env = env_with_channels(smtp.port(), &slack);
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=7 {
+            w.pr(REPO, n).head_commit(|c| c.by("human"));
+            w.check_run(REPO, n, "lint").failure();
+        }
+    });
+    let prs: Vec<String> = (1..=7).map(|n| format!("octo/app#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(prs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    let mails = smtp.mails();
+    assert_eq!(mails.len(), 1, "{:?}", subjects(&smtp));
+    assert_eq!(
+        mails[0].header("Subject").as_deref(),
+        Some("pr-monitor: 7 pull requests changed")
+    );
+    let text = mails[0].part("text/plain").unwrap();
+    for n in 1..=7 {
+        assert!(text.contains(&format!("PR #{n}: lint failed")), "{text}");
+    }
+    assert_eq!(
+        slack_lines(&slack),
+        vec!["pr-monitor: 7 pull requests changed".to_owned()]
+    );
+}
+
+#[test]
+fn a_channel_carries_only_the_kinds_it_is_filtered_to() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let mut env = TestEnv::with_config(&format!(
+        "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{}\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n  \
+         slack:\n    webhook_url_env: PRM_TEST_SLACK\n    on: [merge]\n",
+        smtp.port()
+    ));
+    env.vars.push(("PRM_TEST_SLACK".into(), slack.url("/hook")));
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(subjects(&smtp), vec!["PR #1: lint failed".to_owned()]);
+    assert!(slack.requests().is_empty());
+    env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    assert_eq!(slack_lines(&slack), vec!["PR #1: merge armed".to_owned()]);
+}
