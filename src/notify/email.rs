@@ -255,6 +255,7 @@ mod tests {
             password_env: None,
             from: "PR Monitor <pr-monitor@example.com>".to_owned(),
             to: vec!["owner@example.com".to_owned(), "b@example.org".to_owned()],
+            on: None,
         }
     }
 

@@ -232,6 +232,7 @@ mod tests {
     fn a_missing_variable_is_named_and_kept_for_later() {
         let config = SlackConfig {
             webhook_url_env: "PR_MONITOR_TEST_SLACK_UNSET_VARIABLE".into(),
+            on: None,
         };
         let e = send(&config, "m-1", r#"{"subject":"s"}"#).unwrap_err();
         assert!(!e.permanent);
