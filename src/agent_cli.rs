@@ -10,7 +10,6 @@ use crate::app::{App, UsageError};
 use crate::config::AgentDelivery;
 use crate::model::PrRef;
 use crate::notify::inbox;
-use crate::watch::HistoryEntry;
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
@@ -42,14 +41,7 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
             ),
             None => format!("the agent finished message {id}"),
         };
-        app.store.log(
-            pr,
-            &[HistoryEntry {
-                at: app.now,
-                what,
-                why: None,
-            }],
-        )?;
+        app.log(pr, what)?;
     }
     if !app.json {
         match &moved {
@@ -99,14 +91,7 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
         .reply_to_thread(pr, thread, &text)
         .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
     if app.store.watch(pr)?.is_some() {
-        app.store.log(
-            pr,
-            &[HistoryEntry {
-                at: app.now,
-                what: format!("{agent} replied to {thread}"),
-                why: None,
-            }],
-        )?;
+        app.log(pr, format!("{agent} replied to {thread}"))?;
     }
     if !app.json {
         println!("replied to {thread} on {}", pr.url());
@@ -125,14 +110,7 @@ pub fn resolve(app: &mut App, pr: &PrRef, thread: &str) -> Result<u8> {
         .resolve_thread(pr, thread)
         .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
     if app.store.watch(pr)?.is_some() {
-        app.store.log(
-            pr,
-            &[HistoryEntry {
-                at: app.now,
-                what: format!("{agent} resolved {thread}"),
-                why: None,
-            }],
-        )?;
+        app.log(pr, format!("{agent} resolved {thread}"))?;
     }
     if !app.json {
         println!("resolved {thread} on {}", pr.url());

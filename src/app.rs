@@ -94,6 +94,18 @@ pub struct App {
 }
 
 impl App {
+    /// Adds one history row to `pr`, at the program's clock.
+    pub fn log(&mut self, pr: &PrRef, what: String) -> Result<()> {
+        self.store.log(
+            pr,
+            &[crate::watch::HistoryEntry {
+                at: self.now,
+                what,
+                why: None,
+            }],
+        )
+    }
+
     /// The policy that applies to a watch: its job's, else the config's `pr` block, with the
     /// watch's own overrides on top.
     pub fn policy_for(&self, watch: &Watch) -> Policy {
@@ -294,19 +306,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
             }
             Ok(0)
         }
-        WatchCommand::Ls => {
-            let watches = app.store.watches()?;
-            if app.json {
-                println!("{}", output::status_array(&watches));
-            } else if watches.is_empty() {
-                println!("nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`");
-            } else {
-                for w in &watches {
-                    println!("{}", output::status_line(w));
-                }
-            }
-            Ok(0)
-        }
+        WatchCommand::Ls => status(app, None),
         WatchCommand::Rm { pr } => {
             let pr = parse_pr(&pr)?;
             if !app.store.remove_watch(&pr)? {

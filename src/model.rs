@@ -319,10 +319,11 @@ pub struct HeadCommit {
     pub committed_at: Option<Instant>,
 }
 
-/// One comment inside a review thread.
+/// A comment: on the conversation (an issue comment), or inside a review thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadComment {
+pub struct Comment {
     pub id: String,
+    /// The REST id (what `in_reply_to` takes).
     pub database_id: Option<u64>,
     pub author: Option<String>,
     pub body: String,
@@ -338,7 +339,7 @@ pub struct ReviewThread {
     pub outdated: bool,
     pub path: Option<String>,
     pub line: Option<u64>,
-    pub comments: Vec<ThreadComment>,
+    pub comments: Vec<Comment>,
 }
 
 impl ReviewThread {
@@ -382,17 +383,6 @@ pub struct Review {
     pub body: String,
     pub url: Option<String>,
     pub submitted_at: Option<Instant>,
-    pub updated_at: Option<Instant>,
-}
-
-/// A conversation comment on the PR.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IssueComment {
-    pub id: String,
-    pub database_id: Option<u64>,
-    pub author: Option<String>,
-    pub body: String,
-    pub url: Option<String>,
     pub updated_at: Option<Instant>,
 }
 
@@ -481,7 +471,7 @@ pub struct Snapshot {
     pub checks_source: String,
     pub threads: Vec<ReviewThread>,
     pub reviews: Vec<Review>,
-    pub comments: Vec<IssueComment>,
+    pub comments: Vec<Comment>,
     /// Log tails and classifications of the failed checks (up to five), filled by detect
     /// once all of the head's checks are done.
     pub failed_logs: Vec<FailedCheck>,

@@ -13,7 +13,6 @@ use crate::forge::SnapshotRequest;
 use crate::model::{CheckState, PrRef, Snapshot};
 use crate::store::{NewWatch, Selection};
 use crate::tick::{self, RunOptions};
-use crate::watch::HistoryEntry;
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
@@ -36,17 +35,6 @@ pub fn read(app: &mut App, pr: &PrRef) -> Result<Snapshot> {
     Ok(answers
         .pop()
         .ok_or_else(|| anyhow!("no answer for {pr}"))??)
-}
-
-fn log(app: &mut App, pr: &PrRef, what: String) -> Result<()> {
-    app.store.log(
-        pr,
-        &[HistoryEntry {
-            at: app.now,
-            what,
-            why: None,
-        }],
-    )
 }
 
 /// `fix PR`: sends the current failure to the agent now, whoever made the commit and
@@ -125,8 +113,7 @@ pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
             failed.push(format!("run {run}: {e}"));
         }
     }
-    log(
-        app,
+    app.log(
         pr,
         format!(
             "owner re-ran {} failed workflow run(s)",
@@ -203,7 +190,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                 app.store.add_watch(pr, &NewWatch::default(), app.now)?;
             }
             app.store.set_merge_armed(pr, true, app.now)?;
-            log(app, pr, "merge armed by the owner".into())?;
+            app.log(pr, "merge armed by the owner".into())?;
             tell(app, &snap, "merge armed", "merges once its checks pass")?;
             if !app.json {
                 println!("armed {} to merge when ready", pr.url());
@@ -219,7 +206,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                     .map_err(|e| anyhow!(e))?;
                 forge.disable_auto_merge(&snap)?;
             }
-            log(app, pr, "merge disarmed by the owner".into())?;
+            app.log(pr, "merge disarmed by the owner".into())?;
             if was_armed {
                 tell(
                     app,
@@ -265,8 +252,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                 .merge(pr, &snap.head.sha, method)
                 .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
             if watch.is_some() {
-                log(
-                    app,
+                app.log(
                     pr,
                     format!(
                         "merged {} by the owner ({})",

@@ -152,16 +152,7 @@ pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &crate::watch::Pi
 
 /// The kind word of a notice (`ci`, `guard`, `merge` …).
 pub fn notice_kind(notice: &Notice) -> &'static str {
-    use crate::config::NotifyKind;
-    match notice.kind {
-        NotifyKind::Ci => "ci",
-        NotifyKind::Guard => "guard",
-        NotifyKind::Merge => "merge",
-        NotifyKind::Stuck => "stuck",
-        NotifyKind::Error => "error",
-        NotifyKind::Conflict => "conflict",
-        NotifyKind::Review => "review",
-    }
+    notice.kind.as_str()
 }
 
 #[cfg(test)]

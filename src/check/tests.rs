@@ -5,10 +5,10 @@ use serde_json::json;
 
 use super::*;
 use crate::decide::tests::{check, snap, t0};
-use crate::model::{IssueComment, Review, ReviewThread, ThreadComment};
+use crate::model::{Comment, Review, ReviewThread};
 
-fn comment(id: &str, who: &str, body: &str, min: i64) -> IssueComment {
-    IssueComment {
+fn comment(id: &str, who: &str, body: &str, min: i64) -> Comment {
+    Comment {
         id: id.into(),
         database_id: Some(1),
         author: Some(who.into()),
@@ -28,7 +28,7 @@ fn thread(id: &str, resolved: bool, comments: &[(&str, &str, i64)]) -> ReviewThr
         comments: comments
             .iter()
             .enumerate()
-            .map(|(i, (who, body, min))| ThreadComment {
+            .map(|(i, (who, body, min))| Comment {
                 id: format!("{id}-c{i}"),
                 database_id: Some(100 + i as u64),
                 author: Some((*who).into()),
@@ -115,7 +115,7 @@ fn edits_and_replies_on_resolved_threads_are_new() {
     apply_marks(&mut seen, &marks);
     s.comments[0].body = "please add docs (edited)".into();
     s.comments[0].updated_at = Some(t0() + Duration::minutes(30));
-    s.threads[1].comments.push(ThreadComment {
+    s.threads[1].comments.push(Comment {
         id: "PRRT_2-c1".into(),
         database_id: Some(200),
         author: Some("reviewer".into()),

@@ -370,7 +370,7 @@ impl GitHub {
         snap.comments = self
             .complete(&node.id, Paged::Comments, node.comments)?
             .into_iter()
-            .map(wire::issue_comment)
+            .map(wire::comment)
             .collect();
         Ok(snap)
     }

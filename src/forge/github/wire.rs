@@ -6,9 +6,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::model::{
-    Check, CheckKind, CheckState, HeadCommit, Instant, IssueComment, MergeMethod, MergeState,
-    Mergeable, PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
-    ThreadComment,
+    Check, CheckKind, CheckState, Comment, HeadCommit, Instant, MergeMethod, MergeState, Mergeable,
+    PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
 };
 
 /// A GraphQL connection page. Nodes may be null when the token cannot see one.
@@ -352,19 +351,8 @@ pub fn status_check(ctx: StatusContext) -> Check {
     }
 }
 
-pub fn thread_comment(c: CommentNode) -> ThreadComment {
-    ThreadComment {
-        updated_at: time(c.updated_at.as_deref()),
-        id: c.id,
-        database_id: c.database_id,
-        author: login(c.author),
-        body: c.body,
-        url: c.url,
-    }
-}
-
-pub fn issue_comment(c: CommentNode) -> IssueComment {
-    IssueComment {
+pub fn comment(c: CommentNode) -> Comment {
+    Comment {
         updated_at: time(c.updated_at.as_deref()),
         id: c.id,
         database_id: c.database_id,
@@ -394,7 +382,7 @@ pub fn thread(t: ThreadNode, comments: Vec<CommentNode>) -> ReviewThread {
         outdated: t.is_outdated,
         path: t.path,
         line: t.line,
-        comments: comments.into_iter().map(thread_comment).collect(),
+        comments: comments.into_iter().map(comment).collect(),
     }
 }
 
