@@ -19,6 +19,9 @@ use crate::watch::{HistoryEntry, Watch, WatchStatus};
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
 pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 
+/// A head committed this long after a command agent's run ended is still the agent's (seed 000).
+pub const AGENT_RUN_GRACE_SECS: i64 = 15;
+
 /// What an agent message is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -166,12 +169,23 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         conflict: snap.has_conflict(),
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
-        agent_commit: is_agent(&snap.head.author_login) || is_agent(&snap.head.committer_login),
+        agent_commit: is_agent(&snap.head.author_login)
+            || is_agent(&snap.head.committer_login)
+            || during_agent_run(before, snap),
         new_head,
         overdue: checks::overdue(&snap.checks, since, ctx.now, ctx.policy.pending_timeout_sec),
         behind: snap.behind_by.is_some_and(|b| b > 0)
             || snap.merge_state == crate::model::MergeState::Behind,
     }
+}
+
+/// Whether the head was committed while the command agent ran, or within
+/// [`AGENT_RUN_GRACE_SECS`] after its run ended.
+fn during_agent_run(before: &WatchStatus, snap: &Snapshot) -> bool {
+    let (Some((start, end)), Some(at)) = (before.memory.agent_run, snap.head.committed_at) else {
+        return false;
+    };
+    start <= at && at <= end + Duration::seconds(AGENT_RUN_GRACE_SECS)
 }
 
 /// A plan under construction: the stages append to it.

@@ -139,6 +139,9 @@ pub struct Memory {
     pub conflict_sent_for: Option<Sha>,
     /// The last agent message or agent run (activity keeps the fast cadence).
     pub agent_activity_at: Option<Instant>,
+    /// The last command-agent run (start, end): a head committed while it ran, or within
+    /// [`crate::decide::AGENT_RUN_GRACE_SECS`] after, is the agent's.
+    pub agent_run: Option<(Instant, Instant)>,
     /// The branch was behind its base at the last tick.
     pub behind: bool,
     /// The head pr-monitor asked the forge to update (never asked twice for one head).

@@ -966,3 +966,27 @@ fn a_pr_that_does_not_move_is_reported_stuck_once() {
     let fresh = watch_seen("a", t0() - Duration::hours(1));
     assert!(c.decide(&fresh, &snap("a")).actions.is_empty());
 }
+
+#[test]
+fn a_head_committed_during_a_command_agents_run_is_the_agents() {
+    let c = Ctx::new();
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    let run_end = t0() - Duration::minutes(5);
+    w.status.memory.agent_run = Some((run_end - Duration::minutes(3), run_end));
+    for (committed, agents) in [
+        (run_end - Duration::minutes(1), true),
+        (run_end + Duration::seconds(15), true),
+        (run_end + Duration::seconds(16), false),
+        (run_end - Duration::minutes(4), false),
+    ] {
+        let mut s = failing("b", "human", "error", false);
+        s.head.committed_at = Some(committed);
+        let plan = c.decide(&w, &s);
+        let want = if agents {
+            Why::FixSent
+        } else {
+            Why::NotAgentCommit
+        };
+        assert_eq!(plan.status.why, Some(want), "committed at {committed}");
+    }
+}

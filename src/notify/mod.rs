@@ -231,6 +231,7 @@ pub fn deliver_pending(
             }
         }
         if let (Some(run), Ok(pr)) = (run, send.message.pr.parse::<PrRef>()) {
+            store.record_agent_run(&pr, run.started.into(), run.ended.into())?;
             store.log(
                 &pr,
                 &[HistoryEntry {

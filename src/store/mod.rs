@@ -620,6 +620,24 @@ impl Store {
         Ok(())
     }
 
+    /// Records a command agent's run on `pr`: its window decides whose the next head is, and
+    /// it counts as activity. Does nothing for a PR that is not watched.
+    pub fn record_agent_run(&mut self, pr: &PrRef, started: Instant, ended: Instant) -> Result<()> {
+        let Some(mut w) = self.watch(pr)? else {
+            return Ok(());
+        };
+        w.status.memory.agent_run = Some((started, ended));
+        w.status.memory.agent_activity_at = Some(ended);
+        if let Some(fix) = w.status.memory.fix.as_mut().filter(|f| f.done_at.is_none()) {
+            fix.done_at = Some(ended);
+        }
+        self.conn.execute(
+            "UPDATE watches SET memory = ?2 WHERE id = ?1",
+            params![w.id, serde_json::to_string(&w.status.memory)?],
+        )?;
+        Ok(())
+    }
+
     /// Records that the agent finished message `id`: the fix in flight with that id ends now.
     /// Returns the PR it was for, if any watch had it in flight.
     pub fn fix_done(&mut self, id: &str, at: Instant) -> Result<Option<PrRef>> {

@@ -429,3 +429,26 @@ fn a_check_queued_forever_times_out_and_says_so() {
         history(&env)
     );
 }
+
+#[test]
+fn a_secret_planted_in_a_log_never_reaches_the_agent() {
+    let env = TestEnv::new();
+    agent_pr_failing(
+        &env,
+        "::add-mask::hunter2-very-secret\nusing hunter2-very-secret\nexport GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\nerror: failed\n",
+    );
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    let raw = std::fs::read_dir(env.inbox().join("new"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect::<String>();
+    assert!(raw.contains("error: failed"), "{raw}");
+    for secret in [
+        "hunter2-very-secret",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ] {
+        assert!(!raw.contains(secret), "{secret} leaked: {raw}");
+    }
+}

@@ -378,3 +378,100 @@ fn tokens_never_appear_in_output() {
         assert!(!text.contains(&token), "token leaked: {text}");
     }
 }
+
+#[test]
+fn a_short_rate_limit_is_waited_out_and_a_long_one_ends_the_tick() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.pr("octo/app", 2);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    // Retry-After: 1 → waited (real time), then answered.
+    env.gh.fault(Fault::rate_limit(1).on("POST /graphql"));
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["last_error"], json!(null));
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        2,
+        "one refused, one answered"
+    );
+    // The primary limit resets in an hour: no hammering, the PR is retried after the reset.
+    env.gh.clear_requests();
+    env.gh
+        .fault(Fault::primary_rate_limit(3600).on("POST /graphql").always());
+    let out = env.run(&["run", "--force"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        env.status("octo/app#1")["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("rate limited")
+    );
+    assert_eq!(
+        env.gh.requests().total(),
+        1,
+        "one request, then it waits for the reset"
+    );
+    let next = env.status("octo/app#1")["next_tick_at"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        next.as_str() > "2026-11-29T12:59:00Z",
+        "next tick after the reset: {next}"
+    );
+}
+
+#[test]
+fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
+    let env = TestEnv::with_config("schedule: \"* * * * * *\"\n");
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+        .current_dir(env.dir.path())
+        .args([
+            "--config",
+            env.config_path().to_str().unwrap(),
+            "--now",
+            &env.now,
+            "daemon",
+        ])
+        .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
+        .env("RUST_BACKTRACE", "0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Observe the first sweep's record (bounded: 30 s).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while env.status("octo/app#1")["last_tick_at"].is_null() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon never swept"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
+}
