@@ -491,7 +491,12 @@ pub(crate) fn check_http_url(s: &str) -> Result<String, String> {
 pub(crate) fn check_smtp_url(s: &str) -> Result<String, String> {
     let url = parse_url(s)?;
     match url.scheme.to_ascii_lowercase().as_str() {
-        "smtp" | "smtps" => Ok(s.to_owned()),
+        "smtps" => Ok(s.to_owned()),
+        "smtp" if s.contains("tls=required") || s.contains("tls=opportunistic") => Ok(s.to_owned()),
+        "smtp" if crate::forge::http::is_loopback(s) => Ok(s.to_owned()),
+        "smtp" => Err(format!(
+            "`{s}` is plain SMTP to a host that is not loopback; use smtps:// or smtp://…?tls=required"
+        )),
         other => Err(format!(
             "`{s}` must be an smtp:// or smtps:// URL, not `{other}`"
         )),
@@ -545,6 +550,13 @@ mod tests {
     #[test]
     fn smtp_urls() {
         assert!(check_smtp_url("smtps://smtp.example.com:465").is_ok());
+        assert!(check_smtp_url("smtp://smtp.example.com:587?tls=required").is_ok());
+        assert!(check_smtp_url("smtp://127.0.0.1:2525").is_ok());
+        assert!(
+            check_smtp_url("smtp://smtp.example.com:25")
+                .unwrap_err()
+                .contains("loopback")
+        );
         assert!(check_smtp_url("smtp://user@localhost:2525?tls=required").is_ok());
         assert!(
             check_smtp_url("https://smtp.example.com")

@@ -215,8 +215,8 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
         "c.yaml:4:5: agents.fixer: unknown field `login`, expected one of `inbox`, …",
     ),
     (
-        "notify:\n  email: {smtp_url: \"smtp://h\", from: a@b, to: [c@d], cc: [e@f]}\n",
-        "c.yaml:2:55: notify.email: unknown field `cc`, expected one of …",
+        "notify:\n  email: {smtp_url: \"smtps://h\", from: a@b, to: [c@d], cc: [e@f]}\n",
+        "c.yaml:2:56: notify.email: unknown field `cc`, expected one of …",
     ),
     // Wrong types.
     (
@@ -232,7 +232,7 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
         "c.yaml:1:9: agents: invalid type: sequence, expected a map",
     ),
     (
-        "notify:\n  email: {smtp_url: \"smtp://h\", from: a@b}\n",
+        "notify:\n  email: {smtp_url: \"smtps://h\", from: a@b}\n",
         "c.yaml:2:10: notify.email: missing field `to`",
     ),
     // Numbers out of range: signed, so the message says what is allowed.
