@@ -24,6 +24,7 @@ pub mod model;
 pub mod notify;
 pub mod output;
 pub mod owner;
+pub mod pages;
 pub mod report;
 pub mod schedule;
 pub mod store;

@@ -136,6 +136,7 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
         summary.delivered = delivered.sent;
         summary.delivery_failures = delivered.failed;
+        crate::pages::write(&app.config, &app.store, now)?;
     }
     Ok(summary)
 }

@@ -475,3 +475,32 @@ fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped"));
 }
+
+#[test]
+fn every_run_writes_the_status_page_and_metrics() {
+    let env = TestEnv::with_config(
+        "report:\n  html_path: out/status.html\n  metrics_path: out/pr_monitor.prom\n",
+    );
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1).title("Add <b>bold</b> things");
+        w.check_run("octo/app", 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let page = std::fs::read_to_string(env.dir.path().join("out/status.html")).unwrap();
+    assert!(
+        page.contains("octo/app#1") && page.contains("Add &lt;b&gt;bold&lt;/b&gt; things"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<span class="pill ci">ci</span>"#),
+        "{page}"
+    );
+    let metrics = std::fs::read_to_string(env.dir.path().join("out/pr_monitor.prom")).unwrap();
+    assert!(
+        metrics.contains("pr_monitor_pills{pill=\"ci\"} 1"),
+        "{metrics}"
+    );
+    assert!(!env.dir.path().join("out/status.tmp").exists());
+}
