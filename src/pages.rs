@@ -42,10 +42,10 @@ pub fn html(watches: &[Watch], undelivered: &[OutboxRow], now: Instant) -> Strin
                 let _ = write!(pills, r#"<span class="pill {class}">{text}</span> "#);
             }
         }
-        let _ = write!(
+        let _ = writeln!(
             rows,
             "<tr><td><a href=\"{url}\">{name}</a><div class=\"title\">{title}</div></td><td>{state}</td><td>{pills}</td>\
-             <td>{why}</td><td>{merge}</td><td>{next}</td><td class=\"err\">{error}</td></tr>\n",
+             <td>{why}</td><td>{merge}</td><td>{next}</td><td class=\"err\">{error}</td></tr>",
             url = escape(&w.pr.url()),
             name = escape(&w.pr.to_string()),
             title = escape(s.title.as_deref().unwrap_or("")),

@@ -434,7 +434,7 @@ fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
         w.pr("octo/app", 1);
     });
     env.ok(&["watch", "add", "octo/app#1"]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
         .current_dir(env.dir.path())
         .args([
             "--config",
