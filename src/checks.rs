@@ -138,6 +138,7 @@ mod tests {
             ),
             completed_at: None,
             output: String::new(),
+            node_id: None,
         }
     }
 

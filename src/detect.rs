@@ -46,7 +46,17 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
                         .unwrap_or_default();
                     let tail =
                         crate::logs::tail(&raw, policy.log_tail_lines, policy.log_tail_bytes);
-                    let class = flake::classify(&tail, &c.output, reason, &policy.infra_patterns);
+                    // The check's own words: title and summary, and its annotations.
+                    let mut output = c.output.clone();
+                    if let Some(notes) = c
+                        .node_id
+                        .as_ref()
+                        .and_then(|id| forge.annotations(&snap.pr, id).ok())
+                    {
+                        output.push('\n');
+                        output.push_str(&notes);
+                    }
+                    let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
                     if !raw.is_empty() {
                         let json = serde_json::to_string(&class).unwrap_or_default();
                         let _ = store.cache_log(snap.pr.forge, job, &completed, &tail, &json);

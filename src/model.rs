@@ -253,6 +253,8 @@ pub struct Check {
     pub completed_at: Option<Instant>,
     /// Text the check itself reports (title, summary, annotations; GitLab's failure_reason).
     pub output: String,
+    /// The forge's id for the check run (GraphQL node id), to read its annotations.
+    pub node_id: Option<String>,
 }
 
 /// Whether the head can merge into the base without conflict.

@@ -64,6 +64,7 @@ pub(crate) fn check(name: &str, state: CheckState) -> Check {
         started_at: None,
         completed_at: None,
         output: String::new(),
+        node_id: None,
     }
 }
 

@@ -171,9 +171,17 @@ fn smtp_rejections_550_are_permanent_and_451_421_temporary() {
 }
 
 #[test]
-fn plain_smtp_to_a_remote_host_is_refused_before_connecting() {
+fn plain_smtp_to_a_remote_host_is_refused_by_config_and_before_connecting() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = email_config(dir.path(), "smtp://mail.example.com:25");
+    let path = dir.path().join("pr-monitor.yaml");
+    let yaml = "notify:\n  email:\n    smtp_url: \"smtp://mail.example.com:25\"\n    from: a@example.com\n    to: [b@example.com]\n";
+    let e = Config::parse(yaml, &path).unwrap_err().to_string();
+    assert!(e.contains(":3:") && e.contains("loopback"), "{e}");
+    // Delivery checks again, for a config built in code.
+    let mut cfg = email_config(dir.path(), "smtps://mail.example.com:465");
+    if let Some(email) = cfg.notify.email.as_mut() {
+        email.smtp_url = "smtp://mail.example.com:25".into();
+    }
     let e = notify::deliver(&cfg, &row("m-plain", "email", &notice())).unwrap_err();
     assert!(e.permanent);
     assert!(e.message.contains("loopback"), "{}", e.message);

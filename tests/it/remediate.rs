@@ -452,3 +452,26 @@ fn a_secret_planted_in_a_log_never_reaches_the_agent() {
         assert!(!raw.contains(secret), "{secret} leaked: {raw}");
     }
 }
+
+#[test]
+fn an_annotation_can_tell_an_infra_failure() {
+    let env = TestEnv::new();
+    let run_id = env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "test")
+            .failure()
+            .log("Process completed.\n")
+            .annotation(
+                crate::support::fake_github::AnnotationLevel::Failure,
+                ".github",
+                1,
+                "The runner has received a shutdown signal.",
+            )
+            .run_id()
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["why"], "infra_rerun");
+    assert_eq!(env.gh.world(|w| w.reruns(run_id.unwrap())), 1);
+}

@@ -466,6 +466,33 @@ impl Forge for GitHub {
         }
     }
 
+    fn annotations(&self, _pr: &PrRef, check_node_id: &str) -> Result<String, ForgeError> {
+        let data = self
+            .graphql(
+                queries::ANNOTATIONS,
+                &json!({ "id": check_node_id }),
+                None,
+                Idempotency::Retry,
+            )?
+            .into_data()?;
+        let nodes = data
+            .pointer("/node/annotations/nodes")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Ok(nodes
+            .iter()
+            .map(|n| {
+                ["path", "title", "message"]
+                    .iter()
+                    .filter_map(|k| n[*k].as_str())
+                    .collect::<Vec<_>>()
+                    .join(": ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
         let resp = self.rest(
             "POST",

@@ -33,6 +33,14 @@ pub const ROLLUP: &str = "query Rollup($id: ID!) {
 }
 ";
 
+/// A check run's annotations. Variable `id`: the check run's node id.
+pub const ANNOTATIONS: &str = "query Annotations($id: ID!) {
+  node(id: $id) {
+    ... on CheckRun { annotations(first: 50) { nodes { title message path } } }
+  }
+}
+";
+
 /// The alias of the `i`-th PR in a snapshot query.
 pub fn alias(i: usize) -> String {
     format!("pr{i}")
@@ -199,6 +207,7 @@ pub fn all_documents() -> Vec<(String, String)> {
         ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
+        ("annotations".to_owned(), ANNOTATIONS.to_owned()),
     ];
     for p in Paged::ALL {
         docs.push((format!("page {p:?}"), page_query(p)));

@@ -160,6 +160,8 @@ pub struct WorkflowRun {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunNode {
+    #[serde(default)]
+    pub id: Option<String>,
     pub database_id: Option<u64>,
     pub name: String,
     pub status: String,
@@ -259,6 +261,7 @@ pub fn rollup_check(c: RollupContext) -> Check {
             let conclusion = c.conclusion.filter(|s| !s.is_empty());
             run_check(
                 RunNode {
+                    id: None,
                     database_id: None,
                     name: c.name.unwrap_or_default(),
                     status: c.status.unwrap_or_default(),
@@ -331,6 +334,7 @@ pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
         started_at: time(run.started_at.as_deref()),
         completed_at: time(run.completed_at.as_deref()),
         output,
+        node_id: run.id,
     }
 }
 
@@ -348,6 +352,7 @@ pub fn status_check(ctx: StatusContext) -> Check {
         started_at: time(ctx.created_at.as_deref()),
         completed_at: None,
         output: ctx.description.unwrap_or_default(),
+        node_id: None,
     }
 }
 
