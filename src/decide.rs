@@ -235,6 +235,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
     d.status.title = Some(snap.title.clone());
     d.status.head_ref = Some(snap.head_ref.clone());
     d.status.base_ref = Some(snap.base_ref.clone());
+    d.status.memory.cross_repository = snap.cross_repository;
     if cond.new_head {
         d.status.head_sha = Some(snap.head.sha.clone());
         d.status.head_seen_at = Some(ctx.now);

@@ -23,6 +23,7 @@ pub fn read(app: &mut App, pr: &PrRef) -> Result<Snapshot> {
     let branches = app
         .store
         .watch(pr)?
+        .filter(|w| !w.status.memory.cross_repository)
         .and_then(|w| w.status.base_ref.zip(w.status.head_ref));
     let forge = app
         .forges

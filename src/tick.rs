@@ -237,7 +237,11 @@ fn read_all(app: &mut App, watches: &[&Watch]) -> Vec<Result<Snapshot, ForgeErro
                 let s = &watches[i].status;
                 SnapshotRequest {
                     pr: watches[i].pr.clone(),
-                    branches: s.base_ref.clone().zip(s.head_ref.clone()),
+                    branches: s
+                        .base_ref
+                        .clone()
+                        .zip(s.head_ref.clone())
+                        .filter(|_| !s.memory.cross_repository),
                 }
             })
             .collect();

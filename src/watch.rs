@@ -142,6 +142,9 @@ pub struct Memory {
     /// The last command-agent run (start, end): a head committed while it ran, or within
     /// [`crate::decide::AGENT_RUN_GRACE_SECS`] after, is the agent's.
     pub agent_run: Option<(Instant, Instant)>,
+    /// The head branch lives in a fork: its name means nothing in the base repository, so it
+    /// is not compared there.
+    pub cross_repository: bool,
     /// The branch was behind its base at the last tick.
     pub behind: bool,
     /// The head pr-monitor asked the forge to update (never asked twice for one head).
