@@ -78,10 +78,7 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
         return Err(usage("the reply is empty"));
     }
     let agent = agent_name(app, pr)?;
-    let owner = app
-        .forges
-        .owner(pr.forge, &app.config)
-        .map_err(|e| anyhow!(e))?;
+    let owner = app.owner(pr.forge).map_err(|e| anyhow!(e))?;
     let text = prefixed(&agent, &owner, &body);
     let forge = app
         .forges

@@ -94,6 +94,29 @@ pub struct App {
 }
 
 impl App {
+    /// The login the forge token belongs to: remembered in the database for a day, so a run
+    /// does not spend a request on it.
+    pub fn owner(&mut self, kind: ForgeKind) -> Result<String, String> {
+        const FRESH_SECS: i64 = 86_400;
+        let key = format!("owner:{}", kind.as_str());
+        let real_now = Utc::now().timestamp();
+        if let Some((login, at)) = self
+            .store
+            .meta(&key)
+            .ok()
+            .flatten()
+            .as_deref()
+            .and_then(|v| v.split_once('\t'))
+        {
+            if at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS) {
+                return Ok(login.to_owned());
+            }
+        }
+        let login = self.forges.owner(kind, &self.config)?;
+        let _ = self.store.set_meta(&key, &format!("{login}\t{real_now}"));
+        Ok(login)
+    }
+
     /// Adds one history row to `pr`, at the program's clock.
     pub fn log(&mut self, pr: &PrRef, what: String) -> Result<()> {
         self.store.log(

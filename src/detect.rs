@@ -1,13 +1,14 @@
 //! Detect, the part beyond the snapshot read: once all of a head's checks are done, fetch the
-//! log of each failed check (up to five), keep its cleaned tail and classify it. Each job's log
-//! is fetched once and cached in the database; a log that cannot be read leaves the tail empty
-//! and the classification to the check's own output.
+//! log of each failed check (up to five), keep its cleaned tail and classify it, reading the
+//! check's own output and annotations too. Each job is read once and its tail and verdict
+//! cached in the database, a log the forge no longer has included; a read that fails leaves
+//! the tail empty and is tried again next tick.
 
 use crate::checks;
 use crate::config::Policy;
 use crate::flake::{self, Classification};
 use crate::forge::Forge;
-use crate::model::{CheckState, FailedCheck, Snapshot};
+use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::store::Store;
 
 /// How many failed checks are read in full.
@@ -19,55 +20,72 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
     if current.iter().any(|c| c.state == CheckState::Pending) {
         return;
     }
-    let failed: Vec<_> = current
+    let failed: Vec<Check> = current
         .into_iter()
         .filter(|c| c.state == CheckState::Failed)
+        .take(MAX_FAILED_LOGS)
         .cloned()
         .collect();
+    let stamp = |c: &Check| c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+    let cached: Vec<Option<(String, Classification)>> = failed
+        .iter()
+        .map(|c| {
+            let job = c.job_id?;
+            let (tail, class) = store
+                .cached_log(snap.pr.forge, job, &stamp(c))
+                .ok()
+                .flatten()?;
+            Some((
+                tail,
+                serde_json::from_str(&class).unwrap_or(Classification::Real),
+            ))
+        })
+        .collect();
+    // One request for the annotations of every check not read before.
+    let unread: Vec<String> = failed
+        .iter()
+        .zip(&cached)
+        .filter(|(_, hit)| hit.is_none())
+        .filter_map(|(c, _)| c.node_id.clone())
+        .collect();
+    let notes = if unread.is_empty() {
+        Vec::new()
+    } else {
+        forge.annotations(&snap.pr, &unread).unwrap_or_default()
+    };
+    let notes_for = |c: &Check| {
+        let i = unread
+            .iter()
+            .position(|id| Some(id) == c.node_id.as_ref())?;
+        notes.get(i).cloned()
+    };
+
     let mut out = Vec::new();
-    for c in failed.iter().take(MAX_FAILED_LOGS) {
-        let completed = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+    for (c, hit) in failed.iter().zip(cached) {
         let reason =
             (snap.pr.forge == crate::model::ForgeKind::GitLab).then_some(c.output.as_str());
-        let (log_tail, classification) = match c.job_id {
-            Some(job) => {
-                if let Some((tail, class)) = store
-                    .cached_log(snap.pr.forge, job, &completed)
-                    .ok()
-                    .flatten()
-                {
-                    let class = serde_json::from_str(&class).unwrap_or(Classification::Real);
-                    (tail, class)
-                } else {
-                    let raw = forge
-                        .job_log(&snap.pr, job)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_default();
-                    let tail =
-                        crate::logs::tail(&raw, policy.log_tail_lines, policy.log_tail_bytes);
-                    // The check's own words: title and summary, and its annotations.
-                    let mut output = c.output.clone();
-                    if let Some(notes) = c
-                        .node_id
-                        .as_ref()
-                        .and_then(|id| forge.annotations(&snap.pr, id).ok())
-                    {
-                        output.push('\n');
-                        output.push_str(&notes);
-                    }
-                    let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
-                    if !raw.is_empty() {
-                        let json = serde_json::to_string(&class).unwrap_or_default();
-                        let _ = store.cache_log(snap.pr.forge, job, &completed, &tail, &json);
-                    }
-                    (tail, class)
+        let (log_tail, classification) = match hit {
+            Some(hit) => hit,
+            None => {
+                let read = c.job_id.map(|job| forge.job_log(&snap.pr, job));
+                let raw = match &read {
+                    Some(Ok(Some(raw))) => raw.as_str(),
+                    _ => "",
+                };
+                let tail = crate::logs::tail(raw, policy.log_tail_lines, policy.log_tail_bytes);
+                let mut output = c.output.clone();
+                if let Some(n) = notes_for(c) {
+                    output.push('\n');
+                    output.push_str(&n);
                 }
+                let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
+                // Cache what the forge answered, a missing log included; not a failed read.
+                if let (Some(job), Some(Ok(_))) = (c.job_id, &read) {
+                    let json = serde_json::to_string(&class).unwrap_or_default();
+                    let _ = store.cache_log(snap.pr.forge, job, &stamp(c), &tail, &json);
+                }
+                (tail, class)
             }
-            None => (
-                String::new(),
-                flake::classify("", &c.output, reason, &policy.infra_patterns),
-            ),
         };
         out.push(FailedCheck {
             name: c.name.clone(),

@@ -159,9 +159,7 @@ fn tick_one(
         .unwrap_or_default();
     // The owner's login matters only where an agent may be written to.
     let owner = if policy.agent.is_some() {
-        app.forges
-            .owner(watch.pr.forge, &app.config)
-            .unwrap_or_default()
+        app.owner(watch.pr.forge).unwrap_or_default()
     } else {
         String::new()
     };

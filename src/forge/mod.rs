@@ -73,9 +73,10 @@ pub trait Forge {
     /// The plain-text log of one job, or `None` when the forge keeps none.
     fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError>;
 
-    /// The annotations a check run reported (title, message and path per line), for
-    /// classifying its failure.
-    fn annotations(&self, pr: &PrRef, check_node_id: &str) -> Result<String, ForgeError>;
+    /// The annotations each check run reported (a text per run, a line per annotation:
+    /// path, title and message), for classifying failures; one answer per id, in order.
+    fn annotations(&self, pr: &PrRef, check_node_ids: &[String])
+    -> Result<Vec<String>, ForgeError>;
 
     /// Re-run the failed jobs of one workflow run (GitHub) or pipeline (GitLab).
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;

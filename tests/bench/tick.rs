@@ -1,10 +1,10 @@
 //! `cargo bench --bench tick`: what one `pr-monitor run` costs, measured, never asserted.
 //!
 //! Every scenario starts from a fresh temporary folder and a fresh fake GitHub (the one the
-//! end-to-end suite uses) holding N watched PRs in one repository, runs the real binary cargo
-//! built for this target, and prints one row: the requests the fake received, split by kind
-//! from its request log, the wall time of the `pr-monitor run` process and its peak resident
-//! memory. All rows come from the same run of this program, so they compare side by side.
+//! end-to-end suite uses) holding N watched PRs in one repository, runs the binary cargo built
+//! for this target, and prints one row: the requests the fake received, split by kind from its
+//! request log, the wall time of the `pr-monitor run` process, its CPU time and its peak
+//! resident memory. All rows come from one run of this program, so they compare side by side.
 //!
 //! The scenarios:
 //! - `first`: the first tick, every PR due and seen for the first time (`run`);
@@ -17,15 +17,15 @@
 //! and a review; one in four is watched with `--merge-when-ready` (the repository wants an
 //! approval, so none merges). From N = 50, PR 2 has 150 review threads, past one page.
 //!
-//! Peak memory is the child's `ru_maxrss` as reported by GNU time (`/usr/bin/time -f %M`,
-//! Debian package `time`), which reads it from `wait4` when the child is reaped: the true
-//! high-water mark, not a sample. Without `/usr/bin/time` the column reads `n/a`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_precision_loss,
-    clippy::print_stdout
-)]
+//! Peak memory and CPU time come from GNU time (`/usr/bin/time -f '%U %S %M'`, Debian package
+//! `time`), which reads the child's `rusage` from `wait4` when it reaps it: `ru_maxrss` is the
+//! true high-water mark, not a sample. Without `/usr/bin/time` those columns read `n/a`.
+//!
+//! Wall time includes the fake's answers: on loopback the fake (tiny_http, no `TCP_NODELAY`)
+//! often holds a response body until the client's delayed ACK, about 40 ms per snapshot or page
+//! answer after the first, so past one batch the wall time is mostly that wait. The CPU column
+//! is pr-monitor's own work.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
 
 #[path = "../it/support/fake_github/mod.rs"]
 mod fake_github;
@@ -34,6 +34,7 @@ mod fake_github;
 #[allow(dead_code)]
 mod env;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -45,8 +46,13 @@ const REPO: &str = "octo/app";
 const SIZES: [u64; 4] = [1, 10, 50, 200];
 /// PRs per snapshot request (pr-monitor's batch size).
 const BATCH: u64 = 10;
-/// GNU time: reports the child's peak RSS from `wait4`.
+/// GNU time: the child's `rusage`, from `wait4`.
 const GNU_TIME: &str = "/usr/bin/time";
+
+const SNAPSHOTS: &str = "POST /graphql PullRequestSnapshots";
+const PAGES: &str = "POST /graphql Page";
+const LOG_REDIRECTS: &str = "GET /repos/{o}/{r}/actions/jobs/{id}/logs";
+const LOG_BLOBS: &str = "GET /_blobs/job-logs/{id}";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scenario {
@@ -74,7 +80,15 @@ struct Row {
     n: u64,
     requests: Requests,
     wall: Duration,
-    peak_rss_kib: Option<u64>,
+    usage: Option<Usage>,
+}
+
+/// What GNU time says about the child.
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    /// User + system CPU seconds (GNU time prints hundredths).
+    cpu_secs: f64,
+    peak_rss_kib: u64,
 }
 
 /// The fake's request log, by kind.
@@ -85,42 +99,42 @@ struct Requests {
     pages: usize,
     /// Log fetches: the API's redirect and the blob download, two requests per log.
     logs: usize,
-    writes: usize,
+    /// REST writes and GraphQL mutations, by key.
+    writes: BTreeMap<String, usize>,
     /// Everything else, by key.
-    other: Vec<(String, usize)>,
+    other: BTreeMap<String, usize>,
 }
 
 impl Requests {
     fn of(log: &RequestLog) -> Self {
-        let snapshots = log.count("POST /graphql PullRequestSnapshots");
-        let pages = log.count("POST /graphql Page");
-        let logs = log.count("GET /repos/{o}/{r}/actions/jobs/{id}/logs")
-            + log.count("GET /_blobs/job-logs/{id}");
-        let write_keys: Vec<String> = log.writes().iter().map(|r| r.key.clone()).collect();
-        let known = |key: &str| {
-            key == "POST /graphql PullRequestSnapshots"
-                || key == "POST /graphql Page"
-                || key == "GET /repos/{o}/{r}/actions/jobs/{id}/logs"
-                || key == "GET /_blobs/job-logs/{id}"
-                || write_keys.iter().any(|w| w == key)
-        };
+        let mut writes = BTreeMap::new();
+        for r in log.writes() {
+            *writes.entry(r.key.clone()).or_insert(0) += 1;
+        }
         let other = log
             .counts()
             .into_iter()
-            .filter(|(key, _)| !known(key))
+            .filter(|(key, _)| {
+                ![SNAPSHOTS, PAGES, LOG_REDIRECTS, LOG_BLOBS].contains(&key.as_str())
+                    && !writes.contains_key(key)
+            })
             .collect();
         Requests {
             total: log.total(),
-            snapshots,
-            pages,
-            logs,
-            writes: write_keys.len(),
+            snapshots: log.count(SNAPSHOTS),
+            pages: log.count(PAGES),
+            logs: log.count(LOG_REDIRECTS) + log.count(LOG_BLOBS),
+            writes,
             other,
         }
     }
 
+    fn writes_total(&self) -> usize {
+        self.writes.values().sum()
+    }
+
     fn other_total(&self) -> usize {
-        self.other.iter().map(|(_, n)| n).sum()
+        self.other.values().sum()
     }
 }
 
@@ -171,17 +185,13 @@ fn populate(gh: &FakeGitHub, n: u64) {
     });
 }
 
-fn pr_refs(n: u64, armed: bool) -> Vec<String> {
-    (1..=n)
-        .filter(|i| (i % 4 == 0) == armed)
-        .map(|i| format!("{REPO}#{i}"))
-        .collect()
-}
-
-/// Watches the `n` PRs: one in four armed to merge, every one with the agent `fixer`.
+/// Watches the `n` PRs with the agent `fixer`; one in four armed to merge.
 fn watch_all(env: &TestEnv, n: u64) {
     for armed in [false, true] {
-        let prs = pr_refs(n, armed);
+        let prs: Vec<String> = (1..=n)
+            .filter(|i| (i % 4 == 0) == armed)
+            .map(|i| format!("{REPO}#{i}"))
+            .collect();
         if prs.is_empty() {
             continue;
         }
@@ -194,14 +204,14 @@ fn watch_all(env: &TestEnv, n: u64) {
     }
 }
 
-/// Runs `pr-monitor ARGS` like `TestEnv` does, under GNU time when it is there; returns the
-/// wall time of the process and its peak RSS in KiB.
-fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool) -> (Duration, Option<u64>) {
+/// Runs `pr-monitor ARGS` the way `TestEnv` does, under GNU time when it is there: the wall
+/// time of the process, and its CPU time and peak RSS.
+fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool) -> (Duration, Option<Usage>) {
     let bin = env!("CARGO_BIN_EXE_pr-monitor");
-    let rss_file = env.dir.path().join("peak-rss.txt");
+    let usage_file = env.dir.path().join("usage.txt");
     let mut cmd = if gnu_time {
         let mut c = Command::new(GNU_TIME);
-        c.arg("-f").arg("%M").arg("-o").arg(&rss_file).arg(bin);
+        c.args(["-f", "%U %S %M", "-o"]).arg(&usage_file).arg(bin);
         c
     } else {
         Command::new(bin)
@@ -228,19 +238,21 @@ fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool) -> (Duration, Option<
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let peak = gnu_time.then(|| peak_rss(&rss_file)).flatten();
-    (wall, peak)
+    let usage = gnu_time.then(|| usage(&usage_file)).flatten();
+    (wall, usage)
 }
 
-/// GNU time's `%M` line (the last line of its output file).
-fn peak_rss(file: &Path) -> Option<u64> {
-    std::fs::read_to_string(file)
-        .ok()?
-        .lines()
-        .last()?
-        .trim()
-        .parse()
-        .ok()
+/// GNU time's `%U %S %M` line (the last line of its output file).
+fn usage(file: &Path) -> Option<Usage> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let mut fields = text.lines().last()?.split_whitespace();
+    let user: f64 = fields.next()?.parse().ok()?;
+    let system: f64 = fields.next()?.parse().ok()?;
+    let peak_rss_kib = fields.next()?.parse().ok()?;
+    Some(Usage {
+        cpu_secs: user + system,
+        peak_rss_kib,
+    })
 }
 
 fn measure(scenario: Scenario, n: u64, gnu_time: bool) -> Row {
@@ -266,19 +278,19 @@ fn measure(scenario: Scenario, n: u64, gnu_time: bool) -> Row {
         }
     };
     env.gh.clear_requests();
-    let (wall, peak_rss_kib) = timed_run(&env, args, gnu_time);
+    let (wall, usage) = timed_run(&env, args, gnu_time);
     Row {
         scenario,
         n,
         requests: Requests::of(&env.gh.requests()),
         wall,
-        peak_rss_kib,
+        usage,
     }
 }
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<9} {:>4} {:>8} {:>7} {:>6} {:>8} {:>6} {:>5} {:>7} {:>6} {:>8} {:>10}",
+        "{:<9} {:>4} {:>8} {:>6} {:>5} {:>8} {:>5} {:>5} {:>6} {:>5} {:>8} {:>6} {:>8}",
         "scenario",
         "N",
         "requests",
@@ -290,12 +302,14 @@ fn print_table(rows: &[Row]) {
         "writes",
         "other",
         "wall ms",
+        "cpu ms",
         "peak KiB"
     );
     for r in rows {
         let q = &r.requests;
+        let na = || "n/a".to_owned();
         println!(
-            "{:<9} {:>4} {:>8} {:>7.2} {:>6} {:>8} {:>6} {:>5} {:>7} {:>6} {:>8.1} {:>10}",
+            "{:<9} {:>4} {:>8} {:>6.2} {:>5} {:>8} {:>5} {:>5} {:>6} {:>5} {:>8.0} {:>6} {:>8}",
             r.scenario.name(),
             r.n,
             q.total,
@@ -304,11 +318,28 @@ fn print_table(rows: &[Row]) {
             r.n.div_ceil(BATCH),
             q.pages,
             q.logs,
-            q.writes,
+            q.writes_total(),
             q.other_total(),
             r.wall.as_secs_f64() * 1000.0,
-            r.peak_rss_kib
-                .map_or_else(|| "n/a".to_owned(), |k| k.to_string()),
+            r.usage
+                .map_or_else(na, |u| format!("{:.0}", u.cpu_secs * 1000.0)),
+            r.usage.map_or_else(na, |u| u.peak_rss_kib.to_string()),
+        );
+    }
+}
+
+fn breakdown(label: &str, rows: &[Row], of: impl Fn(&Requests) -> &BTreeMap<String, usize>) {
+    println!("{label}:");
+    for r in rows.iter().filter(|r| !of(&r.requests).is_empty()) {
+        let keys: Vec<String> = of(&r.requests)
+            .iter()
+            .map(|(k, n)| format!("{k} x{n}"))
+            .collect();
+        println!(
+            "  {:<8} N={:<3}  {}",
+            r.scenario.name(),
+            r.n,
+            keys.join(", ")
         );
     }
 }
@@ -316,16 +347,11 @@ fn print_table(rows: &[Row]) {
 fn main() {
     let gnu_time = Path::new(GNU_TIME).exists();
     let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
-    println!("pr-monitor tick benchmark: one run, {cpus} CPUs");
+    println!("pr-monitor tick benchmark: one run on {cpus} CPUs, figures not assertions");
     println!("binary: {}", env!("CARGO_BIN_EXE_pr-monitor"));
-    println!(
-        "peak RSS: {}",
-        if gnu_time {
-            "ru_maxrss of the child, from `/usr/bin/time -f %M`"
-        } else {
-            "n/a (install GNU time: apt-get install time)"
-        }
-    );
+    if !gnu_time {
+        println!("cpu ms and peak KiB: n/a without {GNU_TIME} (Debian: apt-get install time)");
+    }
     println!();
 
     let started = Instant::now();
@@ -338,26 +364,13 @@ fn main() {
     print_table(&rows);
 
     println!();
+    println!("snap: snapshot batches; min snap: ceil(N/10); pages: page queries past 100 items;");
+    println!("logs: log fetches, 2 requests each (the API's redirect, then the blob);");
     println!(
-        "snap = snapshot batches, min snap = ceil(N/10); logs = log API redirects + blob downloads;"
+        "wall ms: the process, the fake's answers included; cpu ms: user + system, 10 ms steps;"
     );
-    println!("writes = REST writes and GraphQL mutations; other:");
-    for r in rows.iter().filter(|r| !r.requests.other.is_empty()) {
-        let other: Vec<String> = r
-            .requests
-            .other
-            .iter()
-            .map(|(k, n)| format!("{k} ×{n}"))
-            .collect();
-        println!("  {} N={}: {}", r.scenario.name(), r.n, other.join(", "));
-    }
-    let writes: Vec<String> = rows
-        .iter()
-        .filter(|r| r.requests.writes > 0)
-        .map(|r| format!("{} N={}: {}", r.scenario.name(), r.n, r.requests.writes))
-        .collect();
-    if !writes.is_empty() {
-        println!("writes: {}", writes.join("; "));
-    }
-    println!("total bench time: {:.1} s", started.elapsed().as_secs_f64());
+    println!("peak KiB: ru_maxrss of the process.");
+    breakdown("writes", &rows, |q| &q.writes);
+    breakdown("other", &rows, |q| &q.other);
+    println!("bench time: {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -199,7 +199,7 @@ fn a_real_failure_that_mentions_timeout_is_not_a_flake() {
     assert_eq!(
         env.gh
             .requests()
-            .count("POST /repos/{owner}/{repo}/actions/runs/{run_id}/rerun-failed-jobs"),
+            .count("POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs"),
         0
     );
 }
@@ -474,4 +474,36 @@ fn an_annotation_can_tell_an_infra_failure() {
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["why"], "infra_rerun");
     assert_eq!(env.gh.world(|w| w.reruns(run_id.unwrap())), 1);
+}
+
+#[test]
+fn each_failed_job_is_read_once_even_without_a_log() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+        w.check_run(REPO, 1, "deploy").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let logs = |env: &TestEnv| {
+        env.gh
+            .requests()
+            .count("GET /repos/{o}/{r}/actions/jobs/{id}/logs")
+    };
+    let annotations = |env: &TestEnv| env.gh.requests().count("POST /graphql Annotations");
+    assert_eq!(
+        (logs(&env), annotations(&env)),
+        (2, 1),
+        "{:?}",
+        env.gh.requests().counts()
+    );
+    env.advance(600);
+    env.ok(&["run", "--force"]);
+    assert_eq!(
+        (logs(&env), annotations(&env)),
+        (2, 1),
+        "cached, the missing log too"
+    );
 }

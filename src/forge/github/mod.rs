@@ -466,31 +466,37 @@ impl Forge for GitHub {
         }
     }
 
-    fn annotations(&self, _pr: &PrRef, check_node_id: &str) -> Result<String, ForgeError> {
-        let data = self
-            .graphql(
-                queries::ANNOTATIONS,
-                &json!({ "id": check_node_id }),
-                None,
-                Idempotency::Retry,
-            )?
-            .into_data()?;
-        let nodes = data
-            .pointer("/node/annotations/nodes")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        Ok(nodes
-            .iter()
-            .map(|n| {
-                ["path", "title", "message"]
-                    .iter()
-                    .filter_map(|k| n[*k].as_str())
+    fn annotations(
+        &self,
+        _pr: &PrRef,
+        check_node_ids: &[String],
+    ) -> Result<Vec<String>, ForgeError> {
+        let answer = self.graphql(
+            &queries::annotations_query(check_node_ids),
+            &json!({}),
+            None,
+            Idempotency::Retry,
+        )?;
+        Ok((0..check_node_ids.len())
+            .map(|i| {
+                let nodes = answer
+                    .data
+                    .pointer(&format!("/a{i}/annotations/nodes"))
+                    .and_then(Value::as_array);
+                nodes
+                    .into_iter()
+                    .flatten()
+                    .map(|n| {
+                        ["path", "title", "message"]
+                            .iter()
+                            .filter_map(|k| n[*k].as_str())
+                            .collect::<Vec<_>>()
+                            .join(": ")
+                    })
                     .collect::<Vec<_>>()
-                    .join(": ")
+                    .join("\n")
             })
-            .collect::<Vec<_>>()
-            .join("\n"))
+            .collect())
     }
 
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {

@@ -404,7 +404,22 @@ impl RequestLog {
         self.matching(pattern).len()
     }
 
+    /// Requests matching `pattern`. A route template may use only the placeholders the routes
+    /// use (`{o}`, `{r}`, `{n}`, `{id}`): a misspelt one would match nothing and make a count
+    /// that cannot fail.
     pub fn matching(&self, pattern: &str) -> Vec<&LoggedRequest> {
+        let mut rest = pattern;
+        while let Some(start) = rest.find('{') {
+            let end = rest[start..]
+                .find('}')
+                .map_or(rest.len(), |e| start + e + 1);
+            let placeholder = &rest[start..end];
+            assert!(
+                ["{o}", "{r}", "{n}", "{id}"].contains(&placeholder),
+                "`{pattern}`: routes use {{o}}, {{r}}, {{n}} and {{id}}, not {placeholder}"
+            );
+            rest = &rest[end..];
+        }
         self.entries.iter().filter(|r| r.matches(pattern)).collect()
     }
 
