@@ -100,17 +100,13 @@ impl App {
         const FRESH_SECS: i64 = 86_400;
         let key = format!("owner:{}", kind.as_str());
         let real_now = Utc::now().timestamp();
-        if let Some((login, at)) = self
-            .store
-            .meta(&key)
-            .ok()
-            .flatten()
+        let cached = self.store.meta(&key).ok().flatten();
+        let fresh = cached
             .as_deref()
             .and_then(|v| v.split_once('\t'))
-        {
-            if at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS) {
-                return Ok(login.to_owned());
-            }
+            .filter(|(_, at)| at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS));
+        if let Some((login, _)) = fresh {
+            return Ok(login.to_owned());
         }
         let login = self.forges.owner(kind, &self.config)?;
         let _ = self.store.set_meta(&key, &format!("{login}\t{real_now}"));

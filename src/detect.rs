@@ -66,26 +66,7 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
             (snap.pr.forge == crate::model::ForgeKind::GitLab).then_some(c.output.as_str());
         let (log_tail, classification) = match hit {
             Some(hit) => hit,
-            None => {
-                let read = c.job_id.map(|job| forge.job_log(&snap.pr, job));
-                let raw = match &read {
-                    Some(Ok(Some(raw))) => raw.as_str(),
-                    _ => "",
-                };
-                let tail = crate::logs::tail(raw, policy.log_tail_lines, policy.log_tail_bytes);
-                let mut output = c.output.clone();
-                if let Some(n) = notes_for(c) {
-                    output.push('\n');
-                    output.push_str(&n);
-                }
-                let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
-                // Cache what the forge answered, a missing log included; not a failed read.
-                if let (Some(job), Some(Ok(_))) = (c.job_id, &read) {
-                    let json = serde_json::to_string(&class).unwrap_or_default();
-                    let _ = store.cache_log(snap.pr.forge, job, &stamp(c), &tail, &json);
-                }
-                (tail, class)
-            }
+            None => read_and_classify(forge, store, snap, policy, c, notes_for(c), reason),
         };
         out.push(FailedCheck {
             name: c.name.clone(),
@@ -98,4 +79,35 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
         });
     }
     snap.failed_logs = out;
+}
+
+/// Reads one failed job's log, classifies the failure, and caches the answer (a missing log
+/// included; a failed read is not cached, so it is tried again next tick).
+fn read_and_classify(
+    forge: &dyn Forge,
+    store: &mut Store,
+    snap: &Snapshot,
+    policy: &Policy,
+    c: &Check,
+    notes: Option<String>,
+    reason: Option<&str>,
+) -> (String, Classification) {
+    let read = c.job_id.map(|job| forge.job_log(&snap.pr, job));
+    let raw = match &read {
+        Some(Ok(Some(raw))) => raw.as_str(),
+        _ => "",
+    };
+    let tail = crate::logs::tail(raw, policy.log_tail_lines, policy.log_tail_bytes);
+    let mut output = c.output.clone();
+    if let Some(n) = notes {
+        output.push('\n');
+        output.push_str(&n);
+    }
+    let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
+    if let (Some(job), Some(Ok(_))) = (c.job_id, &read) {
+        let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+        let json = serde_json::to_string(&class).unwrap_or_default();
+        let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
+    }
+    (tail, class)
 }
