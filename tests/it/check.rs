@@ -326,3 +326,54 @@ fn behind_is_read_from_the_branches_when_blocked_hides_it() {
     assert_eq!(p["merge"]["behindBy"], 3);
     assert_eq!(p["actionable"], json!(["stale_branch"]));
 }
+
+#[test]
+fn every_list_pages_past_one_hundred() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        for i in 0..120 {
+            w.check_run(REPO, 1, &format!("check-{i:03}")).success();
+        }
+        w.check_run(REPO, 1, "check-late").failure();
+        for i in 0..110 {
+            w.review(REPO, 1, &format!("reviewer-{i}")).approved();
+        }
+        for i in 0..130 {
+            w.comment(REPO, 1, "someone", &format!("comment {i}"));
+        }
+        let mut thread = w.thread(REPO, 1);
+        for i in 0..105 {
+            thread = thread.comment("reviewer", &format!("reply {i}"));
+        }
+        thread.unresolved();
+    });
+    let p = env
+        .ok(&["check", "octo/app#1", "--json", "--no-state"])
+        .json();
+    assert_eq!(p["checks"]["total"], 121);
+    assert_eq!(
+        p["checks"]["failedChecks"][0]["name"], "check-late",
+        "the failure on page two is seen"
+    );
+    assert_eq!(p["reviews"]["total"], 110);
+    assert_eq!(p["comments"]["totalIssueComments"], 130);
+    assert_eq!(p["comments"]["totalReviewComments"], 105);
+    let thread = p["threads"]["unresolvedThreadIds"][0]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        p["threadDetails"][&thread]["comments"]
+            .as_array()
+            .unwrap()
+            .len(),
+        105
+    );
+    assert!(
+        env.gh.requests().count("POST /graphql Page") >= 4,
+        "{:?}",
+        env.gh.requests().counts()
+    );
+}
