@@ -439,6 +439,7 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
             if app.json {
                 let mut v = output::status_json(&w);
                 v["history"] = serde_json::to_value(&history)?;
+                v["picture"] = serde_json::to_value(&w.status.memory.picture)?;
                 println!("{v}");
             } else {
                 print!("{}", output::status_detail(&w, &history));

@@ -449,10 +449,16 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         .store
         .watch(&pr)?
         .map_or_else(|| app.config.policy(None), |w| app.policy_for(&w));
-    let criteria = Criteria {
+    let mut criteria = Criteria {
         required_labels: policy.required_labels.clone(),
         required_approvals_from: policy.required_approvals_from.clone(),
     };
+    criteria
+        .required_labels
+        .extend(args.require_labels.iter().cloned());
+    criteria
+        .required_approvals_from
+        .extend(args.require_approvals_from.iter().cloned());
     let mut seen = load(app, &state, &pr)?;
     if !args.watch {
         let (p, marks) = poll(app, &pr, &seen, &criteria, args.full_payload)?;

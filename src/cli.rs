@@ -108,6 +108,12 @@ pub struct CheckArgs {
     /// Give up after this many seconds in watch mode (exit 124).
     #[arg(long, value_name = "S", default_value_t = 3600)]
     pub max_duration: u64,
+    /// Readiness: the PR must carry this label (repeatable; adds to the job's).
+    #[arg(long = "require-label", value_name = "LABEL")]
+    pub require_labels: Vec<String>,
+    /// Readiness: the PR needs an approval from this login (repeatable; adds to the job's).
+    #[arg(long = "require-approval-from", value_name = "LOGIN")]
+    pub require_approvals_from: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

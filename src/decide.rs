@@ -236,6 +236,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
     d.status.head_ref = Some(snap.head_ref.clone());
     d.status.base_ref = Some(snap.base_ref.clone());
     d.status.memory.cross_repository = snap.cross_repository;
+    d.status.memory.picture = picture(snap, &cond);
     if cond.new_head {
         d.status.head_sha = Some(snap.head.sha.clone());
         d.status.head_seen_at = Some(ctx.now);
@@ -280,6 +281,41 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         history: d.history,
         seen: d.seen,
         next_tick_at,
+    }
+}
+
+/// What `status PR` shows of the snapshot.
+fn picture(snap: &Snapshot, cond: &Condition) -> crate::watch::Picture {
+    let current = checks::newest(&snap.checks);
+    crate::watch::Picture {
+        failed: current
+            .iter()
+            .filter(|c| c.state == crate::model::CheckState::Failed)
+            .map(|c| (c.name.clone(), c.url.clone()))
+            .collect(),
+        pending: current
+            .iter()
+            .filter(|c| c.state == crate::model::CheckState::Pending)
+            .map(|c| c.name.clone())
+            .collect(),
+        flakes: snap
+            .failed_logs
+            .iter()
+            .filter_map(|f| match &f.classification {
+                crate::flake::Classification::Infra { evidence } => {
+                    Some((f.name.clone(), evidence.clone()))
+                }
+                crate::flake::Classification::Real => None,
+            })
+            .collect(),
+        unresolved_threads: cond.unresolved_threads,
+        review_decision: merge::effective_decision(snap)
+            .and_then(|d| serde_json::to_value(d).ok())
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        mergeable: format!("{:?}", snap.mergeable).to_ascii_uppercase(),
+        merge_state: snap.merge_state.as_str().to_owned(),
+        behind_by: snap.behind_by,
+        draft: snap.draft,
     }
 }
 

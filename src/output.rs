@@ -115,6 +115,35 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
             why.explain(s.attempts)
         ));
     }
+    let p = &s.memory.picture;
+    if !p.merge_state.is_empty() {
+        for (name, url) in &p.failed {
+            out.push_str(&format!("  ✗ {name}  {}\n", url.as_deref().unwrap_or("")));
+        }
+        for (name, evidence) in &p.flakes {
+            out.push_str(&format!(
+                "    {name} is an infrastructure failure: {evidence}\n"
+            ));
+        }
+        if !p.pending.is_empty() {
+            out.push_str(&format!("  ◌ running: {}\n", p.pending.join(", ")));
+        }
+        out.push_str(&format!(
+            "  mergeable  {} {}{}{}\n",
+            p.mergeable,
+            p.merge_state,
+            p.behind_by
+                .filter(|b| *b > 0)
+                .map(|b| format!(", {b} behind"))
+                .unwrap_or_default(),
+            if p.draft { ", draft" } else { "" }
+        ));
+        out.push_str(&format!(
+            "  reviews    {}; {} unresolved thread(s)\n",
+            p.review_decision.as_deref().unwrap_or("no decision"),
+            p.unresolved_threads
+        ));
+    }
     out.push_str(&format!("  attempts   {}\n", s.attempts));
     out.push_str(&format!(
         "  merge      {}\n",

@@ -109,6 +109,24 @@ impl MergeVia {
     }
 }
 
+/// What the last tick saw of the PR, for `status PR`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Picture {
+    /// Failed checks: name and link.
+    pub failed: Vec<(String, Option<String>)>,
+    pub pending: Vec<String>,
+    /// Failures classified as infrastructure: name and the evidence.
+    pub flakes: Vec<(String, String)>,
+    pub unresolved_threads: u32,
+    /// The latest opinion per reviewer: APPROVED or CHANGES_REQUESTED.
+    pub review_decision: Option<String>,
+    pub mergeable: String,
+    pub merge_state: String,
+    pub behind_by: Option<u64>,
+    pub draft: bool,
+}
+
 /// A fix request the agent is working on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FixInFlight {
@@ -157,6 +175,8 @@ pub struct Memory {
     pub auto_merge_enabled_once: bool,
     /// Consecutive ticks that ended in an error.
     pub error_streak: u32,
+    /// What the last tick saw.
+    pub picture: Picture,
     /// The PR was reported stuck (once per head).
     pub stuck_reported_for: Option<Sha>,
 }

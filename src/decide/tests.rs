@@ -991,3 +991,76 @@ fn a_head_committed_during_a_command_agents_run_is_the_agents() {
         assert_eq!(plan.status.why, Some(want), "committed at {committed}");
     }
 }
+
+#[test]
+fn update_branch_policy() {
+    use crate::config::UpdateBranch;
+    let behind = Snapshot {
+        behind_by: Some(2),
+        ..snap("a")
+    };
+    let updates = |policy: UpdateBranch, w: &Watch, turn: bool| {
+        let mut c = Ctx::new();
+        c.policy.update_branch = policy;
+        c.turn = turn;
+        c.decide(w, &behind)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. }))
+    };
+    let idle = watch_seen("a", t0() - Duration::hours(1));
+    let cases = [
+        (
+            "armed policy, not armed",
+            UpdateBranch::Armed,
+            &idle,
+            true,
+            false,
+        ),
+        (
+            "armed policy, armed, its turn",
+            UpdateBranch::Armed,
+            &armed("a"),
+            true,
+            true,
+        ),
+        (
+            "armed policy, armed, not its turn",
+            UpdateBranch::Armed,
+            &armed("a"),
+            false,
+            false,
+        ),
+        (
+            "always, not armed",
+            UpdateBranch::Always,
+            &idle,
+            false,
+            true,
+        ),
+        (
+            "always, armed waits its turn",
+            UpdateBranch::Always,
+            &armed("a"),
+            false,
+            false,
+        ),
+        ("never", UpdateBranch::Never, &armed("a"), true, false),
+    ];
+    for (what, policy, w, turn, want) in cases {
+        assert_eq!(updates(policy, w, turn), want, "{what}");
+    }
+    // Never on a conflict or a failing head: a conflict is not staleness.
+    let mut c = Ctx::new();
+    c.policy.update_branch = UpdateBranch::Always;
+    let conflicting = Snapshot {
+        mergeable: Mergeable::Conflicting,
+        ..behind.clone()
+    };
+    assert!(
+        !c.decide(&idle, &conflicting)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. }))
+    );
+}

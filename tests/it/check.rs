@@ -377,3 +377,40 @@ fn every_list_pages_past_one_hundred() {
         env.gh.requests().counts()
     );
 }
+
+#[test]
+fn readiness_criteria_from_the_command_line() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).label("automerge");
+        w.check_run(REPO, 1, "test").success();
+        w.review(REPO, 1, "ci-bot").approved();
+    });
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "octo/app#1", "--json", "--no-state"];
+        args.extend_from_slice(extra);
+        env.ok(&args).json()
+    };
+    assert_eq!(check(&[])["ready"], true);
+    assert_eq!(
+        check(&[
+            "--require-label",
+            "automerge",
+            "--require-approval-from",
+            "ci-bot"
+        ])["ready"],
+        true
+    );
+    let p = check(&[
+        "--require-label",
+        "ship-it",
+        "--require-approval-from",
+        "verify-bot",
+    ]);
+    assert_eq!(p["ready"], false);
+    assert_eq!(
+        p["readiness"],
+        json!({"missingLabels": ["ship-it"], "missingApprovalsFrom": ["verify-bot"]})
+    );
+}

@@ -186,6 +186,12 @@ fn pills_light_from_the_snapshot() {
         "a conflict beats failing checks"
     );
     assert_eq!(env.status("octo/app#3")["pills"]["cmt"], 2);
+    // `status PR` shows the picture the tick saw.
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(detail.contains("✗ lint"), "{detail}");
+    assert!(detail.contains("mergeable  MERGEABLE"), "{detail}");
+    let json = env.ok(&["status", "octo/app#1", "--json"]).json();
+    assert_eq!(json["picture"]["failed"][0][0], "lint");
 }
 
 #[test]
