@@ -379,7 +379,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
 
 fn print_summary(app: &App, summary: &RunSummary) {
     if app.json {
-        println!("{}", output::run_json(summary));
+        println!("{}", output::run_json(summary, app.now));
         return;
     }
     for line in &summary.jobs {

@@ -195,7 +195,7 @@ pub fn outcome_line(o: &PrOutcome) -> String {
 }
 
 /// `run --json`: one status object per PR ticked, with the tick's history and error.
-pub fn run_json(summary: &RunSummary) -> Value {
+pub fn run_json(summary: &RunSummary, now: Instant) -> Value {
     Value::Array(
         summary
             .outcomes
@@ -207,6 +207,7 @@ pub fn run_json(summary: &RunSummary) -> Value {
                     w.next_tick_at = plan.next_tick_at;
                 }
                 w.last_error.clone_from(&o.error);
+                w.last_tick_at = Some(now);
                 let mut v = status_json(&w);
                 v["history"] = json!(
                     o.plan

@@ -510,3 +510,28 @@ fn every_run_writes_the_status_page_and_metrics() {
     );
     assert!(!env.dir.path().join("out/status.tmp").exists());
 }
+
+#[test]
+fn run_json_prints_the_status_shape_of_each_pr_ticked() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let v = env.ok(&["run", "--json"]).json();
+    let one = &v[0];
+    assert_eq!(one["pr"], "https://github.com/octo/app/pull/1");
+    assert_eq!(one["pills"]["ci"], true);
+    assert_eq!(one["last_tick_at"], "2026-11-29T12:00:00Z");
+    assert_eq!(one["next_tick_at"], "2026-11-29T12:00:30Z");
+    assert!(
+        one["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h == "ci lit: lint failed"),
+        "{one}"
+    );
+}
