@@ -17,6 +17,7 @@ use crate::cli::{
 use crate::config::{Config, Policy};
 use crate::forge::Forge;
 use crate::forge::github::GitHub;
+use crate::forge::gitlab::GitLab;
 use crate::model::{ForgeKind, Instant, PrRef};
 use crate::store::{NewWatch, Selection, Store};
 use crate::tick::{self, RunOptions};
@@ -36,6 +37,7 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 #[derive(Debug, Default)]
 pub struct Forges {
     github: Option<Result<GitHub, String>>,
+    gitlab: Option<Result<GitLab, String>>,
     owners: std::collections::BTreeMap<ForgeKind, String>,
 }
 
@@ -62,7 +64,18 @@ impl Forges {
                     .map_err(Clone::clone)
             }
             ForgeKind::GitLab => {
-                Err("GitLab merge requests are not supported by this version of pr-monitor".into())
+                let client = self.gitlab.get_or_insert_with(|| {
+                    let token = config
+                        .gitlab
+                        .token()
+                        .resolve()
+                        .map_err(|e| format!("GitLab token: {e:#}"))?;
+                    GitLab::new(&config.gitlab.api_url, token.expose().to_owned())
+                });
+                client
+                    .as_ref()
+                    .map(|c| c as &dyn Forge)
+                    .map_err(Clone::clone)
             }
         }
     }

@@ -31,6 +31,8 @@ pub enum Idempotency {
 pub struct Response {
     pub status: u16,
     pub location: Option<String>,
+    /// GitLab's `x-next-page` header, when it names a page (it is empty on the last one).
+    pub next_page: Option<String>,
     pub body: String,
 }
 
@@ -39,6 +41,8 @@ pub struct HttpClient {
     proxied: ureq::Agent,
     direct: ureq::Agent,
     token: String,
+    /// Send GitHub's `Accept` and API-version headers (off for GitLab).
+    github_headers: bool,
     backoff: Duration,
     blocked_until: Cell<Option<SystemTime>>,
     requests: Cell<u64>,
@@ -122,9 +126,19 @@ impl HttpClient {
             proxied: agent(true),
             direct: agent(false),
             token,
+            github_headers: true,
             backoff: Duration::from_millis(250),
             blocked_until: Cell::new(None),
             requests: Cell::new(0),
+        }
+    }
+
+    /// A client sending `token` as a bearer token without GitHub's media-type and API-version
+    /// headers (GitLab accepts `Authorization: Bearer` for personal and OAuth tokens).
+    pub fn without_github_headers(token: String) -> Self {
+        HttpClient {
+            github_headers: false,
+            ..Self::new(token)
         }
     }
 
@@ -187,6 +201,21 @@ impl HttpClient {
         }
     }
 
+    /// Reads a plain-text document such as a job log: one redirect is followed without
+    /// credentials (logs live on a blob host); 404 and 410 mean there is none.
+    pub fn get_text(&self, url: &str) -> Result<Option<String>, ForgeError> {
+        let resp = self.send("GET", url, None, Idempotency::Retry)?;
+        let resp = match (resp.status, &resp.location) {
+            (301 | 302 | 303 | 307 | 308, Some(location)) => self.fetch_plain(location)?,
+            _ => resp,
+        };
+        match resp.status {
+            200 => Ok(Some(resp.body)),
+            404 | 410 => Ok(None),
+            _ => Err(status_error(&resp)),
+        }
+    }
+
     /// Fetches a URL without credentials (a redirect target on a blob host).
     pub fn fetch_plain(&self, url: &str) -> Result<Response, ForgeError> {
         check_url(url).map_err(ForgeError::Unexpected)?;
@@ -220,11 +249,14 @@ impl HttpClient {
     ) -> Result<(Response, Option<Duration>), ForgeError> {
         self.requests.set(self.requests.get() + 1);
         let agent = self.agent_for(url);
-        let builder = ureq::http::Request::builder()
-            .method(method)
-            .uri(url)
-            .header("Accept", "application/vnd.github+json")
-            .header("X-GitHub-Api-Version", "2022-11-28");
+        let builder = ureq::http::Request::builder().method(method).uri(url);
+        let builder = if self.github_headers {
+            builder
+                .header("Accept", "application/vnd.github+json")
+                .header("X-GitHub-Api-Version", "2022-11-28")
+        } else {
+            builder
+        };
         let builder = if auth {
             builder.header("Authorization", format!("Bearer {}", self.token))
         } else {
@@ -245,6 +277,7 @@ impl HttpClient {
         let mut resp = result.map_err(|e| describe_transport(&e, url))?;
         let status = resp.status().as_u16();
         let location = header(&resp, "location");
+        let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
         let wait = rate_limit_wait(status, &resp);
         let text = resp
             .body_mut()
@@ -261,6 +294,7 @@ impl HttpClient {
             Response {
                 status,
                 location,
+                next_page,
                 body: text,
             },
             wait,

@@ -6,6 +6,7 @@
 //! a transient failure leaves the PR's tick incomplete.
 
 pub mod github;
+pub mod gitlab;
 pub mod http;
 
 use std::fmt;

@@ -4,6 +4,7 @@
 mod check;
 mod fake_github_selftest;
 mod fixtures;
+mod gitlab;
 mod graphql_schema;
 mod merge;
 mod notify_transports;

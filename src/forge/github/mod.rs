@@ -449,21 +449,10 @@ impl Forge for GitHub {
     }
 
     fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
-        let resp = self.rest(
-            "GET",
-            &format!("/repos/{}/actions/jobs/{job_id}/logs", pr.repo),
-            None,
-            Idempotency::Retry,
-        )?;
-        let resp = match (resp.status, &resp.location) {
-            (301 | 302 | 303 | 307 | 308, Some(location)) => self.http.fetch_plain(location)?,
-            _ => resp,
-        };
-        match resp.status {
-            200 => Ok(Some(resp.body)),
-            404 | 410 => Ok(None),
-            _ => Err(status_error(&resp)),
-        }
+        self.http.get_text(&format!(
+            "{}/repos/{}/actions/jobs/{job_id}/logs",
+            self.api_url, pr.repo
+        ))
     }
 
     fn annotations(

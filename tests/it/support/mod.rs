@@ -2,5 +2,6 @@
 
 pub mod env;
 pub mod fake_github;
+pub mod fake_gitlab;
 pub mod http_sink;
 pub mod smtp;

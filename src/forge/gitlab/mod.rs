@@ -1,0 +1,409 @@
+//! The GitLab client: REST v4 for reads and writes, one merge request at a time (GitLab's REST
+//! API cannot batch). Wire JSON becomes model types in [`wire`] and never leaves this module.
+//!
+//! # Requests per open MR per snapshot
+//! 1. `GET /projects/:id/merge_requests/:iid?include_diverged_commits_count=true`;
+//! 2. `GET /projects/:id/repository/commits/:sha` (who made the head, and when);
+//! 3. `GET /projects/:id/pipelines/:pid/jobs` (only when the head pipeline ran on the head;
+//!    one page per 100 jobs);
+//! 4. `GET /projects/:id/repository/commits/:sha/statuses` (external commit statuses);
+//! 5. `GET /projects/:id/merge_requests/:iid/discussions` (one page per 100 discussions);
+//! 6. `GET /projects/:id/merge_requests/:iid/approvals`;
+//!
+//! plus `GET /projects/:id` once per project per run (the settings are cached in the client).
+//! A merged or closed MR costs request 1 only. So a tick over N open MRs in one project costs
+//! 5N + 1 requests when no head has a pipeline yet, 6N + 1 otherwise. Arming auto-merge
+//! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
+
+mod wire;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
+use crate::forge::{Forge, ForgeError, OpenPr, SnapshotRequest, UpdateMethod};
+use crate::model::{ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
+
+/// The most pages read of one list: a guard against a server that never says "last page".
+const MAX_PAGES: u32 = 100;
+
+/// A GitLab (gitlab.com or self-managed) API endpoint with a token, sent as
+/// `Authorization: Bearer` (GitLab accepts it for personal, project and OAuth tokens).
+#[derive(Debug)]
+pub struct GitLab {
+    http: HttpClient,
+    api_url: String,
+    /// Project settings read this run, by project path.
+    projects: RefCell<BTreeMap<String, RepoSettings>>,
+}
+
+/// A project path as GitLab's `:id`: `group/sub/project` → `group%2Fsub%2Fproject`.
+fn project_id(repo: &str) -> String {
+    let mut out = String::with_capacity(repo.len() + 8);
+    for b in repo.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `path` with `key=value` added to its query.
+fn with_param(path: &str, key: &str, value: &str) -> String {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{sep}{key}={value}")
+}
+
+fn expect_success(resp: &Response) -> Result<(), ForgeError> {
+    if (200..300).contains(&resp.status) {
+        Ok(())
+    } else {
+        Err(status_error(resp))
+    }
+}
+
+impl GitLab {
+    /// A client for `api_url` (`https://gitlab.com/api/v4`), refusing plain http except to
+    /// loopback.
+    pub fn new(api_url: &str, token: String) -> Result<Self, String> {
+        crate::forge::http::check_url(api_url)?;
+        Ok(GitLab {
+            http: HttpClient::without_github_headers(token),
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            projects: RefCell::new(BTreeMap::new()),
+        })
+    }
+
+    /// How many HTTP requests this client has sent.
+    pub fn requests(&self) -> u64 {
+        self.http.requests()
+    }
+
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        idem: Idempotency,
+    ) -> Result<Response, ForgeError> {
+        self.http
+            .send(method, &format!("{}{path}", self.api_url), body, idem)
+    }
+
+    /// `/projects/:id/merge_requests/:iid` of `pr`, followed by `rest`.
+    fn mr_path(pr: &PrRef, rest: &str) -> String {
+        format!(
+            "/projects/{}/merge_requests/{}{rest}",
+            project_id(&pr.repo),
+            pr.number
+        )
+    }
+
+    fn get<T: DeserializeOwned>(&self, path: &str, what: &str) -> Result<T, ForgeError> {
+        let resp = self.send("GET", path, None, Idempotency::Retry)?;
+        if resp.status != 200 {
+            return Err(status_error(&resp));
+        }
+        wire::parse(&resp.body, what)
+    }
+
+    /// Every page of a list, following `x-next-page`.
+    fn get_all<T: DeserializeOwned>(&self, path: &str, what: &str) -> Result<Vec<T>, ForgeError> {
+        let mut items = Vec::new();
+        let mut url = path.to_owned();
+        for _ in 0..MAX_PAGES {
+            let resp = self.send("GET", &url, None, Idempotency::Retry)?;
+            if resp.status != 200 {
+                return Err(status_error(&resp));
+            }
+            items.extend(wire::parse::<Vec<T>>(&resp.body, what)?);
+            match resp.next_page {
+                Some(page) => url = with_param(path, "page", page.trim()),
+                None => return Ok(items),
+            }
+        }
+        Ok(items)
+    }
+
+    fn merge_request(&self, pr: &PrRef) -> Result<wire::MergeRequest, ForgeError> {
+        self.get(
+            &Self::mr_path(pr, "?include_diverged_commits_count=true"),
+            "merge request",
+        )
+    }
+
+    /// The project's settings, read once per run.
+    fn settings(&self, repo: &str) -> Result<RepoSettings, ForgeError> {
+        if let Some(s) = self.projects.borrow().get(repo) {
+            return Ok(s.clone());
+        }
+        let project: wire::Project =
+            self.get(&format!("/projects/{}", project_id(repo)), "project")?;
+        let settings = wire::repo_settings(&project);
+        self.projects
+            .borrow_mut()
+            .insert(repo.to_owned(), settings.clone());
+        Ok(settings)
+    }
+
+    fn snapshot(&self, pr: &PrRef) -> Result<Snapshot, ForgeError> {
+        let mr = self.merge_request(pr)?;
+        let settings = self.settings(&pr.repo)?;
+        let pid = project_id(&pr.repo);
+        let sha = mr.head_sha().map(str::to_owned);
+        if !mr.is_open() || sha.is_none() {
+            return Ok(wire::snapshot_head(pr, &mr, settings, None));
+        }
+        let sha = sha.unwrap_or_default();
+        let commit: wire::Commit = self.get(
+            &format!("/projects/{pid}/repository/commits/{sha}"),
+            "commit",
+        )?;
+        let mut snap = wire::snapshot_head(pr, &mr, settings, Some(&commit));
+
+        if let Some(pipeline) = mr.current_pipeline() {
+            let jobs: Vec<wire::Job> = self.get_all(
+                &format!(
+                    "/projects/{pid}/pipelines/{}/jobs?per_page=100&include_retried=false",
+                    pipeline.id
+                ),
+                "pipeline jobs",
+            )?;
+            snap.checks = jobs
+                .into_iter()
+                .map(|j| wire::job_check(j, pipeline.id))
+                .collect();
+        }
+        let statuses: Vec<wire::CommitStatus> = self.get_all(
+            &format!("/projects/{pid}/repository/commits/{sha}/statuses?per_page=100"),
+            "commit statuses",
+        )?;
+        // CI jobs are commit statuses too: keep only what is not one of the head's jobs.
+        let job_ids: Vec<u64> = snap.checks.iter().filter_map(|c| c.job_id).collect();
+        let statuses: Vec<_> = statuses
+            .into_iter()
+            .filter(|s| !job_ids.contains(&s.id) && !snap.checks.iter().any(|c| c.name == s.name))
+            .map(wire::status_check)
+            .collect();
+        snap.checks.extend(statuses);
+
+        let discussions: Vec<wire::Discussion> = self.get_all(
+            &Self::mr_path(pr, "/discussions?per_page=100"),
+            "discussions",
+        )?;
+        let (threads, comments) = wire::discussions(discussions, &snap.url);
+        snap.threads = threads;
+        snap.comments = comments;
+        let approvals: wire::Approvals = self.get(&Self::mr_path(pr, "/approvals"), "approvals")?;
+        snap.reviews = wire::reviews(approvals, mr.detailed_merge_status.as_deref());
+        Ok(snap)
+    }
+
+    /// `PUT …/merge` with the sha guard; GitLab's refusals in the shapes callers act on.
+    fn put_merge(&self, pr: &PrRef, body: &Value) -> Result<(), ForgeError> {
+        let resp = self.send(
+            "PUT",
+            &Self::mr_path(pr, "/merge"),
+            Some(body),
+            Idempotency::Once,
+        )?;
+        match resp.status {
+            200..=299 => Ok(()),
+            405 | 406 | 422 => Err(ForgeError::Refused(crate::forge::http::error_message(
+                &resp.body,
+            ))),
+            _ => Err(status_error(&resp)),
+        }
+    }
+}
+
+impl Forge for GitLab {
+    fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
+        requests.iter().map(|r| self.snapshot(&r.pr)).collect()
+    }
+
+    fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
+        let list: Vec<wire::MergeRequest> = self.get_all(
+            &format!(
+                "/projects/{}/merge_requests?state=opened&per_page=100",
+                project_id(repo)
+            ),
+            "merge requests",
+        )?;
+        Ok(list
+            .into_iter()
+            .map(|mr| OpenPr {
+                pr: PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: repo.to_owned(),
+                    number: mr.iid,
+                },
+                author: mr.author.map(|a| a.username),
+                labels: mr.labels,
+            })
+            .collect())
+    }
+
+    fn viewer_login(&self) -> Result<String, ForgeError> {
+        let user: wire::User = self.get("/user", "user")?;
+        Ok(user.username)
+    }
+
+    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
+        let path = format!("/projects/{}/jobs/{job_id}/trace", project_id(&pr.repo));
+        self.http.get_text(&format!("{}{path}", self.api_url))
+    }
+
+    /// GitLab jobs carry no annotations: an empty text per id.
+    fn annotations(
+        &self,
+        _pr: &PrRef,
+        check_node_ids: &[String],
+    ) -> Result<Vec<String>, ForgeError> {
+        Ok(vec![String::new(); check_node_ids.len()])
+    }
+
+    /// Retries the failed and canceled jobs of pipeline `run_id`.
+    fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
+        let resp = self.send(
+            "POST",
+            &format!(
+                "/projects/{}/pipelines/{run_id}/retry",
+                project_id(&pr.repo)
+            ),
+            None,
+            Idempotency::Once,
+        )?;
+        expect_success(&resp)
+    }
+
+    /// GitLab only rebases (`PUT …/rebase`), so `UpdateMethod::Merge` rebases too. The rebase
+    /// has no head guard: the snapshot's head must still be `expected_head`. 409 ("Failed to
+    /// enqueue the rebase operation") is a conflict; 403 (cannot push to the source branch,
+    /// protected from force push) a refusal.
+    fn update_branch(
+        &self,
+        snap: &Snapshot,
+        expected_head: &Sha,
+        _method: UpdateMethod,
+    ) -> Result<(), ForgeError> {
+        if &snap.head.sha != expected_head {
+            return Err(ForgeError::Conflict(format!(
+                "the head moved from {} to {}",
+                expected_head.short(),
+                snap.head.sha.short()
+            )));
+        }
+        let resp = self.send(
+            "PUT",
+            &Self::mr_path(&snap.pr, "/rebase"),
+            None,
+            Idempotency::Once,
+        )?;
+        match resp.status {
+            200..=299 => Ok(()),
+            403 => Err(ForgeError::Refused(crate::forge::http::error_message(
+                &resp.body,
+            ))),
+            _ => Err(status_error(&resp)),
+        }
+    }
+
+    /// Arms "merge when pipeline succeeds" guarded by the head sha, and only once the head's
+    /// pipeline exists: GitLab merges at once when armed while the MR's pipeline is missing or
+    /// belongs to an older head (gitlab-org/gitlab#37292). The MR is re-read first, so the
+    /// check is as fresh as it can be. An MR without any pipeline that GitLab calls mergeable
+    /// is refused as "in clean status", which lets the caller merge it directly once ready.
+    fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
+        let mr = self.merge_request(&snap.pr)?;
+        if mr.head_sha() != Some(snap.head.sha.as_str()) {
+            return Err(ForgeError::Conflict(format!(
+                "the head moved from {} since the snapshot",
+                snap.head.sha.short()
+            )));
+        }
+        if mr.current_pipeline().is_none() {
+            let no_pipeline_and_mergeable = mr.head_pipeline.is_none()
+                && mr.detailed_merge_status.as_deref() == Some("mergeable");
+            return Err(ForgeError::Refused(if no_pipeline_and_mergeable {
+                "the merge request has no pipeline and is in clean status".into()
+            } else {
+                "the head's pipeline has not started".into()
+            }));
+        }
+        let body = json!({
+            "sha": snap.head.sha.as_str(),
+            "merge_when_pipeline_succeeds": true,
+            "auto_merge": true,
+            "squash": method == MergeMethod::Squash,
+        });
+        self.put_merge(&snap.pr, &body)
+    }
+
+    fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {
+        let resp = self.send(
+            "POST",
+            &Self::mr_path(&snap.pr, "/cancel_merge_when_pipeline_succeeds"),
+            None,
+            Idempotency::Once,
+        )?;
+        match resp.status {
+            200..=299 => Ok(()),
+            406 => Err(ForgeError::Refused(crate::forge::http::error_message(
+                &resp.body,
+            ))),
+            _ => Err(status_error(&resp)),
+        }
+    }
+
+    /// Merges now with the sha guard: 409 means the head moved ("SHA does not match HEAD of
+    /// source branch"), 405/406/422 that GitLab cannot merge it. `squash` follows `method`;
+    /// otherwise the project's own merge method applies.
+    fn merge(&self, pr: &PrRef, sha: &Sha, method: MergeMethod) -> Result<(), ForgeError> {
+        let body = json!({ "sha": sha.as_str(), "squash": method == MergeMethod::Squash });
+        self.put_merge(pr, &body)
+    }
+
+    fn reply_to_thread(&self, pr: &PrRef, thread_id: &str, body: &str) -> Result<(), ForgeError> {
+        let resp = self.send(
+            "POST",
+            &Self::mr_path(pr, &format!("/discussions/{}/notes", project_id(thread_id))),
+            Some(&json!({ "body": body })),
+            Idempotency::Once,
+        )?;
+        expect_success(&resp)
+    }
+
+    fn resolve_thread(&self, pr: &PrRef, thread_id: &str) -> Result<(), ForgeError> {
+        let resp = self.send(
+            "PUT",
+            &Self::mr_path(
+                pr,
+                &format!("/discussions/{}?resolved=true", project_id(thread_id)),
+            ),
+            None,
+            Idempotency::Once,
+        )?;
+        expect_success(&resp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_paths_are_url_encoded() {
+        assert_eq!(
+            project_id("group/sub/my.project"),
+            "group%2Fsub%2Fmy.project"
+        );
+        assert_eq!(with_param("/a?x=1", "page", "2"), "/a?x=1&page=2");
+        assert_eq!(with_param("/a", "page", "2"), "/a?page=2");
+    }
+}

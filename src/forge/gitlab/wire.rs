@@ -1,0 +1,554 @@
+//! GitLab's REST v4 answers as serde types, and their conversion into domain types. Wire types
+//! never leave this module: the rest of pr-monitor sees only `model`.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use crate::forge::ForgeError;
+use crate::model::{
+    Check, CheckKind, CheckState, Comment, HeadCommit, Instant, MergeMethod, MergeState, Mergeable,
+    PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
+};
+
+#[derive(Debug, Deserialize)]
+pub struct User {
+    pub username: String,
+}
+
+/// `GET /projects/:id/merge_requests/:iid` (and the items of the MR list).
+#[derive(Debug, Deserialize)]
+pub struct MergeRequest {
+    pub id: u64,
+    pub iid: u64,
+    #[serde(default)]
+    pub title: String,
+    pub state: String,
+    #[serde(default)]
+    pub draft: Option<bool>,
+    /// The pre-14.0 name of `draft`.
+    #[serde(default)]
+    pub work_in_progress: Option<bool>,
+    #[serde(default)]
+    pub web_url: String,
+    #[serde(default)]
+    pub sha: Option<String>,
+    #[serde(default)]
+    pub source_branch: String,
+    #[serde(default)]
+    pub target_branch: String,
+    #[serde(default)]
+    pub source_project_id: Option<u64>,
+    #[serde(default)]
+    pub target_project_id: Option<u64>,
+    #[serde(default)]
+    pub author: Option<User>,
+    #[serde(default)]
+    pub detailed_merge_status: Option<String>,
+    /// Deprecated since 15.6; read only when `detailed_merge_status` is missing.
+    #[serde(default)]
+    pub merge_status: Option<String>,
+    #[serde(default)]
+    pub has_conflicts: bool,
+    #[serde(default)]
+    pub diverged_commits_count: Option<u64>,
+    #[serde(default)]
+    pub merge_when_pipeline_succeeds: Option<bool>,
+    #[serde(default)]
+    pub auto_merge: Option<bool>,
+    #[serde(default)]
+    pub head_pipeline: Option<Pipeline>,
+    #[serde(default)]
+    pub labels: Vec<String>,
+}
+
+impl MergeRequest {
+    /// The head commit, when the MR has one (an MR whose source branch is gone may not).
+    pub fn head_sha(&self) -> Option<&str> {
+        self.sha.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// The head pipeline, only when it ran on the current head: an older head's pipeline says
+    /// nothing about this one (and arming a merge against it merges at once).
+    pub fn current_pipeline(&self) -> Option<&Pipeline> {
+        let sha = self.head_sha()?;
+        self.head_pipeline.as_ref().filter(|p| p.sha == sha)
+    }
+
+    pub fn is_open(&self) -> bool {
+        pr_state(&self.state) == PrState::Open
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Pipeline {
+    pub id: u64,
+    #[serde(default)]
+    pub sha: String,
+}
+
+/// `GET /projects/:id`: the settings a merge depends on.
+#[derive(Debug, Deserialize)]
+pub struct Project {
+    #[serde(default)]
+    pub default_branch: Option<String>,
+    #[serde(default)]
+    pub squash_option: Option<String>,
+}
+
+/// `GET /projects/:id/repository/commits/:sha`.
+#[derive(Debug, Deserialize)]
+pub struct Commit {
+    #[serde(default)]
+    pub author_name: Option<String>,
+    #[serde(default)]
+    pub committer_name: Option<String>,
+    #[serde(default)]
+    pub committed_date: Option<String>,
+}
+
+/// An item of `GET /projects/:id/pipelines/:pid/jobs`.
+#[derive(Debug, Deserialize)]
+pub struct Job {
+    pub id: u64,
+    pub name: String,
+    #[serde(default)]
+    pub stage: Option<String>,
+    pub status: String,
+    #[serde(default)]
+    pub allow_failure: bool,
+    #[serde(default)]
+    pub failure_reason: Option<String>,
+    #[serde(default)]
+    pub web_url: Option<String>,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+}
+
+/// An item of `GET /projects/:id/repository/commits/:sha/statuses`. CI jobs are commit
+/// statuses too, so the list repeats them; the client keeps only the others.
+#[derive(Debug, Deserialize)]
+pub struct CommitStatus {
+    pub id: u64,
+    pub name: String,
+    pub status: String,
+    #[serde(default)]
+    pub allow_failure: bool,
+    #[serde(default)]
+    pub target_url: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+}
+
+/// An item of `GET .../merge_requests/:iid/discussions`.
+#[derive(Debug, Deserialize)]
+pub struct Discussion {
+    pub id: String,
+    #[serde(default)]
+    pub notes: Vec<Note>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Note {
+    pub id: u64,
+    #[serde(default)]
+    pub body: String,
+    #[serde(default)]
+    pub author: Option<User>,
+    #[serde(default)]
+    pub system: bool,
+    #[serde(default)]
+    pub resolvable: bool,
+    #[serde(default)]
+    pub resolved: Option<bool>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    #[serde(default)]
+    pub position: Option<Position>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Position {
+    #[serde(default)]
+    pub new_path: Option<String>,
+    #[serde(default)]
+    pub old_path: Option<String>,
+    #[serde(default)]
+    pub new_line: Option<u64>,
+    #[serde(default)]
+    pub old_line: Option<u64>,
+}
+
+/// `GET .../merge_requests/:iid/approvals`.
+#[derive(Debug, Deserialize)]
+pub struct Approvals {
+    #[serde(default)]
+    pub approved_by: Vec<Approver>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Approver {
+    pub user: User,
+}
+
+pub fn time(s: Option<&str>) -> Option<Instant> {
+    s.and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// `opened` and `locked` (a transient state while merging) are open.
+pub fn pr_state(state: &str) -> PrState {
+    match state {
+        "merged" => PrState::Merged,
+        "closed" => PrState::Closed,
+        _ => PrState::Open,
+    }
+}
+
+/// Maps `detailed_merge_status` (or, before GitLab 15.6, `merge_status`) and `has_conflicts`
+/// onto GitHub's pair. Values GitLab may add later read as blocked: never merged blind.
+pub fn merge_status(
+    detailed: Option<&str>,
+    legacy: Option<&str>,
+    has_conflicts: bool,
+) -> (Mergeable, MergeState) {
+    // Before 15.6 only `merge_status` exists: read it as the detailed value it stands for.
+    let detailed = detailed.or(match legacy {
+        Some("can_be_merged") => Some("mergeable"),
+        Some("cannot_be_merged") => Some("conflict"),
+        _ => None,
+    });
+    let (mergeable, state) = match detailed {
+        Some("conflict") => (Mergeable::Conflicting, MergeState::Dirty),
+        Some("checking" | "unchecked" | "preparing" | "approvals_syncing") | None => {
+            (Mergeable::Unknown, MergeState::Unknown)
+        }
+        Some("mergeable") => (Mergeable::Mergeable, MergeState::Clean),
+        Some("need_rebase") => (Mergeable::Mergeable, MergeState::Behind),
+        Some("draft_status") => (Mergeable::Mergeable, MergeState::Draft),
+        Some("not_open") => (Mergeable::Unknown, MergeState::Other("NOT_OPEN".into())),
+        Some(_) => (Mergeable::Mergeable, MergeState::Blocked),
+    };
+    if has_conflicts && mergeable != Mergeable::Conflicting {
+        let state = if state == MergeState::Draft {
+            state
+        } else {
+            MergeState::Dirty
+        };
+        return (Mergeable::Conflicting, state);
+    }
+    (mergeable, state)
+}
+
+/// The project's settings: GitLab always offers "merge when pipeline succeeds"; squash is
+/// allowed unless `squash_option` is `never`, and the only method when it is `always`;
+/// `merge` stands for the project's own method (a merge commit, semi-linear or
+/// fast-forward). GitLab has no per-MR rebase merge, so `rebase` is never offered.
+pub fn repo_settings(p: &Project) -> RepoSettings {
+    let squash = p.squash_option.as_deref();
+    let mut allowed = Vec::new();
+    if squash != Some("never") {
+        allowed.push(MergeMethod::Squash);
+    }
+    if squash != Some("always") {
+        allowed.push(MergeMethod::Merge);
+    }
+    RepoSettings {
+        default_branch: p.default_branch.clone().unwrap_or_default(),
+        auto_merge_allowed: true,
+        allowed_methods: allowed,
+    }
+}
+
+/// Buckets a job's or commit status's status.
+pub fn check_state(status: &str, allow_failure: bool) -> CheckState {
+    match status {
+        "success" => CheckState::Passed,
+        "failed" if allow_failure => CheckState::Skipped,
+        "failed" | "canceled" | "canceling" => CheckState::Failed,
+        "skipped" | "manual" => CheckState::Skipped,
+        _ => CheckState::Pending,
+    }
+}
+
+pub fn job_check(job: Job, pipeline_id: u64) -> Check {
+    Check {
+        state: check_state(&job.status, job.allow_failure),
+        conclusion: Some(job.status),
+        name: job.name,
+        kind: CheckKind::CheckRun,
+        url: job.web_url,
+        job_id: Some(job.id),
+        run_id: Some(pipeline_id),
+        workflow: job.stage,
+        event: None,
+        started_at: time(job.started_at.as_deref()),
+        completed_at: time(job.finished_at.as_deref()),
+        output: job.failure_reason.unwrap_or_default(),
+        node_id: None,
+    }
+}
+
+pub fn status_check(s: CommitStatus) -> Check {
+    Check {
+        state: check_state(&s.status, s.allow_failure),
+        conclusion: Some(s.status),
+        name: s.name,
+        kind: CheckKind::Status,
+        url: s.target_url,
+        job_id: None,
+        run_id: None,
+        workflow: None,
+        event: None,
+        started_at: time(s.created_at.as_deref()),
+        completed_at: time(s.finished_at.as_deref()),
+        output: s.description.unwrap_or_default(),
+        node_id: None,
+    }
+}
+
+fn note_comment(n: &Note, mr_url: &str) -> Comment {
+    Comment {
+        id: n.id.to_string(),
+        database_id: Some(n.id),
+        author: n.author.as_ref().map(|a| a.username.clone()),
+        body: n.body.clone(),
+        url: (!mr_url.is_empty()).then(|| format!("{mr_url}#note_{}", n.id)),
+        updated_at: time(n.updated_at.as_deref()),
+    }
+}
+
+/// Splits discussions into review threads (resolvable ones) and conversation comments (the
+/// human notes of the others). System notes ("added 1 commit", "mentioned in …") are dropped.
+pub fn discussions(list: Vec<Discussion>, mr_url: &str) -> (Vec<ReviewThread>, Vec<Comment>) {
+    let mut threads = Vec::new();
+    let mut comments = Vec::new();
+    for d in list {
+        let human: Vec<&Note> = d.notes.iter().filter(|n| !n.system).collect();
+        if d.notes.iter().any(|n| n.resolvable) {
+            let position = d.notes.first().and_then(|n| n.position.as_ref());
+            threads.push(ReviewThread {
+                resolved: d
+                    .notes
+                    .iter()
+                    .filter(|n| n.resolvable)
+                    .all(|n| n.resolved == Some(true)),
+                outdated: false,
+                path: position.and_then(|p| p.new_path.clone().or_else(|| p.old_path.clone())),
+                line: position.and_then(|p| p.new_line.or(p.old_line)),
+                comments: human.iter().map(|n| note_comment(n, mr_url)).collect(),
+                id: d.id,
+            });
+        } else {
+            comments.extend(human.iter().map(|n| note_comment(n, mr_url)));
+        }
+    }
+    (threads, comments)
+}
+
+/// An approval per approver; `requested_changes` as a change request by an unknown reviewer.
+pub fn reviews(approvals: Approvals, detailed_merge_status: Option<&str>) -> Vec<Review> {
+    let review = |id: String, author: Option<String>, state: ReviewState| Review {
+        id,
+        database_id: None,
+        author,
+        state,
+        body: String::new(),
+        url: None,
+        submitted_at: None,
+        updated_at: None,
+    };
+    let mut out: Vec<Review> = approvals
+        .approved_by
+        .into_iter()
+        .map(|a| {
+            review(
+                format!("approval:{}", a.user.username),
+                Some(a.user.username),
+                ReviewState::Approved,
+            )
+        })
+        .collect();
+    if detailed_merge_status == Some("requested_changes") {
+        out.push(review(
+            "requested_changes".into(),
+            None,
+            ReviewState::ChangesRequested,
+        ));
+    }
+    out
+}
+
+/// The parts of an MR answer that need no further requests, as a snapshot with empty lists.
+pub fn snapshot_head(
+    pr: &PrRef,
+    mr: &MergeRequest,
+    repo: RepoSettings,
+    commit: Option<&Commit>,
+) -> Snapshot {
+    let (mergeable, merge_state) = merge_status(
+        mr.detailed_merge_status.as_deref(),
+        mr.merge_status.as_deref(),
+        mr.has_conflicts,
+    );
+    Snapshot {
+        pr: pr.clone(),
+        node_id: mr.id.to_string(),
+        url: if mr.web_url.is_empty() {
+            pr.url()
+        } else {
+            mr.web_url.clone()
+        },
+        title: mr.title.clone(),
+        state: pr_state(&mr.state),
+        draft: mr.draft.or(mr.work_in_progress).unwrap_or(false),
+        author: mr.author.as_ref().map(|a| a.username.clone()),
+        head_ref: mr.source_branch.clone(),
+        cross_repository: matches!(
+            (mr.source_project_id, mr.target_project_id),
+            (Some(s), Some(t)) if s != t
+        ),
+        head: HeadCommit {
+            sha: Sha(mr.head_sha().unwrap_or_default().to_owned()),
+            author_login: commit.and_then(|c| c.author_name.clone()),
+            committer_login: commit.and_then(|c| c.committer_name.clone()),
+            committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
+        },
+        base_ref: mr.target_branch.clone(),
+        labels: mr.labels.clone(),
+        mergeable,
+        merge_state,
+        behind_by: mr.diverged_commits_count,
+        checks: Vec::new(),
+        checks_source: "commit-pinned".into(),
+        threads: Vec::new(),
+        reviews: Vec::new(),
+        comments: Vec::new(),
+        failed_logs: Vec::new(),
+        auto_merge_enabled: mr.merge_when_pipeline_succeeds.unwrap_or(false)
+            || mr.auto_merge.unwrap_or(false),
+        repo,
+    }
+}
+
+/// Parses a JSON answer into a wire type, naming what failed.
+pub fn parse<T: serde::de::DeserializeOwned>(body: &str, what: &str) -> Result<T, ForgeError> {
+    serde_json::from_str(body).map_err(|e| ForgeError::Unexpected(format!("{what}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detailed_merge_status_maps_onto_mergeable_and_state() {
+        let cases = [
+            ("conflict", false, Mergeable::Conflicting, MergeState::Dirty),
+            ("mergeable", true, Mergeable::Conflicting, MergeState::Dirty),
+            ("checking", false, Mergeable::Unknown, MergeState::Unknown),
+            (
+                "approvals_syncing",
+                false,
+                Mergeable::Unknown,
+                MergeState::Unknown,
+            ),
+            ("mergeable", false, Mergeable::Mergeable, MergeState::Clean),
+            (
+                "need_rebase",
+                false,
+                Mergeable::Mergeable,
+                MergeState::Behind,
+            ),
+            (
+                "not_approved",
+                false,
+                Mergeable::Mergeable,
+                MergeState::Blocked,
+            ),
+            (
+                "ci_still_running",
+                false,
+                Mergeable::Mergeable,
+                MergeState::Blocked,
+            ),
+            (
+                "requested_changes",
+                false,
+                Mergeable::Mergeable,
+                MergeState::Blocked,
+            ),
+            (
+                "something_new",
+                false,
+                Mergeable::Mergeable,
+                MergeState::Blocked,
+            ),
+            (
+                "draft_status",
+                false,
+                Mergeable::Mergeable,
+                MergeState::Draft,
+            ),
+            (
+                "draft_status",
+                true,
+                Mergeable::Conflicting,
+                MergeState::Draft,
+            ),
+        ];
+        for (status, conflicts, mergeable, state) in cases {
+            assert_eq!(
+                merge_status(Some(status), None, conflicts),
+                (mergeable, state),
+                "{status} {conflicts}"
+            );
+        }
+        assert_eq!(
+            merge_status(None, Some("cannot_be_merged"), false).0,
+            Mergeable::Conflicting
+        );
+    }
+
+    #[test]
+    fn job_states_follow_gitlab() {
+        assert_eq!(check_state("failed", true), CheckState::Skipped);
+        assert_eq!(check_state("failed", false), CheckState::Failed);
+        assert_eq!(check_state("canceled", false), CheckState::Failed);
+        assert_eq!(check_state("manual", false), CheckState::Skipped);
+        for s in [
+            "created",
+            "pending",
+            "running",
+            "waiting_for_resource",
+            "preparing",
+            "scheduled",
+        ] {
+            assert_eq!(check_state(s, false), CheckState::Pending, "{s}");
+        }
+    }
+
+    #[test]
+    fn squash_option_limits_the_methods() {
+        let p = |s: &str| Project {
+            default_branch: Some("main".into()),
+            squash_option: Some(s.into()),
+        };
+        assert_eq!(
+            repo_settings(&p("never")).allowed_methods,
+            [MergeMethod::Merge]
+        );
+        assert_eq!(
+            repo_settings(&p("always")).allowed_methods,
+            [MergeMethod::Squash]
+        );
+        assert_eq!(
+            repo_settings(&p("default_off")).allowed_methods,
+            [MergeMethod::Squash, MergeMethod::Merge]
+        );
+    }
+}

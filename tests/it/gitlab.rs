@@ -1,0 +1,685 @@
+//! GitLab merge requests end to end: the real binary with `--now` against the fake GitLab —
+//! pills, the agent loop, infra retries, the auto-merge trap, sha-guarded merges, discussions,
+//! a vanished MR, rate limits, paging, and GitLab's own recorded shapes.
+
+use serde_json::{Value, json};
+
+use crate::support::env::TestEnv;
+use crate::support::fake_gitlab::{Event, Fault, GitLabEnv};
+
+const P: &str = "g/p";
+
+fn fixture(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/gitlab/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn history(env: &TestEnv, pr: &str) -> String {
+    env.ok(&["status", pr, "--json"]).json()["history"].to_string()
+}
+
+#[test]
+fn a_run_reads_state_and_lights_pills_for_each_mr() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.job(P, 1, "lint").failed().trace("error: lint\n");
+        w.job(P, 1, "test").success();
+        w.mr(P, 2).conflict();
+        w.mr(P, 3);
+        w.thread(P, 3)
+            .note("reviewer", "please rename")
+            .on("src/a.rs", 3);
+        w.thread(P, 3).note("reviewer", "done?").resolved();
+        w.comment(P, 3, "reviewer", "looks fine overall");
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "g/p!1",
+        "g/p!2",
+        "https://gitlab.com/g/p/-/merge_requests/3",
+    ]);
+    env.ok(&["run"]);
+
+    let s1 = env.status("g/p!1");
+    assert_eq!(s1["forge"], "gitlab");
+    assert_eq!(s1["state"], "open");
+    assert_eq!(s1["pills"]["ci"], true, "{s1}");
+    assert_eq!(s1["why"], "not_agent_commit");
+    let sha = env.gl.world(|w| w.get_mr(P, 1).sha.clone());
+    assert_eq!(s1["head_sha"], sha.as_str());
+    assert_eq!(env.status("g/p!2")["pills"]["cnf"], true);
+    let s3 = env.status("g/p!3");
+    assert_eq!(s3["pills"]["cmt"], 1, "{s3}");
+    assert_eq!(s3["pills"]["ci"], false);
+
+    let log = env.gl.requests();
+    assert_eq!(log.count("GET /projects/{id}/merge_requests/{iid}"), 3);
+    assert_eq!(
+        log.count("GET /projects/{id}"),
+        1,
+        "settings read once per run"
+    );
+    assert_eq!(
+        log.count("GET /projects/{id}/pipelines/{pid}/jobs"),
+        1,
+        "only MR 1 has a pipeline"
+    );
+    assert_eq!(
+        log.count("GET /projects/g%2Fp/merge_requests/1"),
+        1,
+        "project ids are URL-encoded"
+    );
+    assert!(
+        log.entries
+            .iter()
+            .all(|r| r.authorization.as_deref() == Some("Bearer gl-test-token")),
+        "bearer auth on every request"
+    );
+    let mr_reads = log.matching("GET /projects/{id}/merge_requests/{iid}");
+    assert_eq!(
+        mr_reads[0]
+            .param("include_diverged_commits_count")
+            .as_deref(),
+        Some("true")
+    );
+    assert!(log.writes().is_empty(), "{:?}", log.writes());
+}
+
+#[test]
+fn check_reports_jobs_statuses_threads_and_approvals_without_duplicates() {
+    let env = GitLabEnv::new();
+    let (thread, sha) = env.gl.world(|w| {
+        w.project(P).approvals_required(2);
+        w.mr(P, 1);
+        w.job(P, 1, "lint").failed().reason("script_failure");
+        w.job(P, 1, "flaky").failed().allow_failure();
+        w.job(P, 1, "deploy").manual();
+        w.job(P, 1, "test").running();
+        w.status(P, 1, "external/sonar", "success");
+        w.mr(P, 1).approved_by("alice");
+        let t = w.thread(P, 1).note("bob", "rename").on("src/a.rs", 7).id();
+        w.comment(P, 1, "carol", "nice");
+        (t, w.get_mr(P, 1).sha.clone())
+    });
+    let v = env.ok(&["check", "g/p!1", "--json", "--no-state"]).json();
+    assert_eq!(v["pr"]["headRefOid"], sha.as_str());
+    assert_eq!(v["pr"]["headRefName"], "feature-1");
+    assert_eq!(v["pr"]["baseRefName"], "main");
+    assert_eq!(
+        v["pr"]["mergeStateStatus"], "BLOCKED",
+        "not_approved → blocked: {v}"
+    );
+    // Four jobs and one external status; the jobs GitLab repeats as statuses are not counted twice.
+    assert_eq!(v["checks"]["total"], 5, "{}", v["checks"]);
+    assert_eq!(v["checks"]["failed"], 1, "allow_failure is not a failure");
+    assert_eq!(v["checks"]["pending"], 1);
+    assert_eq!(v["checks"]["passed"], 1);
+    assert_eq!(v["checks"]["failedChecks"][0]["name"], "lint");
+    assert_eq!(v["threads"]["unresolved"], 1);
+    assert_eq!(v["threads"]["unresolvedThreadIds"], json!([thread]));
+    let detail = &v["threadDetails"][&thread];
+    assert_eq!(detail["path"], "src/a.rs");
+    assert_eq!(detail["line"], 7);
+    assert_eq!(detail["comments"][0]["author"], "bob");
+    assert_eq!(v["comments"]["totalIssueComments"], 1);
+    assert_eq!(v["reviews"]["total"], 1);
+    assert_eq!(
+        v["reviews"]["latestByReviewer"]["alice"], "APPROVED",
+        "{}",
+        v["reviews"]
+    );
+}
+
+#[test]
+fn a_failed_job_on_the_agents_commit_reaches_the_inbox_with_its_trace() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1).head_by("fixer-bot");
+        w.job(P, 1, "lint")
+            .failed()
+            .trace("Running with gitlab-runner 17.0\n$ cargo clippy\nerror: unused variable `x` at src/a.rs:3\n");
+        w.job(P, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    let m = &msgs[0];
+    assert_eq!(m["kind"], "ci_failure");
+    assert_eq!(m["reason"], "fix_sent");
+    assert_eq!(m["pr"]["forge"], "gitlab");
+    assert_eq!(m["pr"]["repo"], P);
+    assert_eq!(m["pr"]["number"], 1);
+    assert_eq!(
+        m["pr"]["url"], "https://gitlab.example.com/g/p/-/merge_requests/1",
+        "GitLab's own web_url"
+    );
+    assert_eq!(m["checks"][0]["name"], "lint");
+    let tail = m["checks"][0]["log_tail"].as_str().unwrap();
+    assert!(
+        tail.contains("error: unused variable `x` at src/a.rs:3"),
+        "{tail}"
+    );
+    assert_eq!(env.status("g/p!1")["why"], "fix_sent");
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/{id}/jobs/{job}/trace"),
+        1
+    );
+}
+
+#[test]
+fn a_runner_system_failure_retries_the_pipeline_once_then_lights_ci() {
+    let mut env = GitLabEnv::new();
+    let pipeline = env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1).head_by("fixer-bot");
+        w.job(P, 1, "test")
+            .failed()
+            .reason("runner_system_failure")
+            .trace("ERROR: Job failed (system failure)\n");
+        w.get_mr(P, 1).head_pipeline.unwrap()
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    env.ok(&["run"]);
+    assert_eq!(env.gl.world(|w| w.retries(pipeline)), 1);
+    assert_eq!(env.status("g/p!1")["why"], "infra_rerun");
+    assert!(env.inbox_messages().is_empty(), "infra goes to no agent");
+
+    // The retried job fails the same way: no second retry on this head.
+    env.advance(60);
+    env.gl.world(|w| {
+        w.job(P, 1, "test").failed().reason("runner_system_failure");
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.gl.world(|w| w.retries(pipeline)), 1);
+    let s = env.status("g/p!1");
+    assert_eq!(s["why"], "infra_again");
+    assert_eq!(s["pills"]["ci"], true);
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("POST /projects/{id}/pipelines/{pid}/retry"),
+        1
+    );
+}
+
+#[test]
+fn auto_merge_is_armed_only_once_the_heads_pipeline_exists() {
+    let mut env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.job(P, 1, "test").success();
+        // A new head: the MR's head pipeline still belongs to the old one.
+        w.push(P, 1, "dev");
+    });
+    env.ok(&["watch", "add", "g/p!1"]);
+    env.ok(&["merge", "g/p!1", "--when-ready"]);
+    env.ok(&["run"]);
+    let gl = &env.gl;
+    assert_eq!(
+        gl.requests()
+            .count("PUT /projects/{id}/merge_requests/{iid}/merge"),
+        0,
+        "never armed while the head has no pipeline (GitLab would merge at once)"
+    );
+    assert_eq!(gl.world(|w| w.merges(P, 1)), 0);
+    assert!(history(&env, "g/p!1").contains("pipeline has not started"));
+
+    // The new head's pipeline starts: now it is armed, with the sha guard.
+    env.advance(30);
+    let sha = env.gl.world(|w| {
+        w.job(P, 1, "test").running();
+        w.get_mr(P, 1).sha.clone()
+    });
+    env.ok(&["run"]);
+    let gl = &env.gl;
+    let puts = gl.requests();
+    let puts = puts.matching("PUT /projects/{id}/merge_requests/{iid}/merge");
+    assert_eq!(puts.len(), 1);
+    let body = puts[0].json();
+    assert_eq!(body["sha"], sha.as_str());
+    assert_eq!(body["merge_when_pipeline_succeeds"], true);
+    assert_eq!(body["auto_merge"], true);
+    assert!(gl.world(|w| w.get_mr(P, 1).auto_merge.is_some()));
+    assert_eq!(env.status("g/p!1")["merge_via"], "auto_merge");
+
+    // GitLab merges when the pipeline succeeds; the next tick sees it and stops.
+    env.advance(60);
+    env.gl.world(|w| {
+        w.job(P, 1, "test").success();
+        w.settle();
+    });
+    env.ok(&["run"]);
+    let events = env.gl.world(|w| w.events.clone());
+    let merged: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Merged { .. }))
+        .collect();
+    assert_eq!(merged.len(), 1, "{events:?}");
+    assert!(
+        matches!(merged[0], Event::Merged { at_once_without_pipeline: false, sha: s, .. } if *s == sha),
+        "{merged:?}"
+    );
+    let s = env.status("g/p!1");
+    assert_eq!(s["state"], "merged");
+    assert_eq!(s["next_tick_at"], json!(null));
+}
+
+#[test]
+fn a_project_without_pipelines_is_merged_directly_with_the_sha_guard() {
+    let mut env = GitLabEnv::new();
+    let sha = env.gl.world(|w| {
+        w.project(P).squash_option("never");
+        w.mr(P, 1).sha()
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.gl.world(|w| w.merges(P, 1)),
+        0,
+        "within the no-checks grace"
+    );
+
+    env.advance(601);
+    env.ok(&["run"]);
+    assert_eq!(env.gl.world(|w| w.merges(P, 1)), 1);
+    let log = env.gl.requests();
+    let puts = log.matching("PUT /projects/{id}/merge_requests/{iid}/merge");
+    assert_eq!(puts.len(), 1, "{:?}", log.counts());
+    let body = puts[0].json();
+    assert_eq!(body["sha"], sha.as_str());
+    assert_eq!(body["squash"], false, "the project never squashes");
+    assert_eq!(body.get("merge_when_pipeline_succeeds"), None);
+    let at_once = env.gl.world(|w| {
+        w.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Merged {
+                    at_once_without_pipeline: true,
+                    ..
+                }
+            )
+        })
+    });
+    assert!(!at_once);
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gl.world(|w| w.merges(P, 1)), 1, "never twice");
+    assert_eq!(env.status("g/p!1")["state"], "merged");
+}
+
+#[test]
+fn merge_now_is_guarded_by_the_head_and_refusals_are_reported() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.mr(P, 2).draft();
+    });
+    env.ok(&["merge", "g/p!1", "--now"]);
+    assert_eq!(env.gl.world(|w| w.merges(P, 1)), 1);
+    let log = env.gl.requests();
+    let body = log.matching("PUT /projects/{id}/merge_requests/{iid}/merge")[0].json();
+    assert_eq!(
+        body["sha"],
+        env.gl.world(|w| w.get_mr(P, 1).sha.clone()).as_str()
+    );
+    assert_eq!(
+        body["squash"], true,
+        "squash first when the project allows it"
+    );
+    let out = env.run(&["merge", "g/p!2", "--now"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("draft"), "{}", out.stderr);
+    assert_eq!(env.gl.world(|w| w.merges(P, 2)), 0);
+}
+
+#[test]
+fn agents_reply_to_and_resolve_discussions() {
+    let env = GitLabEnv::new();
+    let thread = env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.thread(P, 1).note("reviewer", "rename").id()
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    let body = env.dir.path().join("reply.md");
+    std::fs::write(&body, "Renamed in abc123.\n").unwrap();
+    env.ok(&[
+        "thread",
+        "reply",
+        "g/p!1",
+        &thread,
+        "--body-file",
+        body.to_str().unwrap(),
+    ]);
+    env.ok(&["thread", "resolve", "g/p!1", &thread]);
+    let events = env.gl.world(|w| w.events.clone());
+    assert!(
+        events.contains(&Event::Replied {
+            discussion: thread.clone(),
+            body: "🤖 fixer on behalf of owner\n\nRenamed in abc123.".into()
+        }),
+        "{events:?}"
+    );
+    assert!(events.contains(&Event::Resolved {
+        discussion: thread.clone()
+    }));
+    let resolved = env.gl.world(|w| {
+        w.get_mr(P, 1).discussions[0]
+            .notes
+            .iter()
+            .all(|n| !n.resolvable || n.resolved)
+    });
+    assert!(resolved);
+    let log = env.gl.requests();
+    assert_eq!(
+        log.count("POST /projects/{id}/merge_requests/{iid}/discussions/{did}/notes"),
+        1
+    );
+    assert_eq!(
+        log.count("PUT /projects/{id}/merge_requests/{iid}/discussions/{did}"),
+        1
+    );
+}
+
+#[test]
+fn a_missing_mr_is_reported_and_no_longer_polled() {
+    let mut env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+    });
+    env.ok(&["watch", "add", "g/p!1", "g/p!9"]);
+    env.run(&["run"]);
+    assert_eq!(env.status("g/p!1")["last_error"], json!(null));
+    let gone = env.status("g/p!9");
+    assert!(
+        gone["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("no longer polled"),
+        "{gone}"
+    );
+    assert_eq!(gone["next_tick_at"], json!(null));
+    env.gl.clear_requests();
+    env.advance(3600);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/g%2Fp/merge_requests/9"),
+        0
+    );
+}
+
+#[test]
+fn a_429_with_retry_after_is_waited_out_and_5xx_is_retried() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+    });
+    env.gl
+        .fault(Fault::rate_limit(1).on("GET /projects/{id}/merge_requests/{iid}"));
+    env.gl
+        .fault(Fault::status(502).on("GET /projects/{id}/merge_requests/{iid}/approvals"));
+    env.ok(&["watch", "add", "g/p!1"]);
+    env.ok(&["run"]);
+    let s = env.status("g/p!1");
+    assert_eq!(s["last_error"], json!(null), "{s}");
+    assert_eq!(s["state"], "open");
+    let log = env.gl.requests();
+    assert_eq!(log.count("GET /projects/{id}/merge_requests/{iid}"), 2);
+    assert_eq!(
+        log.count("GET /projects/{id}/merge_requests/{iid}/approvals"),
+        2
+    );
+}
+
+#[test]
+fn lists_are_paged_with_x_next_page() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.max_per_page = 2;
+        w.project(P);
+        w.mr(P, 1);
+        for name in ["a", "b", "c", "d", "e"] {
+            w.job(P, 1, name).success();
+            w.thread(P, 1).note("reviewer", name);
+        }
+    });
+    let v = env.ok(&["check", "g/p!1", "--json", "--no-state"]).json();
+    assert_eq!(v["checks"]["total"], 5);
+    assert_eq!(v["threads"]["unresolved"], 5);
+    let log = env.gl.requests();
+    assert_eq!(log.count("GET /projects/{id}/pipelines/{pid}/jobs"), 3);
+    assert_eq!(
+        log.count("GET /projects/{id}/merge_requests/{iid}/discussions"),
+        3
+    );
+}
+
+#[test]
+fn gitlabs_recorded_shapes_are_read_by_the_client() {
+    let env = GitLabEnv::new();
+    let project = "gitlab-org/gitlab-ee";
+    let mr = fixture("get_merge_request.json");
+    let discussions = fixture("getMergeRequestDiscussions.nock.json")[0]["response"].clone();
+    let approvals = fixture("getMergeRequestApprovals.nock.json")[0]["response"].clone();
+    env.gl.world(|w| {
+        w.project(project);
+        // The fixture's head commit and pipeline, so the client's follow-up reads succeed.
+        w.mr(project, 14656);
+        let sha = mr["sha"].as_str().unwrap().to_owned();
+        w.get_mr_mut(project, 14656).sha.clone_from(&sha);
+        let now = w.now;
+        w.commits.insert(
+            sha.clone(),
+            crate::support::fake_gitlab::Commit {
+                sha: sha.clone(),
+                author_name: "Alex Kalderimis".into(),
+                committer_name: "Alex Kalderimis".into(),
+                committed_date: now,
+            },
+        );
+        let pid = w.pipeline(project, 14656);
+        let mut p = w.pipelines.remove(&pid).unwrap();
+        p.id = mr["head_pipeline"]["id"].as_u64().unwrap();
+        w.pipelines.insert(p.id, p);
+        w.raw_mrs.insert((project.into(), 14656), mr.clone());
+        w.raw_discussions
+            .insert((project.into(), 14656), discussions);
+        w.raw_approvals.insert((project.into(), 14656), approvals);
+    });
+    let v = env
+        .ok(&[
+            "check",
+            "gitlab-org/gitlab-ee!14656",
+            "--json",
+            "--no-state",
+        ])
+        .json();
+    assert_eq!(v["pr"]["title"], "Add deletion support for designs");
+    assert_eq!(v["pr"]["headRefName"], "delete-designs-v2");
+    assert_eq!(v["pr"]["baseRefName"], "master");
+    assert_eq!(v["pr"]["headRefOid"], mr["sha"]);
+    assert_eq!(v["pr"]["mergeable"], "CONFLICTING", "has_conflicts: true");
+    assert_eq!(v["merge"]["hasConflicts"], true);
+    assert!(
+        v["pr"]["labels"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("design management"))
+    );
+    assert_eq!(v["threads"]["unresolved"], 0, "a system note is no thread");
+    assert_eq!(v["comments"]["totalIssueComments"], 0, "nor a comment");
+    assert_eq!(v["reviews"]["total"], 2, "{}", v["reviews"]);
+    assert_eq!(v["reviews"]["latestByReviewer"]["reprazent"], "APPROVED");
+}
+
+#[test]
+fn the_fakes_mr_has_the_fixtures_shape() {
+    let env = GitLabEnv::new();
+    let real = fixture("get_merge_request.json");
+    let fake = env.gl.world(|w| {
+        w.mr(P, 1);
+        let mr = w.get_mr(P, 1).clone();
+        w.mr_json(&mr, false)
+    });
+    for key in [
+        "id",
+        "iid",
+        "title",
+        "state",
+        "draft",
+        "web_url",
+        "sha",
+        "source_branch",
+        "target_branch",
+        "author",
+        "detailed_merge_status",
+        "merge_status",
+        "has_conflicts",
+        "merge_when_pipeline_succeeds",
+        "labels",
+        "source_project_id",
+        "target_project_id",
+    ] {
+        let kind = |v: &Value| match v {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        assert_eq!(kind(&fake[key]), kind(&real[key]), "`{key}`");
+    }
+    assert_eq!(
+        fake["author"]["username"].is_string(),
+        real["author"]["username"].is_string()
+    );
+    let list = fixture("get_merge_requests.json");
+    assert!(list.as_array().unwrap().iter().all(|m| m["iid"].is_u64()));
+}
+
+#[test]
+fn the_fake_merges_at_once_when_armed_without_a_pipeline() {
+    // The trap the auto-merge test guards against is real in the fake: arming while the head
+    // has no pipeline of its own merges immediately.
+    let env = GitLabEnv::new();
+    let merged_at_once = env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.job(P, 1, "test").running();
+        let sha = w.push(P, 1, "dev");
+        w.merge(&(P.to_owned(), 1), Some(&sha), false, true)
+            .unwrap();
+        w.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Merged {
+                    at_once_without_pipeline: true,
+                    ..
+                }
+            )
+        })
+    });
+    assert!(merged_at_once);
+}
+
+#[test]
+fn a_behind_armed_mr_is_rebased_and_stays_armed() {
+    let mut env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P).merge_method("ff");
+        w.mr(P, 1).diverged(2);
+        w.job(P, 1, "test").running();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
+    env.ok(&["run"]);
+    // The first tick learns it is behind; the update turn is taken from stored state.
+    env.advance(30);
+    env.ok(&["run"]);
+    let log = env.gl.requests();
+    assert_eq!(
+        log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert!(history(&env, "g/p!1").contains("2 commit(s)"));
+    let (new_sha, committer) = env.gl.world(|w| {
+        let mr = w.get_mr(P, 1);
+        (mr.sha.clone(), w.commits[&mr.sha].committer_name.clone())
+    });
+    assert_eq!(committer, "owner");
+    env.advance(30);
+    env.ok(&["run"]);
+    let s = env.status("g/p!1");
+    assert_eq!(s["head_sha"], new_sha.as_str());
+    assert_eq!(s["merge_armed"], true, "our own rebase never disarms: {s}");
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
+        1,
+        "rebased once"
+    );
+}
+
+#[test]
+fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
+    let slack = crate::support::http_sink::HttpSink::start();
+    let mut env =
+        GitLabEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
+    env.env
+        .vars
+        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    env.gl.world(|w| {
+        w.project("g/sub/p");
+        w.mr("g/sub/p", 57);
+        w.job("g/sub/p", 57, "lint").failed();
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "https://gitlab.com/g/sub/p/-/merge_requests/57",
+    ]);
+    env.ok(&["watch", "add", "g/sub/p!57"]);
+    let all = env.ok(&["status", "--json"]).json();
+    assert_eq!(all.as_array().unwrap().len(), 1, "one watch: {all}");
+    env.ok(&["run"]);
+    let first_lines: Vec<String> = slack
+        .requests()
+        .iter()
+        .map(|r| {
+            r.json()["text"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(first_lines, vec!["MR !57: lint failed".to_owned()]);
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/g%2Fsub%2Fp/merge_requests/57"),
+        1,
+        "a nested group's path is one URL-encoded id"
+    );
+}
