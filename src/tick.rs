@@ -127,9 +127,12 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
                 record.last_error.as_deref().unwrap_or(""),
             ));
         }
-        if let Some(lease) = lease {
-            app.store.record(lease, &record)?;
-        }
+        // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
+        // full) is that PR's failure, not the run's: the others go on.
+        let error = match lease.map(|lease| app.store.record(lease, &record)) {
+            Some(Err(e)) => Some(format!("the outcome could not be recorded: {e:#}")),
+            _ => error,
+        };
         summary.outcomes.push(PrOutcome { watch, plan, error });
     }
     if !opts.dry_run {
