@@ -306,11 +306,16 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                     "no agent named `{agent}` in the config's `agents`"
                 )));
             }
+            // A job whose policy says merge_when_ready arms every PR added to it.
+            let job_arms = job
+                .as_deref()
+                .and_then(|j| app.config.job(j))
+                .is_some_and(|j| app.config.policy(Some(j)).merge_when_ready);
             let new = NewWatch {
                 job,
                 agent,
                 auto_fix: auto_fix.map(|v| v == OnOff::On),
-                merge_armed: merge_when_ready,
+                merge_armed: merge_when_ready || job_arms,
             };
             for pr in &prs {
                 let added = app.store.add_watch(pr, &new, app.now)?;
