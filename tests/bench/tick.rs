@@ -30,6 +30,9 @@
 #[path = "../it/support/fake_github/mod.rs"]
 mod fake_github;
 
+#[path = "../it/support/fake_server.rs"]
+mod fake_server;
+
 #[path = "../it/support/env.rs"]
 #[allow(dead_code)]
 mod env;

@@ -3,5 +3,6 @@
 pub mod env;
 pub mod fake_github;
 pub mod fake_gitlab;
+pub mod fake_server;
 pub mod http_sink;
 pub mod smtp;

@@ -91,34 +91,27 @@ pub mod graphql;
 pub mod rest;
 pub mod world;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 pub use world::*;
 
+use super::fake_server::{self, FakeServer, Incoming, Reply, Shared};
 use rest::Route;
 
 /// A running fake GitHub. Dropping it stops the server.
-pub struct FakeGitHub {
-    shared: Arc<Shared>,
-    server: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
-}
+pub type FakeGitHub = FakeServer<World, FaultKind>;
 
-#[derive(Debug)]
-struct Shared {
-    world: Mutex<World>,
-    log: Mutex<Vec<LoggedRequest>>,
-    faults: Mutex<Vec<Fault>>,
-    base_url: String,
-}
+/// A queued fault: what, on which requests, how often.
+pub type Fault = fake_server::Fault<FaultKind>;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A test that panicked while holding the lock already failed; keep serving.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// One request the fake received.
+pub type LoggedRequest = fake_server::LoggedRequest<FaultKind>;
+
+/// The requests received, in order.
+pub type RequestLog = fake_server::RequestLog<FaultKind>;
+
+/// The placeholders of the route templates (see [`RequestLog::matching`]).
+const PLACEHOLDERS: &[&str] = &["{o}", "{r}", "{n}", "{id}"];
 
 impl FakeGitHub {
     /// A fake with an empty world: viewer `owner`, token `test-token`.
@@ -128,96 +121,21 @@ impl FakeGitHub {
 
     pub fn start_with(world: World) -> Self {
         graphql::warm_up();
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
-        let port = server.server_addr().to_ip().expect("an IP listener").port();
-        let shared = Arc::new(Shared {
-            world: Mutex::new(world),
-            log: Mutex::new(Vec::new()),
-            faults: Mutex::new(Vec::new()),
-            base_url: format!("http://127.0.0.1:{port}"),
-        });
-        let thread = {
-            let (server, shared) = (Arc::clone(&server), Arc::clone(&shared));
-            std::thread::spawn(move || {
-                for req in server.incoming_requests() {
-                    let shared = Arc::clone(&shared);
-                    std::thread::spawn(move || handle(&shared, req));
-                }
-            })
-        };
-        FakeGitHub {
-            shared,
-            server,
-            thread: Some(thread),
-        }
+        FakeServer::serve("FakeGitHub", PLACEHOLDERS, world, handle)
     }
 
     /// `http://127.0.0.1:PORT` (the `api_url`).
     pub fn url(&self) -> String {
-        self.shared.base_url.clone()
+        self.base_url().to_owned()
     }
 
     /// `http://127.0.0.1:PORT/graphql`.
     pub fn graphql_url(&self) -> String {
-        format!("{}/graphql", self.shared.base_url)
-    }
-
-    pub fn port(&self) -> u16 {
-        self.server.server_addr().to_ip().map_or(0, |a| a.port())
+        format!("{}/graphql", self.base_url())
     }
 
     pub fn token(&self) -> String {
-        lock(&self.shared.world).token.clone()
-    }
-
-    /// Reads or changes the world; the server waits meanwhile.
-    pub fn world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
-        f(&mut lock(&self.shared.world))
-    }
-
-    /// Queues a fault.
-    pub fn fault(&self, fault: Fault) {
-        lock(&self.shared.faults).push(fault);
-    }
-
-    pub fn clear_faults(&self) {
-        lock(&self.shared.faults).clear();
-    }
-
-    /// Faults that can still fire.
-    pub fn pending_faults(&self) -> usize {
-        lock(&self.shared.faults)
-            .iter()
-            .filter(|f| f.remaining() > 0)
-            .count()
-    }
-
-    /// A copy of the request log so far.
-    pub fn requests(&self) -> RequestLog {
-        RequestLog {
-            entries: lock(&self.shared.log).clone(),
-        }
-    }
-
-    pub fn clear_requests(&self) {
-        lock(&self.shared.log).clear();
-    }
-}
-
-impl std::fmt::Debug for FakeGitHub {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeGitHub")
-            .field("url", &self.shared.base_url)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for FakeGitHub {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.world(|w| w.token.clone())
     }
 }
 
@@ -242,30 +160,10 @@ pub enum FaultKind {
     Malformed,
 }
 
-/// A queued fault: what, on which requests, how often.
-#[derive(Debug, Clone)]
-pub struct Fault {
-    pub kind: FaultKind,
-    /// A request pattern (see [`RequestLog::count`]); `None` matches every request.
-    pub on: Option<String>,
-    /// Only requests about this PR.
-    pub mentions: Option<(String, u64)>,
-    /// Remaining firings; `None` until set (then once, or always when PR-scoped).
-    pub times: Option<u32>,
-    fired: u32,
-}
-
+/// The constructors; `.on(pattern)`, `.times(n)`, `.once()`, `.always()` are
+/// [`fake_server::Fault`]'s. Patterns: `"POST /graphql"`, `"POST /graphql PullRequestSnapshots"`,
+/// `"PUT /repos/{o}/{r}/pulls/{n}/merge"`, or a concrete `"PUT /repos/octo/app/pulls/1/merge"`.
 impl Fault {
-    fn new(kind: FaultKind) -> Self {
-        Fault {
-            kind,
-            on: None,
-            mentions: None,
-            times: None,
-            fired: 0,
-        }
-    }
-
     /// Answers `code` instead of handling the request.
     pub fn status(code: u16) -> Self {
         Self::new(FaultKind::Status(code))
@@ -306,190 +204,15 @@ impl Fault {
         Self::new(FaultKind::Malformed)
     }
 
-    /// Only requests matching `pattern`: `"POST /graphql"`, `"POST /graphql PullRequestSnapshots"`,
-    /// `"PUT /repos/{o}/{r}/pulls/{n}/merge"`, or a concrete `"PUT /repos/octo/app/pulls/1/merge"`.
-    pub fn on(mut self, pattern: &str) -> Self {
-        self.on = Some(pattern.to_owned());
-        self
-    }
-
     /// Only requests about PR `number` of `repo` (a snapshot query selecting it, a page query
     /// or mutation naming one of its nodes, a REST call on it). Fires always unless `.times`.
     pub fn when_query_mentions(mut self, repo: &str, number: u64) -> Self {
         self.mentions = Some((repo.to_owned(), number));
         self
     }
-
-    pub fn times(mut self, n: u32) -> Self {
-        self.times = Some(n);
-        self
-    }
-
-    pub fn once(self) -> Self {
-        self.times(1)
-    }
-
-    pub fn always(self) -> Self {
-        self.times(u32::MAX)
-    }
-
-    fn remaining(&self) -> u32 {
-        let times = self
-            .times
-            .unwrap_or(if self.mentions.is_some() { u32::MAX } else { 1 });
-        times.saturating_sub(self.fired)
-    }
-
-    fn matches(&self, req: &LoggedRequest) -> bool {
-        self.on.as_deref().is_none_or(|p| req.matches(p))
-            && self.mentions.as_ref().is_none_or(|m| req.prs.contains(m))
-    }
-}
-
-// ── the request log ─────────────────────────────────────────────────────────────────────────
-
-/// One request the fake received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoggedRequest {
-    pub seq: usize,
-    pub method: String,
-    pub path: String,
-    pub query: Option<String>,
-    /// The route template (`/repos/{o}/{r}/pulls/{n}/merge`), or the path when unknown.
-    pub route: String,
-    /// The GraphQL operation name.
-    pub operation: Option<String>,
-    /// Whether the GraphQL operation is a mutation.
-    pub mutation: bool,
-    /// `METHOD route [operation]`: what counts are keyed by.
-    pub key: String,
-    /// The PRs the request is about.
-    pub prs: Vec<(String, u64)>,
-    pub status: u16,
-    pub body: String,
-    /// The `Authorization` header as sent.
-    pub authorization: Option<String>,
-    pub fault: Option<FaultKind>,
-}
-
-impl LoggedRequest {
-    /// Whether `pattern` names this request: its key, a prefix of it ending at a word, or
-    /// `METHOD concrete-path`.
-    pub fn matches(&self, pattern: &str) -> bool {
-        self.key == pattern
-            || self
-                .key
-                .strip_prefix(pattern)
-                .is_some_and(|rest| rest.starts_with(' '))
-            || format!("{} {}", self.method, self.path) == pattern
-    }
-
-    /// The request body as JSON (`Null` if it is not JSON).
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
-    }
-}
-
-/// The requests received, in order.
-#[derive(Debug, Clone, Default)]
-pub struct RequestLog {
-    pub entries: Vec<LoggedRequest>,
-}
-
-impl RequestLog {
-    /// How many requests match `pattern`: a key (`"POST /graphql PullRequestSnapshots"`,
-    /// `"GET /repos/{o}/{r}/actions/jobs/{id}/logs"`), a prefix of one at a word boundary
-    /// (`"POST /graphql"` counts every GraphQL request), or `"METHOD /concrete/path"`.
-    pub fn count(&self, pattern: &str) -> usize {
-        self.matching(pattern).len()
-    }
-
-    /// Requests matching `pattern`. A route template may use only the placeholders the routes
-    /// use (`{o}`, `{r}`, `{n}`, `{id}`): a misspelt one would match nothing and make a count
-    /// that cannot fail.
-    pub fn matching(&self, pattern: &str) -> Vec<&LoggedRequest> {
-        let mut rest = pattern;
-        while let Some(start) = rest.find('{') {
-            let end = rest[start..]
-                .find('}')
-                .map_or(rest.len(), |e| start + e + 1);
-            let placeholder = &rest[start..end];
-            assert!(
-                ["{o}", "{r}", "{n}", "{id}"].contains(&placeholder),
-                "`{pattern}`: routes use {{o}}, {{r}}, {{n}} and {{id}}, not {placeholder}"
-            );
-            rest = &rest[end..];
-        }
-        self.entries.iter().filter(|r| r.matches(pattern)).collect()
-    }
-
-    /// Counts by key.
-    pub fn counts(&self) -> BTreeMap<String, usize> {
-        let mut out = BTreeMap::new();
-        for r in &self.entries {
-            *out.entry(r.key.clone()).or_insert(0) += 1;
-        }
-        out
-    }
-
-    pub fn total(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// GraphQL operation names in order.
-    pub fn operations(&self) -> Vec<String> {
-        self.entries
-            .iter()
-            .filter_map(|r| r.operation.clone())
-            .collect()
-    }
-
-    /// Requests that ask for a change: REST writes and GraphQL mutations.
-    pub fn writes(&self) -> Vec<&LoggedRequest> {
-        self.entries
-            .iter()
-            .filter(|r| {
-                if r.route == "/graphql" {
-                    r.mutation
-                } else {
-                    r.method != "GET"
-                }
-            })
-            .collect()
-    }
 }
 
 // ── serving ─────────────────────────────────────────────────────────────────────────────────
-
-/// An answer before it is written.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    /// `None`: no body type (redirects).
-    pub content_type: Option<String>,
-}
-
-impl Reply {
-    pub fn json(status: u16, v: &serde_json::Value) -> Self {
-        Reply {
-            status,
-            headers: Vec::new(),
-            body: serde_json::to_vec(v).expect("JSON serializes"),
-            content_type: Some("application/json; charset=utf-8".into()),
-        }
-    }
-
-    pub fn text(status: u16, s: &str) -> Self {
-        Reply {
-            status,
-            headers: Vec::new(),
-            body: s.as_bytes().to_vec(),
-            content_type: Some("text/plain; charset=utf-8".into()),
-        }
-    }
-}
 
 fn server_error(status: u16, graphql: bool) -> Reply {
     if graphql && matches!(status, 502 | 504) {
@@ -509,55 +232,16 @@ fn server_error(status: u16, graphql: bool) -> Reply {
     rest::message(status, message, "https://docs.github.com/rest")
 }
 
-fn handle(shared: &Shared, mut req: tiny_http::Request) {
-    let method = req.method().as_str().to_ascii_uppercase();
-    let url = req.url().to_owned();
-    let (path, query) = match url.split_once('?') {
-        Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-        None => (url.clone(), None),
-    };
-    let headers: Vec<(String, String)> = req
-        .headers()
-        .iter()
-        .map(|h| {
-            (
-                h.field.as_str().as_str().to_ascii_lowercase(),
-                h.value.as_str().to_owned(),
-            )
-        })
-        .collect();
-    let mut body = Vec::new();
-    let _ = req.as_reader().read_to_end(&mut body);
-    let body = String::from_utf8_lossy(&body).into_owned();
-    let reply = respond(shared, &method, &path, query.as_deref(), &headers, &body);
-    let status = reply.status;
-    let mut response = tiny_http::Response::from_data(reply.body).with_status_code(status);
-    let mut all_headers = reply.headers;
-    if let Some(ct) = reply.content_type {
-        all_headers.push(("content-type".into(), ct));
-    }
-    for (k, v) in all_headers {
-        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
-            response.add_header(h);
-        }
-    }
-    let _ = req.respond(response);
-}
+type GitHubShared = Shared<World, FaultKind>;
 
-fn respond(
-    shared: &Shared,
-    method: &str,
-    path: &str,
-    query: Option<&str>,
-    headers: &[(String, String)],
-    body: &str,
-) -> Reply {
+fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
+    let (method, path, body) = (req.method.as_str(), req.path.as_str(), req.body.as_str());
     let route = rest::route(method, path);
     let is_graphql = route == Route::Graphql;
     let template = if route == Route::Unknown {
-        path.to_owned()
+        path
     } else {
-        route.template().to_owned()
+        route.template()
     };
     let body_json: Option<serde_json::Value> = serde_json::from_str(body).ok();
     // `None` for a GraphQL request means its body is not JSON.
@@ -566,68 +250,35 @@ fn respond(
     } else {
         None
     };
-    let operation = prepared.as_ref().and_then(|p| p.operation_name.clone());
-    let prs = {
-        let w = lock(&shared.world);
+    let mut entry = LoggedRequest::new(req, path, template);
+    entry.operation = prepared.as_ref().and_then(|p| p.operation_name.clone());
+    entry.mutation = prepared.as_ref().is_some_and(|p| p.is_mutation);
+    entry.prs = {
+        let w = shared.world();
         match &prepared {
             Some(p) => p.mentions(&w),
             None => rest::mentions(&route, &w),
         }
     };
-    let key = match &operation {
-        Some(op) => format!("{method} {template} {op}"),
-        None => format!("{method} {template}"),
-    };
-    let authorization = headers
-        .iter()
-        .find(|(k, _)| k == "authorization")
-        .map(|(_, v)| v.clone());
-    let mut entry = LoggedRequest {
-        seq: 0,
-        method: method.to_owned(),
-        path: path.to_owned(),
-        query: query.map(str::to_owned),
-        route: template,
-        operation,
-        mutation: prepared.as_ref().is_some_and(|p| p.is_mutation),
-        key,
-        prs,
-        status: 0,
-        body: body.to_owned(),
-        authorization: authorization.clone(),
-        fault: None,
-    };
-    let fault = {
-        let mut faults = lock(&shared.faults);
-        faults
-            .iter_mut()
-            .find(|f| f.remaining() > 0 && f.matches(&entry))
-            .map(|f| {
-                f.fired += 1;
-                f.kind.clone()
-            })
-    };
-    entry.fault.clone_from(&fault);
-    let seq = {
-        let mut log = lock(&shared.log);
-        entry.seq = log.len();
-        log.push(entry);
-        log.len() - 1
-    };
+    if let Some(op) = &entry.operation {
+        entry.key = format!("{method} {template} {op}");
+    }
+    let authorization = entry.authorization.clone();
+    let (seq, fault) = shared.log(entry);
 
     let mut reply = answer(
         shared,
         &route,
         fault.as_ref(),
         prepared,
-        query,
-        headers,
+        req.query.as_deref(),
+        &req.headers,
         body,
         authorization.as_deref(),
     );
 
     if route.is_api() {
-        let mut w = lock(&shared.world);
+        let mut w = shared.world();
         let graphql_resource = is_graphql;
         if graphql_resource {
             w.rate.graphql_used += 1;
@@ -673,15 +324,13 @@ fn respond(
             reply.headers.push((k.to_owned(), v));
         }
     }
-    if let Some(e) = lock(&shared.log).get_mut(seq) {
-        e.status = reply.status;
-    }
+    shared.set_status(seq, reply.status);
     reply
 }
 
 #[allow(clippy::too_many_arguments)]
 fn answer(
-    shared: &Shared,
+    shared: &GitHubShared,
     route: &Route,
     fault: Option<&FaultKind>,
     prepared: Option<graphql::Prepared>,
@@ -704,7 +353,7 @@ fn answer(
             return r;
         }
         Some(FaultKind::PrimaryRateLimit { .. }) => {
-            let login = lock(&shared.world).viewer.clone();
+            let login = shared.world().viewer.clone();
             return rest::message(
                 403,
                 &format!("API rate limit exceeded for user ID 1 ({login})."),
@@ -721,7 +370,7 @@ fn answer(
         _ => {}
     }
 
-    let mut w = lock(&shared.world);
+    let mut w = shared.world();
     if route.is_api() {
         let token = authorization.and_then(|a| {
             a.strip_prefix("Bearer ")

@@ -42,102 +42,40 @@
 
 pub mod world;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-
 use serde_json::{Value, json};
 
 pub use world::*;
 
+use super::fake_server::{self, FakeServer, Incoming, Reply, Shared};
+
 /// A running fake GitLab. Dropping it stops the server.
-pub struct FakeGitLab {
-    shared: Arc<Shared>,
-    server: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
-}
+pub type FakeGitLab = FakeServer<World, FaultKind>;
 
-#[derive(Debug)]
-struct Shared {
-    world: Mutex<World>,
-    log: Mutex<Vec<LoggedRequest>>,
-    faults: Mutex<Vec<Fault>>,
-    base_url: String,
-}
+/// A queued fault: what, on which requests, how often.
+pub type Fault = fake_server::Fault<FaultKind>;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// One request the fake received; `path` is under `/api/v4`, `key` is `METHOD template`, e.g.
+/// `GET /projects/{id}/merge_requests/{iid}`.
+pub type LoggedRequest = fake_server::LoggedRequest<FaultKind>;
+
+/// The requests received, in order.
+pub type RequestLog = fake_server::RequestLog<FaultKind>;
+
+/// The placeholders of the route templates (see [`RequestLog::matching`]).
+const PLACEHOLDERS: &[&str] = &["{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}"];
 
 impl FakeGitLab {
     pub fn start() -> Self {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
-        let port = server.server_addr().to_ip().expect("an IP listener").port();
-        let shared = Arc::new(Shared {
-            world: Mutex::new(World::default()),
-            log: Mutex::new(Vec::new()),
-            faults: Mutex::new(Vec::new()),
-            base_url: format!("http://127.0.0.1:{port}"),
-        });
-        let thread = {
-            let (server, shared) = (Arc::clone(&server), Arc::clone(&shared));
-            std::thread::spawn(move || {
-                for req in server.incoming_requests() {
-                    let shared = Arc::clone(&shared);
-                    std::thread::spawn(move || handle(&shared, req));
-                }
-            })
-        };
-        FakeGitLab {
-            shared,
-            server,
-            thread: Some(thread),
-        }
+        FakeServer::serve("FakeGitLab", PLACEHOLDERS, World::default(), handle)
     }
 
     /// `http://127.0.0.1:PORT/api/v4` (the `api_url`).
     pub fn url(&self) -> String {
-        format!("{}/api/v4", self.shared.base_url)
+        format!("{}/api/v4", self.base_url())
     }
 
     pub fn token(&self) -> String {
-        lock(&self.shared.world).token.clone()
-    }
-
-    /// Reads or changes the world; the server waits meanwhile.
-    pub fn world<R>(&self, f: impl FnOnce(&mut World) -> R) -> R {
-        f(&mut lock(&self.shared.world))
-    }
-
-    pub fn fault(&self, fault: Fault) {
-        lock(&self.shared.faults).push(fault);
-    }
-
-    pub fn requests(&self) -> RequestLog {
-        RequestLog {
-            entries: lock(&self.shared.log).clone(),
-        }
-    }
-
-    pub fn clear_requests(&self) {
-        lock(&self.shared.log).clear();
-    }
-}
-
-impl std::fmt::Debug for FakeGitLab {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeGitLab")
-            .field("url", &self.shared.base_url)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for FakeGitLab {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.world(|w| w.token.clone())
     }
 }
 
@@ -151,111 +89,14 @@ pub enum FaultKind {
     RateLimit { retry_after_secs: u64 },
 }
 
-#[derive(Debug, Clone)]
-pub struct Fault {
-    pub kind: FaultKind,
-    pub on: Option<String>,
-    pub times: u32,
-    fired: u32,
-}
-
+/// The constructors; `.on(pattern)` (see [`RequestLog::count`]), `.times(n)`, `.always()` are
+/// [`fake_server::Fault`]'s.
 impl Fault {
     pub fn status(code: u16) -> Self {
-        Fault {
-            kind: FaultKind::Status(code),
-            on: None,
-            times: 1,
-            fired: 0,
-        }
+        Self::new(FaultKind::Status(code))
     }
     pub fn rate_limit(retry_after_secs: u64) -> Self {
-        Fault {
-            kind: FaultKind::RateLimit { retry_after_secs },
-            ..Self::status(429)
-        }
-    }
-    /// Only requests matching `pattern` (see [`RequestLog::count`]).
-    pub fn on(mut self, pattern: &str) -> Self {
-        self.on = Some(pattern.into());
-        self
-    }
-    pub fn times(mut self, n: u32) -> Self {
-        self.times = n;
-        self
-    }
-    pub fn always(self) -> Self {
-        self.times(u32::MAX)
-    }
-}
-
-// ── the request log ─────────────────────────────────────────────────────────────────────────
-
-#[derive(Debug, Clone)]
-pub struct LoggedRequest {
-    pub method: String,
-    /// The path under `/api/v4`, as sent (project ids URL-encoded).
-    pub path: String,
-    pub query: Option<String>,
-    /// `METHOD template`, e.g. `GET /projects/{id}/merge_requests/{iid}`.
-    pub key: String,
-    pub body: String,
-    pub status: u16,
-    pub authorization: Option<String>,
-}
-
-impl LoggedRequest {
-    pub fn matches(&self, pattern: &str) -> bool {
-        self.key == pattern || format!("{} {}", self.method, self.path) == pattern
-    }
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or(Value::Null)
-    }
-    /// A query parameter's value.
-    pub fn param(&self, name: &str) -> Option<String> {
-        self.query.as_deref().and_then(|q| {
-            q.split('&')
-                .filter_map(|kv| kv.split_once('='))
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_owned())
-        })
-    }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct RequestLog {
-    pub entries: Vec<LoggedRequest>,
-}
-
-impl RequestLog {
-    /// Requests matching a key (`"PUT /projects/{id}/merge_requests/{iid}/merge"`) or
-    /// `"METHOD /concrete/path"`. Placeholders: `{id}`, `{iid}`, `{did}`, `{sha}`, `{pid}`,
-    /// `{job}`; a misspelt one would make a count that cannot fail, so it panics.
-    pub fn matching(&self, pattern: &str) -> Vec<&LoggedRequest> {
-        for part in pattern.split('/') {
-            if part.starts_with('{') {
-                assert!(
-                    ["{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}"].contains(&part),
-                    "`{pattern}`: unknown placeholder {part}"
-                );
-            }
-        }
-        self.entries.iter().filter(|r| r.matches(pattern)).collect()
-    }
-    pub fn count(&self, pattern: &str) -> usize {
-        self.matching(pattern).len()
-    }
-    pub fn counts(&self) -> BTreeMap<String, usize> {
-        let mut out = BTreeMap::new();
-        for r in &self.entries {
-            *out.entry(r.key.clone()).or_insert(0) += 1;
-        }
-        out
-    }
-    pub fn total(&self) -> usize {
-        self.entries.len()
-    }
-    pub fn writes(&self) -> Vec<&LoggedRequest> {
-        self.entries.iter().filter(|r| r.method != "GET").collect()
+        Self::new(FaultKind::RateLimit { retry_after_secs })
     }
 }
 
@@ -310,82 +151,34 @@ fn template(path: &str) -> (String, Vec<String>) {
     (format!("/{}", out.join("/")), params)
 }
 
-/// An answer before it is written.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    content_type: &'static str,
+/// GitLab's JSON answer.
+fn json(status: u16, v: &Value) -> Reply {
+    Reply::json_as(status, v, "application/json")
 }
 
-impl Reply {
-    fn json(status: u16, v: &Value) -> Self {
-        Reply {
-            status,
-            headers: Vec::new(),
-            body: serde_json::to_vec(v).expect("JSON serializes"),
-            content_type: "application/json",
-        }
-    }
-    fn text(status: u16, s: &str) -> Self {
-        Reply {
-            status,
-            headers: Vec::new(),
-            body: s.as_bytes().to_vec(),
-            content_type: "text/plain",
-        }
-    }
-    fn message(status: u16, msg: &str) -> Self {
-        Self::json(status, &json!({ "message": msg }))
-    }
-    fn not_found(what: &str) -> Self {
-        Self::message(404, &format!("404 {what} Not Found"))
-    }
+/// GitLab's text answer (job traces, the rate limit's).
+fn text(status: u16, s: &str) -> Reply {
+    Reply::text_as(status, s, "text/plain")
 }
 
-fn handle(shared: &Shared, mut req: tiny_http::Request) {
-    let method = req.method().as_str().to_ascii_uppercase();
-    let url = req.url().to_owned();
-    let (path, query) = match url.split_once('?') {
-        Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-        None => (url.clone(), None),
-    };
-    let authorization = req
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("authorization"))
-        .map(|h| h.value.as_str().to_owned());
-    let mut body = Vec::new();
-    let _ = req.as_reader().read_to_end(&mut body);
-    let body = String::from_utf8_lossy(&body).into_owned();
-    let path = path
-        .strip_prefix("/api/v4")
-        .map_or_else(|| path.clone(), str::to_owned);
-    let (tmpl, params) = template(&path);
-    let mut entry = LoggedRequest {
-        method: method.clone(),
-        path: path.clone(),
-        query: query.clone(),
-        key: format!("{method} {tmpl}"),
-        body: body.clone(),
-        status: 0,
-        authorization: authorization.clone(),
-    };
-    let fault = {
-        let mut faults = lock(&shared.faults);
-        faults
-            .iter_mut()
-            .find(|f| f.fired < f.times && f.on.as_deref().is_none_or(|p| entry.matches(p)))
-            .map(|f| {
-                f.fired += 1;
-                f.kind.clone()
-            })
-    };
+fn message(status: u16, msg: &str) -> Reply {
+    json(status, &json!({ "message": msg }))
+}
+
+fn not_found(what: &str) -> Reply {
+    message(404, &format!("404 {what} Not Found"))
+}
+
+fn handle(shared: &Shared<World, FaultKind>, req: &Incoming) -> Reply {
+    let path = req.path.strip_prefix("/api/v4").unwrap_or(&req.path);
+    let (tmpl, params) = template(path);
+    let entry = LoggedRequest::new(req, path, &tmpl);
+    let authorization = entry.authorization.clone();
+    let (seq, fault) = shared.log(entry);
     let reply = match fault {
-        Some(FaultKind::Status(code)) => Reply::message(code, &format!("{code} Fault")),
+        Some(FaultKind::Status(code)) => message(code, &format!("{code} Fault")),
         Some(FaultKind::RateLimit { retry_after_secs }) => {
-            let mut r = Reply::text(429, "Retry later\n");
+            let mut r = text(429, "Retry later\n");
             let reset = chrono::Utc::now().timestamp() + retry_after_secs as i64;
             r.headers.extend([
                 ("Retry-After".into(), retry_after_secs.to_string()),
@@ -398,30 +191,21 @@ fn handle(shared: &Shared, mut req: tiny_http::Request) {
             r
         }
         None => {
-            let mut w = lock(&shared.world);
+            let mut w = shared.world();
             let token = authorization
                 .as_deref()
                 .and_then(|a| a.strip_prefix("Bearer "));
             if token == Some(w.token.as_str()) {
                 w.settle();
-                route(&mut w, &method, &tmpl, &params, query.as_deref(), &body)
+                let query = req.query.as_deref();
+                route(&mut w, &req.method, &tmpl, &params, query, &req.body)
             } else {
-                Reply::message(401, "401 Unauthorized")
+                message(401, "401 Unauthorized")
             }
         }
     };
-    entry.status = reply.status;
-    lock(&shared.log).push(entry);
-
-    let mut response = tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
-    let mut headers = reply.headers;
-    headers.push(("Content-Type".into(), reply.content_type.into()));
-    for (k, v) in headers {
-        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
-            response.add_header(h);
-        }
-    }
-    let _ = req.respond(response);
+    shared.set_status(seq, reply.status);
+    reply
 }
 
 fn param(query: Option<&str>, name: &str) -> Option<String> {
@@ -450,7 +234,7 @@ fn paged(w: &World, query: Option<&str>, items: Vec<Value>) -> Reply {
         .skip((page - 1) * per_page)
         .take(per_page)
         .collect();
-    let mut r = Reply::json(200, &Value::Array(slice));
+    let mut r = json(200, &Value::Array(slice));
     let next = if page < pages {
         (page + 1).to_string()
     } else {
@@ -494,7 +278,7 @@ fn route(
     };
     let key = (project.clone(), iid());
     if tmpl != "/user" && !w.projects.contains_key(&project) {
-        return Reply::not_found("Project");
+        return not_found("Project");
     }
     if method == "GET" {
         let raw = match tmpl {
@@ -506,20 +290,20 @@ fn route(
         if let Some(v) = raw {
             return match v {
                 Value::Array(items) => paged(w, query, items.clone()),
-                v => Reply::json(200, v),
+                v => json(200, v),
             };
         }
     }
     let mr_routes = tmpl.starts_with("/projects/{id}/merge_requests/{iid}");
     if mr_routes && !w.mrs.contains_key(&key) {
-        return Reply::not_found("Merge Request");
+        return not_found("Merge Request");
     }
     match (method, tmpl) {
-        ("GET", "/user") => Reply::json(
+        ("GET", "/user") => json(
             200,
             &json!({ "id": 1, "username": w.viewer, "name": "The Owner", "state": "active" }),
         ),
-        ("GET", "/projects/{id}") => Reply::json(200, &World::project_json(&w.projects[&project])),
+        ("GET", "/projects/{id}") => json(200, &World::project_json(&w.projects[&project])),
         ("GET", "/projects/{id}/merge_requests") => {
             let state = param(query, "state");
             let items = w
@@ -534,10 +318,10 @@ fn route(
         ("GET", "/projects/{id}/merge_requests/{iid}") => {
             let diverged =
                 param(query, "include_diverged_commits_count").as_deref() == Some("true");
-            Reply::json(200, &w.mr_json(&w.mrs[&key], diverged))
+            json(200, &w.mr_json(&w.mrs[&key], diverged))
         }
         ("GET", "/projects/{id}/merge_requests/{iid}/approvals") => {
-            Reply::json(200, &w.approvals_json(&w.mrs[&key]))
+            json(200, &w.approvals_json(&w.mrs[&key]))
         }
         ("GET", "/projects/{id}/merge_requests/{iid}/discussions") => {
             let items = w.mrs[&key]
@@ -552,20 +336,20 @@ fn route(
                 .and_then(|b| b.as_str().map(str::to_owned))
                 .or_else(|| param(query, "body"));
             match text {
-                None => Reply::message(400, "400 Bad request - body is missing"),
+                None => message(400, "400 Bad request - body is missing"),
                 Some(text) => match w.reply(&key, &params[2], &text) {
-                    Some(v) => Reply::json(201, &v),
-                    None => Reply::not_found("Discussion"),
+                    Some(v) => json(201, &v),
+                    None => not_found("Discussion"),
                 },
             }
         }
         ("PUT", "/projects/{id}/merge_requests/{iid}/discussions/{did}") => {
             if !flag(body, query, "resolved") {
-                return Reply::message(400, "400 Bad request - resolved is missing");
+                return message(400, "400 Bad request - resolved is missing");
             }
             match w.resolve(&key, &params[2]) {
-                Some(v) => Reply::json(200, &v),
-                None => Reply::not_found("Discussion"),
+                Some(v) => json(200, &v),
+                None => not_found("Discussion"),
             }
         }
         ("PUT", "/projects/{id}/merge_requests/{iid}/merge") => {
@@ -576,28 +360,28 @@ fn route(
             let auto = flag(body, query, "merge_when_pipeline_succeeds")
                 || flag(body, query, "auto_merge");
             match w.merge(&key, sha.as_deref(), squash, auto) {
-                Ok(()) => Reply::json(200, &w.mr_json(&w.mrs[&key], false)),
-                Err(ApiError(code, msg)) => Reply::message(code, &msg),
+                Ok(()) => json(200, &w.mr_json(&w.mrs[&key], false)),
+                Err(ApiError(code, msg)) => message(code, &msg),
             }
         }
         ("POST", "/projects/{id}/merge_requests/{iid}/cancel_merge_when_pipeline_succeeds") => {
             if w.mrs[&key].auto_merge.is_none() {
-                return Reply::message(406, "Can't cancel the automatic merge");
+                return message(406, "Can't cancel the automatic merge");
             }
             w.get_mr_mut(&key.0, key.1).auto_merge = None;
             w.events.push(Event::AutoMergeCancelled {
                 project: key.0.clone(),
                 iid: key.1,
             });
-            Reply::json(201, &w.mr_json(&w.mrs[&key], false))
+            json(201, &w.mr_json(&w.mrs[&key], false))
         }
         ("PUT", "/projects/{id}/merge_requests/{iid}/rebase") => match w.rebase(&key) {
-            Ok(()) => Reply::json(202, &json!({ "rebase_in_progress": true })),
-            Err(ApiError(code, msg)) => Reply::message(code, &msg),
+            Ok(()) => json(202, &json!({ "rebase_in_progress": true })),
+            Err(ApiError(code, msg)) => message(code, &msg),
         },
         ("GET", "/projects/{id}/repository/commits/{sha}") => match w.commits.get(&params[1]) {
-            Some(c) => Reply::json(200, &World::commit_json(c)),
-            None => Reply::not_found("Commit"),
+            Some(c) => json(200, &World::commit_json(c)),
+            None => not_found("Commit"),
         },
         ("GET", "/projects/{id}/repository/commits/{sha}/statuses") => {
             let items = w.statuses_json(&project, &params[1]);
@@ -610,7 +394,7 @@ fn route(
                 .and_then(|id| w.pipelines.get(&id))
                 .filter(|p| p.project == project)
             else {
-                return Reply::not_found("");
+                return not_found("");
             };
             let include_retried = param(query, "include_retried").as_deref() == Some("true");
             let items = p
@@ -626,12 +410,12 @@ fn route(
             match w.retry_pipeline(id) {
                 Ok(()) => {
                     let p = &w.pipelines[&id];
-                    Reply::json(
+                    json(
                         201,
                         &json!({ "id": p.id, "sha": p.sha, "status": p.status() }),
                     )
                 }
-                Err(ApiError(code, msg)) => Reply::message(code, &msg),
+                Err(ApiError(code, msg)) => message(code, &msg),
             }
         }
         ("GET", "/projects/{id}/jobs/{job}/trace") => {
@@ -643,11 +427,11 @@ fn route(
                 .find(|j| j.id == id)
                 .and_then(|j| j.trace.clone());
             match trace {
-                Some(t) => Reply::text(200, &t),
-                None => Reply::not_found(""),
+                Some(t) => text(200, &t),
+                None => not_found(""),
             }
         }
-        _ => Reply::message(404, "404 Not Found"),
+        _ => message(404, "404 Not Found"),
     }
 }
 

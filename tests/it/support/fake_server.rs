@@ -1,0 +1,502 @@
+//! The scaffolding the fake forges (`fake_github`, `fake_gitlab`) share: a [`FakeServer`] is a
+//! tiny_http server on `127.0.0.1:<random port>` serving each request on its own thread, over
+//! [`Shared`] state — the forge's world `W` behind a mutex, the [`RequestLog`] and the queue of
+//! [`Fault`]s of the forge's kind `K`, the base URL.
+//!
+//! What this module owns: starting and stopping the server, reading a request into an
+//! [`Incoming`] and writing a [`Reply`], the test-facing calls `world(|w| …)`, `fault(..)`,
+//! `clear_faults()`, `pending_faults()`, `requests()` and `clear_requests()`, the request log
+//! ([`LoggedRequest`], [`RequestLog`]: counts by route template, checked against the forge's
+//! placeholders) and fault matching (`on(pattern)`, `times`, `once`, `always`).
+//!
+//! What a forge supplies: its world and fault kinds, a handler `fn(&Shared<W, K>, &Incoming) ->
+//! Reply` that routes, logs ([`Shared::log`], [`Shared::set_status`]) and answers, and its own
+//! `impl FakeServer<W, K>` (`start`, `url`, …) and `impl Fault<K>` (constructors), named through
+//! type aliases (`FakeGitHub`, `Fault`, `RequestLog`).
+#![allow(dead_code)] // A support API: each test binary uses a different part of it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Locks `m`, ignoring poisoning: a test that panicked while holding the lock already failed;
+/// keep serving.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+// ── the server ──────────────────────────────────────────────────────────────────────────────
+
+/// How a forge answers one request.
+pub type Handler<W, K> = fn(&Shared<W, K>, &Incoming) -> Reply;
+
+/// A running fake forge over a world `W`, with faults of kind `K`. Dropping it stops the server.
+pub struct FakeServer<W, K> {
+    shared: Arc<Shared<W, K>>,
+    server: Arc<tiny_http::Server>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the server threads and the test share.
+#[derive(Debug)]
+pub struct Shared<W, K> {
+    world: Mutex<W>,
+    log: Mutex<Vec<LoggedRequest<K>>>,
+    faults: Mutex<Vec<Fault<K>>>,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+    /// The type name `Debug` shows (`FakeGitHub`).
+    name: &'static str,
+    /// The placeholders route templates use (`{o}`, `{id}`, …).
+    placeholders: &'static [&'static str],
+}
+
+impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
+    /// Starts serving `world` with `handler` on `127.0.0.1:<random port>`. `name` is what
+    /// `Debug` shows; `placeholders` are those [`RequestLog::matching`] accepts.
+    pub fn serve(
+        name: &'static str,
+        placeholders: &'static [&'static str],
+        world: W,
+        handler: Handler<W, K>,
+    ) -> Self {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+        let port = server.server_addr().to_ip().expect("an IP listener").port();
+        let shared = Arc::new(Shared {
+            world: Mutex::new(world),
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(Vec::new()),
+            base_url: format!("http://127.0.0.1:{port}"),
+            name,
+            placeholders,
+        });
+        let thread = {
+            let (server, shared) = (Arc::clone(&server), Arc::clone(&shared));
+            std::thread::spawn(move || {
+                for req in server.incoming_requests() {
+                    let shared = Arc::clone(&shared);
+                    std::thread::spawn(move || serve_one(&shared, handler, req));
+                }
+            })
+        };
+        FakeServer {
+            shared,
+            server,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl<W, K: Clone> FakeServer<W, K> {
+    /// `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    pub fn port(&self) -> u16 {
+        self.server.server_addr().to_ip().map_or(0, |a| a.port())
+    }
+
+    /// Reads or changes the world; the server waits meanwhile.
+    pub fn world<R>(&self, f: impl FnOnce(&mut W) -> R) -> R {
+        f(&mut self.shared.world())
+    }
+
+    /// Queues a fault.
+    pub fn fault(&self, fault: Fault<K>) {
+        lock(&self.shared.faults).push(fault);
+    }
+
+    pub fn clear_faults(&self) {
+        lock(&self.shared.faults).clear();
+    }
+
+    /// Faults that can still fire.
+    pub fn pending_faults(&self) -> usize {
+        lock(&self.shared.faults)
+            .iter()
+            .filter(|f| f.remaining() > 0)
+            .count()
+    }
+
+    /// A copy of the request log so far.
+    pub fn requests(&self) -> RequestLog<K> {
+        RequestLog {
+            entries: lock(&self.shared.log).clone(),
+            placeholders: self.shared.placeholders,
+        }
+    }
+
+    pub fn clear_requests(&self) {
+        lock(&self.shared.log).clear();
+    }
+}
+
+impl<W, K> std::fmt::Debug for FakeServer<W, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(self.shared.name)
+            .field("url", &self.shared.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W, K> Drop for FakeServer<W, K> {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl<W, K: Clone> Shared<W, K> {
+    /// The world, locked.
+    pub fn world(&self) -> MutexGuard<'_, W> {
+        lock(&self.world)
+    }
+
+    /// Logs `entry` with the first queued fault that matches it, which fires. Returns the
+    /// entry's index in the log (for [`Shared::set_status`]) and that fault.
+    pub fn log(&self, mut entry: LoggedRequest<K>) -> (usize, Option<K>) {
+        let fault = {
+            let mut faults = lock(&self.faults);
+            faults
+                .iter_mut()
+                .find(|f| f.remaining() > 0 && f.matches(&entry))
+                .map(|f| {
+                    f.fired += 1;
+                    f.kind.clone()
+                })
+        };
+        entry.fault.clone_from(&fault);
+        let mut log = lock(&self.log);
+        entry.seq = log.len();
+        log.push(entry);
+        (log.len() - 1, fault)
+    }
+
+    /// Records the status answered to the request logged at `seq`.
+    pub fn set_status(&self, seq: usize, status: u16) {
+        if let Some(e) = lock(&self.log).get_mut(seq) {
+            e.status = status;
+        }
+    }
+}
+
+// ── requests and replies ────────────────────────────────────────────────────────────────────
+
+/// A request as read off the wire.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    /// Upper case.
+    pub method: String,
+    /// The path as sent, without the query.
+    pub path: String,
+    pub query: Option<String>,
+    /// Names in lower case, in order.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Incoming {
+    fn read(req: &mut tiny_http::Request) -> Self {
+        let method = req.method().as_str().to_ascii_uppercase();
+        let url = req.url().to_owned();
+        let (path, query) = match url.split_once('?') {
+            Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
+            None => (url.clone(), None),
+        };
+        let headers = req
+            .headers()
+            .iter()
+            .map(|h| {
+                (
+                    h.field.as_str().as_str().to_ascii_lowercase(),
+                    h.value.as_str().to_owned(),
+                )
+            })
+            .collect();
+        let mut body = Vec::new();
+        let _ = req.as_reader().read_to_end(&mut body);
+        let body = String::from_utf8_lossy(&body).into_owned();
+        Incoming {
+            method,
+            path,
+            query,
+            headers,
+            body,
+        }
+    }
+
+    /// The first header named `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// An answer before it is written.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// `None`: no body type (redirects).
+    pub content_type: Option<String>,
+}
+
+impl Reply {
+    /// `v` as `application/json; charset=utf-8`.
+    pub fn json(status: u16, v: &serde_json::Value) -> Self {
+        Self::json_as(status, v, "application/json; charset=utf-8")
+    }
+
+    /// `s` as `text/plain; charset=utf-8`.
+    pub fn text(status: u16, s: &str) -> Self {
+        Self::text_as(status, s, "text/plain; charset=utf-8")
+    }
+
+    /// `v` as JSON with the content type `content_type`.
+    pub fn json_as(status: u16, v: &serde_json::Value, content_type: &str) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: serde_json::to_vec(v).expect("JSON serializes"),
+            content_type: Some(content_type.into()),
+        }
+    }
+
+    /// `s` with the content type `content_type`.
+    pub fn text_as(status: u16, s: &str, content_type: &str) -> Self {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: s.as_bytes().to_vec(),
+            content_type: Some(content_type.into()),
+        }
+    }
+}
+
+fn serve_one<W, K>(shared: &Shared<W, K>, handler: Handler<W, K>, mut req: tiny_http::Request) {
+    let reply = handler(shared, &Incoming::read(&mut req));
+    let mut response = tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
+    let mut headers = reply.headers;
+    if let Some(ct) = reply.content_type {
+        headers.push(("content-type".into(), ct));
+    }
+    for (k, v) in headers {
+        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
+            response.add_header(h);
+        }
+    }
+    let _ = req.respond(response);
+}
+
+// ── faults ──────────────────────────────────────────────────────────────────────────────────
+
+/// A queued fault: what (`kind`, the forge's), on which requests, how often. Forges add the
+/// constructors (`impl Fault<FaultKind> { pub fn status(..) }`).
+#[derive(Debug, Clone)]
+pub struct Fault<K> {
+    pub kind: K,
+    /// A request pattern (see [`RequestLog::count`]); `None` matches every request.
+    pub on: Option<String>,
+    /// Only requests about this PR (see [`LoggedRequest::prs`]).
+    pub mentions: Option<(String, u64)>,
+    /// Remaining firings; `None` until set (then once, or always when PR-scoped).
+    pub times: Option<u32>,
+    fired: u32,
+}
+
+impl<K> Fault<K> {
+    /// A fault of `kind` on every request, once.
+    pub fn new(kind: K) -> Self {
+        Fault {
+            kind,
+            on: None,
+            mentions: None,
+            times: None,
+            fired: 0,
+        }
+    }
+
+    /// Only requests matching `pattern` (see [`RequestLog::count`]).
+    pub fn on(mut self, pattern: &str) -> Self {
+        self.on = Some(pattern.to_owned());
+        self
+    }
+
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    pub fn once(self) -> Self {
+        self.times(1)
+    }
+
+    pub fn always(self) -> Self {
+        self.times(u32::MAX)
+    }
+
+    /// How many more times it fires.
+    pub fn remaining(&self) -> u32 {
+        let times = self
+            .times
+            .unwrap_or(if self.mentions.is_some() { u32::MAX } else { 1 });
+        times.saturating_sub(self.fired)
+    }
+
+    fn matches(&self, req: &LoggedRequest<K>) -> bool {
+        self.on.as_deref().is_none_or(|p| req.matches(p))
+            && self.mentions.as_ref().is_none_or(|m| req.prs.contains(m))
+    }
+}
+
+// ── the request log ─────────────────────────────────────────────────────────────────────────
+
+/// One request the fake received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedRequest<K> {
+    pub seq: usize,
+    pub method: String,
+    /// The path as the forge routes it (GitLab's under `/api/v4`, project ids URL-encoded).
+    pub path: String,
+    pub query: Option<String>,
+    /// The route template (`/repos/{o}/{r}/pulls/{n}/merge`), or the path when unknown.
+    pub route: String,
+    /// The GraphQL operation name.
+    pub operation: Option<String>,
+    /// Whether the GraphQL operation is a mutation.
+    pub mutation: bool,
+    /// `METHOD route [operation]`: what counts are keyed by.
+    pub key: String,
+    /// The PRs the request is about (empty where the forge does not tell).
+    pub prs: Vec<(String, u64)>,
+    pub status: u16,
+    pub body: String,
+    /// The `Authorization` header as sent.
+    pub authorization: Option<String>,
+    pub fault: Option<K>,
+}
+
+impl<K> LoggedRequest<K> {
+    /// An entry for `req` on `route`, keyed `METHOD route`, at `path`.
+    pub fn new(req: &Incoming, path: &str, route: &str) -> Self {
+        LoggedRequest {
+            seq: 0,
+            method: req.method.clone(),
+            path: path.to_owned(),
+            query: req.query.clone(),
+            route: route.to_owned(),
+            operation: None,
+            mutation: false,
+            key: format!("{} {route}", req.method),
+            prs: Vec::new(),
+            status: 0,
+            body: req.body.clone(),
+            authorization: req.header("authorization").map(str::to_owned),
+            fault: None,
+        }
+    }
+
+    /// Whether `pattern` names this request: its key, a prefix of it ending at a word, or
+    /// `METHOD concrete-path`.
+    pub fn matches(&self, pattern: &str) -> bool {
+        self.key == pattern
+            || self
+                .key
+                .strip_prefix(pattern)
+                .is_some_and(|rest| rest.starts_with(' '))
+            || format!("{} {}", self.method, self.path) == pattern
+    }
+
+    /// The request body as JSON (`Null` if it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A query parameter's value, as sent.
+    pub fn param(&self, name: &str) -> Option<String> {
+        self.query.as_deref().and_then(|q| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_owned())
+        })
+    }
+}
+
+/// The requests received, in order.
+#[derive(Debug, Clone)]
+pub struct RequestLog<K> {
+    pub entries: Vec<LoggedRequest<K>>,
+    /// The placeholders the forge's route templates use.
+    placeholders: &'static [&'static str],
+}
+
+impl<K> RequestLog<K> {
+    /// How many requests match `pattern`: a key (`"POST /graphql PullRequestSnapshots"`,
+    /// `"GET /projects/{id}/merge_requests/{iid}"`), a prefix of one at a word boundary
+    /// (`"POST /graphql"` counts every GraphQL request), or `"METHOD /concrete/path"`.
+    pub fn count(&self, pattern: &str) -> usize {
+        self.matching(pattern).len()
+    }
+
+    /// Requests matching `pattern`. A route template may use only the placeholders the forge's
+    /// routes use: a misspelt one would match nothing and make a count that cannot fail, so it
+    /// panics.
+    pub fn matching(&self, pattern: &str) -> Vec<&LoggedRequest<K>> {
+        let mut rest = pattern;
+        while let Some(start) = rest.find('{') {
+            let end = rest[start..]
+                .find('}')
+                .map_or(rest.len(), |e| start + e + 1);
+            let placeholder = &rest[start..end];
+            assert!(
+                self.placeholders.contains(&placeholder),
+                "`{pattern}`: routes use {}, not {placeholder}",
+                self.placeholders.join(", ")
+            );
+            rest = &rest[end..];
+        }
+        self.entries.iter().filter(|r| r.matches(pattern)).collect()
+    }
+
+    /// Counts by key.
+    pub fn counts(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for r in &self.entries {
+            *out.entry(r.key.clone()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    pub fn total(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// GraphQL operation names in order.
+    pub fn operations(&self) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter_map(|r| r.operation.clone())
+            .collect()
+    }
+
+    /// Requests that ask for a change: REST writes and GraphQL mutations.
+    pub fn writes(&self) -> Vec<&LoggedRequest<K>> {
+        self.entries
+            .iter()
+            .filter(|r| {
+                if r.route == "/graphql" {
+                    r.mutation
+                } else {
+                    r.method != "GET"
+                }
+            })
+            .collect()
+    }
+}
