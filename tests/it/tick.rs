@@ -535,3 +535,47 @@ fn run_json_prints_the_status_shape_of_each_pr_ticked() {
         "{one}"
     );
 }
+
+#[test]
+fn jobs_name_the_prs_to_watch() {
+    let env = TestEnv::new();
+    env.job(
+        "auto",
+        "name: auto\nwatch:\n  - pr: octo/app#1\n  - repo: octo/app\n    labels: [automerge]\npolicy:\n  merge_when_ready: true\n",
+    );
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.pr("octo/app", 2).label("automerge");
+        w.pr("octo/app", 3);
+    });
+    let out = env.ok(&["run"]);
+    assert!(
+        out.stdout
+            .contains("watching https://github.com/octo/app/pull/2 (job auto)"),
+        "{}",
+        out.stdout
+    );
+    let all = env.ok(&["status", "--json"]).json();
+    let watched: Vec<u64> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(watched, vec![1, 2]);
+    for s in all.as_array().unwrap() {
+        assert_eq!(s["job"], "auto");
+        assert_eq!(s["merge_armed"], true, "the job arms what it watches");
+    }
+    assert_eq!(env.gh.requests().count("POST /graphql OpenPullRequests"), 1);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.gh.requests().count("POST /graphql OpenPullRequests"),
+        1,
+        "listed at most once per idle_poll_sec"
+    );
+    // `watch add --job` arms too.
+    env.ok(&["watch", "add", "--job", "auto", "octo/app#3"]);
+    assert_eq!(env.status("octo/app#3")["merge_armed"], true);
+}
