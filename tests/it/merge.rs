@@ -330,3 +330,26 @@ fn behind_armed_prs_are_updated_one_at_a_time_oldest_first() {
         "the next one, after the first merged"
     );
 }
+
+#[test]
+fn a_rebase_update_goes_through_graphql() {
+    let mut env = TestEnv::new();
+    env.job(
+        "rebasing",
+        "name: rebasing\npolicy:\n  update_method: rebase\n  update_branch: always\n",
+    );
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).behind(3).head_commit(|c| c.by("dev"));
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--job", "rebasing", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(30);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.world(|w| w.branch_updates(REPO, 1)), 1);
+    assert_eq!(env.gh.requests().count("POST /graphql UpdateBranch"), 1);
+    let head = env.gh.world(|w| w.get_pr(REPO, 1).head_sha().to_owned());
+    let author = env.gh.world(|w| w.commit(REPO, &head).author.clone());
+    assert_eq!(author.as_deref(), Some("dev"), "a rebase keeps the author");
+}

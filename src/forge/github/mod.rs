@@ -502,16 +502,40 @@ impl Forge for GitHub {
         }
     }
 
+    /// A merge update goes through REST's `update-branch` with the expected head; a rebase
+    /// through GraphQL's `updatePullRequestBranch` (REST cannot rebase). A conflict or a head
+    /// that moved is `Conflict`; "no new commits on the base" is `Refused`.
     fn update_branch(
         &self,
         snap: &Snapshot,
         expected_head: &Sha,
         method: UpdateMethod,
     ) -> Result<(), ForgeError> {
+        let as_conflict = |msg: &str| {
+            let lower = msg.to_ascii_lowercase();
+            lower.contains("conflict")
+                || lower.contains("expected head")
+                || lower.contains("head ref")
+        };
+        if method == UpdateMethod::Merge {
+            let body = json!({ "expected_head_sha": expected_head.as_str() });
+            let path = format!(
+                "/repos/{}/pulls/{}/update-branch",
+                snap.pr.repo, snap.pr.number
+            );
+            let resp = self.rest("PUT", &path, Some(&body), Idempotency::Once)?;
+            return match resp.status {
+                200..=299 => Ok(()),
+                _ => match status_error(&resp) {
+                    ForgeError::Refused(msg) if as_conflict(&msg) => Err(ForgeError::Conflict(msg)),
+                    e => Err(e),
+                },
+            };
+        }
         let vars = json!({
             "pullRequestId": snap.node_id,
             "expectedHeadOid": expected_head.as_str(),
-            "updateMethod": match method { UpdateMethod::Merge => "MERGE", UpdateMethod::Rebase => "REBASE" },
+            "updateMethod": "REBASE",
         });
         let answer = self.graphql(
             queries::OPERATIONS,
@@ -521,17 +545,8 @@ impl Forge for GitHub {
         )?;
         match answer.errors.first() {
             None => Ok(()),
-            Some(e) => {
-                let msg = e.message.to_ascii_lowercase();
-                if msg.contains("conflict")
-                    || msg.contains("expected head")
-                    || msg.contains("head ref")
-                {
-                    Err(ForgeError::Conflict(e.message.clone()))
-                } else {
-                    Err(e.to_forge_error())
-                }
-            }
+            Some(e) if as_conflict(&e.message) => Err(ForgeError::Conflict(e.message.clone())),
+            Some(e) => Err(e.to_forge_error()),
         }
     }
 
