@@ -579,3 +579,40 @@ fn jobs_name_the_prs_to_watch() {
     env.ok(&["watch", "add", "--job", "auto", "octo/app#3"]);
     assert_eq!(env.status("octo/app#3")["merge_armed"], true);
 }
+
+#[test]
+fn a_server_without_branch_comparison_still_reads_every_pr() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.missing_fields.push(("Ref".into(), "compare".into()));
+        w.repo("octo/app");
+        w.pr("octo/app", 1).behind(2);
+        w.pr("octo/app", 2);
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    env.advance(600);
+    env.ok(&["run"]);
+    for n in [1, 2] {
+        let s = env.status(&format!("octo/app#{n}"));
+        assert_eq!(s["last_error"], json!(null), "{s}");
+        assert!(s["head_sha"].is_string());
+    }
+    // One refused document per run at most: the client stops asking for the comparison.
+    // Run 1: a snapshot, a refused comparison. Run 2: a refused snapshot with the comparison, then
+    // one without.
+    assert_eq!(
+        env.gh.requests().count("POST /graphql CompareBranches"),
+        1,
+        "{:?}",
+        env.gh.requests().counts()
+    );
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        3,
+        "{:?}",
+        env.gh.requests().counts()
+    );
+}

@@ -33,6 +33,9 @@ pub struct GitHub {
     http: HttpClient,
     api_url: String,
     graphql_url: String,
+    /// Whether the server knows `Ref.compare` (an older GitHub Enterprise Server may not):
+    /// without it, behind is read from `mergeStateStatus` alone.
+    compare: std::cell::Cell<bool>,
 }
 
 /// One GraphQL error, as GitHub reports it.
@@ -85,6 +88,7 @@ impl GitHub {
             http: HttpClient::new(token),
             api_url: api_url.trim_end_matches('/').to_owned(),
             graphql_url: graphql_url.to_owned(),
+            compare: std::cell::Cell::new(true),
         })
     }
 
@@ -212,6 +216,9 @@ impl GitHub {
         requests: &[SnapshotRequest],
         results: &mut [Result<Snapshot, ForgeError>],
     ) {
+        if !self.compare.get() {
+            return;
+        }
         let wanted: Vec<usize> = (0..requests.len())
             .filter(|&i| requests[i].branches.is_none())
             .filter(|&i| matches!(&results[i], Ok(s) if s.state == crate::model::PrState::Open && !s.cross_repository && s.behind_by.is_none()))
@@ -236,6 +243,15 @@ impl GitHub {
         ) else {
             return;
         };
+        if answer.data.is_null()
+            && answer
+                .errors
+                .iter()
+                .any(|e| e.message.contains("'compare'"))
+        {
+            self.compare.set(false);
+            return;
+        }
         for (k, &i) in wanted.iter().enumerate() {
             let behind = answer
                 .data
@@ -251,6 +267,18 @@ impl GitHub {
     fn read_split(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         match self.read_batch(requests) {
             Ok(results) => results,
+            // A server without `Ref.compare`: read again without comparing, from now on.
+            Err(ForgeError::Refused(msg)) if self.compare.get() && msg.contains("'compare'") => {
+                self.compare.set(false);
+                let plain: Vec<SnapshotRequest> = requests
+                    .iter()
+                    .map(|r| SnapshotRequest {
+                        pr: r.pr.clone(),
+                        branches: None,
+                    })
+                    .collect();
+                self.read_split(&plain)
+            }
             Err(e) if requests.len() == 1 => vec![Err(e)],
             Err(
                 e @ (ForgeError::RateLimited { .. }
@@ -389,6 +417,19 @@ impl Forge for GitHub {
         requests
             .chunks(BATCH_SIZE)
             .flat_map(|chunk| {
+                let plain: Vec<SnapshotRequest>;
+                let chunk = if self.compare.get() {
+                    chunk
+                } else {
+                    plain = chunk
+                        .iter()
+                        .map(|r| SnapshotRequest {
+                            pr: r.pr.clone(),
+                            branches: None,
+                        })
+                        .collect();
+                    &plain
+                };
                 let mut results = self.read_split(chunk);
                 self.compare_unhinted(chunk, &mut results);
                 results

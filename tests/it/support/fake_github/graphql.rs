@@ -368,6 +368,11 @@ fn static_checks(
 }
 
 impl Prepared {
+    /// Answers with `errors` instead of running the request.
+    pub fn refuse(&mut self, errors: Value) {
+        self.outcome = Err(errors);
+    }
+
     /// The PRs this request is about: `repository(owner, name) { pullRequest(number) }`
     /// selections, and any argument or variable naming a node that belongs to a PR.
     pub fn mentions(&self, world: &World) -> Vec<(String, u64)> {

@@ -245,11 +245,30 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     };
     let body_json: Option<serde_json::Value> = serde_json::from_str(body).ok();
     // `None` for a GraphQL request means its body is not JSON.
-    let prepared = if is_graphql {
+    let mut prepared = if is_graphql {
         body_json.as_ref().map(graphql::prepare)
     } else {
         None
     };
+    // A server without some fields refuses documents that use them (a plain word match on the
+    // query text is enough for the field names tests use).
+    if let (Some(p), Some(query)) = (
+        prepared.as_mut(),
+        body_json.as_ref().and_then(|b| b["query"].as_str()),
+    ) {
+        let missing = shared.world().missing_fields.clone();
+        let uses = |field: &str| {
+            query
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .any(|word| word == field)
+        };
+        if let Some((ty, field)) = missing.iter().find(|(_, f)| uses(f)) {
+            p.refuse(serde_json::json!({ "errors": [{
+                "message": format!("Field '{field}' doesn't exist on type '{ty}'"),
+                "extensions": {"code": "undefinedField", "typeName": ty, "fieldName": field},
+            }]}));
+        }
+    }
     let mut entry = LoggedRequest::new(req, path, template);
     entry.operation = prepared.as_ref().and_then(|p| p.operation_name.clone());
     entry.mutation = prepared.as_ref().is_some_and(|p| p.is_mutation);

@@ -260,6 +260,9 @@ pub struct World {
     /// Whether GitHub's auto-merge merges an armed PR once it reads CLEAN or UNSTABLE (checked at
     /// the start of every request and by [`World::settle`]). On by default.
     pub auto_merge_executes: bool,
+    /// Fields this server lacks, as (type, field): a document using one is refused with
+    /// GitHub's "Field 'x' doesn't exist on type 'Y'" (an older GitHub Enterprise Server).
+    pub missing_fields: Vec<(String, String)>,
     pub rate: RateLimit,
     next_id: u64,
 }
@@ -558,6 +561,7 @@ impl World {
             job_logs: BTreeMap::new(),
             events: Vec::new(),
             auto_merge_executes: true,
+            missing_fields: Vec::new(),
             rate: RateLimit {
                 limit: 5000,
                 core_used: 0,
