@@ -99,10 +99,11 @@ pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
     runs.sort_unstable();
     runs.dedup();
     if runs.is_empty() {
-        return Err(usage(format!(
-            "{}: no failed check on the head can be re-run",
-            pr.url()
-        )));
+        // Nothing failed (or nothing failed that the forge can re-run): done, nothing to do.
+        if !app.json {
+            println!("{}: no failed check on the head can be re-run", pr.url());
+        }
+        return Ok(0);
     }
     let forge = app
         .forges
