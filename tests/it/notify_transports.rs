@@ -135,17 +135,23 @@ fn smtp_down_is_temporary_and_the_retry_delivers_once_it_is_up() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = email_config(dir.path(), &smtp.url());
     let r = row("m-down", "email", &notice());
-    smtp.stop();
 
+    // Down: the service answers 421 and hangs up.
+    smtp.set_down(true);
     let e = notify::deliver(&cfg, &r).unwrap_err();
-    assert!(!e.permanent, "refused is temporary: {e:?}");
+    assert!(!e.permanent, "a 421 greeting is temporary: {e:?}");
     assert!(
         e.message.contains(&format!("smtp://127.0.0.1:{port}")),
         "{}",
         e.message
     );
 
-    let smtp = SmtpServer::start_on(port);
+    // Gone: nothing listens, the connection is refused.
+    let gone = email_config(dir.path(), &format!("smtp://127.0.0.1:{}", free_port()));
+    let e = notify::deliver(&gone, &r).unwrap_err();
+    assert!(!e.permanent, "refused is temporary: {e:?}");
+
+    smtp.set_down(false);
     notify::deliver(&cfg, &r).unwrap();
     assert_eq!(smtp.mails().len(), 1);
 }

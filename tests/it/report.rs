@@ -45,9 +45,8 @@ fn slack_lines(slack: &HttpSink) -> Vec<String> {
 #[test]
 fn a_scripted_day_sends_each_material_change_once() {
     let smtp = SmtpServer::start();
-    let port = smtp.port();
     let slack = HttpSink::start();
-    let mut env = env_with_channels(port, &slack);
+    let mut env = env_with_channels(smtp.port(), &slack);
     env.gh.world(|w| {
         w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
@@ -65,7 +64,7 @@ fn a_scripted_day_sends_each_material_change_once() {
 
     // 12:05 The fix fails the same way: a guard stops auto-fix and the owner is told — but
     // SMTP is down and Slack answers 500.
-    smtp.stop();
+    smtp.set_down(true);
     slack.script([Reply::status(500)]);
     env.advance(300);
     env.gh.world(|w| {
@@ -84,7 +83,7 @@ fn a_scripted_day_sends_each_material_change_once() {
 
     // 12:15 Back up: the guard notice arrives, once per channel. A human push that conflicts
     // lights cnf but conflicts are not notified by default.
-    let smtp = SmtpServer::start_on(port);
+    smtp.set_down(false);
     env.advance(300);
     env.gh.world(|w| {
         w.push(REPO, 1, "human");

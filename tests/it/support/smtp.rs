@@ -1,7 +1,7 @@
 //! A real SMTP server on 127.0.0.1 for tests: greeting, EHLO/HELO, AUTH PLAIN, MAIL, RCPT,
 //! DATA (dot-unstuffed), RSET, NOOP, QUIT over `std::net`, one thread per connection. It
 //! records every accepted message, can be told to answer RCPT with an error code (421/451
-//! temporary, 550 permanent), and can stop listening so connections are refused.
+//! temporary, 550 permanent), and can be taken down (421 at the greeting) while keeping its port.
 //!
 //! [`Mail`] also reads the message back: its headers and its decoded text and HTML parts.
 
@@ -27,6 +27,9 @@ pub struct Mail {
 struct Shared {
     mails: Mutex<Vec<Mail>>,
     rcpt_reply: Mutex<Option<u16>>,
+    /// Down: every connection is greeted with 421 and closed, and the port stays ours (no
+    /// other test can take it while it is down).
+    down: AtomicBool,
 }
 
 /// The server. Dropping it stops it.
@@ -48,11 +51,6 @@ impl SmtpServer {
     /// A server on a free port.
     pub fn start() -> Self {
         Self::listen(TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"))
-    }
-
-    /// A server on `port` (from [`free_port`], or a stopped server's).
-    pub fn start_on(port: u16) -> Self {
-        Self::listen(TcpListener::bind(("127.0.0.1", port)).expect("bind the given port"))
     }
 
     fn listen(listener: TcpListener) -> Self {
@@ -95,14 +93,14 @@ impl SmtpServer {
         *self.shared.rcpt_reply.lock().expect("lock") = Some(code);
     }
 
+    /// Takes the service down (421 at the greeting) or brings it back up.
+    pub fn set_down(&self, down: bool) {
+        self.shared.down.store(down, Ordering::SeqCst);
+    }
+
     /// The messages accepted so far.
     pub fn mails(&self) -> Vec<Mail> {
         self.shared.mails.lock().expect("lock").clone()
-    }
-
-    /// Stops listening: later connections to its port are refused.
-    pub fn stop(mut self) {
-        self.shutdown();
     }
 
     fn shutdown(&mut self) {
@@ -135,6 +133,9 @@ fn path_arg(line: &str) -> String {
 fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
+    if shared.down.load(Ordering::SeqCst) {
+        return reply(&mut w, "421 4.3.2 sink.test service not available");
+    }
     reply(&mut w, "220 sink.test ESMTP test server")?;
     let (mut from, mut to, mut auth) = (None::<String>, Vec::<String>::new(), None);
     let mut line = String::new();
