@@ -33,6 +33,14 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// Reads a forge token; the error names where it was looked for, never a value.
+fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String, String> {
+    source
+        .resolve()
+        .map(|t| t.expose().to_owned())
+        .map_err(|e| format!("{forge} token: {e:#}"))
+}
+
 /// The forge clients of a run, built (and their tokens read) on first use.
 #[derive(Debug, Default)]
 pub struct Forges {
@@ -47,16 +55,8 @@ impl Forges {
         match kind {
             ForgeKind::GitHub => {
                 let client = self.github.get_or_insert_with(|| {
-                    let token = config
-                        .github
-                        .token()
-                        .resolve()
-                        .map_err(|e| format!("GitHub token: {e:#}"))?;
-                    GitHub::new(
-                        &config.github.api_url,
-                        &config.github.graphql_url(),
-                        token.expose().to_owned(),
-                    )
+                    let token = read_token(&config.github.token(), "GitHub")?;
+                    GitHub::new(&config.github.api_url, &config.github.graphql_url(), token)
                 });
                 client
                     .as_ref()
@@ -65,12 +65,8 @@ impl Forges {
             }
             ForgeKind::GitLab => {
                 let client = self.gitlab.get_or_insert_with(|| {
-                    let token = config
-                        .gitlab
-                        .token()
-                        .resolve()
-                        .map_err(|e| format!("GitLab token: {e:#}"))?;
-                    GitLab::new(&config.gitlab.api_url, token.expose().to_owned())
+                    let token = read_token(&config.gitlab.token(), "GitLab")?;
+                    GitLab::new(&config.gitlab.api_url, token)
                 });
                 client
                     .as_ref()

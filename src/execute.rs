@@ -231,38 +231,53 @@ fn merge(
     }
 }
 
-/// The owner's messages for one notice, one per channel the policy routes it to.
+/// The owner's messages for one notice, with the snapshot's facts, one per channel the
+/// policy routes it to.
 pub fn notice_messages(
     env: &Env<'_>,
     snap: &Snapshot,
     status: &WatchStatus,
     notice: &Notice,
 ) -> Vec<OutboxMessage> {
-    if !env.policy.notify_on.contains(&notice.kind) {
+    let payload = report::notice_payload(notice, snap, &status.pills);
+    owner_messages(env.config, env.policy, &snap.pr, notice, &payload, env.now)
+}
+
+/// The owner's messages for `notice` about `pr` (payload already written), one per channel
+/// that the policy routes it to and that carries its kind. The id is stable for one notice of
+/// one tick, so a resend after a crash replaces rather than doubles.
+pub fn owner_messages(
+    config: &Config,
+    policy: &Policy,
+    pr: &crate::model::PrRef,
+    notice: &Notice,
+    payload: &serde_json::Value,
+    now: Instant,
+) -> Vec<OutboxMessage> {
+    if !policy.notify_on.contains(&notice.kind) {
         return Vec::new();
     }
-    let payload = report::notice_payload(notice, snap, &status.pills);
     let subject = payload["subject"].as_str().unwrap_or_default().to_owned();
-    env.policy
+    policy
         .notify
         .iter()
-        .filter(|c| env.config.notify.carries(**c, notice.kind))
+        .filter(|c| config.notify.carries(**c, notice.kind))
         .map(|channel| OutboxMessage {
             id: format!(
                 "{}-{}-{}-{}-{}-{}",
-                snap.pr.repo.replace('/', "-"),
-                snap.pr.number,
-                report::notice_kind(notice),
+                pr.repo.replace('/', "-"),
+                pr.number,
+                notice.kind.as_str(),
                 channel.as_str(),
-                env.now.timestamp(),
+                now.timestamp(),
                 &report::fnv64(&notice.headline)[..8]
             ),
-            pr: snap.pr.url(),
+            pr: pr.url(),
             channel: channel.as_str().to_owned(),
-            kind: report::notice_kind(notice).to_owned(),
+            kind: notice.kind.as_str().to_owned(),
             subject: subject.clone(),
             payload: payload.to_string(),
-            created_at: env.now,
+            created_at: now,
         })
         .collect()
 }

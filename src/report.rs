@@ -144,15 +144,17 @@ pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &crate::watch::Pi
         "text": text,
         "url": snap.url,
         "title": snap.title,
-        "kind": notice_kind(notice),
+        "kind": notice.kind.as_str(),
         "pills": { "ci": pills.ci, "ci_fixing": pills.ci_fixing, "cnf": pills.cnf, "cmt": pills.cmt },
         "failed_checks": failed,
     })
 }
 
-/// The kind word of a notice (`ci`, `guard`, `merge` …).
-pub fn notice_kind(notice: &Notice) -> &'static str {
-    notice.kind.as_str()
+/// A notice about a PR that could not be read: subject, text and link only.
+pub fn bare_notice_payload(notice: &Notice, pr: &PrRef) -> Value {
+    let subject = subject(pr, &notice.headline);
+    let text = format!("{subject}\n{}\n{}\n", pr.url(), notice.detail);
+    json!({ "subject": subject, "text": text, "url": pr.url(), "kind": notice.kind.as_str() })
 }
 
 #[cfg(test)]

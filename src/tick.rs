@@ -304,23 +304,18 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
 
 /// The owner's notice about a watch that keeps erroring (sent once per streak).
 fn error_notice(app: &App, watch: &Watch, error: &str) -> Vec<crate::store::OutboxMessage> {
-    let policy = app.policy_for(watch);
-    if !policy.notify_on.contains(&crate::config::NotifyKind::Error) {
-        return Vec::new();
-    }
-    let subject = crate::report::subject(&watch.pr, "keeps failing to tick");
-    policy
-        .notify
-        .iter()
-        .filter(|c| app.config.notify.carries(**c, crate::config::NotifyKind::Error))
-        .map(|c| crate::store::OutboxMessage {
-            id: format!("{}-{}-error-{}-{}", watch.pr.repo.replace('/', "-"), watch.pr.number, c.as_str(), app.now.timestamp()),
-            pr: watch.pr.url(),
-            channel: c.as_str().to_owned(),
-            kind: "error".into(),
-            subject: subject.clone(),
-            payload: serde_json::json!({"subject": subject, "text": format!("{subject}\n{}\n{error}\n", watch.pr.url()), "url": watch.pr.url(), "kind": "error"}).to_string(),
-            created_at: app.now,
-        })
-        .collect()
+    let notice = decide::Notice {
+        kind: crate::config::NotifyKind::Error,
+        headline: "keeps failing to tick".into(),
+        detail: error.to_owned(),
+    };
+    let payload = crate::report::bare_notice_payload(&notice, &watch.pr);
+    execute::owner_messages(
+        &app.config,
+        &app.policy_for(watch),
+        &watch.pr,
+        &notice,
+        &payload,
+        app.now,
+    )
 }

@@ -213,3 +213,34 @@ fn a_channel_carries_only_the_kinds_it_is_filtered_to() {
     env.ok(&["merge", "octo/app#1", "--when-ready"]);
     assert_eq!(slack_lines(&slack), vec!["PR #1: merge armed".to_owned()]);
 }
+
+#[test]
+fn a_watch_that_keeps_erroring_is_reported_once() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let mut env = env_with_channels(smtp.port(), &slack);
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+    });
+    env.gh.fault(
+        crate::support::fake_github::Fault::status(502)
+            .when_query_mentions(REPO, 1)
+            .always(),
+    );
+    env.ok(&["watch", "add", "octo/app#1"]);
+    for _ in 0..4 {
+        assert_eq!(env.run(&["run", "--force"]).code, 1);
+        env.advance(30);
+    }
+    assert_eq!(
+        subjects(&smtp),
+        vec!["PR #1: keeps failing to tick".to_owned()],
+        "once, on the third failure"
+    );
+    assert_eq!(
+        slack_lines(&slack),
+        vec!["PR #1: keeps failing to tick".to_owned()]
+    );
+    assert!(smtp.mails()[0].part("text/plain").unwrap().contains("502"));
+}
