@@ -28,5 +28,6 @@ pub mod pages;
 pub mod report;
 pub mod schedule;
 pub mod store;
+pub mod text;
 pub mod tick;
 pub mod watch;

@@ -1,0 +1,106 @@
+//! Text that came from outside (forge titles, check names, branch names, paths, log lines)
+//! made safe to show: on a terminal, in a page, in a chat message or in an agent's brief.
+//! Pure text in, text out; every place that prints forge text goes through here.
+
+/// Removes what could steer a terminal or reorder text: ANSI escape sequences (CSI, OSC and
+/// two-byte escapes), C0 controls other than newline and tab, DEL, C1 controls, and the Unicode
+/// bidirectional controls (embeddings, overrides, isolates and marks). Printable text, newlines
+/// and tabs are kept.
+pub fn strip_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            '\n' | '\t' => out.push(c),
+            c if is_unsafe(c) => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// [`strip_controls`], then every run of newlines and tabs folded to one space and the ends
+/// trimmed: for a name, a title or a branch that must stay on one line.
+pub fn one_line(s: &str) -> String {
+    let clean = strip_controls(s);
+    let mut out = String::with_capacity(clean.len());
+    let mut gap = false;
+    for c in clean.chars() {
+        if c == '\n' || c == '\t' || c == '\r' {
+            gap = true;
+        } else {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c);
+        }
+    }
+    out.trim().to_string()
+}
+
+/// True for a character that must never reach a reader as-is: C0 and C1 controls (newline and
+/// tab are handled by the callers), DEL, and the bidirectional formatting characters.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Skips one escape sequence after ESC: CSI (`ESC [` … final byte), OSC (`ESC ]` … BEL or
+/// `ESC \`), and other two-character escapes.
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        Some('[') => {
+            for c in chars.by_ref() {
+                if ('\u{40}'..='\u{7e}').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']' | 'P' | '_' | '^') => {
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                    chars.next();
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_escapes_controls_and_bidi() {
+        let cases = [
+            ("plain", "plain"),
+            ("\u{1b}[31mred\u{1b}[0m", "red"),
+            ("title\u{1b}]0;owned\u{7}rest", "titlerest"),
+            ("link\u{1b}]8;;http://x\u{1b}\\text", "linktext"),
+            ("bell\u{7}and del\u{7f}", "belland del"),
+            ("c1\u{9b}x", "c1x"),
+            ("abc\u{202E}fed\u{2066}", "abcfed"),
+            ("keeps\nnewline\tand tab", "keeps\nnewline\tand tab"),
+            ("carriage\rreturn", "carriagereturn"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(strip_controls(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn one_line_folds_breaks() {
+        assert_eq!(one_line("  a\n\n## b\tc \n"), "a ## b c");
+        assert_eq!(one_line("\u{1b}[1mbold\u{1b}[0m"), "bold");
+    }
+}
