@@ -411,8 +411,9 @@ fn print_summary(app: &App, summary: &RunSummary) {
             );
         }
     }
+    let term = crate::terminal::Term::detect();
     for o in &summary.outcomes {
-        println!("{}", output::outcome_line(o));
+        println!("{}", output::outcome_line(o, app.now, term));
     }
     if summary.skipped_busy > 0 {
         println!(
@@ -431,9 +432,10 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
             } else if watches.is_empty() {
                 println!("nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`");
             } else {
-                for w in &watches {
-                    println!("{}", output::status_line(w));
-                }
+                print!(
+                    "{}",
+                    crate::status_view::render(&watches, app.now, crate::terminal::Term::detect())
+                );
                 let problems = app.store.outbox_problems()?;
                 if !problems.is_empty() {
                     println!("undelivered messages:");
@@ -456,7 +458,7 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
                 v["picture"] = serde_json::to_value(&w.status.memory.picture)?;
                 println!("{v}");
             } else {
-                print!("{}", output::status_detail(&w, &history));
+                print!("{}", output::status_detail(&w, &history, app.now));
             }
         }
     }

@@ -298,6 +298,7 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::watch::Picture {
             .filter(|c| c.state == crate::model::CheckState::Pending)
             .map(|c| c.name.clone())
             .collect(),
+        total: current.len() as u32,
         flakes: snap
             .failed_logs
             .iter()

@@ -4,8 +4,11 @@
 use serde_json::{Value, json};
 
 use crate::model::{Instant, PrState};
+use crate::terminal::Term;
+use crate::text::one_line;
 use crate::tick::{PrOutcome, RunSummary};
-use crate::watch::{HistoryEntry, Watch};
+use crate::watch::{HistoryEntry, Watch, Why};
+use crate::when::{both, relative};
 
 fn ts(t: Option<Instant>) -> Value {
     t.map_or(Value::Null, |t| {
@@ -24,7 +27,7 @@ pub fn status_json(w: &Watch) -> Value {
         "state": s.state.as_str(),
         "head_sha": s.head_sha.as_ref().map(super::model::Sha::as_str),
         "pills": { "ci": s.pills.ci, "ci_fixing": s.pills.ci_fixing, "cnf": s.pills.cnf, "cmt": s.pills.cmt },
-        "why": s.why.map(super::watch::Why::as_str),
+        "why": s.why.map(Why::as_str),
         "attempts": s.attempts,
         "merge_armed": s.merge_armed,
         "merge_via": if s.merge_armed { s.merge_via.map(super::watch::MergeVia::as_str) } else { None },
@@ -43,60 +46,24 @@ pub fn status_array(watches: &[Watch]) -> Value {
     Value::Array(watches.iter().map(status_json).collect())
 }
 
-/// The pills as a person reads them: `ci cnf cmt:2`, or `-`.
+/// The pills as a person reads them: `ci cnf cmt 3`, or `-`.
 pub fn pills_text(w: &Watch) -> String {
-    let p = &w.status.pills;
-    let mut parts = Vec::new();
-    if p.ci {
-        parts.push("ci".to_owned());
-    }
-    if p.ci_fixing {
-        parts.push("ci…".to_owned());
-    }
-    if p.cnf {
-        parts.push("cnf".to_owned());
-    }
-    if p.cmt > 0 {
-        parts.push(format!("cmt:{}", p.cmt));
-    }
-    if parts.is_empty() {
+    let lit = crate::status_view::pills(w);
+    if lit.is_empty() {
         "-".to_owned()
     } else {
-        parts.join(" ")
+        lit.into_iter().map(|(t, _)| t).collect::<Vec<_>>().join(" ")
     }
 }
 
-fn when(t: Option<Instant>) -> String {
-    t.map_or_else(
-        || "-".to_owned(),
-        |t| t.format("%Y-%m-%d %H:%M:%SZ").to_string(),
-    )
-}
-
-/// One line per watch for `status` and `watch ls`.
-pub fn status_line(w: &Watch) -> String {
-    let mut line = format!("{}  {}  {}", w.pr, w.status.state.as_str(), pills_text(w));
-    if let Some(why) = w.status.why {
-        line.push_str(&format!("  why={}", why.as_str()));
-    }
-    if w.status.merge_armed {
-        line.push_str("  merge-armed");
-    }
-    if w.paused {
-        line.push_str("  paused");
-    } else if w.status.state == PrState::Open {
-        line.push_str(&format!("  next {}", when(w.next_tick_at)));
-    }
-    if let Some(e) = &w.last_error {
-        line.push_str(&format!("  error: {e}"));
-    }
-    line
-}
-
-/// `status PR`: the picture in detail, with recent history.
-pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
+/// `status PR`: the picture in detail, with recent history; times relative to `now`.
+pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> String {
     let s = &w.status;
-    let mut out = format!("{}  {}\n", w.pr.short(), s.title.as_deref().unwrap_or(""));
+    let mut out = format!(
+        "{}  {}\n",
+        crate::chip::label(w),
+        one_line(s.title.as_deref().unwrap_or(""))
+    );
     out.push_str(&format!("  {}\n", w.pr.url()));
     out.push_str(&format!("  state      {}\n", s.state.as_str()));
     out.push_str(&format!(
@@ -104,9 +71,18 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
         s.head_sha.as_ref().map_or("-", |h| h.short()),
         s.head_ref
             .as_deref()
-            .map(|r| format!(" ({r} → {})", s.base_ref.as_deref().unwrap_or("?")))
+            .map(|r| format!(
+                " ({} → {})",
+                one_line(r),
+                one_line(s.base_ref.as_deref().unwrap_or("?"))
+            ))
             .unwrap_or_default()
     ));
+    if let (Some(agent), Some(Why::NotAgentCommit)) = (&w.agent, s.why) {
+        out.push_str(&format!(
+            "  stale      the head was pushed from elsewhere, not by {agent}: auto-fix leaves it to you\n"
+        ));
+    }
     out.push_str(&format!("  pills      {}\n", pills_text(w)));
     if let Some(why) = s.why {
         out.push_str(&format!(
@@ -118,15 +94,24 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
     let p = &s.memory.picture;
     if !p.merge_state.is_empty() {
         for (name, url) in &p.failed {
-            out.push_str(&format!("  ✗ {name}  {}\n", url.as_deref().unwrap_or("")));
+            out.push_str(&format!(
+                "  ✗ {}  {}\n",
+                one_line(name),
+                one_line(url.as_deref().unwrap_or(""))
+            ));
         }
         for (name, evidence) in &p.flakes {
             out.push_str(&format!(
-                "    {name} is an infrastructure failure: {evidence}\n"
+                "    {} is an infrastructure failure: {}\n",
+                one_line(name),
+                one_line(evidence)
             ));
         }
         if !p.pending.is_empty() {
-            out.push_str(&format!("  ◌ running: {}\n", p.pending.join(", ")));
+            out.push_str(&format!(
+                "  ◌ running: {}\n",
+                one_line(&p.pending.join(", "))
+            ));
         }
         out.push_str(&format!(
             "  mergeable  {} {}{}{}\n",
@@ -155,18 +140,26 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
     ));
     out.push_str(&format!(
         "  last tick  {}\n  next tick  {}\n",
-        when(w.last_tick_at),
-        when(w.next_tick_at)
+        both(w.last_tick_at, now),
+        if s.state == PrState::Open && !w.paused {
+            both(w.next_tick_at, now)
+        } else {
+            "-".to_owned()
+        }
     ));
     if let Some(e) = &w.last_error {
-        out.push_str(&format!("  error      {e}\n"));
+        out.push_str(&format!("  error      {}\n", one_line(e)));
     }
     if !history.is_empty() {
         out.push_str("  history\n");
         for h in history {
-            out.push_str(&format!("    {}  {}", when(Some(h.at)), h.what));
+            out.push_str(&format!(
+                "    {:>8}  {}",
+                relative(h.at, now),
+                one_line(&h.what)
+            ));
             if let Some(why) = &h.why {
-                out.push_str(&format!(" ({why})"));
+                out.push_str(&format!(" ({})", one_line(why)));
             }
             out.push('\n');
         }
@@ -174,19 +167,21 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry]) -> String {
     out
 }
 
-/// One line per PR of a run.
-pub fn outcome_line(o: &PrOutcome) -> String {
+/// One line per PR of a run (only this run's error, never a stale one).
+pub fn outcome_line(o: &PrOutcome, now: Instant, term: Term) -> String {
     match (&o.plan, &o.error) {
-        (_, Some(e)) => format!("{}  error: {e}", o.watch.pr),
+        (_, Some(e)) => format!("{}  error: {}", o.watch.pr, one_line(e)),
         (Some(plan), None) => {
             let w = Watch {
                 status: plan.status.clone(),
                 next_tick_at: plan.next_tick_at,
+                last_error: None,
+                last_tick_at: Some(now),
                 ..o.watch.clone()
             };
-            let mut line = status_line(&w);
+            let mut line = crate::status_view::line(&w, now, term);
             for h in &plan.history {
-                line.push_str(&format!("\n    {}", h.what));
+                line.push_str(&format!("\n    {}", one_line(&h.what)));
             }
             line
         }
@@ -225,7 +220,7 @@ pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
     format!(
         "  {}  {}  {} attempt(s){}: {}",
         row.message.channel,
-        row.message.subject,
+        one_line(&row.message.subject),
         row.attempts,
         if row.permanent {
             ", given up"

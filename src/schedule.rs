@@ -118,7 +118,10 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                     match tick::run(app, &opts) {
                         Ok(summary) => {
                             for o in &summary.outcomes {
-                                eprintln!("{}", crate::output::outcome_line(o));
+                                eprintln!(
+                                    "{}",
+                                    crate::output::outcome_line(o, app.now, crate::terminal::Term::PLAIN)
+                                );
                             }
                         }
                         Err(e) => eprintln!("error: the sweep failed: {e:#}"),

@@ -64,6 +64,21 @@ impl Why {
         .find(|w| w.as_str() == s)
     }
 
+    /// A few words for one line of `status`: what happened and whose move it is.
+    pub fn words(self, attempts: u32) -> String {
+        match self {
+            Why::NotAgentCommit => "yours: not the agent's commit".into(),
+            Why::AutoFixOff => "yours: auto-fix is off".into(),
+            Why::MaxAttempts => format!("yours: auto-fix gave up after {attempts}"),
+            Why::NoNewCommit => "yours: the fix pushed nothing".into(),
+            Why::SameFailure => "yours: same failure after a fix".into(),
+            Why::InfraRerun => "re-ran for runner reasons".into(),
+            Why::InfraAgain => "yours: runner failed again".into(),
+            Why::FixSent => "agent is fixing it".into(),
+            Why::FixAsked => "agent is fixing it (asked)".into(),
+        }
+    }
+
     /// The sentence seed 000's panel shows for it.
     pub fn explain(self, attempts: u32) -> String {
         match self {
@@ -116,6 +131,8 @@ pub struct Picture {
     /// Failed checks: name and link.
     pub failed: Vec<(String, Option<String>)>,
     pub pending: Vec<String>,
+    /// Every current check on the head, whatever its state.
+    pub total: u32,
     /// Failures classified as infrastructure: name and the evidence.
     pub flakes: Vec<(String, String)>,
     pub unresolved_threads: u32,

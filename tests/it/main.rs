@@ -9,6 +9,7 @@ mod graphql_schema;
 mod merge;
 mod notify_transports;
 mod remediate;
+mod status;
 mod report;
 mod support;
 mod tick;

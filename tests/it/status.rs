@@ -1,0 +1,53 @@
+//! `status` as a person reads it, through the binary: the chip, pills, why in words and
+//! relative times; colour only when asked for (a terminal or `CLICOLOR_FORCE`), never with
+//! `NO_COLOR`; `--json` keeps the contract's shape.
+
+use crate::support::env::TestEnv;
+
+fn failing_env() -> TestEnv {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    env
+}
+
+#[test]
+fn status_shows_the_chip_the_pills_and_the_why_in_words() {
+    let env = failing_env();
+    let out = env.ok(&["status"]);
+    let first = out.stdout.lines().next().unwrap_or_default();
+    assert!(first.starts_with("PR #1 ✗ 1 failing  octo/app  ci  yours: "), "{}", out.stdout);
+    assert!(first.contains("  next in "), "{}", out.stdout);
+    assert!(!out.stdout.contains('\u{1b}'), "no colour into a pipe: {}", out.stdout);
+    assert!(
+        out.stdout.contains("1 watched: 1 open · ci 1"),
+        "{}",
+        out.stdout
+    );
+    let detail = env.ok(&["status", "octo/app#1"]);
+    assert!(detail.stdout.starts_with("PR #1 ✗ 1 failing"), "{}", detail.stdout);
+    assert!(detail.stdout.contains("  last tick  now ("), "{}", detail.stdout);
+}
+
+#[test]
+fn colour_is_forced_by_clicolor_force_and_refused_by_no_color() {
+    let mut env = failing_env();
+    env.vars.push(("CLICOLOR_FORCE".into(), "1".into()));
+    let out = env.ok(&["status"]);
+    assert!(
+        out.stdout.contains("\u{1b}[1;31mPR #1 ✗ 1 failing\u{1b}[0m"),
+        "{:?}",
+        out.stdout
+    );
+    let json = env.ok(&["status", "--json"]);
+    assert!(!json.stdout.contains('\u{1b}'), "{}", json.stdout);
+    assert_eq!(json.json()[0]["why"], "not_agent_commit");
+    env.vars.push(("NO_COLOR".into(), "1".into()));
+    let out = env.ok(&["status"]);
+    assert!(!out.stdout.contains('\u{1b}'), "{:?}", out.stdout);
+}
