@@ -15,7 +15,10 @@ pub enum Chip {
     /// Checks failed on the head: how many.
     Failing(usize),
     /// Checks still running: done of total.
-    Running { done: usize, total: usize },
+    Running {
+        done: usize,
+        total: usize,
+    },
     /// Armed to merge, checks green or none: waiting for the forge.
     MergingWhenReady,
     /// Every check passed (or there are none).

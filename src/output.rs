@@ -52,7 +52,10 @@ pub fn pills_text(w: &Watch) -> String {
     if lit.is_empty() {
         "-".to_owned()
     } else {
-        lit.into_iter().map(|(t, _)| t).collect::<Vec<_>>().join(" ")
+        lit.into_iter()
+            .map(|(t, _)| t)
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 

@@ -120,7 +120,11 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                             for o in &summary.outcomes {
                                 eprintln!(
                                     "{}",
-                                    crate::output::outcome_line(o, app.now, crate::terminal::Term::PLAIN)
+                                    crate::output::outcome_line(
+                                        o,
+                                        app.now,
+                                        crate::terminal::Term::PLAIN
+                                    )
                                 );
                             }
                         }

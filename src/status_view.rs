@@ -28,9 +28,7 @@ pub fn need(w: &Watch) -> u8 {
 /// The watches in the order a person should read them: need, then repository and number.
 pub fn by_need(watches: &[Watch]) -> Vec<&Watch> {
     let mut v: Vec<&Watch> = watches.iter().collect();
-    v.sort_by(|a, b| {
-        (need(a), &a.pr.repo, a.pr.number).cmp(&(need(b), &b.pr.repo, b.pr.number))
-    });
+    v.sort_by(|a, b| (need(a), &a.pr.repo, a.pr.number).cmp(&(need(b), &b.pr.repo, b.pr.number)));
     v
 }
 
@@ -69,13 +67,19 @@ fn tone_paint(tone: Tone) -> Paint {
 pub fn line(w: &Watch, now: Instant, term: Term) -> String {
     let chip = Chip::of(w);
     let mut parts: Vec<(String, Paint)> = vec![
-        (format!("{} {}", w.pr.short(), chip.text()), tone_paint(chip.tone())),
+        (
+            format!("{} {}", w.pr.short(), chip.text()),
+            tone_paint(chip.tone()),
+        ),
         (w.pr.repo.clone(), Paint::Dim),
     ];
     let lit = pills(w);
     if !lit.is_empty() {
         parts.push((
-            lit.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>().join(" "),
+            lit.iter()
+                .map(|(t, _)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
             Paint::Bold,
         ));
     }

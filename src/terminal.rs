@@ -63,10 +63,13 @@ impl Term {
     }
 
     /// The decision as a pure function of its inputs.
-    pub fn decide(tty: bool, var: impl Fn(&str) -> Option<String>, measured: Option<usize>) -> Term {
+    pub fn decide(
+        tty: bool,
+        var: impl Fn(&str) -> Option<String>,
+        measured: Option<usize>,
+    ) -> Term {
         let set = |k: &str| var(k).is_some_and(|v| !v.is_empty() && v != "0");
-        let colour = !var("NO_COLOR").is_some_and(|v| !v.is_empty())
-            && (tty || set("CLICOLOR_FORCE"));
+        let colour = var("NO_COLOR").is_none_or(|v| v.is_empty()) && (tty || set("CLICOLOR_FORCE"));
         let columns = var("COLUMNS").and_then(|c| c.trim().parse::<usize>().ok());
         let width = columns
             .filter(|c| *c > 0)
@@ -115,8 +118,12 @@ mod tests {
         assert!(!Term::decide(true, env(&[("NO_COLOR", "1")]), None).colour);
         assert!(Term::decide(false, env(&[("CLICOLOR_FORCE", "1")]), None).colour);
         assert!(
-            !Term::decide(false, env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "x")]), None)
-                .colour
+            !Term::decide(
+                false,
+                env(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "x")]),
+                None
+            )
+            .colour
         );
         assert!(!Term::decide(false, env(&[("CLICOLOR_FORCE", "0")]), None).colour);
     }

@@ -102,14 +102,46 @@ fn status_colour_snapshot() {
              {e}1myours: not the agent's commit{e}0m  {e}2mnext in 4m{e}0m  Lint is unhappy"
         )
     );
-    assert!(lines[0].starts_with(&format!("{e}32mPR #1 ✓{e}0m")), "{}", lines[0]);
-    assert!(lines[2].starts_with(&format!("{e}36mPR #3 ◌ 3/7 running")), "{}", lines[2]);
-    assert!(lines[3].contains(&format!("{e}1;31mcnf{e}0m")), "{}", lines[3]);
-    assert!(lines[6].starts_with(&format!("{e}2mPR #7 closed")), "{}", lines[6]);
-    assert!(lines[7].contains(&format!("{e}36mci…{e}0m")), "{}", lines[7]);
-    assert!(lines[8].contains(&format!("{e}33mcmt 3{e}0m")), "{}", lines[8]);
-    assert!(lines[9].contains(&format!("{e}1;31merror: not authorized")), "{}", lines[9]);
-    assert!(lines[10].contains(&format!("{e}33mpaused{e}0m")), "{}", lines[10]);
+    assert!(
+        lines[0].starts_with(&format!("{e}32mPR #1 ✓{e}0m")),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[2].starts_with(&format!("{e}36mPR #3 ◌ 3/7 running")),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].contains(&format!("{e}1;31mcnf{e}0m")),
+        "{}",
+        lines[3]
+    );
+    assert!(
+        lines[6].starts_with(&format!("{e}2mPR #7 closed")),
+        "{}",
+        lines[6]
+    );
+    assert!(
+        lines[7].contains(&format!("{e}36mci…{e}0m")),
+        "{}",
+        lines[7]
+    );
+    assert!(
+        lines[8].contains(&format!("{e}33mcmt 3{e}0m")),
+        "{}",
+        lines[8]
+    );
+    assert!(
+        lines[9].contains(&format!("{e}1;31merror: not authorized")),
+        "{}",
+        lines[9]
+    );
+    assert!(
+        lines[10].contains(&format!("{e}33mpaused{e}0m")),
+        "{}",
+        lines[10]
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod graphql_schema;
 mod merge;
 mod notify_transports;
 mod remediate;
-mod status;
 mod report;
+mod status;
 mod support;
 mod tick;

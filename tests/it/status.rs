@@ -21,17 +21,33 @@ fn status_shows_the_chip_the_pills_and_the_why_in_words() {
     let env = failing_env();
     let out = env.ok(&["status"]);
     let first = out.stdout.lines().next().unwrap_or_default();
-    assert!(first.starts_with("PR #1 ✗ 1 failing  octo/app  ci  yours: "), "{}", out.stdout);
+    assert!(
+        first.starts_with("PR #1 ✗ 1 failing  octo/app  ci  yours: "),
+        "{}",
+        out.stdout
+    );
     assert!(first.contains("  next in "), "{}", out.stdout);
-    assert!(!out.stdout.contains('\u{1b}'), "no colour into a pipe: {}", out.stdout);
+    assert!(
+        !out.stdout.contains('\u{1b}'),
+        "no colour into a pipe: {}",
+        out.stdout
+    );
     assert!(
         out.stdout.contains("1 watched: 1 open · ci 1"),
         "{}",
         out.stdout
     );
     let detail = env.ok(&["status", "octo/app#1"]);
-    assert!(detail.stdout.starts_with("PR #1 ✗ 1 failing"), "{}", detail.stdout);
-    assert!(detail.stdout.contains("  last tick  now ("), "{}", detail.stdout);
+    assert!(
+        detail.stdout.starts_with("PR #1 ✗ 1 failing"),
+        "{}",
+        detail.stdout
+    );
+    assert!(
+        detail.stdout.contains("  last tick  now ("),
+        "{}",
+        detail.stdout
+    );
 }
 
 #[test]
@@ -40,7 +56,8 @@ fn colour_is_forced_by_clicolor_force_and_refused_by_no_color() {
     env.vars.push(("CLICOLOR_FORCE".into(), "1".into()));
     let out = env.ok(&["status"]);
     assert!(
-        out.stdout.contains("\u{1b}[1;31mPR #1 ✗ 1 failing\u{1b}[0m"),
+        out.stdout
+            .contains("\u{1b}[1;31mPR #1 ✗ 1 failing\u{1b}[0m"),
         "{:?}",
         out.stdout
     );
