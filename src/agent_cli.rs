@@ -21,8 +21,7 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
     let mut moved = None;
     for (name, agent) in &app.config.agents {
         if let Some(AgentDelivery::Inbox(dir)) = agent.delivery()
-            && (dir.join("new").join(format!("{id}.json")).exists()
-                || dir.join("cur").join(format!("{id}.json")).exists())
+            && inbox::holds(dir, id)
         {
             let path = inbox::mark_done(dir, id).map_err(|e| anyhow!(e.message))?;
             moved = Some((name.clone(), path));

@@ -1,5 +1,7 @@
 //! Folder inboxes, maildir-style: a message is written to `tmp/` and renamed into `new/`, so a
-//! reader never sees half a file; `inbox done` moves it from `new/` to `cur/`.
+//! reader never sees half a file; `inbox done` moves it from `new/` to `cur/`. A maildir client
+//! that marks a message seen renames it to `cur/<id>.json:2,S`; any such info suffix counts as
+//! the same message.
 
 use std::fs;
 use std::io::Write;
@@ -32,7 +34,7 @@ pub fn write(dir: &Path, id: &str, payload: &str) -> Result<(), DeliveryError> {
     for sub in ["tmp", "new", "cur"] {
         fs::create_dir_all(dir.join(sub)).map_err(|e| fail("cannot create folders", e))?;
     }
-    if dir.join("cur").join(&name).exists() {
+    if in_cur(dir, &name).is_some() {
         return Ok(());
     }
     let tmp = dir.join("tmp").join(&name);
@@ -44,13 +46,34 @@ pub fn write(dir: &Path, id: &str, payload: &str) -> Result<(), DeliveryError> {
     Ok(())
 }
 
+/// `cur/<name>`, or `cur/<name>:<info>` as a maildir client leaves it (`:2,S` once seen).
+fn in_cur(dir: &Path, name: &str) -> Option<PathBuf> {
+    let plain = dir.join("cur").join(name);
+    if plain.exists() {
+        return Some(plain);
+    }
+    let prefix = format!("{name}:");
+    fs::read_dir(dir.join("cur"))
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_str().is_some_and(|f| f.starts_with(&prefix)))
+        .map(|e| e.path())
+}
+
+/// Whether message `id` is in this inbox, waiting in `new/` or handled in `cur/`.
+pub fn holds(dir: &Path, id: &str) -> bool {
+    file_name(id).is_ok_and(|name| dir.join("new").join(&name).exists() || in_cur(dir, &name).is_some())
+}
+
 /// Moves message `id` from `new/` to `cur/`. Returns the new path.
 pub fn mark_done(dir: &Path, id: &str) -> Result<PathBuf, DeliveryError> {
     let name = file_name(id)?;
     let from = dir.join("new").join(&name);
     let to = dir.join("cur").join(&name);
-    if to.exists() && !from.exists() {
-        return Ok(to);
+    if !from.exists()
+        && let Some(done) = in_cur(dir, &name)
+    {
+        return Ok(done);
     }
     fs::create_dir_all(dir.join("cur")).map_err(|e| DeliveryError::temporary(e.to_string()))?;
     fs::rename(&from, &to).map_err(|e| {
@@ -82,5 +105,18 @@ mod tests {
             "a handled message is not redelivered"
         );
         assert!(write(dir.path(), "../x", "{}").unwrap_err().permanent);
+    }
+
+    #[test]
+    fn a_message_a_maildir_client_marked_seen_is_still_the_message() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "m-2", "{}").unwrap();
+        let seen = dir.path().join("cur/m-2.json:2,S");
+        fs::rename(dir.path().join("new/m-2.json"), &seen).unwrap();
+        assert!(holds(dir.path(), "m-2"));
+        assert_eq!(mark_done(dir.path(), "m-2").unwrap(), seen);
+        write(dir.path(), "m-2", "{}").unwrap();
+        assert_eq!(fs::read_dir(dir.path().join("new")).unwrap().count(), 0, "not resent");
+        assert!(!holds(dir.path(), "m-3"));
     }
 }

@@ -223,6 +223,27 @@ fn a_fix_that_pushes_no_commit_stops_auto_fix() {
 }
 
 #[test]
+fn inbox_done_accepts_a_message_a_maildir_client_marked_seen() {
+    let mut env = TestEnv::new();
+    agent_pr_failing(&env, "error: x\n");
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    let message = env.inbox_messages()[0].clone();
+    assert_eq!(message["schema"], 1, "{message}");
+    let id = message["id"].as_str().unwrap().to_owned();
+    let seen = env.inbox().join("cur").join(format!("{id}.json:2,S"));
+    std::fs::create_dir_all(env.inbox().join("cur")).unwrap();
+    std::fs::rename(env.inbox().join("new").join(format!("{id}.json")), &seen).unwrap();
+    env.advance(60);
+    let out = env.ok(&["inbox", "done", &id]);
+    assert!(out.stdout.contains(&id), "{}", out.stdout);
+    assert!(seen.exists(), "the client's name is kept");
+    env.ok(&["run", "--force"]);
+    assert!(env.inbox_messages().is_empty(), "the handled message is not sent again");
+    assert_eq!(env.status("octo/app#1")["why"], "no_new_commit");
+}
+
+#[test]
 fn passing_checks_clear_and_reset_attempts() {
     let mut env = TestEnv::new();
     agent_pr_failing(&env, "error: x\n");
