@@ -314,20 +314,26 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 merge_armed: merge_when_ready || job_arms,
             };
             for pr in &prs {
+                let before = app.store.watch(pr)?;
                 let added = app.store.add_watch(pr, &new, app.now)?;
                 if !added {
                     app.store.reopen(pr, app.now)?;
                 }
+                let changes = match (&before, app.store.watch(pr)?) {
+                    (Some(b), Some(a)) => a.changes_from(b),
+                    _ => Vec::new(),
+                };
+                if !changes.is_empty() {
+                    app.log(pr, format!("watch updated: {}", changes.join(", ")))?;
+                }
                 if !app.json {
-                    println!(
-                        "{} {}",
-                        if added {
-                            "watching"
-                        } else {
-                            "already watching"
-                        },
-                        pr.url()
-                    );
+                    if added {
+                        println!("watching {}", pr.url());
+                    } else if changes.is_empty() {
+                        println!("already watching {}; nothing changed", pr.url());
+                    } else {
+                        println!("already watching {}; now: {}", pr.url(), changes.join(", "));
+                    }
                 }
             }
             if app.json {
@@ -377,6 +383,14 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     {
         return Err(usage(format!("no job named `{job}`")));
     }
+    for pr in &prs {
+        if app.store.watch(pr)?.is_none() && !named_by_a_job(&app.config, pr) {
+            return Err(usage(format!(
+                "{} is not watched; watch it first with `pr-monitor watch add {pr}`, or read it once with `pr-monitor check {pr}`",
+                pr.url()
+            )));
+        }
+    }
     let opts = RunOptions {
         selection: Selection {
             job: args.job.clone(),
@@ -389,6 +403,15 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     let summary = tick::run(app, &opts).context("the tick could not run")?;
     print_summary(app, &summary);
     Ok(u8::from(summary.failed()))
+}
+
+/// Whether a job's watch list names `pr` (a `pr:` entry, or a `repo:` listing of its
+/// repository): the run's sync may add it before ticking.
+fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
+    config.jobs.iter().flat_map(|j| &j.watch).any(|w| match w {
+        crate::config::Watch::Pr(p) => p == pr,
+        crate::config::Watch::Repo(r) => r.forge == pr.forge && r.repo == pr.repo,
+    })
 }
 
 fn print_summary(app: &App, summary: &RunSummary) {

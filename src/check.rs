@@ -487,6 +487,14 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
                     );
                     return Ok(0);
                 }
+                // A merged or closed PR will not change again: say so at once, not at timeout.
+                if let Some(state @ ("merged" | "closed")) = p["pr"]["state"].as_str() {
+                    println!(
+                        "{}",
+                        json!({"final": true, "outcome": state, "tick": tick, "pr": p["pr"]["url"]})
+                    );
+                    return Ok(0);
+                }
             }
             Err(e) => {
                 println!(

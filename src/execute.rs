@@ -6,10 +6,10 @@
 use crate::config::{Config, NotifyKind, Policy};
 use crate::decide::{Action, Notice, Plan};
 use crate::forge::{Forge, ForgeError};
-use crate::model::{Instant, MergeMethod, Sha, Snapshot};
+use crate::model::{Instant, MergeMethod, PrState, Sha, Snapshot};
 use crate::report;
 use crate::store::OutboxMessage;
-use crate::watch::{HistoryEntry, MergeVia, WatchStatus};
+use crate::watch::{HistoryEntry, MergeVia, Pills, WatchStatus};
 
 /// What applying a plan produced besides the plan itself.
 #[derive(Debug, Default)]
@@ -18,6 +18,8 @@ pub struct Applied {
     pub outbox: Vec<OutboxMessage>,
     /// A forge write whose failure leaves the PR's tick incomplete.
     pub error: Option<String>,
+    /// This tick merged the PR.
+    pub merged: bool,
 }
 
 /// The facts `apply` needs besides the plan.
@@ -127,11 +129,30 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
         }
     }
     plan.actions = actions;
+    if out.merged {
+        record_merged(plan);
+        notices.push(Notice {
+            kind: NotifyKind::Merge,
+            headline: "merged".into(),
+            detail: snap.url.clone(),
+        });
+    }
     for n in notices {
         out.outbox
             .extend(notice_messages(env, snap, &plan.status, &n));
     }
     out
+}
+
+/// The tick that merges records the outcome at once: merged, disarmed (how it merged is kept
+/// for history), no pill lit, no next tick.
+fn record_merged(plan: &mut Plan) {
+    plan.status.state = PrState::Merged;
+    plan.status.merge_armed = false;
+    plan.status.pills = Pills::default();
+    plan.status.memory.update_requested_for = None;
+    plan.status.memory.holds_update_turn = false;
+    plan.next_tick_at = None;
 }
 
 fn note(out: &mut Applied, now: Instant, what: String) {
@@ -175,12 +196,21 @@ fn enable_auto_merge(
                 || lower.contains("unstable status")
                 || lower.contains("not allowed")
                 || lower.contains("protected branch rules not configured");
-            if lower.contains("not allowed")
-                || lower.contains("protected branch rules not configured")
-            {
+            let unavailable = lower.contains("not allowed")
+                || lower.contains("protected branch rules not configured");
+            if unavailable {
                 plan.status.merge_via = Some(MergeVia::SelfMerge);
             }
-            note(out, env.now, format!("the forge refused auto-merge: {msg}"));
+            let what = if unavailable {
+                format!("auto-merge is not available here, so pr-monitor merges itself ({msg})")
+            } else if merge_directly && merge_if_clean.is_some() {
+                "already clean: nothing to wait for, merging directly".to_owned()
+            } else if merge_directly {
+                "already clean: the merge waits for the next tick's confirmed head".to_owned()
+            } else {
+                format!("the forge refused auto-merge: {msg}")
+            };
+            note(out, env.now, what);
             match merge_if_clean {
                 Some(sha) if merge_directly => merge(forge, snap, plan, env, sha, method, out),
                 _ => {
@@ -209,11 +239,14 @@ fn merge(
     out: &mut Applied,
 ) {
     match forge.merge(&snap.pr, sha, method) {
-        Ok(()) => note(
-            out,
-            env.now,
-            format!("merged {} ({})", sha.short(), method.as_str()),
-        ),
+        Ok(()) => {
+            out.merged = true;
+            note(
+                out,
+                env.now,
+                format!("merged {} ({})", sha.short(), method.as_str()),
+            );
+        }
         Err(
             e @ (ForgeError::Transient(_)
             | ForgeError::Unreachable(_)

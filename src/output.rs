@@ -30,7 +30,7 @@ pub fn status_json(w: &Watch) -> Value {
         "why": s.why.map(Why::as_str),
         "attempts": s.attempts,
         "merge_armed": s.merge_armed,
-        "merge_via": if s.merge_armed { s.merge_via.map(super::watch::MergeVia::as_str) } else { None },
+        "merge_via": if s.merge_armed || s.state == PrState::Merged { s.merge_via.map(super::watch::MergeVia::as_str) } else { None },
         "next_tick_at": if s.state == PrState::Open { ts(w.next_tick_at) } else { Value::Null },
         "last_tick_at": ts(w.last_tick_at),
         "last_error": w.last_error,
@@ -137,6 +137,11 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
         "  merge      {}\n",
         if s.merge_armed {
             format!("armed ({})", s.merge_via.map_or("pending", |v| v.as_str()))
+        } else if s.state == PrState::Merged {
+            format!(
+                "merged (via {})",
+                s.merge_via.map_or("the forge", |v| v.as_str())
+            )
         } else {
             "not armed".into()
         }

@@ -254,10 +254,61 @@ pub struct Watch {
     pub last_error: Option<String>,
 }
 
+impl Watch {
+    /// What the owner's settings say now that they did not say in `before`, in words:
+    /// `agent fixer`, `job nightly`, `auto-fix off`, `merge armed`, `watched again`.
+    pub fn changes_from(&self, before: &Watch) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.job != before.job {
+            out.push(format!("job {}", self.job.as_deref().unwrap_or("none")));
+        }
+        if self.agent != before.agent {
+            out.push(format!("agent {}", self.agent.as_deref().unwrap_or("none")));
+        }
+        if self.auto_fix != before.auto_fix {
+            out.push(match self.auto_fix {
+                Some(true) => "auto-fix on".to_owned(),
+                Some(false) => "auto-fix off".to_owned(),
+                None => "auto-fix as the policy says".to_owned(),
+            });
+        }
+        if self.status.merge_armed && !before.status.merge_armed {
+            out.push("merge armed".to_owned());
+        }
+        if self.status.state == PrState::Open && before.status.state != PrState::Open {
+            out.push("watched again".to_owned());
+        }
+        out
+    }
+}
+
 /// One row of the audit history: when, what, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryEntry {
     pub at: Instant,
     pub what: String,
     pub why: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::tests::watch;
+
+    #[test]
+    fn changes_are_said_in_words() {
+        let before = watch();
+        assert!(before.changes_from(&before).is_empty());
+        let mut after = watch();
+        after.agent = Some("fixer".into());
+        after.auto_fix = Some(false);
+        after.status.merge_armed = true;
+        assert_eq!(
+            after.changes_from(&before),
+            ["agent fixer", "auto-fix off", "merge armed"]
+        );
+        let mut merged = watch();
+        merged.status.state = PrState::Merged;
+        assert_eq!(watch().changes_from(&merged), ["watched again"]);
+    }
 }

@@ -102,8 +102,12 @@ fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
 /// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
 pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
     match snap.state {
-        crate::model::PrState::Merged if watch.status.state != crate::model::PrState::Merged => {
-            d.notify(NotifyKind::Merge, "merged", snap.url.clone());
+        crate::model::PrState::Merged => {
+            // Merged is the end of an armed merge: disarmed, how it merged kept for history.
+            d.status.merge_armed = false;
+            if watch.status.state != crate::model::PrState::Merged {
+                d.notify(NotifyKind::Merge, "merged", snap.url.clone());
+            }
         }
         crate::model::PrState::Closed if watch.status.merge_armed => {
             d.status.merge_armed = false;

@@ -56,13 +56,18 @@ fn in_cur(dir: &Path, name: &str) -> Option<PathBuf> {
     fs::read_dir(dir.join("cur"))
         .ok()?
         .flatten()
-        .find(|e| e.file_name().to_str().is_some_and(|f| f.starts_with(&prefix)))
+        .find(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|f| f.starts_with(&prefix))
+        })
         .map(|e| e.path())
 }
 
 /// Whether message `id` is in this inbox, waiting in `new/` or handled in `cur/`.
 pub fn holds(dir: &Path, id: &str) -> bool {
-    file_name(id).is_ok_and(|name| dir.join("new").join(&name).exists() || in_cur(dir, &name).is_some())
+    file_name(id)
+        .is_ok_and(|name| dir.join("new").join(&name).exists() || in_cur(dir, &name).is_some())
 }
 
 /// Moves message `id` from `new/` to `cur/`. Returns the new path.
@@ -116,7 +121,11 @@ mod tests {
         assert!(holds(dir.path(), "m-2"));
         assert_eq!(mark_done(dir.path(), "m-2").unwrap(), seen);
         write(dir.path(), "m-2", "{}").unwrap();
-        assert_eq!(fs::read_dir(dir.path().join("new")).unwrap().count(), 0, "not resent");
+        assert_eq!(
+            fs::read_dir(dir.path().join("new")).unwrap().count(),
+            0,
+            "not resent"
+        );
         assert!(!holds(dir.path(), "m-3"));
     }
 }

@@ -292,6 +292,36 @@ fn watch_mode_exit_codes() {
 }
 
 #[test]
+fn watch_mode_on_a_merged_or_closed_pr_ends_at_once_with_the_outcome() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).merged();
+        w.pr(REPO, 2).closed();
+    });
+    for (pr, outcome) in [("octo/app#1", "merged"), ("octo/app#2", "closed")] {
+        let out = env.run(&[
+            "check",
+            pr,
+            "--watch",
+            "--interval",
+            "1",
+            "--max-duration",
+            "2",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        let lines: Vec<Value> = out
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "one tick, then the outcome: {}", out.stdout);
+        assert_eq!(lines[1]["final"], true);
+        assert_eq!(lines[1]["outcome"], outcome);
+    }
+}
+
+#[test]
 fn check_works_without_a_watch_or_a_database_file_beforehand() {
     let env = TestEnv::new();
     env.gh.world(|w| {

@@ -39,6 +39,9 @@ fn arming_enables_auto_merge_and_github_merges_when_green() {
     let s = env.status("octo/app#1");
     assert_eq!(s["state"], "merged");
     assert_eq!(s["next_tick_at"], json!(null));
+    assert_eq!(s["merge_armed"], false, "merged is disarmed");
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(!detail.contains("armed (auto_merge)"), "{detail}");
 }
 
 #[test]
@@ -78,6 +81,43 @@ fn a_clean_pr_is_merged_directly_exactly_once() {
     env.ok(&["run", "--force"]);
     assert_eq!(merges(&env, 1), 1);
     assert_eq!(env.status("octo/app#1")["state"], "merged");
+}
+
+#[test]
+fn the_tick_that_merges_says_merged_at_once_in_plain_words() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let out = env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 1);
+    assert!(
+        out.stdout.starts_with("PR #1 merged  octo/app"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("next"), "{}", out.stdout);
+    assert!(out.stdout.contains("already clean"), "{}", out.stdout);
+    assert!(!out.stdout.contains("refused"), "{}", out.stdout);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["state"], "merged");
+    assert_eq!(s["merge_armed"], false);
+    assert_eq!(s["next_tick_at"], json!(null));
+    assert_eq!(s["merge_via"], "auto_merge", "how it merged is kept");
+    let status = env.ok(&["status"]).stdout;
+    assert!(status.starts_with("PR #1 merged  octo/app  "), "{status}");
+    assert!(
+        !status.contains("armed") && !status.contains("next"),
+        "{status}"
+    );
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(
+        detail.contains("merge      merged (via auto_merge)"),
+        "{detail}"
+    );
 }
 
 #[test]

@@ -239,7 +239,10 @@ fn inbox_done_accepts_a_message_a_maildir_client_marked_seen() {
     assert!(out.stdout.contains(&id), "{}", out.stdout);
     assert!(seen.exists(), "the client's name is kept");
     env.ok(&["run", "--force"]);
-    assert!(env.inbox_messages().is_empty(), "the handled message is not sent again");
+    assert!(
+        env.inbox_messages().is_empty(),
+        "the handled message is not sent again"
+    );
     assert_eq!(env.status("octo/app#1")["why"], "no_new_commit");
 }
 

@@ -616,3 +616,72 @@ fn a_server_without_branch_comparison_still_reads_every_pr() {
         env.gh.requests().counts()
     );
 }
+
+#[test]
+fn a_run_line_shows_only_this_runs_error() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.vars
+        .push(("PRM_TEST_GITHUB_TOKEN".into(), "wrong-token".into()));
+    let out = env.run(&["run", "--force"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("error"), "{}", out.stdout);
+    env.vars.clear();
+    let out = env.ok(&["run", "--force"]);
+    assert!(
+        !out.stdout.contains("error"),
+        "a stale error: {}",
+        out.stdout
+    );
+    assert!(!env.ok(&["status"]).stdout.contains("error"));
+}
+
+#[test]
+fn watch_add_on_an_existing_watch_says_what_changed_and_records_it() {
+    let env = TestEnv::new();
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let out = env.ok(&["watch", "add", "octo/app#1"]);
+    assert_eq!(
+        out.stdout.trim(),
+        "already watching https://github.com/octo/app/pull/1; nothing changed"
+    );
+    let out = env.ok(&[
+        "watch",
+        "add",
+        "octo/app#1",
+        "--agent",
+        "fixer",
+        "--merge-when-ready",
+    ]);
+    assert_eq!(
+        out.stdout.trim(),
+        "already watching https://github.com/octo/app/pull/1; now: agent fixer, merge armed"
+    );
+    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    assert!(
+        history.contains("watch updated: agent fixer, merge armed"),
+        "{history}"
+    );
+}
+
+#[test]
+fn run_naming_an_unwatched_pr_is_a_usage_error() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    let out = env.run(&["run", "--force", "--pr", "octo/app#1"]);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("not watched"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("pr-monitor watch add octo/app#1"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.gh.requests().total(), 0);
+}
