@@ -7,8 +7,10 @@
 //! names, when a message is sent; no error contains them, nor the URL (which may hold a
 //! password): errors name the server by scheme, host and port.
 //!
-//! The message is `multipart/alternative`: the notice's text, and a small HTML part linking the
-//! PR and each failed check, every forge text escaped. Its `Message-ID` is made from the outbox
+//! The message is `multipart/alternative`: the notice's text (the PR's title, the failing
+//! checks with their links and a short log excerpt), and a small HTML part with a `<title>`,
+//! linking the PR and each failed check, every forge text escaped. `Auto-Submitted:
+//! auto-generated` keeps auto-responders quiet. Its `Message-ID` is made from the outbox
 //! id, and `X-PR-Monitor-Id` carries the id itself, so a resend after a crash is recognisably
 //! the same message.
 
@@ -173,6 +175,11 @@ fn message(config: &EmailConfig, id: &str, notice: &Notice) -> Result<Message, D
         .raw_header(HeaderValue::new(
             HeaderName::new_from_ascii_str(ID_HEADER),
             id.to_owned(),
+        ))
+        // RFC 3834: a machine wrote this; auto-responders stay quiet.
+        .raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str("Auto-Submitted"),
+            "auto-generated".to_owned(),
         ));
     for to in &config.to {
         builder = builder.to(mailbox("recipient", to)?);
@@ -187,8 +194,10 @@ fn message(config: &EmailConfig, id: &str, notice: &Notice) -> Result<Message, D
 
 /// The HTML part: the text, a link to the PR, and the failed checks, all escaped.
 pub fn html(notice: &Notice) -> String {
-    let mut out =
-        String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head><body>\n");
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head><body>\n",
+        escape(&notice.subject)
+    );
     out.push_str(&format!("<h3>{}</h3>\n", escape(&notice.subject)));
     if let Some(url) = notice.link() {
         out.push_str(&format!(

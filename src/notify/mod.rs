@@ -147,14 +147,20 @@ pub fn digest(rows: &[OutboxRow]) -> OutboxRow {
     let ids: Vec<&str> = rows.iter().map(|r| r.message.id.as_str()).collect();
     let subject = format!("pr-monitor: {} pull requests changed", rows.len());
     let mut text = format!("{subject}\n\n");
+    let mut items = Vec::new();
     for r in rows {
-        let url = serde_json::from_str::<serde_json::Value>(&r.message.payload)
-            .ok()
-            .and_then(|v| v["url"].as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let payload =
+            serde_json::from_str::<serde_json::Value>(&r.message.payload).unwrap_or_default();
+        let url = payload["url"].as_str().unwrap_or_default();
+        let title = payload["title"].as_str().unwrap_or_default();
         text.push_str(&format!("- {}  {url}\n", r.message.subject));
+        if !title.is_empty() {
+            text.push_str(&format!("  {}\n", crate::text::one_line(title)));
+        }
+        items.push(serde_json::json!({ "subject": r.message.subject, "url": url, "title": title }));
     }
-    let payload = serde_json::json!({ "subject": subject, "text": text, "kind": "digest" });
+    let payload =
+        serde_json::json!({ "subject": subject, "text": text, "kind": "digest", "items": items });
     OutboxRow {
         message: crate::store::OutboxMessage {
             id: format!("digest-{}", &crate::report::fnv64(&ids.join(","))[..12]),

@@ -27,6 +27,17 @@ pub struct Notice {
     pub pills: Option<Pills>,
     /// The failed checks, each with its page.
     pub failed_checks: Vec<CheckLink>,
+    /// A digest's notices, one per PR.
+    pub items: Vec<DigestItem>,
+}
+
+/// One notice of a digest: its subject, its PR's address and title.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct DigestItem {
+    pub subject: String,
+    pub url: String,
+    pub title: String,
 }
 
 /// The pills of a notice.

@@ -57,8 +57,69 @@ pub fn post_notice(url: &Secret, id: &str, payload: &str) -> Result<(), Delivery
     })
 }
 
+/// Slack's limit on blocks in one message.
+const BLOCK_LIMIT: usize = 50;
+
+/// A digest: its subject, then every PR as a line with its headline and link, packed into as
+/// few sections as Slack's limits allow; past the block limit the rest are counted.
+fn digest_body(notice: &Notice) -> Value {
+    let lines: Vec<String> = notice
+        .items
+        .iter()
+        .map(|item| {
+            let subject = clip(&item.subject, MAX_TEXT);
+            let head = match web_link(&item.url) {
+                Some(url) => link(url, &subject),
+                None => escape(&subject),
+            };
+            if item.title.trim().is_empty() {
+                format!("• {head}")
+            } else {
+                format!("• {head} — {}", escape(&clip(&item.title, MAX_TEXT)))
+            }
+        })
+        .collect();
+    let mut sections: Vec<String> = vec![format!("*{}*", escape(&clip(&notice.subject, MAX_TEXT)))];
+    let mut shown = 0;
+    for line in &lines {
+        let fits = sections
+            .last()
+            .is_some_and(|s| s.chars().count() + 1 + line.chars().count() <= SECTION_LIMIT);
+        if fits && let Some(section) = sections.last_mut() {
+            section.push('\n');
+            section.push_str(line);
+        } else if sections.len() < BLOCK_LIMIT - 1 {
+            sections.push(line.clone());
+        } else {
+            break;
+        }
+        shown += 1;
+    }
+    if shown < lines.len() {
+        sections.push(format!("and {} more", lines.len() - shown));
+    }
+    let fallback: Vec<String> = std::iter::once(escape(&notice.subject))
+        .chain(
+            notice
+                .items
+                .iter()
+                .map(|i| escape(&clip(&i.subject, MAX_TEXT))),
+        )
+        .collect();
+    json!({
+        "text": clip(&fallback.join("\n"), SECTION_LIMIT),
+        "blocks": sections
+            .into_iter()
+            .map(|text| json!({"type": "section", "text": {"type": "mrkdwn", "text": text}}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// The webhook's JSON body for a notice.
 pub fn body(notice: &Notice) -> Value {
+    if !notice.items.is_empty() {
+        return digest_body(notice);
+    }
     let fallback = match notice.link() {
         Some(url) => format!("{}\n{}", escape(&notice.subject), escape(url)),
         None => escape(&notice.subject),
@@ -226,6 +287,58 @@ mod tests {
         );
         let fallback = b["text"].as_str().unwrap();
         assert!(!fallback.contains("<!here>"), "{fallback}");
+    }
+
+    fn digest(n: usize) -> Notice {
+        Notice {
+            subject: format!("pr-monitor: {n} pull requests changed"),
+            kind: "digest".into(),
+            items: (1..=n)
+                .map(|i| super::super::notice::DigestItem {
+                    subject: format!("PR #{i}: lint failed · o/r"),
+                    url: format!("https://github.com/o/r/pull/{i}"),
+                    title: format!("Title {i} <!here>"),
+                })
+                .collect(),
+            ..Notice::default()
+        }
+    }
+
+    #[test]
+    fn a_digest_lists_every_pr_with_its_headline_and_link() {
+        let b = body(&digest(7));
+        let blocks = b["blocks"].as_array().unwrap();
+        assert_eq!(blocks.len(), 1);
+        let text = blocks[0]["text"]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("*pr-monitor: 7 pull requests changed*\n"),
+            "{text}"
+        );
+        for i in 1..=7 {
+            assert!(
+                text.contains(&format!(
+                    "• <https://github.com/o/r/pull/{i}|PR #{i}: lint failed · o/r> — Title {i} &lt;!here&gt;"
+                )),
+                "{text}"
+            );
+        }
+        assert!(b["text"].as_str().unwrap().contains("PR #7: lint failed"));
+    }
+
+    #[test]
+    fn a_huge_digest_stays_within_block_kits_limits() {
+        let b = body(&digest(3000));
+        let blocks = b["blocks"].as_array().unwrap();
+        assert!(blocks.len() <= 50, "{}", blocks.len());
+        for block in blocks {
+            assert!(block["text"]["text"].as_str().unwrap().chars().count() <= 3000);
+        }
+        let last = blocks.last().unwrap()["text"]["text"].as_str().unwrap();
+        assert!(
+            last.starts_with("and ") && last.ends_with(" more"),
+            "{last}"
+        );
+        assert!(b["text"].as_str().unwrap().chars().count() <= 3000);
     }
 
     #[test]

@@ -674,7 +674,10 @@ fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
                 .to_owned()
         })
         .collect();
-    assert_eq!(first_lines, vec!["MR !57: lint failed".to_owned()]);
+    assert_eq!(
+        first_lines,
+        vec!["MR !57: lint failed · g/sub/p".to_owned()]
+    );
     assert_eq!(
         env.gl
             .requests()

@@ -91,7 +91,7 @@ fn a_scripted_day_sends_each_material_change_once() {
     });
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["pills"]["cnf"], true);
-    let stopped = "PR #1: auto-fix stopped: the same failure came back (lint failed)";
+    let stopped = "PR #1: auto-fix stopped: the same failure came back (lint failed) · octo/app";
     assert_eq!(subjects(&smtp), vec![stopped.to_owned()]);
     assert_eq!(slack_lines(&slack), vec![stopped.to_owned()]);
 
@@ -120,8 +120,8 @@ fn a_scripted_day_sends_each_material_change_once() {
 
     let want = vec![
         stopped.to_owned(),
-        "PR #1: merge armed".to_owned(),
-        "PR #1: merged".to_owned(),
+        "PR #1: merge armed · octo/app".to_owned(),
+        "PR #1: merged · octo/app".to_owned(),
     ];
     assert_eq!(subjects(&smtp), want);
     assert_eq!(slack_lines(&slack), want);
@@ -148,7 +148,10 @@ fn a_permanent_failure_is_kept_and_visible() {
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
-    assert_eq!(subjects(&smtp), vec!["PR #1: lint failed".to_owned()]);
+    assert_eq!(
+        subjects(&smtp),
+        vec!["PR #1: lint failed · octo/app".to_owned()]
+    );
     assert_eq!(slack.requests().len(), 1);
     let status = env.ok(&["status"]);
     assert!(status.stdout.contains("undelivered"), "{}", status.stdout);
@@ -189,6 +192,55 @@ fn many_changes_in_one_tick_arrive_as_one_digest() {
         slack_lines(&slack),
         vec!["pr-monitor: 7 pull requests changed".to_owned()]
     );
+    // The Slack digest names every PR with its headline and link.
+    let posted = slack.requests();
+    let blocks = posted[0].json()["blocks"].to_string();
+    for n in 1..=7 {
+        assert!(
+            blocks.contains(&format!(
+                "<https://github.com/octo/app/pull/{n}|PR #{n}: lint failed · octo/app>"
+            )),
+            "{blocks}"
+        );
+    }
+}
+
+#[test]
+fn an_email_says_what_happened_in_its_subject_and_both_parts() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let env = env_with_channels(smtp.port(), &slack);
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1)
+            .title("Speed up the parser")
+            .head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "lint")
+            .failure()
+            .log("checking src/a.rs\nerror: unused variable `x`\n");
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let mails = smtp.mails();
+    assert_eq!(mails.len(), 1);
+    let mail = &mails[0];
+    assert_eq!(
+        mail.header("Subject").as_deref(),
+        Some("PR #1: lint failed · octo/app")
+    );
+    assert_eq!(
+        mail.header("Auto-Submitted").as_deref(),
+        Some("auto-generated")
+    );
+    let text = mail.part("text/plain").unwrap().replace("\r\n", "\n");
+    assert!(text.contains("Speed up the parser"), "{text}");
+    assert!(text.contains("Failing checks:\n- lint  https://"), "{text}");
+    assert!(text.contains("    error: unused variable `x`"), "{text}");
+    let html = mail.part("text/html").unwrap();
+    assert!(
+        html.contains("<title>PR #1: lint failed · octo/app</title>"),
+        "{html}"
+    );
 }
 
 #[test]
@@ -208,10 +260,16 @@ fn a_channel_carries_only_the_kinds_it_is_filtered_to() {
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
-    assert_eq!(subjects(&smtp), vec!["PR #1: lint failed".to_owned()]);
+    assert_eq!(
+        subjects(&smtp),
+        vec!["PR #1: lint failed · octo/app".to_owned()]
+    );
     assert!(slack.requests().is_empty());
     env.ok(&["merge", "octo/app#1", "--when-ready"]);
-    assert_eq!(slack_lines(&slack), vec!["PR #1: merge armed".to_owned()]);
+    assert_eq!(
+        slack_lines(&slack),
+        vec!["PR #1: merge armed · octo/app".to_owned()]
+    );
 }
 
 #[test]
@@ -235,12 +293,12 @@ fn a_watch_that_keeps_erroring_is_reported_once() {
     }
     assert_eq!(
         subjects(&smtp),
-        vec!["PR #1: keeps failing to tick".to_owned()],
+        vec!["PR #1: keeps failing to tick · octo/app".to_owned()],
         "once, on the third failure"
     );
     assert_eq!(
         slack_lines(&slack),
-        vec!["PR #1: keeps failing to tick".to_owned()]
+        vec!["PR #1: keeps failing to tick · octo/app".to_owned()]
     );
     assert!(smtp.mails()[0].part("text/plain").unwrap().contains("502"));
 }

@@ -277,6 +277,36 @@ fn quoted_printable_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Decodes RFC 2047 encoded words (`=?utf-8?b?…?=`, `=?utf-8?q?…?=`) in a header value; the
+/// space between two encoded words is dropped, as the RFC says.
+fn decode_words(value: &str) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    let mut after_word = false;
+    while let Some(start) = rest.find("=?") {
+        let (before, tail) = rest.split_at(start);
+        let word = tail[2..].splitn(3, '?').collect::<Vec<_>>();
+        let Some(end) = word.get(2).and_then(|t| t.find("?=")) else {
+            break;
+        };
+        if !(after_word && before.trim().is_empty()) {
+            out.push_str(before);
+        }
+        let text = &word[2][..end];
+        let decoded = if word[1].eq_ignore_ascii_case("b") {
+            String::from_utf8_lossy(&base64_decode(text)).into_owned()
+        } else {
+            quoted_printable_decode(&text.replace('_', " "))
+        };
+        out.push_str(&decoded);
+        let consumed = 2 + word[0].len() + 1 + word[1].len() + 1 + end + 2;
+        rest = &tail[consumed..];
+        after_word = true;
+    }
+    out.push_str(rest);
+    out
+}
+
 impl Mail {
     /// The value of the top-level header `name` (unfolded).
     pub fn header(&self, name: &str) -> Option<String> {
@@ -286,7 +316,7 @@ impl Mail {
             let (k, v) = l.split_once(':')?;
             k.trim()
                 .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_owned())
+                .then(|| decode_words(v.trim()))
         })
     }
 
