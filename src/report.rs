@@ -255,7 +255,10 @@ mod tests {
 
     #[test]
     fn a_log_excerpt_is_the_last_lines_cleaned() {
-        let tail: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let tail = (1..=20)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         assert_eq!(
             log_excerpt(&tail),
             (13..=20)
