@@ -1,6 +1,6 @@
 //! The optional outputs written at the end of every run (`report.html_path`,
-//! `report.metrics_path`): a self-contained HTML status page and Prometheus text-format
-//! metrics. Rendering is pure; writing is atomic (a temporary file renamed into place), so a
+//! `report.metrics_path`): the status page (rendered by [`crate::status_page`]) and Prometheus
+//! text-format metrics. Rendering is pure; writing is atomic (a temporary file renamed into place), so a
 //! reader never sees half a page.
 
 use std::fmt::Write as _;
@@ -12,85 +12,21 @@ use crate::model::{Instant, PrState};
 use crate::store::OutboxRow;
 use crate::watch::Watch;
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-fn stamp(t: Option<Instant>) -> String {
-    t.map_or_else(
-        || "-".to_owned(),
-        |t| t.format("%Y-%m-%d %H:%M:%SZ").to_string(),
-    )
-}
-
-/// The status page: one row per watched PR with its pills, why, merge state and next tick.
-pub fn html(watches: &[Watch], undelivered: &[OutboxRow], now: Instant) -> String {
-    let mut rows = String::new();
-    for w in watches {
-        let s = &w.status;
-        let mut pills = String::new();
-        for (lit, class, text) in [
-            (s.pills.ci, "ci", "ci".to_owned()),
-            (s.pills.ci_fixing, "fixing", "ci…".to_owned()),
-            (s.pills.cnf, "cnf", "cnf".to_owned()),
-            (s.pills.cmt > 0, "cmt", format!("cmt {}", s.pills.cmt)),
-        ] {
-            if lit {
-                let _ = write!(pills, r#"<span class="pill {class}">{text}</span> "#);
-            }
-        }
-        let _ = writeln!(
-            rows,
-            "<tr><td><a href=\"{url}\">{name}</a><div class=\"title\">{title}</div></td><td>{state}</td><td>{pills}</td>\
-             <td>{why}</td><td>{merge}</td><td>{next}</td><td class=\"err\">{error}</td></tr>",
-            url = escape(&w.pr.url()),
-            name = escape(&w.pr.to_string()),
-            title = escape(s.title.as_deref().unwrap_or("")),
-            state = if w.paused { "paused" } else { s.state.as_str() },
-            why = s.why.map_or("", |w| w.as_str()),
-            merge = if s.merge_armed {
-                s.merge_via.map_or("armed", |v| v.as_str())
-            } else {
-                ""
-            },
-            next = if s.state == PrState::Open {
-                stamp(w.next_tick_at)
-            } else {
-                String::new()
-            },
-            error = escape(w.last_error.as_deref().unwrap_or("")),
-        );
-    }
-    let mut problems = String::new();
-    for p in undelivered {
-        let _ = write!(
-            problems,
-            "<li>{} — {}: {}</li>",
-            escape(&p.message.channel),
-            escape(&p.message.subject),
-            escape(p.last_error.as_deref().unwrap_or(""))
-        );
-    }
-    let problems = if problems.is_empty() {
-        String::new()
-    } else {
-        format!("<h2>Undelivered messages</h2><ul>{problems}</ul>")
-    };
-    format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pr-monitor</title>\n<style>\
-         body{{font:14px system-ui,sans-serif;margin:2em}}table{{border-collapse:collapse;width:100%}}\
-         td,th{{border-bottom:1px solid #ddd;padding:.4em;text-align:left;vertical-align:top}}\
-         .title{{color:#666;font-size:90%}}.pill{{border-radius:1em;padding:0 .6em;color:#fff}}\
-         .ci{{background:#c62828}}.fixing{{background:#ef6c00}}.cnf{{background:#c62828}}.cmt{{background:#f9a825}}\
-         .err{{color:#c62828}}</style></head>\n<body><h1>pr-monitor</h1><p>{} watched PR(s), as of {}.</p>\n\
-         <table><tr><th>PR</th><th>state</th><th>pills</th><th>why</th><th>merge</th><th>next tick</th><th>error</th></tr>\n\
-         {rows}</table>{problems}</body></html>\n",
-        watches.len(),
-        stamp(Some(now)),
-    )
+/// The status page of what the store holds (see [`crate::status_page`]).
+pub fn html(
+    watches: &[Watch],
+    undelivered: &[OutboxRow],
+    history: &std::collections::BTreeMap<i64, Vec<crate::watch::HistoryEntry>>,
+    web: &crate::web::WebRoots,
+    now: Instant,
+) -> String {
+    crate::status_page::render(&crate::status_page::PageInput {
+        watches,
+        undelivered,
+        history,
+        web,
+        now,
+    })
 }
 
 /// Prometheus text-format metrics.
@@ -166,7 +102,15 @@ pub fn write(
     let watches = store.watches()?;
     let undelivered = store.outbox_problems()?;
     if let Some(path) = &config.report.html_path {
-        write_atomically(path, &html(&watches, &undelivered, now))?;
+        let mut history = std::collections::BTreeMap::new();
+        for w in &watches {
+            history.insert(
+                w.id,
+                store.history(&w.pr, crate::status_page::LAST_ACTIONS)?,
+            );
+        }
+        let web = crate::web::WebRoots::of(config);
+        write_atomically(path, &html(&watches, &undelivered, &history, &web, now))?;
     }
     if let Some(path) = &config.report.metrics_path {
         write_atomically(path, &metrics(&watches, &undelivered, now))?;
@@ -178,20 +122,6 @@ pub fn write(
 mod tests {
     use super::*;
     use crate::decide::tests::{t0, watch};
-
-    #[test]
-    fn the_page_escapes_forge_text_and_shows_pills() {
-        let mut w = watch();
-        w.status.title = Some("<script>alert(1)</script>".into());
-        w.status.pills.ci = true;
-        w.status.pills.cmt = 2;
-        let page = html(&[w], &[], t0());
-        assert!(!page.contains("<script>alert"));
-        assert!(page.contains("&lt;script&gt;"));
-        assert!(page.contains(r#"<span class="pill ci">ci</span>"#));
-        assert!(page.contains("cmt 2"));
-        assert!(page.contains("https://github.com/octo/app/pull/1"));
-    }
 
     #[test]
     fn metrics_are_prometheus_text() {

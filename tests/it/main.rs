@@ -8,6 +8,7 @@ mod gitlab;
 mod graphql_schema;
 mod merge;
 mod notify_transports;
+mod page_browser;
 mod remediate;
 mod report;
 mod status;

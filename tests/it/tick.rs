@@ -496,7 +496,7 @@ fn every_run_writes_the_status_page_and_metrics() {
     env.ok(&["run"]);
     let page = std::fs::read_to_string(env.dir.path().join("out/status.html")).unwrap();
     assert!(
-        page.contains("octo/app#1") && page.contains("Add &lt;b&gt;bold&lt;/b&gt; things"),
+        page.contains("PR #1 ✗ 1 failing") && page.contains("Add &lt;b&gt;bold&lt;/b&gt; things"),
         "{page}"
     );
     assert!(
