@@ -19,6 +19,7 @@ pub mod execute;
 pub mod feedback;
 pub mod flake;
 pub mod forge;
+pub mod html;
 pub mod jobs;
 pub mod logs;
 pub mod model;

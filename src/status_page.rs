@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::chip::Chip;
+use crate::html::escape;
 use crate::model::{Instant, PrState};
 use crate::notify::notice::web_link;
 use crate::palette;
@@ -30,23 +31,6 @@ pub struct PageInput<'a> {
     pub history: &'a BTreeMap<i64, Vec<HistoryEntry>>,
     pub web: &'a WebRoots,
     pub now: Instant,
-}
-
-/// Escapes text for HTML content and double-quoted attributes, after removing controls.
-pub fn escape(s: &str) -> String {
-    let clean = crate::text::strip_controls(s);
-    let mut out = String::with_capacity(clean.len());
-    for c in clean.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 const LAYOUT: &str = "\

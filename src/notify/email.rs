@@ -25,6 +25,7 @@ use super::DeliveryError;
 use super::notice::{Notice, web_link};
 use crate::config::{EmailConfig, TokenSource};
 use crate::forge::http::is_loopback;
+use crate::html::escape;
 
 /// How long connecting, and each SMTP exchange, may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -233,22 +234,6 @@ pub fn html(notice: &Notice) -> String {
         "<pre style=\"white-space: pre-wrap\">{}</pre>\n</body></html>\n",
         escape(notice.text.trim_end())
     ));
-    out
-}
-
-/// Escapes text for HTML content and double-quoted attributes.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
     out
 }
 
