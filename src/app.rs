@@ -400,7 +400,20 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         dry_run: args.dry_run,
         ..RunOptions::default()
     };
-    let summary = tick::run(app, &opts).context("the tick could not run")?;
+    let progress = if app.json {
+        None
+    } else {
+        crate::progress::on_terminal()
+    };
+    let opts = RunOptions {
+        progress: progress.clone(),
+        ..opts
+    };
+    let result = tick::run(app, &opts);
+    if let Some(p) = &progress {
+        (p.0)(tick::Step::Done);
+    }
+    let summary = result.context("the tick could not run")?;
     print_summary(app, &summary);
     Ok(u8::from(summary.failed()))
 }
@@ -435,8 +448,11 @@ fn print_summary(app: &App, summary: &RunSummary) {
         }
     }
     let term = crate::terminal::Term::detect();
-    for o in &summary.outcomes {
-        println!("{}", output::outcome_line(o, app.now, term));
+    for line in output::outcome_lines(summary, app.now, term) {
+        println!("{line}");
+    }
+    if !summary.outcomes.is_empty() {
+        println!("{}", output::run_summary(summary));
     }
     if summary.skipped_busy > 0 {
         println!(

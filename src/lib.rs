@@ -28,6 +28,7 @@ pub mod output;
 pub mod owner;
 pub mod pages;
 pub mod palette;
+pub mod progress;
 pub mod report;
 pub mod schedule;
 pub mod status_page;

@@ -30,6 +30,41 @@ pub struct RunOptions {
     pub fix_asked: bool,
     /// Set by a signal handler: finish the PR in hand, then stop.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Told how the run is going (a terminal draws it; nothing else asks).
+    pub progress: Option<Progress>,
+}
+
+/// A step of a run, for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a> {
+    /// Reading the due PRs from their forges.
+    Reading { due: usize },
+    /// One PR decided and recorded.
+    Ticked {
+        done: usize,
+        total: usize,
+        pr: &'a crate::model::PrRef,
+    },
+    /// Sending the outbox.
+    Delivering,
+    /// The run is over: the display clears itself.
+    Done,
+}
+
+/// Receives the run's [`Step`]s.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(Step<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+fn tell(opts: &RunOptions, step: Step<'_>) {
+    if let Some(p) = &opts.progress {
+        (p.0)(step);
+    }
 }
 
 /// The outcome of one PR's tick.
@@ -100,8 +135,18 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         }
     }
 
+    tell(opts, Step::Reading { due: leased.len() });
     let snapshots = read_all(app, &leased.iter().map(|(w, _)| w).collect::<Vec<_>>());
-    for ((watch, lease), snap) in leased.into_iter().zip(snapshots) {
+    let total = leased.len();
+    for (done, ((watch, lease), snap)) in leased.into_iter().zip(snapshots).enumerate() {
+        tell(
+            opts,
+            Step::Ticked {
+                done: done + 1,
+                total,
+                pr: &watch.pr,
+            },
+        );
         if opts
             .stop
             .as_ref()
@@ -136,11 +181,13 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         summary.outcomes.push(PrOutcome { watch, plan, error });
     }
     if !opts.dry_run {
+        tell(opts, Step::Delivering);
         let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
         summary.delivered = delivered.sent;
         summary.delivery_failures = delivered.failed;
         crate::pages::write(&app.config, &app.store, now)?;
     }
+    tell(opts, Step::Done);
     Ok(summary)
 }
 

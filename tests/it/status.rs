@@ -68,3 +68,49 @@ fn colour_is_forced_by_clicolor_force_and_refused_by_no_color() {
     let out = env.ok(&["status"]);
     assert!(!out.stdout.contains('\u{1b}'), "{:?}", out.stdout);
 }
+
+/// Runs pr-monitor under a pseudo-terminal (`script` from util-linux), returning the transcript.
+fn on_a_terminal(env: &TestEnv, args: &str) -> Option<String> {
+    let line = format!(
+        "{} --config {} --now {} {args}",
+        env!("CARGO_BIN_EXE_pr-monitor"),
+        env.config_path().display(),
+        env.now
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(env.dir.path())
+        .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("COLUMNS", "120")
+        .env_remove("NO_COLOR")
+        .env_remove("PR_MONITOR_CONFIG")
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn on_a_terminal_run_shows_progress_and_status_is_coloured() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let Some(run) = on_a_terminal(&env, "run") else {
+        println!(
+            "skipped: `script` (util-linux) is not installed, so there is no terminal to test on"
+        );
+        return;
+    };
+    assert!(run.contains("reading 1 due PR…"), "{run:?}");
+    assert!(run.contains("[1/1] octo/app#1"), "{run:?}");
+    assert!(run.contains("ticked 1 PR: 1 changed"), "{run:?}");
+    let status = on_a_terminal(&env, "status").unwrap_or_default();
+    assert!(
+        status.contains("\u{1b}[1;31mPR #1 ✗ 1 failing\u{1b}[0m"),
+        "{status:?}"
+    );
+}

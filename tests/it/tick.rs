@@ -685,3 +685,41 @@ fn run_naming_an_unwatched_pr_is_a_usage_error() {
     );
     assert_eq!(env.gh.requests().total(), 0);
 }
+
+#[test]
+fn run_ends_with_a_summary_and_draws_no_progress_into_a_pipe() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1).head_commit(|c| c.by("human"));
+        w.check_run("octo/app", 1, "lint").failure();
+        for n in 2..=12 {
+            w.pr("octo/app", n);
+            w.check_run("octo/app", n, "test").in_progress();
+        }
+    });
+    let prs: Vec<String> = (1..=12).map(|n| format!("octo/app#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(prs.iter().map(String::as_str));
+    env.ok(&args);
+    let out = env.ok(&["run"]);
+    let last = out.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("ticked 12 PRs: ") && last.contains(" · ci lit on 1"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stderr.contains("reading") && !out.stderr.contains('\r'),
+        "{}",
+        out.stderr
+    );
+    // A second run changes nothing: a large run lists only what changed.
+    let out = env.ok(&["run", "--force"]);
+    assert_eq!(
+        out.stdout.trim(),
+        "ticked 12 PRs: 0 changed, 12 unchanged",
+        "{}",
+        out.stdout
+    );
+}
