@@ -4,7 +4,8 @@
 
 use crate::support::env::TestEnv;
 
-fn failing_env() -> TestEnv {
+/// One watched PR whose lint failed, not yet ticked.
+fn failing_watched() -> TestEnv {
     let env = TestEnv::new();
     env.gh.world(|w| {
         w.repo("octo/app");
@@ -12,6 +13,11 @@ fn failing_env() -> TestEnv {
         w.check_run("octo/app", 1, "lint").failure();
     });
     env.ok(&["watch", "add", "octo/app#1"]);
+    env
+}
+
+fn failing_env() -> TestEnv {
+    let env = failing_watched();
     env.ok(&["run"]);
     env
 }
@@ -92,13 +98,7 @@ fn on_a_terminal(env: &TestEnv, args: &str) -> Option<String> {
 
 #[test]
 fn on_a_terminal_run_shows_progress_and_status_is_coloured() {
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-        w.check_run("octo/app", 1, "lint").failure();
-    });
-    env.ok(&["watch", "add", "octo/app#1"]);
+    let env = failing_watched();
     let Some(run) = on_a_terminal(&env, "run") else {
         println!(
             "skipped: `script` (util-linux) is not installed, so there is no terminal to test on"
