@@ -188,3 +188,63 @@ fn the_title_is_cut_to_the_width_and_cleaned() {
     };
     assert_eq!(line(&w, t0(), tiny), "PR #1 ✓  octo/app  next in 4m");
 }
+
+#[test]
+fn status_json_snapshot_keeps_the_contract_shape() {
+    let v = gallery();
+    let failing = crate::output::status_json(&v[1]);
+    assert_eq!(
+        failing,
+        serde_json::json!({
+            "pr": "https://github.com/octo/app/pull/2", "forge": "github", "repo": "octo/app",
+            "number": 2, "state": "open", "head_sha": null,
+            "pills": {"ci": true, "ci_fixing": false, "cnf": false, "cmt": 0},
+            "why": "not_agent_commit", "attempts": 0, "merge_armed": false, "merge_via": null,
+            "next_tick_at": "2026-11-29T12:04:00Z", "last_tick_at": "2026-11-29T12:00:00Z",
+            "last_error": null, "title": "Lint is unhappy", "job": null, "agent": null, "paused": false
+        })
+    );
+    let all = crate::output::status_array(&v);
+    let field = |k: &str| -> Vec<serde_json::Value> {
+        all.as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o[k].clone())
+            .collect()
+    };
+    assert_eq!(
+        field("state"),
+        [
+            "open", "open", "open", "open", "open", "merged", "closed", "open", "open", "open",
+            "open", "open"
+        ]
+        .map(serde_json::Value::from)
+    );
+    assert_eq!(field("why")[7], "fix_sent");
+    assert_eq!(field("pills")[7]["ci_fixing"], true);
+    assert_eq!(field("pills")[8]["cmt"], 3);
+    assert_eq!(field("pills")[3]["cnf"], true);
+    assert_eq!(field("merge_via")[4], "auto_merge");
+    assert_eq!(
+        field("next_tick_at")[5],
+        serde_json::Value::Null,
+        "merged: no next tick"
+    );
+    assert_eq!(field("last_error")[9], "not authorized");
+    assert_eq!(field("paused")[10], true);
+    for w in [
+        Why::NotAgentCommit,
+        Why::AutoFixOff,
+        Why::MaxAttempts,
+        Why::NoNewCommit,
+        Why::SameFailure,
+        Why::InfraRerun,
+        Why::InfraAgain,
+        Why::FixSent,
+        Why::FixAsked,
+    ] {
+        let mut x = ticked(1, "t");
+        x.status.why = Some(w);
+        assert_eq!(crate::output::status_json(&x)["why"], w.as_str());
+    }
+}

@@ -57,6 +57,24 @@ fn status_shows_the_chip_the_pills_and_the_why_in_words() {
 }
 
 #[test]
+fn status_pr_says_when_the_head_was_pushed_from_elsewhere() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1).head_commit(|c| c.by("human"));
+        w.check_run("octo/app", 1, "lint").failure();
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(
+        detail.contains("  stale      the head was pushed from elsewhere, not by fixer"),
+        "{detail}"
+    );
+    assert!(detail.contains("  next tick  in "), "{detail}");
+}
+
+#[test]
 fn colour_is_forced_by_clicolor_force_and_refused_by_no_color() {
     let mut env = failing_env();
     env.vars.push(("CLICOLOR_FORCE".into(), "1".into()));
