@@ -48,20 +48,21 @@ impl Why {
         }
     }
 
+    /// Every why, in the contract's order.
+    pub const ALL: [Why; 9] = [
+        Why::NotAgentCommit,
+        Why::AutoFixOff,
+        Why::MaxAttempts,
+        Why::NoNewCommit,
+        Why::SameFailure,
+        Why::InfraRerun,
+        Why::InfraAgain,
+        Why::FixSent,
+        Why::FixAsked,
+    ];
+
     pub fn parse(s: &str) -> Option<Self> {
-        [
-            Why::NotAgentCommit,
-            Why::AutoFixOff,
-            Why::MaxAttempts,
-            Why::NoNewCommit,
-            Why::SameFailure,
-            Why::InfraRerun,
-            Why::InfraAgain,
-            Why::FixSent,
-            Why::FixAsked,
-        ]
-        .into_iter()
-        .find(|w| w.as_str() == s)
+        Why::ALL.into_iter().find(|w| w.as_str() == s)
     }
 
     /// A few words for one line of `status`: what happened and whose move it is.

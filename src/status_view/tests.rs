@@ -232,17 +232,7 @@ fn status_json_snapshot_keeps_the_contract_shape() {
     );
     assert_eq!(field("last_error")[9], "not authorized");
     assert_eq!(field("paused")[10], true);
-    for w in [
-        Why::NotAgentCommit,
-        Why::AutoFixOff,
-        Why::MaxAttempts,
-        Why::NoNewCommit,
-        Why::SameFailure,
-        Why::InfraRerun,
-        Why::InfraAgain,
-        Why::FixSent,
-        Why::FixAsked,
-    ] {
+    for w in Why::ALL {
         let mut x = ticked(1, "t");
         x.status.why = Some(w);
         assert_eq!(crate::output::status_json(&x)["why"], w.as_str());
