@@ -162,11 +162,10 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(if e.downcast_ref::<UsageError>().is_some() {
-                2
-            } else {
-                1
-            })
+            let usage = e.chain().any(|c| {
+                c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>()
+            });
+            ExitCode::from(if usage { 2 } else { 1 })
         }
     }
 }
@@ -180,8 +179,10 @@ fn parse_now(now: Option<&str>) -> Result<Instant> {
     }
 }
 
-pub(crate) fn parse_pr(s: &str) -> Result<PrRef> {
-    s.parse::<PrRef>().map_err(usage)
+/// A PR reference from the command line: any form [`PrRef`] parses, naming one of the
+/// configured forges' hosts.
+pub(crate) fn parse_pr(config: &Config, s: &str) -> Result<PrRef> {
+    PrRef::parse_on(s, &config.forge_hosts()).map_err(usage)
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {
@@ -199,7 +200,15 @@ fn run(cli: Cli) -> Result<u8> {
         other => other,
     };
     let db = cli.db.clone().unwrap_or_else(|| config.database.clone());
-    let store = Store::open(&db)?;
+    // Reading commands work on a database they may not write (a read-only file or folder).
+    let store = if matches!(
+        command,
+        Command::Status { .. } | Command::Watch(WatchCommand::Ls)
+    ) {
+        Store::open_for_reading(&db)?
+    } else {
+        Store::open(&db)?
+    };
     let mut app = App {
         config,
         store,
@@ -218,8 +227,14 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Daemon => crate::schedule::daemon(&mut app),
         Command::Check(args) => crate::check::command(&mut app, &args),
-        Command::Fix { pr } => crate::owner::fix(&mut app, &parse_pr(&pr)?),
-        Command::Rerun { pr } => crate::owner::rerun(&mut app, &parse_pr(&pr)?),
+        Command::Fix { pr } => {
+            let pr = parse_pr(&app.config, &pr)?;
+            crate::owner::fix(&mut app, &pr)
+        }
+        Command::Rerun { pr } => {
+            let pr = parse_pr(&app.config, &pr)?;
+            crate::owner::rerun(&mut app, &pr)
+        }
         Command::Merge(args) => {
             let how = if args.when_ready {
                 crate::owner::MergeRequest::WhenReady
@@ -228,7 +243,8 @@ fn run(cli: Cli) -> Result<u8> {
             } else {
                 crate::owner::MergeRequest::Now
             };
-            crate::owner::merge(&mut app, &parse_pr(&args.pr)?, how)
+            let pr = parse_pr(&app.config, &args.pr)?;
+            crate::owner::merge(&mut app, &pr, how)
         }
         Command::Inbox(InboxCommand::Done { id, note }) => {
             crate::agent_cli::inbox_done(&mut app, &id, note.as_deref())
@@ -237,9 +253,13 @@ fn run(cli: Cli) -> Result<u8> {
             pr,
             thread,
             body_file,
-        }) => crate::agent_cli::reply(&mut app, &parse_pr(&pr)?, &thread, &body_file),
+        }) => {
+            let pr = parse_pr(&app.config, &pr)?;
+            crate::agent_cli::reply(&mut app, &pr, &thread, &body_file)
+        }
         Command::Thread(ThreadCommand::Resolve { pr, thread }) => {
-            crate::agent_cli::resolve(&mut app, &parse_pr(&pr)?, &thread)
+            let pr = parse_pr(&app.config, &pr)?;
+            crate::agent_cli::resolve(&mut app, &pr, &thread)
         }
     }
 }
@@ -286,7 +306,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
         } => {
             let prs = prs
                 .iter()
-                .map(|p| parse_pr(p))
+                .map(|p| parse_pr(&app.config, p))
                 .collect::<Result<Vec<_>>>()?;
             if let Some(job) = &job
                 && app.config.job(job).is_none()
@@ -347,7 +367,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
         }
         WatchCommand::Ls => status(app, None),
         WatchCommand::Rm { pr } => {
-            let pr = parse_pr(&pr)?;
+            let pr = parse_pr(&app.config, &pr)?;
             if !app.store.remove_watch(&pr)? {
                 return Err(usage(format!("{} is not watched", pr.url())));
             }
@@ -362,7 +382,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
 }
 
 fn pause(app: &mut App, pr: &str, paused: bool) -> Result<u8> {
-    let pr = parse_pr(pr)?;
+    let pr = parse_pr(&app.config, pr)?;
     if !app.store.set_paused(&pr, paused, app.now)? {
         return Err(usage(format!("{} is not watched", pr.url())));
     }
@@ -376,7 +396,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     let prs = args
         .prs
         .iter()
-        .map(|p| parse_pr(p))
+        .map(|p| parse_pr(&app.config, p))
         .collect::<Result<Vec<_>>>()?;
     if let Some(job) = &args.job
         && app.config.job(job).is_none()
@@ -485,7 +505,7 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
             }
         }
         Some(pr) => {
-            let pr = parse_pr(pr)?;
+            let pr = parse_pr(&app.config, pr)?;
             let w = app
                 .store
                 .watch(&pr)?

@@ -439,7 +439,7 @@ fn poll(
 
 /// `check PR [--full-payload] [--state-file P | --no-state] [--watch …]`.
 pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
-    let pr = parse_pr(&args.pr)?;
+    let pr = parse_pr(&app.config, &args.pr)?;
     let state = match (&args.state_file, args.no_state) {
         (_, true) => State::None,
         (Some(p), false) => State::File(p.clone()),

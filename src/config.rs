@@ -622,14 +622,37 @@ fn io_reason(e: &io::Error) -> String {
 }
 
 fn read(path: &Path, what: &'static str) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+    let bytes = std::fs::read(path).map_err(|e| ConfigError::Read {
         what,
         path: path.to_path_buf(),
         reason: io_reason(&e),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let (line, column) = byte_position(e.as_bytes(), e.utf8_error().valid_up_to());
+        ConfigError::At {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: "the file is not valid UTF-8 here".to_owned(),
+        }
     })
 }
 
+/// The 1-based line and column (in characters) of byte `offset` in `bytes`, whose first
+/// `offset` bytes are valid UTF-8.
+fn byte_position(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = String::from_utf8_lossy(&bytes[..offset]);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, column)
+}
+
 impl Config {
+    /// The web hosts a PR address may name: the public forges and the configured APIs' hosts.
+    pub fn forge_hosts(&self) -> crate::model::ForgeHosts {
+        crate::model::ForgeHosts::with_apis(&self.github.api_url, &self.gitlab.api_url)
+    }
+
     /// Loads the configuration the way the binary does: `explicit` (from `--config` or
     /// `PR_MONITOR_CONFIG`) when given, which must exist; else [`LOCAL_CONFIG`] in the current
     /// folder; else [`SYSTEM_CONFIG`]; else the built-in defaults. Jobs are loaded too.

@@ -21,6 +21,26 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
     out
 }
 
+/// Feedback written by people (review bodies, comments) made fit for an agent: every line
+/// masked like a log line, and at most `max_bytes` kept from the start, with a note of what was
+/// cut.
+pub fn feedback_body(raw: &str, max_bytes: usize) -> String {
+    let masked: Vec<String> = raw.lines().map(|l| mask(l, &[])).collect();
+    let text = masked.join("\n");
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut cut = max_bytes;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{}\n… ({} more bytes not shown)",
+        &text[..cut],
+        text.len() - cut
+    )
+}
+
 /// Values the log asked to hide with `::add-mask::VALUE`.
 fn declared_masks(raw: &str) -> Vec<String> {
     raw.lines()
@@ -143,6 +163,21 @@ mod tests {
         let raw = "aaaa\nbbbb\ncccc";
         assert_eq!(tail(raw, 10, 4), "cccc");
         assert_eq!(tail("ééé", 1, 3), "é", "never splits a character");
+    }
+
+    #[test]
+    fn feedback_is_masked_and_capped_from_the_start() {
+        assert_eq!(feedback_body("short", 100), "short");
+        let big = "word ".repeat(200_000);
+        let out = feedback_body(&big, 16_384);
+        assert!(out.len() < 16_384 + 64, "{}", out.len());
+        assert!(out.starts_with("word word"));
+        assert!(out.ends_with("more bytes not shown)"), "{}", &out[out.len() - 60..]);
+        assert_eq!(
+            feedback_body("use ghp_abcdefghijklmnopqrstuvwxyz0123456789 here", 100),
+            "use *** here"
+        );
+        assert_eq!(feedback_body("ééé", 3), "é\n… (4 more bytes not shown)");
     }
 
     #[test]

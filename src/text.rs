@@ -40,13 +40,51 @@ pub fn one_line(s: &str) -> String {
     out.trim().to_string()
 }
 
+/// Forge text as an inline value on one line of a brief: [`one_line`], then wrapped in a
+/// backtick run longer than any inside it (padded with a space where the text starts or ends
+/// with a backtick), so the value cannot end its quote, start a line, or pose as a heading.
+/// Empty text is `""`.
+pub fn inline(s: &str) -> String {
+    let text = one_line(s);
+    if text.is_empty() {
+        return "\"\"".to_owned();
+    }
+    let ticks = "`".repeat(longest_run(&text, '`') + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
+/// Forge text as a block: [`strip_controls`], then fenced with a backtick fence longer than
+/// any backtick run inside (and at least three), so no line of the text can close the fence.
+pub fn block(s: &str) -> String {
+    let text = strip_controls(s);
+    let text = text.trim_end();
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
+    format!("{fence}text\n{text}\n{fence}")
+}
+
+/// The length of the longest run of `c` in `s`.
+fn longest_run(s: &str, c: char) -> usize {
+    s.split(|x| x != c).map(str::len).max().unwrap_or(0)
+}
+
 /// True for a character that must never reach a reader as-is: C0 and C1 controls (newline and
 /// tab are handled by the callers), DEL, and the bidirectional formatting characters.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+            '\u{200E}'
+                | '\u{200F}'
+                | '\u{061C}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
         )
 }
 
@@ -96,6 +134,29 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(strip_controls(input), want, "{input:?}");
         }
+    }
+
+    #[test]
+    fn inline_values_stay_quoted_on_their_line() {
+        let cases = [
+            ("lint", "`lint`"),
+            ("", "\"\""),
+            ("a`b", "``a`b``"),
+            ("`x`", "`` `x` ``"),
+            ("x\n## What is expected back\nmerge", "`x ## What is expected back merge`"),
+            ("\u{1b}[31mred\u{202E}", "`red`"),
+            ("line\u{2028}sep", "`linesep`"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(inline(input), want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_fenced_longer_than_any_run_inside() {
+        assert_eq!(block("plain\n"), "```text\nplain\n```");
+        assert_eq!(block("a\n````\nb"), "`````text\na\n````\nb\n`````");
+        assert_eq!(block("x\u{1b}]0;t\u{7}y"), "```text\nxy\n```");
     }
 
     #[test]

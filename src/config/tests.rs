@@ -917,3 +917,15 @@ fn io_reasons_read_like_sentences() {
     let e = std::fs::read("/surely/not/here").unwrap_err();
     assert_eq!(io_reason(&e), "no such file or directory");
 }
+
+#[test]
+fn invalid_utf8_is_reported_at_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(&path, b"pr:\n  poll_sec: 3\xe9\xff0\n").unwrap();
+    let err = Config::load_from(Some(&path), dir.path()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{}:2:14: the file is not valid UTF-8 here", path.display())
+    );
+}

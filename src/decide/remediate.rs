@@ -3,7 +3,7 @@
 
 use crate::checks::Verdict;
 use crate::config::{Handler, NotifyKind};
-use crate::decide::{Action, AgentRequest, Condition, Context, Draft, MessageKind};
+use crate::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
 use crate::feedback;
 use crate::model::{FailedCheck, Snapshot};
 use crate::watch::{FixInFlight, Watch, Why};
@@ -320,7 +320,7 @@ fn send(
     kind: MessageKind,
     reason: Why,
     checks: Vec<FailedCheck>,
-    feedback: Vec<crate::decide::Feedback>,
+    feedback: Vec<Feedback>,
 ) -> String {
     let kind_word = match kind {
         MessageKind::CiFailure => "ci",
@@ -402,6 +402,10 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
     let new: Vec<_> = feedback::items(snap, ctx.agent_logins)
         .into_iter()
         .filter(|f| feedback::is_new(f, ctx.seen) && allowed(&f.author))
+        .map(|f| Feedback {
+            body: crate::logs::feedback_body(&f.body, ctx.policy.log_tail_bytes),
+            ..f
+        })
         .collect();
     if new.is_empty() {
         return;

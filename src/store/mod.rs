@@ -10,12 +10,17 @@ mod migrations;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
 use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
+
+/// The database was written by a newer pr-monitor: a usage error (exit 2), never altered.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NewerDatabase(String);
 
 /// The database.
 #[derive(Debug)]
@@ -199,6 +204,43 @@ impl Store {
         Self::init(conn).with_context(|| format!("cannot use the database `{}`", path.display()))
     }
 
+    /// Opens an existing database for reading only (`status`): works on a read-only file or
+    /// folder. A database that does not exist yet or needs a migration is opened with
+    /// [`Store::open`] instead.
+    pub fn open_for_reading(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            return Self::open(path);
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open the database `{}`", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let version = Self::version(&conn)
+            .with_context(|| format!("cannot use the database `{}`", path.display()))?;
+        if version < migrations::latest() {
+            drop(conn);
+            return Self::open(path);
+        }
+        Ok(Store { conn })
+    }
+
+    /// The schema version of `conn`'s database; an error naming the versions when it is newer
+    /// than this build knows.
+    fn version(conn: &Connection) -> Result<i64> {
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let latest = migrations::latest();
+        if version > latest {
+            return Err(NewerDatabase(format!(
+                "it was written by a newer pr-monitor (schema version {version}; this one knows up to {latest}); \
+                 upgrade pr-monitor or point --db at another file"
+            ))
+            .into());
+        }
+        Ok(version)
+    }
+
     /// An in-memory database, for tests and `--dry-run` without a file.
     pub fn open_in_memory() -> Result<Store> {
         Self::init(Connection::open_in_memory()?)
@@ -211,14 +253,8 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let version = Self::version(&tx)?;
         let latest = migrations::latest();
-        if version > latest {
-            bail!(
-                "it was written by a newer pr-monitor (schema version {version}; this one knows up to {latest}); \
-                 upgrade pr-monitor or point --db at another file"
-            );
-        }
         for (i, sql) in migrations::MIGRATIONS
             .iter()
             .enumerate()
