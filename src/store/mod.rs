@@ -17,6 +17,22 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
 use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
 
+/// `path` for a `file:` URI: every byte but unreserved characters and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 /// The database was written by a newer pr-monitor: a usage error (exit 2), never altered.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -211,14 +227,28 @@ impl Store {
         if !path.exists() {
             return Self::open(path);
         }
-        let conn = Connection::open_with_flags(
-            path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .with_context(|| format!("cannot open the database `{}`", path.display()))?;
-        conn.busy_timeout(Duration::from_secs(10))?;
-        let version = Self::version(&conn)
+        let read = |conn: Connection| -> Result<(Connection, i64)> {
+            conn.busy_timeout(Duration::from_secs(10))?;
+            let version = Self::version(&conn)?;
+            Ok((conn, version))
+        };
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let opened = Connection::open_with_flags(path, flags)
+            .map_err(anyhow::Error::from)
+            .and_then(read)
+            .or_else(|e| {
+                if e.chain().any(|c| c.is::<NewerDatabase>()) {
+                    return Err(e);
+                }
+                // A WAL database whose folder we cannot write (no `-shm` can be made) is read
+                // as immutable: nobody who could change it can be writing it either.
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                Connection::open_with_flags(uri, flags | rusqlite::OpenFlags::SQLITE_OPEN_URI)
+                    .map_err(anyhow::Error::from)
+                    .and_then(read)
+            })
             .with_context(|| format!("cannot use the database `{}`", path.display()))?;
+        let (conn, version) = opened;
         if version < migrations::latest() {
             drop(conn);
             return Self::open(path);

@@ -6,6 +6,7 @@ mod fake_github_selftest;
 mod fixtures;
 mod gitlab;
 mod graphql_schema;
+mod hardening;
 mod merge;
 mod notify_transports;
 mod page_browser;
