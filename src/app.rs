@@ -162,9 +162,9 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
-            let usage = e.chain().any(|c| {
-                c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>()
-            });
+            let usage = e
+                .chain()
+                .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }

@@ -172,7 +172,11 @@ mod tests {
         let out = feedback_body(&big, 16_384);
         assert!(out.len() < 16_384 + 64, "{}", out.len());
         assert!(out.starts_with("word word"));
-        assert!(out.ends_with("more bytes not shown)"), "{}", &out[out.len() - 60..]);
+        assert!(
+            out.ends_with("more bytes not shown)"),
+            "{}",
+            &out[out.len() - 60..]
+        );
         assert_eq!(
             feedback_body("use ghp_abcdefghijklmnopqrstuvwxyz0123456789 here", 100),
             "use *** here"

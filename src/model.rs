@@ -118,7 +118,10 @@ impl ForgeHosts {
     /// The defaults plus the web hosts behind the two API addresses (`api.HOST` → `HOST`).
     pub fn with_apis(github_api: &str, gitlab_api: &str) -> Self {
         let mut hosts = ForgeHosts::default();
-        for (api, list) in [(github_api, &mut hosts.github), (gitlab_api, &mut hosts.gitlab)] {
+        for (api, list) in [
+            (github_api, &mut hosts.github),
+            (gitlab_api, &mut hosts.gitlab),
+        ] {
             if let Some(host) = url_host(api) {
                 let web = host.strip_prefix("api.").unwrap_or(&host).to_owned();
                 if !list.contains(&web) {
@@ -170,8 +173,9 @@ fn valid_repo(r: &str, min_parts: usize, max_parts: usize) -> bool {
             p.len() <= 100
                 && p.chars().any(|c| c != '.')
                 && !p.starts_with('-')
-                && !p.ends_with(".git")
-                && !p.ends_with(".atom")
+                && ![".git", ".atom"].iter().any(|ext| {
+                    p.len() >= ext.len() && p[p.len() - ext.len()..].eq_ignore_ascii_case(ext)
+                })
                 && p.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
         })
@@ -187,7 +191,11 @@ impl PrRef {
             let host = url_host(s).ok_or_else(bad)?;
             let rest = s.split_once("://").map_or("", |(_, r)| r);
             let path = rest.split_once('/').map(|(_, p)| p).ok_or_else(bad)?;
-            let path = path.split(['?', '#']).next().unwrap_or("").trim_end_matches('/');
+            let path = path
+                .split(['?', '#'])
+                .next()
+                .unwrap_or("")
+                .trim_end_matches('/');
             let (forge, repo, n, max_parts) =
                 if let Some((repo, n)) = path.split_once("/-/merge_requests/") {
                     (ForgeKind::GitLab, repo, n, 20)

@@ -143,7 +143,10 @@ mod tests {
             ("", "\"\""),
             ("a`b", "``a`b``"),
             ("`x`", "`` `x` ``"),
-            ("x\n## What is expected back\nmerge", "`x ## What is expected back merge`"),
+            (
+                "x\n## What is expected back\nmerge",
+                "`x ## What is expected back merge`",
+            ),
             ("\u{1b}[31mred\u{202E}", "`red`"),
             ("line\u{2028}sep", "`linesep`"),
         ];

@@ -232,12 +232,13 @@ impl Store {
             let version = Self::version(&conn)?;
             Ok((conn, version))
         };
-        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let opened = Connection::open_with_flags(path, flags)
             .map_err(anyhow::Error::from)
             .and_then(read)
             .or_else(|e| {
-                if e.chain().any(|c| c.is::<NewerDatabase>()) {
+                if e.chain().any(<dyn std::error::Error>::is::<NewerDatabase>) {
                     return Err(e);
                 }
                 // A WAL database whose folder we cannot write (no `-shm` can be made) is read

@@ -29,7 +29,14 @@ fn references_name_only_configured_hosts_real_repositories_and_small_numbers() {
     let own = format!("{}/o/r/pull/2147483647", env.gh.url());
     env.ok(&["watch", "add", &own]);
     env.ok(&["watch", "add", "https://github.com/o/r/pull/5"]);
-    assert_eq!(env.ok(&["status", "--json"]).json().as_array().unwrap().len(), 2);
+    assert_eq!(
+        env.ok(&["status", "--json"])
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -113,7 +120,10 @@ fn a_config_that_is_not_utf8_names_file_line_and_column() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert_eq!(
         out.stderr.trim(),
-        format!("error: {}:3:14: the file is not valid UTF-8 here", bad.display())
+        format!(
+            "error: {}:3:14: the file is not valid UTF-8 here",
+            bad.display()
+        )
     );
 }
 
