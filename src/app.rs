@@ -100,6 +100,8 @@ pub struct App {
     pub clock_fixed: bool,
     pub json: bool,
     pub forges: Forges,
+    /// `run --dry-run`: nothing is written, caches included.
+    pub dry_run: bool,
 }
 
 impl App {
@@ -118,8 +120,17 @@ impl App {
             return Ok(login.to_owned());
         }
         let login = self.forges.owner(kind, &self.config)?;
+        if self.dry_run {
+            return Ok(login);
+        }
+        // A cache: a failed write only costs one request next run.
         let _ = self.store.set_meta(&key, &format!("{login}\t{real_now}"));
         Ok(login)
+    }
+
+    /// A PR argument, parsed, in the spelling it is watched under (see [`Store::known`]).
+    pub fn pr(&self, arg: &str) -> Result<PrRef> {
+        self.store.known(&parse_pr(&self.config, arg)?)
     }
 
     /// Adds one history row to `pr`, at the program's clock.
@@ -216,6 +227,7 @@ fn run(cli: Cli) -> Result<u8> {
         clock_fixed: cli.now.is_some(),
         json: cli.json,
         forges: Forges::default(),
+        dry_run: false,
     };
     match command {
         Command::Watch(cmd) => watch(&mut app, cmd),
@@ -228,11 +240,11 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Daemon => crate::schedule::daemon(&mut app),
         Command::Check(args) => crate::check::command(&mut app, &args),
         Command::Fix { pr } => {
-            let pr = parse_pr(&app.config, &pr)?;
+            let pr = app.pr(&pr)?;
             crate::owner::fix(&mut app, &pr)
         }
         Command::Rerun { pr } => {
-            let pr = parse_pr(&app.config, &pr)?;
+            let pr = app.pr(&pr)?;
             crate::owner::rerun(&mut app, &pr)
         }
         Command::Merge(args) => {
@@ -243,7 +255,7 @@ fn run(cli: Cli) -> Result<u8> {
             } else {
                 crate::owner::MergeRequest::Now
             };
-            let pr = parse_pr(&app.config, &args.pr)?;
+            let pr = app.pr(&args.pr)?;
             crate::owner::merge(&mut app, &pr, how)
         }
         Command::Inbox(InboxCommand::Done { id, note }) => {
@@ -254,11 +266,11 @@ fn run(cli: Cli) -> Result<u8> {
             thread,
             body_file,
         }) => {
-            let pr = parse_pr(&app.config, &pr)?;
+            let pr = app.pr(&pr)?;
             crate::agent_cli::reply(&mut app, &pr, &thread, &body_file)
         }
         Command::Thread(ThreadCommand::Resolve { pr, thread }) => {
-            let pr = parse_pr(&app.config, &pr)?;
+            let pr = app.pr(&pr)?;
             crate::agent_cli::resolve(&mut app, &pr, &thread)
         }
     }
@@ -306,7 +318,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
         } => {
             let prs = prs
                 .iter()
-                .map(|p| parse_pr(&app.config, p))
+                .map(|p| app.pr(p))
                 .collect::<Result<Vec<_>>>()?;
             if let Some(job) = &job
                 && app.config.job(job).is_none()
@@ -367,7 +379,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
         }
         WatchCommand::Ls => status(app, None),
         WatchCommand::Rm { pr } => {
-            let pr = parse_pr(&app.config, &pr)?;
+            let pr = app.pr(&pr)?;
             if !app.store.remove_watch(&pr)? {
                 return Err(usage(format!("{} is not watched", pr.url())));
             }
@@ -382,7 +394,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
 }
 
 fn pause(app: &mut App, pr: &str, paused: bool) -> Result<u8> {
-    let pr = parse_pr(&app.config, pr)?;
+    let pr = app.pr(pr)?;
     if !app.store.set_paused(&pr, paused, app.now)? {
         return Err(usage(format!("{} is not watched", pr.url())));
     }
@@ -396,7 +408,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     let prs = args
         .prs
         .iter()
-        .map(|p| parse_pr(&app.config, p))
+        .map(|p| app.pr(p))
         .collect::<Result<Vec<_>>>()?;
     if let Some(job) = &args.job
         && app.config.job(job).is_none()
@@ -505,7 +517,7 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
             }
         }
         Some(pr) => {
-            let pr = parse_pr(&app.config, pr)?;
+            let pr = app.pr(pr)?;
             let w = app
                 .store
                 .watch(&pr)?

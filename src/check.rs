@@ -9,8 +9,8 @@ use std::time::{Duration, Instant as Clock};
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 
-use crate::app::{App, parse_pr};
-use crate::checks;
+use crate::app::App;
+use crate::checks::{self, Verdict};
 use crate::cli::CheckArgs;
 use crate::decide::merge as merge_rules;
 use crate::model::{
@@ -59,18 +59,15 @@ fn mergeable_word(m: Mergeable) -> &'static str {
     }
 }
 
-/// Readiness criteria beyond green checks.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Criteria {
-    pub required_labels: Vec<String>,
-    pub required_approvals_from: Vec<String>,
-}
+pub use crate::decide::merge::Criteria;
 
-/// The focused payload, and the seen rows that mark what it reported.
+/// The focused payload, and the seen rows that mark what it reported. `verdict` is the
+/// checks' verdict as the tick would give it, so `ready` means what the tick merges by.
 pub fn payload(
     snap: &Snapshot,
     seen: &Seen,
     criteria: &Criteria,
+    verdict: &Verdict,
     full: bool,
 ) -> (Value, Vec<(String, String, String)>) {
     let mut marks = Vec::new();
@@ -149,7 +146,7 @@ pub fn payload(
         }
     }
     let decision = merge_rules::effective_decision(snap).map(review_state);
-    let behind = snap.behind_by.is_some_and(|b| b > 0) || snap.merge_state == MergeState::Behind;
+    let behind = snap.is_behind();
     let conflict = snap.has_conflict();
 
     let mut actionable = Vec::new();
@@ -174,27 +171,7 @@ pub fn payload(
     if behind && !conflict {
         actionable.push("stale_branch");
     }
-    let missing_labels: Vec<&String> = criteria
-        .required_labels
-        .iter()
-        .filter(|l| !snap.labels.contains(l))
-        .collect();
-    let missing_approvals: Vec<&String> = criteria
-        .required_approvals_from
-        .iter()
-        .filter(|who| {
-            !snap.reviews.iter().any(|r| {
-                r.state == ReviewState::Approved && r.author.as_deref() == Some(who.as_str())
-            })
-        })
-        .collect();
-    let green = failed.is_empty() && pending.is_empty() && !current.is_empty();
-    let ready = green
-        && missing_labels.is_empty()
-        && missing_approvals.is_empty()
-        && decision != Some("CHANGES_REQUESTED")
-        && !conflict
-        && !snap.draft;
+    let readiness = merge_rules::readiness(snap, verdict, criteria);
     let head_pushed_recently = seen
         .head
         .as_deref()
@@ -241,8 +218,11 @@ pub fn payload(
             "mergeStateStatus": snap.merge_state.as_str(), "behind": behind, "behindBy": snap.behind_by,
             "isDraft": snap.draft,
         },
-        "ready": ready,
-        "readiness": { "missingLabels": missing_labels, "missingApprovalsFrom": missing_approvals },
+        "ready": readiness.ready,
+        "readiness": {
+            "missingLabels": readiness.missing_labels,
+            "missingApprovalsFrom": readiness.missing_approvals_from,
+        },
         "actionable": actionable,
         "hasActionable": !actionable.is_empty(),
         "headPushedRecently": head_pushed_recently,
@@ -389,7 +369,7 @@ fn load(app: &App, state: &State, pr: &PrRef) -> Result<Seen> {
         State::File(p) => load_file(p),
         State::Db => {
             let mut seen = Seen::default();
-            for ((source, id), updated) in app.store.seen(pr)? {
+            for ((source, id), updated) in app.store.check_seen(pr)? {
                 if source == "head" {
                     seen.head = Some(updated);
                 } else {
@@ -412,7 +392,7 @@ fn save(
     match state {
         State::None => Ok(()),
         State::File(p) => save_file(p, seen, app.now),
-        State::Db => app.store.mark_seen(pr, marks),
+        State::Db => app.store.mark_check_seen(pr, marks),
     }
 }
 
@@ -425,21 +405,35 @@ fn poll(
     full: bool,
 ) -> Result<(Value, Marks)> {
     let mut snap = crate::owner::read(app, pr)?;
-    let policy = app
-        .store
-        .watch(pr)?
-        .map_or_else(|| app.config.policy(None), |w| app.policy_for(&w));
+    let watch = app.store.watch(pr)?;
+    let policy = watch
+        .as_ref()
+        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
     let forge = app
         .forges
         .get(pr.forge, &app.config)
         .map_err(|e| anyhow!(e))?;
-    crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy);
-    Ok(payload(&snap, seen, criteria, full))
+    crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
+    // The checks' verdict as the tick gives it: waiting counts from when the tick first saw
+    // this head, or from now for a head it has not seen.
+    let head_seen_at = watch
+        .as_ref()
+        .filter(|w| w.status.head_sha.as_ref() == Some(&snap.head.sha))
+        .and_then(|w| w.status.head_seen_at)
+        .unwrap_or(app.now);
+    let verdict = checks::verdict(
+        &snap.checks,
+        head_seen_at,
+        app.now,
+        policy.no_checks_grace_sec,
+        policy.pending_timeout_sec,
+    );
+    Ok(payload(&snap, seen, criteria, &verdict, full))
 }
 
 /// `check PR [--full-payload] [--state-file P | --no-state] [--watch …]`.
 pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
-    let pr = parse_pr(&app.config, &args.pr)?;
+    let pr = app.pr(&args.pr)?;
     let state = match (&args.state_file, args.no_state) {
         (_, true) => State::None,
         (Some(p), false) => State::File(p.clone()),

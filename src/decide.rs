@@ -13,7 +13,7 @@ use chrono::Duration;
 
 use crate::checks::{self, Verdict};
 use crate::config::{NotifyKind, Policy, UpdateMethod};
-use crate::model::{FailedCheck, Instant, MergeMethod, PrState, Sha, Snapshot};
+use crate::model::{FailedCheck, Instant, Login, MergeMethod, PrState, Sha, Snapshot};
 use crate::watch::{HistoryEntry, Watch, WatchStatus};
 
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
@@ -113,7 +113,7 @@ pub struct Context<'a> {
     pub policy: &'a Policy,
     pub now: Instant,
     /// Logins whose commits are the agent's (from `agents.<name>.logins`).
-    pub agent_logins: &'a [String],
+    pub agent_logins: &'a [Login],
     /// The token's login: the owner pr-monitor acts for.
     pub owner: &'a str,
     /// This PR is first in line to update its branch for its base (see [`update_turns`]).
@@ -156,8 +156,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         .memory
         .last_rerun_at
         .map_or(head_seen_at, |r| r.max(head_seen_at));
-    let is_agent =
-        |login: &Option<String>| login.as_ref().is_some_and(|l| ctx.agent_logins.contains(l));
+    let is_agent = |login: &Option<String>| Login::any_is(ctx.agent_logins, login.as_deref());
     Condition {
         verdict: checks::verdict(
             &snap.checks,
@@ -174,8 +173,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
             || during_agent_run(before, snap),
         new_head,
         overdue: checks::overdue(&snap.checks, since, ctx.now, ctx.policy.pending_timeout_sec),
-        behind: snap.behind_by.is_some_and(|b| b > 0)
-            || snap.merge_state == crate::model::MergeState::Behind,
+        behind: snap.is_behind(),
     }
 }
 
@@ -377,21 +375,32 @@ pub fn next_tick(
 
 /// Which armed watches may update their branch now: per (forge, repo, base), the oldest armed
 /// open watch that is in line (behind, or already updating), unless it failed its checks —
-/// then the next one. Computed from stored state so N behind PRs cost N updates, not N².
-pub fn update_turns(watches: &[Watch]) -> Vec<i64> {
+/// then the next one. `fresh` holds this tick's snapshots by watch id: whether a PR is behind,
+/// and its base, come from them where there is one, else from the stored state. So the oldest
+/// armed PR is updated on the first tick that sees it behind, and N behind PRs cost N updates.
+pub fn update_turns(
+    watches: &[Watch],
+    fresh: &std::collections::BTreeMap<i64, &Snapshot>,
+) -> Vec<i64> {
     use std::collections::BTreeMap;
     let mut lines: BTreeMap<(String, String), Vec<&Watch>> = BTreeMap::new();
+    let behind = |w: &Watch| {
+        fresh
+            .get(&w.id)
+            .map_or(w.status.memory.behind, |s| s.is_behind())
+    };
     let in_line = |w: &&Watch| {
         w.status.merge_armed
             && w.status.state == PrState::Open
             && !w.paused
-            && (w.status.memory.behind || w.status.memory.holds_update_turn)
+            && (behind(w) || w.status.memory.holds_update_turn)
     };
     for w in watches.iter().filter(in_line) {
-        let key = (
-            format!("{}:{}", w.pr.forge.as_str(), w.pr.repo),
-            w.status.base_ref.clone().unwrap_or_default(),
+        let base = fresh.get(&w.id).map_or_else(
+            || w.status.base_ref.clone().unwrap_or_default(),
+            |s| s.base_ref.clone(),
         );
+        let key = (format!("{}:{}", w.pr.forge.as_str(), w.pr.repo), base);
         lines.entry(key).or_default().push(w);
     }
     lines

@@ -14,8 +14,15 @@ use crate::store::Store;
 /// How many failed checks are read in full.
 pub const MAX_FAILED_LOGS: usize = 5;
 
-/// Fills `snap.failed_logs` when every check on the head is done and some failed.
-pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, policy: &Policy) {
+/// Fills `snap.failed_logs` when every check on the head is done and some failed. With
+/// `remember` false (a dry run) the cache is read but never written.
+pub fn failed_logs(
+    forge: &dyn Forge,
+    store: &mut Store,
+    snap: &mut Snapshot,
+    policy: &Policy,
+    remember: bool,
+) {
     let current = checks::newest(&snap.checks);
     if current.iter().any(|c| c.state == CheckState::Pending) {
         return;
@@ -66,7 +73,17 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
             (snap.pr.forge == crate::model::ForgeKind::GitLab).then_some(c.output.as_str());
         let (log_tail, classification) = match hit {
             Some(hit) => hit,
-            None => read_and_classify(forge, store, snap, policy, c, notes_for(c), reason),
+            None => {
+                let (tail, class, fresh) =
+                    read_and_classify(forge, snap, policy, c, notes_for(c), reason);
+                if let (true, Some(job), true) = (remember, c.job_id, fresh) {
+                    let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+                    let json = serde_json::to_string(&class).unwrap_or_default();
+                    // A cache: a failed write only means the log is read again next tick.
+                    let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
+                }
+                (tail, class)
+            }
         };
         out.push(FailedCheck {
             name: c.name.clone(),
@@ -81,17 +98,17 @@ pub fn failed_logs(forge: &dyn Forge, store: &mut Store, snap: &mut Snapshot, po
     snap.failed_logs = out;
 }
 
-/// Reads one failed job's log, classifies the failure, and caches the answer (a missing log
-/// included; a failed read is not cached, so it is tried again next tick).
+/// Reads one failed job's log and classifies the failure; the flag says whether the forge
+/// answered (a missing log included), so the answer may be cached. A failed read is not
+/// cached, so it is tried again next tick.
 fn read_and_classify(
     forge: &dyn Forge,
-    store: &mut Store,
     snap: &Snapshot,
     policy: &Policy,
     c: &Check,
     notes: Option<String>,
     reason: Option<&str>,
-) -> (String, Classification) {
+) -> (String, Classification, bool) {
     let read = c.job_id.map(|job| forge.job_log(&snap.pr, job));
     let raw = match &read {
         Some(Ok(Some(raw))) => raw.as_str(),
@@ -104,10 +121,5 @@ fn read_and_classify(
         output.push_str(&n);
     }
     let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
-    if let (Some(job), Some(Ok(_))) = (c.job_id, &read) {
-        let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
-        let json = serde_json::to_string(&class).unwrap_or_default();
-        let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
-    }
-    (tail, class)
+    (tail, class, matches!(read, Some(Ok(_))))
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::decide::Feedback;
-use crate::model::{Instant, Snapshot};
+use crate::model::{Instant, Login, Snapshot};
 
 /// Replies pr-monitor posts for agents start with this; they are never feedback.
 pub const AGENT_REPLY_PREFIX: &str = "🤖 ";
@@ -16,9 +16,9 @@ fn stamp(t: Option<Instant>) -> String {
 }
 
 /// Every item that may need a response, newest activity last within each source.
-pub fn items(snap: &Snapshot, agent_logins: &[String]) -> Vec<Feedback> {
+pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Feedback> {
     let by_agent = |author: &Option<String>, body: &str| {
-        author.as_ref().is_some_and(|a| agent_logins.contains(a))
+        Login::any_is(agent_logins, author.as_deref())
             || body.starts_with(AGENT_REPLY_PREFIX)
     };
     let mut out = Vec::new();

@@ -40,6 +40,52 @@ impl FromStr for ForgeKind {
     }
 }
 
+/// A forge login. GitHub and GitLab logins ignore letter case, so two logins are equal when
+/// they match ignoring ASCII case; the spelling given is kept for display.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Login(String);
+
+impl Login {
+    pub fn new(login: impl Into<String>) -> Self {
+        Login(login.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `login` (as the forge spelled it) is this login.
+    pub fn is(&self, login: &str) -> bool {
+        self.0.eq_ignore_ascii_case(login)
+    }
+
+    /// Whether `login` is one of `logins`.
+    pub fn any_is(logins: &[Login], login: Option<&str>) -> bool {
+        login.is_some_and(|l| logins.iter().any(|x| x.is(l)))
+    }
+}
+
+impl PartialEq for Login {
+    fn eq(&self, other: &Self) -> bool {
+        self.is(&other.0)
+    }
+}
+
+impl Eq for Login {}
+
+impl From<&str> for Login {
+    fn from(s: &str) -> Self {
+        Login::new(s)
+    }
+}
+
+impl fmt::Display for Login {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A pull request (GitHub) or merge request (GitLab): the identity of a watch.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PrRef {
@@ -583,6 +629,11 @@ impl Snapshot {
 
     pub fn has_conflict(&self) -> bool {
         self.mergeable == Mergeable::Conflicting || self.merge_state == MergeState::Dirty
+    }
+
+    /// The branch is behind its base: by the comparison, or by the forge's merge state.
+    pub fn is_behind(&self) -> bool {
+        self.behind_by.is_some_and(|b| b > 0) || self.merge_state == MergeState::Behind
     }
 }
 

@@ -16,7 +16,8 @@ use crate::app::App;
 use crate::decide::{self, Context, Plan};
 use crate::execute::{self, Env};
 use crate::forge::{ForgeError, SnapshotRequest};
-use crate::model::{ForgeKind, Instant, Snapshot};
+use crate::config::Policy;
+use crate::model::{ForgeKind, Instant, Login, Snapshot};
 use crate::store::{Selection, TickRecord};
 use crate::watch::{HistoryEntry, Watch};
 
@@ -105,6 +106,7 @@ const ERROR_STREAK_NOTICE: u32 = 3;
 /// Runs one tick over the due watches, then delivers the outbox.
 pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     let now = app.now;
+    app.dry_run = opts.dry_run;
     let jobs = if opts.dry_run || opts.fix_asked {
         Vec::new()
     } else {
@@ -117,7 +119,6 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         jobs,
         ..RunSummary::default()
     };
-    let turns = decide::update_turns(&all);
     let run_id = format!(
         "{}-{}",
         std::process::id(),
@@ -137,6 +138,14 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
 
     tell(opts, Step::Reading { due: leased.len() });
     let snapshots = read_all(app, &leased.iter().map(|(w, _)| w).collect::<Vec<_>>());
+    // Whose turn it is to update a behind branch, from this tick's snapshots where there are
+    // some (the stored state is a tick old), else from the stored state.
+    let fresh: BTreeMap<i64, &Snapshot> = leased
+        .iter()
+        .zip(&snapshots)
+        .filter_map(|((w, _), s)| s.as_ref().ok().map(|s| (w.id, s)))
+        .collect();
+    let turns = decide::update_turns(&all, &fresh);
     let total = leased.len();
     for (done, ((watch, lease), snap)) in leased.into_iter().zip(snapshots).enumerate() {
         tell(
@@ -174,7 +183,14 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         }
         // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
         // full) is that PR's failure, not the run's: the others go on.
-        let error = match lease.map(|lease| app.store.record(lease, &record)) {
+        let recorded = lease.map(|lease| {
+            if watch.unreadable.is_some() {
+                app.store.record_failure(lease, &record)
+            } else {
+                app.store.record(lease, &record)
+            }
+        });
+        let error = match recorded {
             Some(Err(e)) => Some(format!("the outcome could not be recorded: {e:#}")),
             _ => error,
         };
@@ -201,19 +217,24 @@ fn tick_one(
 ) -> (Option<Plan>, Option<String>, TickRecord) {
     let now = app.now;
     let policy = app.policy_for(watch);
-    let agent_logins = policy
-        .agent
-        .as_deref()
-        .and_then(|a| app.config.agent(a).ok())
-        .map(|a| a.logins.clone())
-        .unwrap_or_default();
-    // The owner's login matters only where an agent may be written to.
-    let owner = if policy.agent.is_some() {
-        app.owner(watch.pr.forge).unwrap_or_default()
-    } else {
-        String::new()
+    let facts = match facts(app, watch, &policy) {
+        Ok(facts) => facts,
+        Err(message) => {
+            let record = failed_tick(
+                watch,
+                &ForgeError::Unexpected(message.clone()),
+                now,
+                policy.poll_sec,
+            )
+            .0;
+            return (None, Some(message), record);
+        }
     };
-    let seen = app.store.seen(&watch.pr).unwrap_or_default();
+    let Facts {
+        agent_logins,
+        owner,
+        seen,
+    } = facts;
     let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
         let record = failed_tick(
             watch,
@@ -224,7 +245,7 @@ fn tick_one(
         .0;
         return (None, Some("no forge client".into()), record);
     };
-    crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy);
+    crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, !opts.dry_run);
     let ctx = Context {
         policy: &policy,
         now,
@@ -268,6 +289,49 @@ fn tick_one(
         outbox: applied.outbox,
     };
     (Some(plan), applied.error, record)
+}
+
+/// What a PR's tick needs besides its snapshot. A failed read of any of these fails that PR's
+/// tick: guessing (nothing seen, no owner, no agent logins) would re-send or mis-route.
+struct Facts {
+    agent_logins: Vec<Login>,
+    owner: String,
+    seen: BTreeMap<(String, String), String>,
+}
+
+fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String> {
+    if let Some(damage) = &watch.unreadable {
+        return Err(format!(
+            "the stored state of this PR cannot be read ({damage}); it is left as it is: \
+             `watch rm` then `watch add` starts it afresh"
+        ));
+    }
+    let agent_logins = match policy.agent.as_deref() {
+        Some(name) => app
+            .config
+            .agent(name)?
+            .logins
+            .iter()
+            .map(|l| Login::new(l.as_str()))
+            .collect(),
+        None => Vec::new(),
+    };
+    // The owner's login matters only where an agent may be written to.
+    let owner = if policy.agent.is_some() {
+        app.owner(watch.pr.forge)
+            .map_err(|e| format!("cannot learn the token's login: {e}"))?
+    } else {
+        String::new()
+    };
+    let seen = app
+        .store
+        .seen(&watch.pr)
+        .map_err(|e| format!("cannot read what was already handled: {e:#}"))?;
+    Ok(Facts {
+        agent_logins,
+        owner,
+        seen,
+    })
 }
 
 /// Reads every watch's snapshot, batching per forge; one result per watch, in order.

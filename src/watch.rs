@@ -253,6 +253,10 @@ pub struct Watch {
     pub next_tick_at: Option<Instant>,
     pub last_tick_at: Option<Instant>,
     pub last_error: Option<String>,
+    /// What in the stored row could not be read (a corrupt `memory`, an unknown forge or
+    /// state). Such a watch is shown but never ticked: its tick fails with this in
+    /// `last_error`, and the row is left as it is.
+    pub unreadable: Option<String>,
 }
 
 impl Watch {
@@ -311,5 +315,57 @@ mod tests {
         let mut merged = watch();
         merged.status.state = PrState::Merged;
         assert_eq!(watch().changes_from(&merged), ["watched again"]);
+    }
+
+    /// A memory row as stored today. Every field is set, so a renamed or dropped field shows
+    /// here instead of silently resetting that field for every watch (`serde(default)` would
+    /// read the old name as absent). Adding a field is fine; renaming one needs a
+    /// `serde(alias)` and this document left as it is.
+    const STORED_MEMORY: &str = r#"{
+        "handled_failure": "abc:lint",
+        "last_fix_fingerprint": "fp",
+        "fix": {"message_id": "m1", "head_sha": "abc", "sent_at": "2026-11-29T12:00:00Z", "done_at": "2026-11-29T12:05:00Z"},
+        "infra_reruns": ["abc:test"],
+        "last_rerun_at": "2026-11-29T12:01:00Z",
+        "conflict_sent_for": "abc",
+        "agent_activity_at": "2026-11-29T12:02:00Z",
+        "agent_run": ["2026-11-29T12:03:00Z", "2026-11-29T12:04:00Z"],
+        "cross_repository": true,
+        "behind": true,
+        "update_requested_for": "abc",
+        "holds_update_turn": true,
+        "merge_attempted_for": "abc",
+        "auto_merge_enabled_once": true,
+        "error_streak": 2,
+        "picture": {
+            "failed": [["lint", "https://ci/1"]], "pending": ["test"], "total": 3,
+            "flakes": [["e2e", "502 Bad Gateway"]], "unresolved_threads": 1,
+            "review_decision": "APPROVED", "mergeable": "MERGEABLE", "merge_state": "CLEAN",
+            "behind_by": 2, "draft": true
+        },
+        "stuck_reported_for": "abc"
+    }"#;
+
+    #[test]
+    fn stored_memory_field_names_are_pinned() {
+        let stored: serde_json::Value = serde_json::from_str(STORED_MEMORY).unwrap();
+        let memory: Memory = serde_json::from_value(stored.clone()).unwrap();
+        assert_ne!(memory.picture, Picture::default());
+        assert!(memory.fix.is_some() && memory.agent_run.is_some());
+        let written = serde_json::to_value(&memory).unwrap();
+        let (stored, written) = (stored.as_object().unwrap(), written.as_object().unwrap());
+        for (key, value) in stored {
+            assert_eq!(
+                written.get(key),
+                Some(value),
+                "`{key}` is read back and written under the same name"
+            );
+        }
+        for key in written.keys() {
+            assert!(
+                stored.contains_key(key),
+                "a new memory field `{key}`: add it to STORED_MEMORY so it stays pinned"
+            );
+        }
     }
 }

@@ -7,6 +7,12 @@ use super::*;
 use crate::decide::tests::{check, snap, t0};
 use crate::model::{Comment, Review, ReviewThread};
 
+/// The payload with the checks' verdict the tick would give a head it saw long ago.
+fn payload(s: &Snapshot, seen: &Seen, criteria: &Criteria, full: bool) -> (Value, Marks) {
+    let verdict = checks::verdict(&s.checks, t0(), t0(), 0, None);
+    super::payload(s, seen, criteria, &verdict, full)
+}
+
 fn comment(id: &str, who: &str, body: &str, min: i64) -> Comment {
     Comment {
         id: id.into(),

@@ -6,7 +6,7 @@
 use crate::checks::Verdict;
 use crate::config::{NotifyKind, UpdateBranch};
 use crate::decide::{Action, Condition, Context, Draft};
-use crate::model::{MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
+use crate::model::{Login, MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
 use crate::watch::{MergeVia, Watch};
 
 /// The method to merge with: the configured one when the repo allows it, else the first the
@@ -29,33 +29,71 @@ pub fn arming_refusal(snap: &Snapshot, allow_non_default_base: bool) -> Option<S
     })
 }
 
-/// Whether the PR is ready for pr-monitor to merge it itself: checks green on this head, no
-/// conflict, mergeable, approvals as required, not a draft.
-pub fn ready(snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
-    let green = matches!(cond.verdict, Verdict::Passed | Verdict::NoChecks);
+/// What readiness asks for beyond what the forge says: labels, and approvals from logins.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Criteria {
+    pub required_labels: Vec<String>,
+    pub required_approvals_from: Vec<String>,
+}
+
+impl Criteria {
+    pub fn of(policy: &crate::config::Policy) -> Self {
+        Criteria {
+            required_labels: policy.required_labels.clone(),
+            required_approvals_from: policy.required_approvals_from.clone(),
+        }
+    }
+}
+
+/// Whether a PR may be merged now, and which criteria it misses. The one rule of "ready":
+/// the tick merges by it and `check` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    pub ready: bool,
+    pub missing_labels: Vec<String>,
+    pub missing_approvals_from: Vec<String>,
+}
+
+/// Ready: checks green on this head (or none, past the grace period), no conflict, mergeable,
+/// not blocked, behind or a draft by the forge's merge state, no changes requested, and the
+/// criteria met.
+pub fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
+    let green = matches!(verdict, Verdict::Passed | Verdict::NoChecks);
     let changes_requested = effective_decision(snap) == Some(ReviewState::ChangesRequested);
-    let labels = ctx
-        .policy
+    let missing_labels: Vec<String> = criteria
         .required_labels
         .iter()
-        .all(|l| snap.labels.contains(l));
-    let approvals = ctx.policy.required_approvals_from.iter().all(|who| {
-        snap.reviews
-            .iter()
-            .any(|r| r.state == ReviewState::Approved && r.author.as_deref() == Some(who.as_str()))
-    });
+        .filter(|l| !snap.labels.contains(l))
+        .cloned()
+        .collect();
+    let missing_approvals_from: Vec<String> = criteria
+        .required_approvals_from
+        .iter()
+        .filter(|who| {
+            let who = Login::new(who.as_str());
+            !snap.reviews.iter().any(|r| {
+                r.state == ReviewState::Approved && r.author.as_deref().is_some_and(|a| who.is(a))
+            })
+        })
+        .cloned()
+        .collect();
     let blocked = matches!(
         snap.merge_state,
         MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
     );
-    green
+    let ready = green
         && !snap.draft
-        && !cond.conflict
+        && !snap.has_conflict()
         && !changes_requested
-        && labels
-        && approvals
+        && missing_labels.is_empty()
+        && missing_approvals_from.is_empty()
         && !blocked
-        && snap.mergeable == Mergeable::Mergeable
+        && snap.mergeable == Mergeable::Mergeable;
+    Readiness {
+        ready,
+        missing_labels,
+        missing_approvals_from,
+    }
 }
 
 /// Latest review per reviewer; a later APPROVED supersedes an earlier CHANGES_REQUESTED;
@@ -162,7 +200,7 @@ pub(super) fn reconcile(
         d.note("cannot merge: the repository allows no merge method", None);
         return;
     };
-    let is_ready = ready(snap, cond, ctx);
+    let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
     let via = if snap.repo.auto_merge_allowed {
         MergeVia::AutoMerge
     } else {

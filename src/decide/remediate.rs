@@ -5,7 +5,7 @@ use crate::checks::Verdict;
 use crate::config::{Handler, NotifyKind};
 use crate::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
 use crate::feedback;
-use crate::model::{FailedCheck, Snapshot};
+use crate::model::{FailedCheck, Login, Snapshot};
 use crate::watch::{FixInFlight, Watch, Why};
 
 pub(super) fn remediate(
@@ -393,10 +393,10 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         return;
     };
     let allowed = |author: &Option<String>| {
-        author.as_deref().is_some_and(|a| {
-            a == ctx.owner
-                || Some(a) == snap.author.as_deref()
-                || ctx.policy.trust.iter().any(|t| t == a)
+        author.as_deref().map(Login::new).is_some_and(|a| {
+            a.is(ctx.owner)
+                || snap.author.as_deref().is_some_and(|author| a.is(author))
+                || ctx.policy.trust.iter().any(|t| a.is(t))
         })
     };
     let new: Vec<_> = feedback::items(snap, ctx.agent_logins)

@@ -2,6 +2,7 @@
 //! that other modules' tests reuse.
 
 use chrono::{DateTime, Duration, Utc};
+use std::collections::BTreeMap;
 
 use super::*;
 use crate::model::{
@@ -37,6 +38,7 @@ pub(crate) fn watch() -> Watch {
         next_tick_at: Some(t0()),
         last_tick_at: None,
         last_error: None,
+        unreadable: None,
     }
 }
 
@@ -385,8 +387,8 @@ fn failing(sha: &str, author: &str, tail: &str, infra: bool) -> Snapshot {
 
 pub(crate) struct Ctx {
     pub policy: Policy,
-    pub logins: Vec<String>,
-    pub seen: std::collections::BTreeMap<(String, String), String>,
+    pub logins: Vec<Login>,
+    pub seen: BTreeMap<(String, String), String>,
     pub now: Instant,
     pub turn: bool,
     pub fix_asked: bool,
@@ -399,7 +401,7 @@ impl Ctx {
         Ctx {
             policy,
             logins: vec!["fixer-bot".into()],
-            seen: std::collections::BTreeMap::new(),
+            seen: BTreeMap::new(),
             now: t0(),
             turn: true,
             fix_asked: false,
@@ -908,13 +910,13 @@ fn behind_branches_update_one_at_a_time_per_base() {
         w
     };
     let line = vec![mk(1, 10, true), mk(2, 30, true), mk(3, 20, true)];
-    assert_eq!(update_turns(&line), vec![2]);
+    assert_eq!(update_turns(&line, &BTreeMap::new()), vec![2]);
     let mut failing_first = line.clone();
     failing_first[1].status.pills.ci = true;
-    assert_eq!(update_turns(&failing_first), vec![3]);
+    assert_eq!(update_turns(&failing_first, &BTreeMap::new()), vec![3]);
     let mut merged_first = line;
     merged_first[1].status.state = PrState::Merged;
-    assert_eq!(update_turns(&merged_first), vec![3]);
+    assert_eq!(update_turns(&merged_first, &BTreeMap::new()), vec![3]);
 }
 
 #[test]
@@ -1063,4 +1065,69 @@ fn update_branch_policy() {
             .iter()
             .any(|a| matches!(a, Action::UpdateBranch { .. }))
     );
+}
+
+#[test]
+fn the_update_turn_reads_this_ticks_snapshots() {
+    // Never ticked: the stored state knows nothing of behind or the base.
+    let mk = |id: i64, mins: i64| {
+        let mut w = armed("a");
+        w.id = id;
+        w.pr.number = id as u64;
+        w.status.base_ref = None;
+        w.status.armed_at = Some(t0() - Duration::minutes(mins));
+        w
+    };
+    let line = vec![mk(1, 10), mk(2, 30), mk(3, 20)];
+    assert!(update_turns(&line, &BTreeMap::new()).is_empty());
+    let behind = Snapshot {
+        behind_by: Some(2),
+        ..snap("a")
+    };
+    let fresh: BTreeMap<i64, &Snapshot> = [(1, &behind), (2, &behind), (3, &behind)].into();
+    assert_eq!(update_turns(&line, &fresh), vec![2], "the oldest armed, at once");
+}
+
+#[test]
+fn readiness_is_one_rule_for_the_tick_and_check() {
+    let criteria = merge::Criteria {
+        required_labels: vec![],
+        required_approvals_from: vec!["Ci-Bot".into()],
+    };
+    let mut s = snap("a");
+    s.reviews = vec![crate::model::Review {
+        id: "R1".into(),
+        database_id: None,
+        author: Some("ci-bot".into()),
+        state: crate::model::ReviewState::Approved,
+        body: String::new(),
+        url: None,
+        submitted_at: Some(t0()),
+        updated_at: None,
+    }];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert!(r.ready, "approvals match logins in any letter case: {r:?}");
+    assert!(merge::readiness(&s, &Verdict::NoChecks, &criteria).ready);
+    assert!(!merge::readiness(&s, &Verdict::AwaitingChecks, &criteria).ready);
+    let blocked = Snapshot {
+        merge_state: MergeState::Blocked,
+        ..s.clone()
+    };
+    assert!(!merge::readiness(&blocked, &Verdict::Passed, &criteria).ready);
+    let unknown = Snapshot {
+        mergeable: Mergeable::Unknown,
+        ..s
+    };
+    assert!(!merge::readiness(&unknown, &Verdict::Passed, &criteria).ready);
+}
+
+#[test]
+fn agent_logins_ignore_letter_case() {
+    let mut c = Ctx::new();
+    c.logins = vec![Login::new("Fixer-Bot")];
+    let mut s = snap("a");
+    s.head.author_login = Some("fixer-bot".into());
+    s.head.committer_login = Some("FIXER-BOT".into());
+    let cond = condition(&watch().status, &s, &c.ctx());
+    assert!(cond.agent_commit);
 }

@@ -159,14 +159,29 @@ fn outbox_from_row(r: &Row<'_>) -> rusqlite::Result<OutboxRow> {
     })
 }
 
+/// A watch row. What cannot be read (an unknown forge or state, a corrupt `memory`) is never
+/// guessed silently: the watch carries it in `unreadable`, and the tick refuses to act on it.
 fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
     let forge: String = row.get("forge")?;
     let state: String = row.get("state")?;
     let memory: String = row.get("memory")?;
+    let mut unreadable = Vec::new();
+    let forge = forge.parse::<ForgeKind>().unwrap_or_else(|e| {
+        unreadable.push(format!("forge: {e}"));
+        ForgeKind::GitHub
+    });
+    let state = state.parse::<PrState>().unwrap_or_else(|e| {
+        unreadable.push(format!("state: {e}"));
+        PrState::Open
+    });
+    let memory = serde_json::from_str::<Memory>(&memory).unwrap_or_else(|e| {
+        unreadable.push(format!("memory: {e}"));
+        Memory::default()
+    });
     Ok(Watch {
         id: row.get("id")?,
         pr: PrRef {
-            forge: forge.parse().unwrap_or(ForgeKind::GitHub),
+            forge,
             repo: row.get("repo")?,
             number: row.get::<_, i64>("number")? as u64,
         },
@@ -176,7 +191,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
         paused: row.get("paused")?,
         added_at: parse_ts(row.get("added_at")?).unwrap_or_default(),
         status: WatchStatus {
-            state: state.parse().unwrap_or(PrState::Open),
+            state,
             title: row.get("title")?,
             head_sha: row.get::<_, Option<String>>("head_sha")?.map(Sha),
             head_seen_at: parse_ts(row.get("head_seen_at")?),
@@ -199,12 +214,33 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
                 .as_deref()
                 .and_then(MergeVia::parse),
             armed_at: parse_ts(row.get("armed_at")?),
-            memory: serde_json::from_str::<Memory>(&memory).unwrap_or_default(),
+            memory,
         },
         next_tick_at: parse_ts(row.get("next_tick_at")?),
         last_tick_at: parse_ts(row.get("last_tick_at")?),
         last_error: row.get("last_error")?,
+        unreadable: (!unreadable.is_empty()).then(|| unreadable.join("; ")),
     })
+}
+
+/// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
+fn leased_url(tx: &rusqlite::Transaction<'_>, watch_id: i64, owner: &str) -> Result<String> {
+    let row: Option<(String, String, i64)> = tx
+        .query_row(
+            "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
+            params![watch_id, owner],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let (forge, repo, number) =
+        row.context("the watch's lease was lost (removed, or taken by another run)")?;
+    let forge = forge.parse::<ForgeKind>().map_err(anyhow::Error::msg)?;
+    Ok(PrRef {
+        forge,
+        repo,
+        number: u64::try_from(number)?,
+    }
+    .url())
 }
 
 impl Store {
@@ -294,14 +330,37 @@ impl Store {
             tx.execute_batch(sql)
                 .with_context(|| format!("migration {} failed", i + 1))?;
         }
-        tx.pragma_update(None, "user_version", latest)?;
+        if version != latest {
+            tx.pragma_update(None, "user_version", latest)?;
+        }
         tx.commit()?;
         Ok(Store { conn })
     }
 
-    /// Starts watching `pr`, due at `now`. Returns false when it was already watched (its
-    /// settings are then updated with whatever `new` sets, and it is made due again).
+    /// `pr` as it is watched: forges ignore the letter case of repository paths, so
+    /// `OCTO/App#1` names the watch of `octo/app#1`, and every row keyed by the PR uses the
+    /// spelling it was first watched under. An unwatched PR is returned as given.
+    pub fn known(&self, pr: &PrRef) -> Result<PrRef> {
+        let repo: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT repo FROM watches WHERE forge = ?1 AND repo = ?2 COLLATE NOCASE AND number = ?3
+                 ORDER BY id LIMIT 1",
+                params![pr.forge.as_str(), pr.repo, i64::try_from(pr.number)?],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(PrRef {
+            repo: repo.unwrap_or_else(|| pr.repo.clone()),
+            ..pr.clone()
+        })
+    }
+
+    /// Starts watching `pr`, due at `now`. Returns false when it was already watched, in any
+    /// letter case (its settings are then updated with whatever `new` sets, and it is made
+    /// due again).
     pub fn add_watch(&mut self, pr: &PrRef, new: &NewWatch, now: Instant) -> Result<bool> {
+        let pr = &self.known(pr)?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -451,21 +510,7 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let url: String = tx
-            .query_row(
-                "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
-                params![watch_id, owner],
-                |r| {
-                    Ok(PrRef {
-                        forge: r.get::<_, String>(0)?.parse().unwrap_or(ForgeKind::GitHub),
-                        repo: r.get(1)?,
-                        number: r.get::<_, i64>(2)? as u64,
-                    }
-                    .url())
-                },
-            )
-            .optional()?
-            .context("the watch's lease was lost (removed, or taken by another run)")?;
+        let url = leased_url(&tx, watch_id, &owner)?;
         let s = &rec.status;
         tx.execute(
             "UPDATE watches SET state = ?2, title = ?3, head_sha = ?4, head_seen_at = ?5, head_ref = ?6,
@@ -515,6 +560,36 @@ impl Store {
         Ok(())
     }
 
+    /// Writes only the failure of a tick on a watch whose stored row cannot be read in full
+    /// ([`Watch::unreadable`]): `last_error`, the times and the history. The rest of the row
+    /// is left as it is, for the owner to look at.
+    pub fn record_failure(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let url = leased_url(&tx, watch_id, &owner)?;
+        tx.execute(
+            "UPDATE watches SET next_tick_at = ?2, last_tick_at = ?3, last_error = ?4,
+                    lease_owner = NULL, lease_until = NULL
+             WHERE id = ?1",
+            params![
+                watch_id,
+                rec.next_tick_at.map(ts),
+                ts(rec.last_tick_at),
+                rec.last_error
+            ],
+        )?;
+        for h in &rec.history {
+            tx.execute(
+                "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
+                params![url, ts(h.at), h.what, h.why],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Gives a lease back without recording anything (a dry run, or a run that stops early).
     pub fn release(&mut self, lease: Lease) -> Result<()> {
         let Lease { watch_id, owner } = lease;
@@ -554,29 +629,49 @@ impl Store {
         Ok(())
     }
 
-    /// What was already handled for `pr`: (source, id) → updated_at.
+    /// What the tick already handled for `pr`: (source, id) → updated_at.
     pub fn seen(&self, pr: &PrRef) -> Result<std::collections::BTreeMap<(String, String), String>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT source, item_id, updated_at FROM seen WHERE pr = ?1")?;
+        let mut stmt = self.conn.prepare(
+            "SELECT source, item_id, updated_at FROM seen WHERE pr = ?1 AND source NOT LIKE 'check:%'",
+        )?;
         let rows = stmt.query_map([pr.url()], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Marks items handled outside a tick (`check` with the database as its state).
-    pub fn mark_seen(&mut self, pr: &PrRef, items: &[(String, String, String)]) -> Result<()> {
+    /// What `check` already reported for `pr`: (source, id) → updated_at. `check` keeps its
+    /// own key space in the `seen` table (sources prefixed [`CHECK_SEEN`]), so looking at a PR
+    /// never changes what the tick forwards, and a tick never hides news from `check`.
+    pub fn check_seen(
+        &self,
+        pr: &PrRef,
+    ) -> Result<std::collections::BTreeMap<(String, String), String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT substr(source, ?2), item_id, updated_at FROM seen WHERE pr = ?1 AND source LIKE 'check:%'",
+        )?;
+        let from = i64::try_from(CHECK_SEEN.len() + 1)?;
+        let rows = stmt.query_map(params![pr.url(), from], |r| {
+            Ok(((r.get(0)?, r.get(1)?), r.get(2)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Records what `check` reported (its own key space, see [`Store::check_seen`]).
+    pub fn mark_check_seen(&mut self, pr: &PrRef, items: &[(String, String, String)]) -> Result<()> {
         let tx = self.conn.transaction()?;
         for (source, id, updated) in items {
             tx.execute(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
-                params![pr.url(), source, id, updated],
+                params![pr.url(), format!("{CHECK_SEEN}{source}"), id, updated],
             )?;
         }
         tx.commit()?;
         Ok(())
     }
 }
+
+/// The prefix of `check`'s sources in the `seen` table.
+pub const CHECK_SEEN: &str = "check:";
 
 impl Store {
     /// Queues messages outside a tick (owner commands), idempotently by id.

@@ -1,6 +1,7 @@
 //! pr-monitor's integration tests, one binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod agreement;
 mod check;
 mod fake_github_selftest;
 mod fixtures;
