@@ -316,10 +316,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
             merge_when_ready,
             auto_fix,
         } => {
-            let prs = prs
-                .iter()
-                .map(|p| app.pr(p))
-                .collect::<Result<Vec<_>>>()?;
+            let prs = prs.iter().map(|p| app.pr(p)).collect::<Result<Vec<_>>>()?;
             if let Some(job) = &job
                 && app.config.job(job).is_none()
             {

@@ -71,20 +71,17 @@ pub fn failed_logs(
     for (c, hit) in failed.iter().zip(cached) {
         let reason =
             (snap.pr.forge == crate::model::ForgeKind::GitLab).then_some(c.output.as_str());
-        let (log_tail, classification) = match hit {
-            Some(hit) => hit,
-            None => {
-                let (tail, class, fresh) =
-                    read_and_classify(forge, snap, policy, c, notes_for(c), reason);
-                if let (true, Some(job), true) = (remember, c.job_id, fresh) {
-                    let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
-                    let json = serde_json::to_string(&class).unwrap_or_default();
-                    // A cache: a failed write only means the log is read again next tick.
-                    let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
-                }
-                (tail, class)
+        let (log_tail, classification) = hit.unwrap_or_else(|| {
+            let (tail, class, fresh) =
+                read_and_classify(forge, snap, policy, c, notes_for(c), reason);
+            if let (true, Some(job), true) = (remember, c.job_id, fresh) {
+                let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+                let json = serde_json::to_string(&class).unwrap_or_default();
+                // A cache: a failed write only means the log is read again next tick.
+                let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
             }
-        };
+            (tail, class)
+        });
         out.push(FailedCheck {
             name: c.name.clone(),
             url: c.url.clone(),

@@ -18,8 +18,7 @@ fn stamp(t: Option<Instant>) -> String {
 /// Every item that may need a response, newest activity last within each source.
 pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Feedback> {
     let by_agent = |author: &Option<String>, body: &str| {
-        Login::any_is(agent_logins, author.as_deref())
-            || body.starts_with(AGENT_REPLY_PREFIX)
+        Login::any_is(agent_logins, author.as_deref()) || body.starts_with(AGENT_REPLY_PREFIX)
     };
     let mut out = Vec::new();
     for c in &snap.comments {

@@ -13,10 +13,10 @@ use anyhow::Result;
 use chrono::Duration;
 
 use crate::app::App;
+use crate::config::Policy;
 use crate::decide::{self, Context, Plan};
 use crate::execute::{self, Env};
 use crate::forge::{ForgeError, SnapshotRequest};
-use crate::config::Policy;
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
 use crate::store::{Selection, TickRecord};
 use crate::watch::{HistoryEntry, Watch};

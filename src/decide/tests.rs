@@ -1085,7 +1085,11 @@ fn the_update_turn_reads_this_ticks_snapshots() {
         ..snap("a")
     };
     let fresh: BTreeMap<i64, &Snapshot> = [(1, &behind), (2, &behind), (3, &behind)].into();
-    assert_eq!(update_turns(&line, &fresh), vec![2], "the oldest armed, at once");
+    assert_eq!(
+        update_turns(&line, &fresh),
+        vec![2],
+        "the oldest armed, at once"
+    );
 }
 
 #[test]

@@ -223,6 +223,20 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
     })
 }
 
+fn insert_history(
+    tx: &rusqlite::Transaction<'_>,
+    url: &str,
+    entries: &[HistoryEntry],
+) -> Result<()> {
+    for h in entries {
+        tx.execute(
+            "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
+            params![url, ts(h.at), h.what, h.why],
+        )?;
+    }
+    Ok(())
+}
+
 /// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
 fn leased_url(tx: &rusqlite::Transaction<'_>, watch_id: i64, owner: &str) -> Result<String> {
     let row: Option<(String, String, i64)> = tx
@@ -542,12 +556,7 @@ impl Store {
                 rec.last_error,
             ],
         )?;
-        for h in &rec.history {
-            tx.execute(
-                "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
-                params![url, ts(h.at), h.what, h.why],
-            )?;
-        }
+        insert_history(&tx, &url, &rec.history)?;
         insert_outbox(&tx, &rec.outbox)?;
         for (source, id, updated) in &rec.seen {
             tx.execute(
@@ -580,12 +589,7 @@ impl Store {
                 rec.last_error
             ],
         )?;
-        for h in &rec.history {
-            tx.execute(
-                "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
-                params![url, ts(h.at), h.what, h.why],
-            )?;
-        }
+        insert_history(&tx, &url, &rec.history)?;
         tx.commit()?;
         Ok(())
     }
@@ -619,12 +623,7 @@ impl Store {
     /// Adds history rows outside a tick (owner commands).
     pub fn log(&mut self, pr: &PrRef, entries: &[HistoryEntry]) -> Result<()> {
         let tx = self.conn.transaction()?;
-        for h in entries {
-            tx.execute(
-                "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
-                params![pr.url(), ts(h.at), h.what, h.why],
-            )?;
-        }
+        insert_history(&tx, &pr.url(), entries)?;
         tx.commit()?;
         Ok(())
     }
@@ -656,7 +655,11 @@ impl Store {
     }
 
     /// Records what `check` reported (its own key space, see [`Store::check_seen`]).
-    pub fn mark_check_seen(&mut self, pr: &PrRef, items: &[(String, String, String)]) -> Result<()> {
+    pub fn mark_check_seen(
+        &mut self,
+        pr: &PrRef,
+        items: &[(String, String, String)],
+    ) -> Result<()> {
         let tx = self.conn.transaction()?;
         for (source, id, updated) in items {
             tx.execute(

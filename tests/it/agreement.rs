@@ -1,6 +1,7 @@
 //! Places where two commands, or a command and the stored state, must agree: `check` and the
 //! tick (seen state, readiness), logins and repositories in any letter case, a damaged row,
-//! `--dry-run`, and the behind-branch turn taken from this tick's snapshots.
+//! and `--dry-run`. (The behind-branch turn taken from this tick's snapshots is
+//! `merge::behind_armed_prs_are_updated_one_at_a_time_oldest_first`.)
 
 use crate::support::env::TestEnv;
 
@@ -172,31 +173,4 @@ fn dry_run_leaves_the_database_byte_for_byte_unchanged() {
         "--dry-run changes nothing (no log cache, no owner login)"
     );
     assert!(env.inbox_messages().is_empty());
-}
-
-#[test]
-fn three_armed_prs_behind_their_base_get_the_oldest_updated_on_the_first_tick() {
-    let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO).required_checks(&["test"]).strict();
-        for n in 1..=3 {
-            w.pr(REPO, n).behind(2);
-            w.check_run(REPO, n, "test").success();
-        }
-    });
-    // Armed in the order 3, 1, 2.
-    for n in [3, 1, 2] {
-        env.ok(&[
-            "watch",
-            "add",
-            "--merge-when-ready",
-            &format!("octo/app#{n}"),
-        ]);
-        env.advance(1);
-    }
-    env.ok(&["run"]);
-    let updates: Vec<usize> = (1..=3)
-        .map(|n| env.gh.world(|w| w.branch_updates(REPO, n)))
-        .collect();
-    assert_eq!(updates, vec![0, 0, 1], "the oldest armed, at once");
 }

@@ -336,14 +336,19 @@ fn behind_armed_prs_are_updated_one_at_a_time_oldest_first() {
         ]);
         env.advance(1);
     }
-    env.ok(&["run"]);
-    env.advance(30);
-    env.ok(&["run"]);
     let updates = |env: &TestEnv| {
         (1..=3)
             .map(|n| env.gh.world(|w| w.branch_updates(REPO, n)))
             .collect::<Vec<_>>()
     };
+    env.ok(&["run"]);
+    assert_eq!(
+        updates(&env),
+        vec![0, 1, 0],
+        "the oldest armed PR is updated on the first tick that sees it behind"
+    );
+    env.advance(30);
+    env.ok(&["run"]);
     assert_eq!(
         updates(&env),
         vec![0, 1, 0],
