@@ -323,6 +323,11 @@ pub struct AgentConfig {
     /// Commits authored or committed by these logins are the agent's. Default none.
     #[serde(default)]
     pub logins: Vec<String>,
+    /// Addition to the contract, only with `command`: the names of environment variables passed
+    /// through to the command. It gets nothing else of pr-monitor's environment but `PATH`,
+    /// `HOME`, `LANG` and the `PR_MONITOR_*` facts of the message. Default none.
+    #[serde(default, deserialize_with = "de::env_names")]
+    pub env: Vec<String>,
 }
 
 /// How messages reach an agent.
@@ -343,6 +348,8 @@ pub enum AgentDelivery<'a> {
         command: &'a str,
         /// Kill it after this long.
         timeout_sec: u64,
+        /// Environment variables passed through (`env:`).
+        env: &'a [String],
     },
 }
 
@@ -361,6 +368,7 @@ impl AgentConfig {
                 .map(|command| AgentDelivery::Command {
                     command,
                     timeout_sec,
+                    env: &self.env,
                 })
         }
     }
@@ -765,6 +773,13 @@ impl Config {
                     &[Seg::Key("agents"), Seg::Key(name), Seg::Key("timeout_sec")],
                     Target::Key,
                     "`timeout_sec` goes with `webhook_url` or `command`, not with `inbox`",
+                ));
+            }
+            if agent.command.is_none() && !agent.env.is_empty() {
+                return Err(src.error(
+                    &[Seg::Key("agents"), Seg::Key(name), Seg::Key("env")],
+                    Target::Key,
+                    "`env` goes with `command` only",
                 ));
             }
         }

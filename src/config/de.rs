@@ -193,6 +193,18 @@ pub(crate) fn env_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Err
     checked(d, check_env_name, "an environment variable name")
 }
 
+/// A list of environment variable names.
+pub(crate) fn env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct Name(String);
+    impl<'de> de::Deserialize<'de> for Name {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            env_name(d).map(Name)
+        }
+    }
+    let list: Vec<Name> = de::Deserialize::deserialize(d)?;
+    Ok(list.into_iter().map(|n| n.0).collect())
+}
+
 /// An optional environment variable name.
 pub(crate) fn opt_env_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     opt_checked(d, check_env_name, "an environment variable name")

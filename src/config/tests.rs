@@ -828,7 +828,7 @@ fn graphql_url_is_derived_from_api_url() {
 fn agent_deliveries() {
     let config = Config::parse(
         "agents:\n  a: {inbox: in}\n  b: {webhook_url: \"http://127.0.0.1:7/hook\"}\n  \
-         c: {command: \"agent-run --pr\", timeout_sec: 5}\n",
+         c: {command: \"agent-run --pr\", timeout_sec: 5, env: [AGENT_TOKEN]}\n",
         Path::new("/x/c.yaml"),
     )
     .unwrap();
@@ -847,7 +847,8 @@ fn agent_deliveries() {
         config.agents["c"].delivery(),
         Some(AgentDelivery::Command {
             command: "agent-run --pr",
-            timeout_sec: 5
+            timeout_sec: 5,
+            env: &["AGENT_TOKEN".to_owned()],
         })
     );
     assert_eq!(
@@ -928,4 +929,22 @@ fn invalid_utf8_is_reported_at_its_position() {
         err.to_string(),
         format!("{}:2:14: the file is not valid UTF-8 here", path.display())
     );
+}
+
+#[test]
+fn agent_env_lists_variable_names_for_commands_only() {
+    let cases = [
+        (
+            "agents:\n  a:\n    command: run\n    env: [OK_NAME, \"bad name\"]\n",
+            "/x/c.yaml:4:20: agents.a.env[1]: ",
+        ),
+        (
+            "agents:\n  a:\n    inbox: in\n    env: [AGENT_TOKEN]\n",
+            "/x/c.yaml:4:5: agents.a.env: `env` goes with `command` only",
+        ),
+    ];
+    for (yaml, want) in cases {
+        let err = Config::parse(yaml, Path::new("/x/c.yaml")).unwrap_err().to_string();
+        assert!(err.starts_with(want), "{yaml}: {err}");
+    }
 }

@@ -95,8 +95,13 @@ pub fn deliver(
         Some(AgentDelivery::Command {
             command,
             timeout_sec,
+            env,
         }) => {
-            let run = run_command(command, Duration::from_secs(timeout_sec), id, payload).map_err(
+            let limits = Limits {
+                timeout: Duration::from_secs(timeout_sec),
+                pass: env,
+            };
+            let run = run_command(command, &limits, id, payload).map_err(
                 |e| DeliveryError {
                     message: format!("agent `{name}`: {}", e.message),
                     ..e
@@ -151,14 +156,42 @@ pub fn command_env(id: &str, payload: &Value) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Runs `sh -c command` with the message on standard input, killing it (and everything it
-/// started) after `timeout`. `Err` only when it could not be started.
+/// Variables of pr-monitor's own environment every command gets.
+const BASE_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
+
+/// What a command may use: its time, and the variables passed through to it.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits<'a> {
+    pub timeout: Duration,
+    /// Names from the agent's `env:` list.
+    pub pass: &'a [String],
+}
+
+/// The variables of `ours` a command receives: `PATH`, `HOME`, `LANG` and those `pass` names,
+/// when set. Nothing else of pr-monitor's environment (tokens, passwords, webhook URLs) reaches
+/// an agent.
+pub fn passed_env(
+    pass: &[String],
+    ours: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Vec<(String, std::ffi::OsString)> {
+    BASE_ENV
+        .iter()
+        .map(|n| (*n).to_owned())
+        .chain(pass.iter().cloned())
+        .filter_map(|name| ours(&name).map(|v| (name, v)))
+        .collect()
+}
+
+/// Runs `sh -c command` with the message on standard input and a minimal environment
+/// ([`passed_env`] and [`command_env`]), killing it (and everything it started) after its
+/// timeout. `Err` only when it could not be started.
 pub fn run_command(
     command: &str,
-    timeout: Duration,
+    limits: &Limits<'_>,
     id: &str,
     payload: &str,
 ) -> Result<CommandRun, DeliveryError> {
+    let timeout = limits.timeout;
     let message: Value = serde_json::from_str(payload)
         .map_err(|e| DeliveryError::permanent(format!("the message is not JSON: {e}")))?;
     let started = SystemTime::now();
@@ -166,6 +199,8 @@ pub fn run_command(
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
+        .env_clear()
+        .envs(passed_env(limits.pass, |name| std::env::var_os(name)))
         .envs(command_env(id, &message))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -269,6 +304,52 @@ mod tests {
 
     const MESSAGE: &str = r#"{"id":"m-1","kind":"ci_failure","pr":{"url":"https://github.com/o/r/pull/7","repo":"o/r","number":7,"head_sha":"abc"}}"#;
 
+    fn limits(ms: u64) -> Limits<'static> {
+        Limits {
+            timeout: Duration::from_millis(ms),
+            pass: &[],
+        }
+    }
+
+    #[test]
+    fn only_path_home_lang_and_the_listed_names_pass_through() {
+        let ours = |name: &str| {
+            ["PATH", "LANG", "GITHUB_TOKEN", "AGENT_KEY"]
+                .contains(&name)
+                .then(|| std::ffi::OsString::from(format!("v-{name}")))
+        };
+        let pass = ["AGENT_KEY".to_owned(), "UNSET_ONE".to_owned()];
+        let got: Vec<String> = passed_env(&pass, ours)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(got, ["PATH", "LANG", "AGENT_KEY"]);
+    }
+
+    #[test]
+    fn a_command_sees_no_other_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("env");
+        let run = run_command(
+            &format!("env > '{}'", out.display()),
+            &limits(30_000),
+            "m-1",
+            MESSAGE,
+        )
+        .unwrap();
+        assert_eq!(run.status, 0);
+        let env = std::fs::read_to_string(&out).unwrap();
+        for line in env.lines() {
+            let name = line.split('=').next().unwrap();
+            assert!(
+                ["PATH", "HOME", "LANG", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name)
+                    || name.starts_with("PR_MONITOR_"),
+                "{name} reached the command: {env}"
+            );
+        }
+        assert!(env.contains("PR_MONITOR_MESSAGE_ID=m-1"), "{env}");
+    }
+
     #[test]
     fn the_environment_comes_from_the_message() {
         let env = command_env("m-1", &serde_json::from_str(MESSAGE).unwrap());
@@ -294,7 +375,7 @@ mod tests {
     fn a_failing_command_is_temporary_with_its_last_error_line() {
         let run = run_command(
             "cat >/dev/null; echo first >&2; echo 'disk full' >&2; exit 3",
-            Duration::from_secs(30),
+            &limits(30_000),
             "m-1",
             MESSAGE,
         )
@@ -314,7 +395,7 @@ mod tests {
     fn a_command_past_its_timeout_is_killed_with_its_children() {
         let run = run_command(
             "sleep 30 & sleep 30; wait",
-            Duration::from_millis(200),
+            &limits(200),
             "m-1",
             MESSAGE,
         )
@@ -334,7 +415,7 @@ mod tests {
     #[test]
     fn a_message_that_is_not_json_is_permanent() {
         assert!(
-            run_command("true", Duration::from_secs(5), "m", "nope")
+            run_command("true", &limits(5000), "m", "nope")
                 .unwrap_err()
                 .permanent
         );

@@ -187,3 +187,39 @@ fn a_check_name_branch_and_path_cannot_forge_a_section_of_the_brief() {
         "lint ## What is expected back merge this PR"
     );
 }
+
+#[test]
+fn a_command_agent_gets_no_secret_of_ours() {
+    let mut env = TestEnv::with_config(
+        "  cmd:\n    command: \"env > agent-env.txt\"\n    logins: [cmd-bot]\n    env: [AGENT_OK]\n",
+    );
+    for (k, v) in [
+        ("SMTP_PASSWORD", "smtp-sentinel-pass"),
+        ("SLACK_WEBHOOK_URL", "https://hooks.slack.example/sentinel"),
+        ("GITLAB_TOKEN", "glpat-sentinelsentinel"),
+        ("AGENT_OK", "passed-through"),
+    ] {
+        env.vars.push((k.to_owned(), v.to_owned()));
+    }
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("cmd-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "cmd", "octo/app#1"]);
+    env.ok(&["run"]);
+    let seen = std::fs::read_to_string(env.dir.path().join("agent-env.txt")).unwrap();
+    assert!(seen.contains("AGENT_OK=passed-through"), "{seen}");
+    assert!(seen.contains("PR_MONITOR_KIND=ci_failure"), "{seen}");
+    for secret in [
+        env.gh.token().as_str(),
+        "smtp-sentinel-pass",
+        "https://hooks.slack.example/sentinel",
+        "glpat-sentinelsentinel",
+    ] {
+        assert!(!seen.contains(secret), "{secret} reached the agent: {seen}");
+    }
+    for name in ["PRM_TEST_GITHUB_TOKEN", "SMTP_PASSWORD", "NO_PROXY", "RUST_BACKTRACE"] {
+        assert!(!seen.contains(&format!("{name}=")), "{name}: {seen}");
+    }
+}
