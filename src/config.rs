@@ -468,6 +468,17 @@ pub struct ReportConfig {
     /// Prometheus text-format metrics (for node_exporter's textfile collector). Default: none.
     #[serde(deserialize_with = "de::opt_path")]
     pub metrics_path: Option<PathBuf>,
+    /// Addition to the contract: the mode of the page and the metrics, an octal string such as
+    /// `"0640"` (read and write bits only). Default: owner-only, `0600`.
+    #[serde(deserialize_with = "de::opt_file_mode")]
+    pub mode: Option<u32>,
+}
+
+impl ReportConfig {
+    /// The mode the page and the metrics are written with.
+    pub fn file_mode(&self) -> u32 {
+        self.mode.unwrap_or(crate::private::FILE)
+    }
 }
 
 /// The policy for one PR, resolved: the job's `policy`, else the config's `pr` block, else the

@@ -28,6 +28,7 @@ pub mod output;
 pub mod owner;
 pub mod pages;
 pub mod palette;
+pub mod private;
 pub mod progress;
 pub mod report;
 pub mod schedule;

@@ -79,14 +79,15 @@ pub fn metrics(watches: &[Watch], undelivered: &[OutboxRow], now: Instant) -> St
     out
 }
 
-/// Writes `text` to `path` atomically.
-pub fn write_atomically(path: &Path, text: &str) -> Result<()> {
+/// Writes `text` to `path` atomically, with file `mode` (a missing folder is made owner-only).
+pub fn write_atomically(path: &Path, text: &str, mode: u32) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
+        crate::private::create_dir_all(dir)
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
     }
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write `{}`", tmp.display()))?;
+    crate::private::write(&tmp, text.as_bytes(), mode)
+        .with_context(|| format!("cannot write `{}`", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))
 }
 
@@ -110,10 +111,18 @@ pub fn write(
             );
         }
         let web = crate::web::WebRoots::of(config);
-        write_atomically(path, &html(&watches, &undelivered, &history, &web, now))?;
+        write_atomically(
+            path,
+            &html(&watches, &undelivered, &history, &web, now),
+            config.report.file_mode(),
+        )?;
     }
     if let Some(path) = &config.report.metrics_path {
-        write_atomically(path, &metrics(&watches, &undelivered, now))?;
+        write_atomically(
+            path,
+            &metrics(&watches, &undelivered, now),
+            config.report.file_mode(),
+        )?;
     }
     Ok(())
 }

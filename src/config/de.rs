@@ -193,6 +193,25 @@ pub(crate) fn env_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Err
     checked(d, check_env_name, "an environment variable name")
 }
 
+/// An optional file mode: an octal string of read and write bits (`"0640"`).
+pub(crate) fn opt_file_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    fn check(s: &str) -> Result<String, String> {
+        let digits = s.trim();
+        let ok = (3..=4).contains(&digits.len())
+            && u32::from_str_radix(digits, 8).is_ok_and(|m| m & !0o666 == 0 && m & 0o600 == 0o600);
+        if ok {
+            Ok(digits.to_owned())
+        } else {
+            Err(format!(
+                "`{s}` is not a file mode; use an octal string of read and write bits, at least \
+                 the owner's, such as \"0640\""
+            ))
+        }
+    }
+    let text = opt_checked(d, check, "an octal file mode")?;
+    Ok(text.and_then(|t| u32::from_str_radix(&t, 8).ok()))
+}
+
 /// A list of environment variable names.
 pub(crate) fn env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     struct Name(String);

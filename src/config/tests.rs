@@ -944,7 +944,26 @@ fn agent_env_lists_variable_names_for_commands_only() {
         ),
     ];
     for (yaml, want) in cases {
-        let err = Config::parse(yaml, Path::new("/x/c.yaml")).unwrap_err().to_string();
+        let err = Config::parse(yaml, Path::new("/x/c.yaml"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with(want), "{yaml}: {err}");
+    }
+}
+
+#[test]
+fn report_mode_is_an_octal_string_of_read_and_write_bits() {
+    let ok = Config::parse("report:\n  mode: \"0640\"\n", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(ok.report.file_mode(), 0o640);
+    let default = Config::parse("", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(default.report.file_mode(), 0o600);
+    for bad in ["\"0755\"", "\"0400\"", "\"rw\"", "\"12345\""] {
+        let err = Config::parse(&format!("report:\n  mode: {bad}\n"), Path::new("/x/c.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("/x/c.yaml:2:9: report.mode: "),
+            "{bad}: {err}"
+        );
     }
 }

@@ -101,12 +101,10 @@ pub fn deliver(
                 timeout: Duration::from_secs(timeout_sec),
                 pass: env,
             };
-            let run = run_command(command, &limits, id, payload).map_err(
-                |e| DeliveryError {
-                    message: format!("agent `{name}`: {}", e.message),
-                    ..e
-                },
-            )?;
+            let run = run_command(command, &limits, id, payload).map_err(|e| DeliveryError {
+                message: format!("agent `{name}`: {}", e.message),
+                ..e
+            })?;
             match run.outcome(name) {
                 Ok(()) => Ok(Sent {
                     command_run: Some(run),
@@ -393,13 +391,7 @@ mod tests {
 
     #[test]
     fn a_command_past_its_timeout_is_killed_with_its_children() {
-        let run = run_command(
-            "sleep 30 & sleep 30; wait",
-            &limits(200),
-            "m-1",
-            MESSAGE,
-        )
-        .unwrap();
+        let run = run_command("sleep 30 & sleep 30; wait", &limits(200), "m-1", MESSAGE).unwrap();
         assert!(run.timed_out);
         assert_eq!(run.status, 128 + 9);
         let took = run.ended.duration_since(run.started).unwrap();

@@ -4,7 +4,6 @@
 //! the same message.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::DeliveryError;
@@ -32,15 +31,14 @@ pub fn write(dir: &Path, id: &str, payload: &str) -> Result<(), DeliveryError> {
         DeliveryError::temporary(format!("inbox `{}`: {what}: {e}", dir.display()))
     };
     for sub in ["tmp", "new", "cur"] {
-        fs::create_dir_all(dir.join(sub)).map_err(|e| fail("cannot create folders", e))?;
+        crate::private::create_dir_all(&dir.join(sub))
+            .map_err(|e| fail("cannot create folders", e))?;
     }
     if in_cur(dir, &name).is_some() {
         return Ok(());
     }
     let tmp = dir.join("tmp").join(&name);
-    let mut f = fs::File::create(&tmp).map_err(|e| fail("cannot write", e))?;
-    f.write_all(payload.as_bytes())
-        .and_then(|()| f.sync_all())
+    crate::private::write(&tmp, payload.as_bytes(), crate::private::FILE)
         .map_err(|e| fail("cannot write", e))?;
     fs::rename(&tmp, dir.join("new").join(&name)).map_err(|e| fail("cannot deliver", e))?;
     Ok(())
@@ -80,7 +78,8 @@ pub fn mark_done(dir: &Path, id: &str) -> Result<PathBuf, DeliveryError> {
     {
         return Ok(done);
     }
-    fs::create_dir_all(dir.join("cur")).map_err(|e| DeliveryError::temporary(e.to_string()))?;
+    crate::private::create_dir_all(&dir.join("cur"))
+        .map_err(|e| DeliveryError::temporary(e.to_string()))?;
     fs::rename(&from, &to).map_err(|e| {
         DeliveryError::permanent(format!(
             "no message `{id}` in `{}`: {e}",

@@ -261,10 +261,12 @@ impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| {
+            crate::private::create_dir_all(dir).with_context(|| {
                 format!("cannot create the database folder `{}`", dir.display())
             })?;
         }
+        crate::private::create_file(path)
+            .with_context(|| format!("cannot create the database `{}`", path.display()))?;
         let conn = Connection::open(path)
             .with_context(|| format!("cannot open the database `{}`", path.display()))?;
         Self::init(conn).with_context(|| format!("cannot use the database `{}`", path.display()))

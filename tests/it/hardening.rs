@@ -60,6 +60,23 @@ fn a_database_from_a_newer_pr_monitor_is_a_usage_error_and_left_alone() {
     assert_eq!(version, 999);
 }
 
+/// Runs the binary through `prefix` (a program and its arguments, ending in the binary's
+/// place), with the test's config, clock and forge token.
+fn run_through(env: &TestEnv, prefix: &[&str], args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(prefix[0]);
+    cmd.args(&prefix[1..])
+        .arg(env!("CARGO_BIN_EXE_pr-monitor"))
+        .current_dir(env.dir.path())
+        .arg("--config")
+        .arg(env.config_path())
+        .args(["--now", &env.now])
+        .args(args)
+        .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .output()
+        .unwrap()
+}
+
 /// `status --json` run as a user who cannot write the database or its folder: as root (CI),
 /// through `setpriv` as `nobody`, since root may write anything.
 fn status_as_reader(env: &TestEnv) -> std::process::Output {
@@ -67,21 +84,17 @@ fn status_as_reader(env: &TestEnv) -> std::process::Output {
         .arg("-u")
         .output()
         .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    let mut cmd = if root {
-        let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_pr-monitor"));
-        c
+    let prefix: &[&str] = if root {
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ]
     } else {
-        std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+        &["env"]
     };
-    cmd.current_dir(env.dir.path())
-        .arg("--config")
-        .arg(env.config_path())
-        .args(["--now", &env.now, "status", "--json"])
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .output()
-        .unwrap()
+    run_through(env, prefix, &["status", "--json"])
 }
 
 #[test]
@@ -219,7 +232,76 @@ fn a_command_agent_gets_no_secret_of_ours() {
     ] {
         assert!(!seen.contains(secret), "{secret} reached the agent: {seen}");
     }
-    for name in ["PRM_TEST_GITHUB_TOKEN", "SMTP_PASSWORD", "NO_PROXY", "RUST_BACKTRACE"] {
+    for name in [
+        "PRM_TEST_GITHUB_TOKEN",
+        "SMTP_PASSWORD",
+        "NO_PROXY",
+        "RUST_BACKTRACE",
+    ] {
         assert!(!seen.contains(&format!("{name}=")), "{name}: {seen}");
     }
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Under the usual umask 022, everything that holds what pr-monitor read is owner-only; the
+/// page and metrics take `report.mode` when the config gives one.
+#[test]
+fn files_are_owner_only_under_umask_022() {
+    for (extra, page_mode) in [("", 0o600), ("  mode: \"0640\"\n", 0o640)] {
+        let env = TestEnv::with_config(&format!(
+            "report:\n  html_path: out/status.html\n  metrics_path: out/pr.prom\n{extra}"
+        ));
+        agent_failing(&env);
+        let umask = ["sh", "-c", "umask 022; exec \"$0\" \"$@\""];
+        let out = run_through(
+            &env,
+            &umask,
+            &["watch", "add", "--agent", "fixer", "octo/app#1"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let out = run_through(&env, &umask, &["run"]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let dir = env.dir.path();
+        assert_eq!(mode(&dir.join("state.db")), 0o600);
+        for side in ["state.db-wal", "state.db-shm"] {
+            if dir.join(side).exists() {
+                assert_eq!(mode(&dir.join(side)), 0o600, "{side}");
+            }
+        }
+        let inbox = env.inbox();
+        for folder in [
+            inbox.clone(),
+            inbox.join("new"),
+            inbox.join("tmp"),
+            inbox.join("cur"),
+        ] {
+            assert_eq!(mode(&folder), 0o700, "{}", folder.display());
+        }
+        let messages: Vec<_> = std::fs::read_dir(inbox.join("new"))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(messages.len(), 1);
+        assert_eq!(mode(&messages[0].path()), 0o600);
+        assert_eq!(mode(&dir.join("out")), 0o700);
+        assert_eq!(mode(&dir.join("out/status.html")), page_mode);
+        assert_eq!(mode(&dir.join("out/pr.prom")), page_mode);
+    }
+}
+
+/// A PR whose head is the agent's with `lint` failing.
+fn agent_failing(env: &TestEnv) {
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
 }
