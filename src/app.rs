@@ -162,6 +162,7 @@ impl App {
 
 /// The program: parse, run, print the error once, return the exit code.
 pub fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = match Cli::try_parse_from(crate::cli::normalize_args(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
@@ -179,6 +180,24 @@ pub fn main() -> ExitCode {
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// A reader that stops early (`status | head -1`) closes our standard output; printing to it
+/// then fails. That ends the command quietly with exit 0, never with a panic's message and 101.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("os error 32") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 fn parse_now(now: Option<&str>) -> Result<Instant> {

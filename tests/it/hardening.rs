@@ -305,3 +305,31 @@ fn agent_failing(env: &TestEnv) {
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
     });
 }
+
+/// `status | head -1` with many lines: the reader goes away, pr-monitor ends quietly.
+#[test]
+fn a_closed_stdout_ends_status_quietly() {
+    let env = TestEnv::new();
+    let prs: Vec<String> = (1..=300).map(|n| format!("octo/app#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(prs.iter().map(String::as_str));
+    env.ok(&args);
+    for listing in [&["status"][..], &["status", "--json"], &["watch", "ls"]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+            .current_dir(env.dir.path())
+            .arg("--config")
+            .arg(env.config_path())
+            .args(["--now", &env.now])
+            .args(listing)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close our end at once: every write the command makes finds no reader.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{listing:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
