@@ -173,12 +173,43 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", crate::secrets::mask(&format!("{e:#}")));
             let usage = e
                 .chain()
                 .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());
             ExitCode::from(if usage { 2 } else { 1 })
         }
+    }
+}
+
+/// Gathers the secrets the config points at that can be read without running anything (the
+/// token variables and files, the SMTP credentials, the Slack webhook), so they are masked from
+/// the first line written; a token command's output is held when it runs.
+fn hold_secrets(config: &Config) {
+    for source in [config.github.token(), config.gitlab.token()] {
+        match source {
+            crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
+            crate::config::TokenSource::File(path) => {
+                if let Ok(value) = std::fs::read_to_string(path) {
+                    crate::secrets::hold(&value);
+                }
+            }
+            crate::config::TokenSource::Command(_) => {}
+        }
+    }
+    if let Some(email) = &config.notify.email {
+        crate::secrets::hold_env(email.password_env.as_deref());
+        // A password written into the URL itself (`smtp://user:password@host`).
+        let authority = email.smtp_url.split_once("://").map_or("", |(_, r)| r);
+        let authority = authority.split(['/', '?', '#']).next().unwrap_or("");
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && let Some((_, password)) = userinfo.split_once(':')
+        {
+            crate::secrets::hold(password);
+        }
+    }
+    if let Some(slack) = &config.notify.slack {
+        crate::secrets::hold_env([slack.webhook_url_env.as_str()]);
     }
 }
 
@@ -222,6 +253,7 @@ fn load_config(path: Option<&Path>) -> Result<Config> {
 fn run(cli: Cli) -> Result<u8> {
     let now = parse_now(cli.now.as_deref())?;
     let config = load_config(cli.config.as_deref())?;
+    hold_secrets(&config);
     let command = match cli.command {
         Command::Config(ConfigCommand::Check) => return Ok(config_check(&config, cli.json)),
         Command::Notify(crate::cli::NotifyCommand::Test) => {

@@ -457,10 +457,11 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
     if !args.watch {
         let (p, marks) = poll(app, &pr, &seen, &criteria, args.full_payload)?;
         save(app, &state, &pr, &mut seen, &marks)?;
+        // Comment and review bodies are printed as written, save for the secrets we hold.
         if app.json {
-            println!("{p}");
+            println!("{}", crate::secrets::mask(&p.to_string()));
         } else {
-            print!("{}", human(&p));
+            print!("{}", crate::secrets::mask(&human(&p)));
         }
         return Ok(0);
     }
@@ -473,7 +474,7 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
             Ok((mut p, marks)) => {
                 save(app, &state, &pr, &mut seen, &marks)?;
                 p["tick"] = json!(tick);
-                println!("{p}");
+                println!("{}", crate::secrets::mask(&p.to_string()));
                 if p["hasActionable"].as_bool() == Some(true) {
                     println!(
                         "{}",
@@ -493,7 +494,7 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
             Err(e) => {
                 println!(
                     "{}",
-                    json!({"final": true, "outcome": "error", "tick": tick, "error": format!("{e:#}")})
+                    json!({"final": true, "outcome": "error", "tick": tick, "error": crate::secrets::mask(&format!("{e:#}"))})
                 );
                 return Ok(2);
             }

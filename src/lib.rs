@@ -32,6 +32,7 @@ pub mod private;
 pub mod progress;
 pub mod report;
 pub mod schedule;
+pub mod secrets;
 pub mod status_page;
 pub mod status_view;
 pub mod store;

@@ -7,7 +7,7 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
     let cleaned: Vec<String> = raw
         .lines()
         .filter(|l| !l.contains("::add-mask::"))
-        .map(|l| mask(&strip_timestamp(&strip_ansi(l)), &masks))
+        .map(|l| crate::secrets::mask(&mask(&strip_timestamp(&strip_ansi(l)), &masks)))
         .collect();
     let start = cleaned.len().saturating_sub(lines);
     let mut out = cleaned[start..].join("\n");
@@ -25,7 +25,10 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
 /// masked like a log line, and at most `max_bytes` kept from the start, with a note of what was
 /// cut.
 pub fn feedback_body(raw: &str, max_bytes: usize) -> String {
-    let masked: Vec<String> = raw.lines().map(|l| mask(l, &[])).collect();
+    let masked: Vec<String> = raw
+        .lines()
+        .map(|l| crate::secrets::mask(&mask(l, &[])))
+        .collect();
     let text = masked.join("\n");
     if text.len() <= max_bytes {
         return text;

@@ -503,7 +503,28 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || host.parse::<Ipv6Addr>().is_ok_and(|a| a.is_loopback())
 }
 
+/// `s` with the userinfo of its authority (`user:password@`) shown as `***@`, for messages.
+pub(crate) fn without_userinfo(s: &str) -> String {
+    let Some((scheme, rest)) = s.split_once("://") else {
+        return s.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => s.to_owned(),
+    }
+}
+
+/// Runs `check` on a URL; its error never shows the URL's userinfo.
+fn url_checked(s: &str, check: fn(&str) -> Result<String, String>) -> Result<String, String> {
+    check(s).map_err(|e| e.replace(s, &without_userinfo(s)))
+}
+
 pub(crate) fn check_http_url(s: &str) -> Result<String, String> {
+    url_checked(s, check_http_url_shown)
+}
+
+fn check_http_url_shown(s: &str) -> Result<String, String> {
     let url = parse_url(s)?;
     match url.scheme.to_ascii_lowercase().as_str() {
         "https" => {}
@@ -520,6 +541,10 @@ pub(crate) fn check_http_url(s: &str) -> Result<String, String> {
 }
 
 pub(crate) fn check_smtp_url(s: &str) -> Result<String, String> {
+    url_checked(s, check_smtp_url_shown)
+}
+
+fn check_smtp_url_shown(s: &str) -> Result<String, String> {
     let url = parse_url(s)?;
     match url.scheme.to_ascii_lowercase().as_str() {
         "smtps" => Ok(s.to_owned()),
@@ -538,6 +563,29 @@ pub(crate) fn check_smtp_url(s: &str) -> Result<String, String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_errors_never_show_userinfo() {
+        for bad in [
+            "smtp://me:hunter2-sentinel@mail.example.com:25",
+            "ftp://me:hunter2-sentinel@mail.example.com",
+            "http://me:hunter2-sentinel@example.com/api",
+        ] {
+            let err = check_smtp_url(bad)
+                .err()
+                .into_iter()
+                .chain(check_http_url(bad).err())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(!err.is_empty(), "{bad}");
+            assert!(!err.contains("hunter2"), "{bad}: {err}");
+            assert!(err.contains("***@"), "{bad}: {err}");
+        }
+        assert_eq!(
+            without_userinfo("https://a.example/x@y"),
+            "https://a.example/x@y"
+        );
+    }
 
     #[test]
     fn http_urls() {

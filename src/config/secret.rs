@@ -68,6 +68,7 @@ impl TokenSource {
         if value.is_empty() {
             bail!("{self} is empty");
         }
+        crate::secrets::hold(value);
         Ok(Secret::new(value))
     }
 }
@@ -82,8 +83,9 @@ impl fmt::Display for TokenSource {
     }
 }
 
-/// Runs `command` with `sh -c` and returns its standard output. On failure the error carries the
-/// last line of standard error (where tools say "not logged in"), never standard output.
+/// Runs `command` with `sh -c` and returns its standard output. On failure the error says so
+/// with the exit status; neither standard output nor standard error (which may echo the
+/// token) is kept.
 fn run(command: &str) -> anyhow::Result<String> {
     let output = Command::new("sh")
         .arg("-c")
@@ -92,19 +94,8 @@ fn run(command: &str) -> anyhow::Result<String> {
         .output()
         .with_context(|| format!("cannot run token command `{command}`"))?;
     if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim();
-        let last: String = last.chars().take(200).collect();
         let status = output.status;
-        if last.is_empty() {
-            bail!("token command `{command}` failed ({status})");
-        }
-        bail!("token command `{command}` failed ({status}): {last}");
+        bail!("token command `{command}` failed ({status}); run it by hand to see why");
     }
     String::from_utf8(output.stdout)
         .map_err(|_| anyhow::anyhow!("token command `{command}` printed invalid UTF-8"))
@@ -164,8 +155,8 @@ mod tests {
             ),
             (TokenSource::File(empty), "is empty"),
             (
-                TokenSource::Command(format!("{SPLIT}; echo 'not logged in' >&2; exit 3")),
-                "not logged in",
+                TokenSource::Command(format!("{SPLIT} >&2; echo 'not logged in' >&2; exit 3")),
+                "failed (exit status: 3); run it by hand to see why",
             ),
             (
                 TokenSource::Command(format!("{SPLIT}; exit 1")),

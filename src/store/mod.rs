@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
+use crate::secrets;
 use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
 
 /// `path` for a `file:` URI: every byte but unreserved characters and `/` percent-encoded.
@@ -132,8 +133,8 @@ fn insert_outbox(tx: &rusqlite::Transaction<'_>, messages: &[OutboxMessage]) -> 
                 m.pr,
                 m.channel,
                 m.kind,
-                m.subject,
-                m.payload,
+                secrets::mask(&m.subject),
+                secrets::mask(&m.payload),
                 ts(m.created_at)
             ],
         )?;
@@ -231,7 +232,12 @@ fn insert_history(
     for h in entries {
         tx.execute(
             "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
-            params![url, ts(h.at), h.what, h.why],
+            params![
+                url,
+                ts(h.at),
+                secrets::mask(&h.what),
+                secrets::mask_opt(h.why.as_deref())
+            ],
         )?;
     }
     Ok(())
@@ -555,7 +561,7 @@ impl Store {
                 serde_json::to_string(&s.memory)?,
                 rec.next_tick_at.map(ts),
                 ts(rec.last_tick_at),
-                rec.last_error,
+                secrets::mask_opt(rec.last_error.as_deref()),
             ],
         )?;
         insert_history(&tx, &url, &rec.history)?;
@@ -588,7 +594,7 @@ impl Store {
                 watch_id,
                 rec.next_tick_at.map(ts),
                 ts(rec.last_tick_at),
-                rec.last_error
+                secrets::mask_opt(rec.last_error.as_deref())
             ],
         )?;
         insert_history(&tx, &url, &rec.history)?;
@@ -734,7 +740,7 @@ impl Store {
     ) -> Result<()> {
         self.conn.execute(
             "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4 WHERE id = ?1",
-            params![id, error, next_attempt, permanent],
+            params![id, secrets::mask(error), next_attempt, permanent],
         )?;
         Ok(())
     }

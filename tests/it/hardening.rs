@@ -333,3 +333,105 @@ fn a_closed_stdout_ends_status_quietly() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// Every byte of every file under `dir` (database, inbox, page), as text.
+fn everything_written(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n != "config.yaml") {
+                out.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Sentinel secrets (a prefixless 40-hex token, an SMTP password, a Slack webhook URL) planted
+/// in a CI log and a review body reach no output, file or message.
+#[test]
+fn sentinel_secrets_appear_nowhere() {
+    const TOKEN: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c";
+    const SMTP_PASSWORD: &str = "smtp-sentinel-Pa55word";
+    const HOOK: &str = "http://127.0.0.1:9/services/T0/B0/sentinelhook";
+    let mut env = TestEnv::with_config(
+        "notify:\n  email: {smtp_url: \"smtp://127.0.0.1:9\", username_env: PRM_SMTP_USER, \
+         password_env: PRM_SMTP_PASSWORD, from: \"a@example.com\", to: [\"b@example.com\"]}\n  \
+         slack: {webhook_url_env: PRM_SLACK_HOOK}\n\
+         report:\n  html_path: status.html\n  metrics_path: pr.prom\n",
+    );
+    env.job(
+        "agentic",
+        "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n",
+    );
+    for (k, v) in [
+        ("PRM_SMTP_USER", "mailer"),
+        ("PRM_SMTP_PASSWORD", SMTP_PASSWORD),
+        ("PRM_SLACK_HOOK", HOOK),
+    ] {
+        env.vars.push((k.to_owned(), v.to_owned()));
+    }
+    let log = format!(
+        "curl -H 'Authorization: token {TOKEN}'\nsmtp login {SMTP_PASSWORD}\nposting to {HOOK}\nerror: x\n"
+    );
+    env.gh.world(|w| {
+        w.token = TOKEN.to_owned();
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint").failure().log(&log);
+        w.thread(REPO, 1)
+            .comment(
+                "owner",
+                &format!("the token {TOKEN} and {SMTP_PASSWORD} leaked"),
+            )
+            .unresolved();
+    });
+    let mut outputs = String::new();
+    for args in [
+        &["watch", "add", "--job", "agentic", "octo/app#1"][..],
+        &["run"],
+        &["status"],
+        &["status", "--json"],
+        &["status", "octo/app#1", "--json"],
+        &["check", "octo/app#1", "--json"],
+    ] {
+        let out = env.run(args);
+        outputs.push_str(&out.stdout);
+        outputs.push_str(&out.stderr);
+    }
+    assert!(
+        !env.inbox_messages().is_empty(),
+        "the agent heard: {outputs}"
+    );
+    let written = everything_written(env.dir.path());
+    assert!(written.contains("error: x"), "the log tail is there");
+    for secret in [TOKEN, SMTP_PASSWORD, HOOK, "sentinelhook"] {
+        assert!(!outputs.contains(secret), "{secret} in output: {outputs}");
+        assert!(!written.contains(secret), "{secret} in a file");
+    }
+}
+
+/// A config error never echoes a password written into a URL.
+#[test]
+fn config_errors_show_urls_without_userinfo() {
+    let env = TestEnv::new();
+    let bad = env.dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "notify:\n  email: {smtp_url: \"smtp://me:url-sentinel-pw@mail.example.com:25\", \
+         from: \"a@example.com\", to: [\"b@example.com\"]}\n",
+    )
+    .unwrap();
+    let out = env.run_with_config(&bad, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("***@mail.example.com"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("url-sentinel-pw"), "{}", out.stderr);
+}
