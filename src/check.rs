@@ -13,9 +13,7 @@ use crate::app::App;
 use crate::checks::{self, Verdict};
 use crate::cli::CheckArgs;
 use crate::decide::merge as merge_rules;
-use crate::model::{
-    CheckKind, CheckState, Instant, MergeState, Mergeable, PrRef, ReviewState, Snapshot,
-};
+use crate::model::{CheckKind, CheckState, Instant, MergeState, PrRef, ReviewState, Snapshot};
 
 /// Seen-state rows: (source, id, updated_at).
 pub type Marks = Vec<(String, String, String)>;
@@ -36,28 +34,7 @@ impl Seen {
     }
 }
 
-fn stamp(t: Option<Instant>) -> String {
-    t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
-
-fn review_state(s: ReviewState) -> &'static str {
-    match s {
-        ReviewState::Approved => "APPROVED",
-        ReviewState::ChangesRequested => "CHANGES_REQUESTED",
-        ReviewState::Commented => "COMMENTED",
-        ReviewState::Dismissed => "DISMISSED",
-        ReviewState::Pending => "PENDING",
-    }
-}
-
-fn mergeable_word(m: Mergeable) -> &'static str {
-    match m {
-        Mergeable::Mergeable => "MERGEABLE",
-        Mergeable::Conflicting => "CONFLICTING",
-        Mergeable::Unknown => "UNKNOWN",
-    }
-}
+use crate::model::stamp_or_empty as stamp;
 
 pub use crate::decide::merge::Criteria;
 
@@ -137,15 +114,14 @@ pub fn payload(
     for r in reviews_sorted {
         let updated = stamp(r.updated_at.or(r.submitted_at));
         if seen.is_new("review", &r.id, &updated) {
-            new_reviews
-                .push(json!({"author": r.author, "state": review_state(r.state), "id": r.id}));
+            new_reviews.push(json!({"author": r.author, "state": r.state.as_str(), "id": r.id}));
         }
         marks.push(("review".to_owned(), r.id.clone(), updated));
         if r.state != ReviewState::Commented && r.state != ReviewState::Pending {
-            latest.insert(r.author.clone().unwrap_or_default(), review_state(r.state));
+            latest.insert(r.author.clone().unwrap_or_default(), r.state.as_str());
         }
     }
-    let decision = merge_rules::effective_decision(snap).map(review_state);
+    let decision = merge_rules::effective_decision(snap).map(ReviewState::as_str);
     let behind = snap.is_behind();
     let conflict = snap.has_conflict();
 
@@ -181,7 +157,7 @@ pub fn payload(
         "pr": {
             "number": snap.pr.number, "url": snap.url, "title": snap.title,
             "headRefName": snap.head_ref, "headRefOid": snap.head.sha.as_str(), "baseRefName": snap.base_ref,
-            "mergeable": mergeable_word(snap.mergeable), "mergeStateStatus": snap.merge_state.as_str(),
+            "mergeable": snap.mergeable.as_str(), "mergeStateStatus": snap.merge_state.as_str(),
             "labels": snap.labels, "isDraft": snap.draft, "state": snap.state.as_str(),
         },
         "checks": {
@@ -214,7 +190,7 @@ pub fn payload(
         },
         "merge": {
             "blocked": matches!(snap.merge_state, MergeState::Blocked), "hasConflicts": conflict,
-            "conflictFiles": [], "mergeable": mergeable_word(snap.mergeable),
+            "conflictFiles": [], "mergeable": snap.mergeable.as_str(),
             "mergeStateStatus": snap.merge_state.as_str(), "behind": behind, "behindBy": snap.behind_by,
             "isDraft": snap.draft,
         },

@@ -139,6 +139,7 @@ mod tests {
             completed_at: None,
             output: String::new(),
             node_id: None,
+            failure_reason: None,
         }
     }
 

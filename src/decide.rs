@@ -308,10 +308,8 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::watch::Picture {
             })
             .collect(),
         unresolved_threads: cond.unresolved_threads,
-        review_decision: merge::effective_decision(snap)
-            .and_then(|d| serde_json::to_value(d).ok())
-            .and_then(|v| v.as_str().map(str::to_owned)),
-        mergeable: format!("{:?}", snap.mergeable).to_ascii_uppercase(),
+        review_decision: merge::effective_decision(snap).map(|d| d.as_str().to_owned()),
+        mergeable: snap.mergeable.as_str().to_owned(),
         merge_state: snap.merge_state.as_str().to_owned(),
         behind_by: snap.behind_by,
         draft: snap.draft,

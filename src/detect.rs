@@ -69,8 +69,7 @@ pub fn failed_logs(
 
     let mut out = Vec::new();
     for (c, hit) in failed.iter().zip(cached) {
-        let reason =
-            (snap.pr.forge == crate::model::ForgeKind::GitLab).then_some(c.output.as_str());
+        let reason = c.failure_reason.as_deref();
         let (log_tail, classification) = hit.unwrap_or_else(|| {
             let (tail, class, fresh) =
                 read_and_classify(forge, snap, policy, c, notes_for(c), reason);

@@ -5,7 +5,7 @@
 
 use crate::config::{Config, NotifyKind, Policy};
 use crate::decide::{Action, Notice, Plan};
-use crate::forge::{Forge, ForgeError};
+use crate::forge::{Forge, ForgeError, Refusal};
 use crate::model::{Instant, MergeMethod, PrState, Sha, Snapshot};
 use crate::report;
 use crate::store::OutboxMessage;
@@ -82,7 +82,7 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
                     env.now,
                     format!("branch update requested ({method})"),
                 ),
-                Err(ForgeError::Conflict(msg)) if msg.to_ascii_lowercase().contains("conflict") => {
+                Err(ForgeError::MergeConflict(msg)) => {
                     plan.status.pills.cnf = true;
                     plan.status.memory.holds_update_turn = false;
                     note(
@@ -188,16 +188,12 @@ fn enable_auto_merge(
             env.now,
             format!("auto-merge enabled ({})", method.as_str()),
         ),
-        Err(ForgeError::Refused(msg)) => {
-            let lower = msg.to_ascii_lowercase();
-            // Each refusal for what it means: nothing left to wait for (clean, or unstable
-            // with no required checks), or no auto-merge on this repo/branch at all.
-            let merge_directly = lower.contains("clean status")
-                || lower.contains("unstable status")
-                || lower.contains("not allowed")
-                || lower.contains("protected branch rules not configured");
-            let unavailable = lower.contains("not allowed")
-                || lower.contains("protected branch rules not configured");
+        Err(ForgeError::AutoMergeRefused(refusal)) => {
+            // Each refusal for what it means: nothing left to wait for, or no auto-merge on
+            // this repo/branch at all (then pr-monitor merges itself).
+            let unavailable = matches!(refusal, Refusal::Unavailable(_));
+            let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
+            let msg = refusal.message();
             if unavailable {
                 plan.status.merge_via = Some(MergeVia::SelfMerge);
             }

@@ -5,15 +5,12 @@
 use std::collections::BTreeMap;
 
 use crate::decide::Feedback;
-use crate::model::{Instant, Login, Snapshot};
+use crate::model::{Login, Snapshot};
 
 /// Replies pr-monitor posts for agents start with this; they are never feedback.
 pub const AGENT_REPLY_PREFIX: &str = "🤖 ";
 
-fn stamp(t: Option<Instant>) -> String {
-    t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
+use crate::model::stamp_or_empty as stamp;
 
 /// Every item that may need a response, newest activity last within each source.
 pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Feedback> {

@@ -12,6 +12,17 @@ use serde::{Deserialize, Serialize};
 /// An instant on pr-monitor's clock (the real one, or `--now`).
 pub type Instant = DateTime<Utc>;
 
+/// How every instant is written (database, JSON, seen keys, messages): RFC 3339 in UTC, to the
+/// second. One spelling, so a stored key written by one module matches a key built by another.
+pub fn stamp(t: Instant) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// [`stamp`] of an instant that may be unknown: empty when it is.
+pub fn stamp_or_empty(t: Option<Instant>) -> String {
+    t.map(stamp).unwrap_or_default()
+}
+
 /// Which forge a pull request lives on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -393,8 +404,29 @@ pub struct Check {
     pub completed_at: Option<Instant>,
     /// Text the check itself reports (title, summary, annotations; GitLab's failure_reason).
     pub output: String,
+    /// GitLab's machine-readable `failure_reason` of a job (`runner_system_failure` …).
+    pub failure_reason: Option<String>,
     /// The forge's id for the check run (GraphQL node id), to read its annotations.
     pub node_id: Option<String>,
+}
+
+/// Which data a snapshot's checks came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChecksSource {
+    /// The check runs and statuses pinned to the head commit.
+    CommitPinned,
+    /// The PR's rollup of the same head: the fallback when commit-pinned data is missing.
+    PrChecks,
+}
+
+impl ChecksSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChecksSource::CommitPinned => "commit-pinned",
+            ChecksSource::PrChecks => "pr-checks",
+        }
+    }
 }
 
 /// Whether the head can merge into the base without conflict.
@@ -405,6 +437,17 @@ pub enum Mergeable {
     Conflicting,
     /// Still being computed: neither clean nor conflicting.
     Unknown,
+}
+
+impl Mergeable {
+    /// GitHub's spelling (`MERGEABLE`, `CONFLICTING`, `UNKNOWN`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mergeable::Mergeable => "MERGEABLE",
+            Mergeable::Conflicting => "CONFLICTING",
+            Mergeable::Unknown => "UNKNOWN",
+        }
+    }
 }
 
 /// The forge's summary of why a PR can or cannot merge (GitHub's `mergeStateStatus`).
@@ -513,6 +556,17 @@ impl ReviewState {
             _ => return None,
         })
     }
+
+    /// The forge's spelling (`APPROVED`, `CHANGES_REQUESTED` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewState::Approved => "APPROVED",
+            ReviewState::ChangesRequested => "CHANGES_REQUESTED",
+            ReviewState::Commented => "COMMENTED",
+            ReviewState::Dismissed => "DISMISSED",
+            ReviewState::Pending => "PENDING",
+        }
+    }
 }
 
 /// A submitted review (its body is a comment on the PR, not on code).
@@ -609,8 +663,8 @@ pub struct Snapshot {
     /// Commits the base has that the head lacks; `None` when the forge could not compare.
     pub behind_by: Option<u64>,
     pub checks: Vec<Check>,
-    /// Which data the checks came from: `commit-pinned` or `pr-checks` (the rollup fallback).
-    pub checks_source: String,
+    /// Which data the checks came from.
+    pub checks_source: ChecksSource,
     pub threads: Vec<ReviewThread>,
     pub reviews: Vec<Review>,
     pub comments: Vec<Comment>,

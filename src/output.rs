@@ -11,9 +11,7 @@ use crate::watch::{HistoryEntry, Watch, Why};
 use crate::when::{both, relative};
 
 fn ts(t: Option<Instant>) -> Value {
-    t.map_or(Value::Null, |t| {
-        json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-    })
+    t.map_or(Value::Null, |t| json!(crate::model::stamp(t)))
 }
 
 /// One `status --json` object (the contract's shape).

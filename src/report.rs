@@ -59,9 +59,7 @@ pub fn log_excerpt(tail: &str) -> String {
     }
 }
 
-fn stamp(t: Instant) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
+use crate::model::stamp;
 
 /// The version of the agent message's shape, carried as `schema`; raised only when a field
 /// changes meaning or goes away.

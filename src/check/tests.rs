@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::decide::tests::{check, snap, t0};
-use crate::model::{Comment, Review, ReviewThread};
+use crate::model::{Comment, Mergeable, Review, ReviewThread};
 
 /// The payload with the checks' verdict the tick would give a head it saw long ago.
 fn payload(s: &Snapshot, seen: &Seen, criteria: &Criteria, full: bool) -> (Value, Marks) {

@@ -67,6 +67,7 @@ pub(crate) fn check(name: &str, state: CheckState) -> Check {
         completed_at: None,
         output: String::new(),
         node_id: None,
+        failure_reason: None,
     }
 }
 
@@ -93,7 +94,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         merge_state: MergeState::Clean,
         behind_by: Some(0),
         checks: vec![check("lint", CheckState::Passed)],
-        checks_source: "commit-pinned".into(),
+        checks_source: crate::model::ChecksSource::CommitPinned,
         threads: vec![],
         reviews: vec![],
         comments: vec![],

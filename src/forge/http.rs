@@ -355,7 +355,8 @@ pub fn status_error(resp: &Response) -> ForgeError {
     match resp.status {
         401 | 403 => ForgeError::Unauthorized(msg),
         404 | 410 => ForgeError::NotFound(msg),
-        409 => ForgeError::Conflict(msg),
+        409 if msg.to_ascii_lowercase().contains("conflict") => ForgeError::MergeConflict(msg),
+        409 => ForgeError::HeadMoved(msg),
         405 | 422 => ForgeError::Refused(msg),
         429 => ForgeError::RateLimited {
             retry_after_secs: None,

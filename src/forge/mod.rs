@@ -25,12 +25,18 @@ pub enum ForgeError {
     /// The forge's rate limit is spent; `retry_after_secs` says when it resets, when known.
     #[error("rate limited{}", .retry_after_secs.map(|s| format!(" for {s}s")).unwrap_or_default())]
     RateLimited { retry_after_secs: Option<u64> },
-    /// The head moved, or the change conflicts (409, or a 422 saying so).
+    /// The head is no longer the one the write was guarded by: re-read before acting.
     #[error("conflict: {0}")]
-    Conflict(String),
+    HeadMoved(String),
+    /// The branch conflicts with its base: the change cannot be applied.
+    #[error("conflict: {0}")]
+    MergeConflict(String),
     /// The forge understood and refused (405, 422, GraphQL UNPROCESSABLE): the message says why.
     #[error("refused: {0}")]
     Refused(String),
+    /// Auto-merge could not be turned on, for a reason the caller acts on.
+    #[error("refused: {0}")]
+    AutoMergeRefused(Refusal),
     /// 5xx, a timeout or a refused connection that outlived the retries. The outcome of a
     /// write that failed this way is unknown: re-read before trying again.
     #[error("forge unavailable: {0}")]
@@ -42,6 +48,35 @@ pub enum ForgeError {
     /// An answer pr-monitor could not understand (malformed JSON, an unexpected status).
     #[error("unexpected answer: {0}")]
     Unexpected(String),
+}
+
+/// Why a forge would not turn auto-merge on. Each forge client classifies its own answers;
+/// callers match on the variant, never on the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Nothing is left to wait for: the PR can be merged now (GitHub: "clean status" or
+    /// "unstable status" with no required checks; GitLab: no pipeline, and mergeable).
+    AlreadyClean(String),
+    /// The repository or branch offers no auto-merge (GitHub: "not allowed", or no
+    /// protection rules): pr-monitor merges itself.
+    Unavailable(String),
+    /// Anything else, in the forge's words: try again next tick.
+    Other(String),
+}
+
+impl Refusal {
+    /// The forge's own words.
+    pub fn message(&self) -> &str {
+        match self {
+            Refusal::AlreadyClean(m) | Refusal::Unavailable(m) | Refusal::Other(m) => m,
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
 }
 
 impl ForgeError {

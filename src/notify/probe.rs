@@ -37,7 +37,7 @@ pub fn test_notice(now: Instant) -> Value {
     let text = format!(
         "{TEST_SUBJECT}\nSent by `pr-monitor notify test` at {}. Notices about watched pull \
          requests will arrive here.\n",
-        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        crate::model::stamp(now)
     );
     json!({
         "subject": TEST_SUBJECT,
@@ -51,7 +51,7 @@ pub fn test_notice(now: Instant) -> Value {
 pub fn test_agent_message(id: &str, agent: &str, now: Instant) -> Value {
     json!({
         "id": id,
-        "created_at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "created_at": crate::model::stamp(now),
         "from": "pr-monitor",
         "agent": agent,
         "kind": "test",

@@ -110,9 +110,7 @@ pub struct OutboxRow {
     pub permanent: bool,
 }
 
-fn ts(t: Instant) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
+use crate::model::stamp as ts;
 
 fn parse_ts(s: Option<String>) -> Option<Instant> {
     s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok())

@@ -19,8 +19,8 @@ pub fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, status_error};
-use crate::forge::{Forge, ForgeError, OpenPr, SnapshotRequest, UpdateMethod};
-use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot};
+use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
+use crate::model::{Check, ChecksSource, MergeMethod, PrRef, Sha, Snapshot};
 use queries::Paged;
 use wire::{Conn, PageAnswer};
 
@@ -36,6 +36,20 @@ pub struct GitHub {
     /// Whether the server knows `Ref.compare` (an older GitHub Enterprise Server may not):
     /// without it, behind is read from `mergeStateStatus` alone.
     compare: std::cell::Cell<bool>,
+}
+
+/// What GitHub's refusal to enable auto-merge means. "Pull request is in clean status" (or
+/// "unstable status" where no check is required): nothing to wait for. "Auto merge is not
+/// allowed for this repository" or "protected branch rules not configured": no auto-merge here.
+fn auto_merge_refusal(msg: String) -> Refusal {
+    let lower = msg.to_ascii_lowercase();
+    if lower.contains("not allowed") || lower.contains("protected branch rules not configured") {
+        Refusal::Unavailable(msg)
+    } else if lower.contains("clean status") || lower.contains("unstable status") {
+        Refusal::AlreadyClean(msg)
+    } else {
+        Refusal::Other(msg)
+    }
 }
 
 /// One GraphQL error, as GitHub reports it.
@@ -354,7 +368,7 @@ impl GitHub {
                 // Commit-pinned data is missing (the token cannot read it): fall back to the
                 // PR's rollup of the same head.
                 snap.checks = self.rollup(&commit.id)?;
-                snap.checks_source = "pr-checks".into();
+                snap.checks_source = ChecksSource::PrChecks;
             } else if let Some(suites) = commit.check_suites {
                 for suite in self.complete(&commit.id, Paged::CheckSuites, suites)? {
                     let runs = match suite.check_runs {
@@ -370,7 +384,7 @@ impl GitHub {
             if let Some(status) = commit.status {
                 checks.extend(status.contexts.into_iter().map(wire::status_check));
             }
-            if snap.checks_source != "pr-checks" {
+            if snap.checks_source != ChecksSource::PrChecks {
                 snap.checks = checks;
             }
         }
@@ -545,18 +559,23 @@ impl Forge for GitHub {
 
     /// A merge update goes through REST's `update-branch` with the expected head; a rebase
     /// through GraphQL's `updatePullRequestBranch` (REST cannot rebase). A conflict or a head
-    /// that moved is `Conflict`; "no new commits on the base" is `Refused`.
+    /// is `MergeConflict`, a head that moved `HeadMoved`; "no new commits on the base" is
+    /// `Refused`.
     fn update_branch(
         &self,
         snap: &Snapshot,
         expected_head: &Sha,
         method: UpdateMethod,
     ) -> Result<(), ForgeError> {
-        let as_conflict = |msg: &str| {
+        let typed = |msg: String| {
             let lower = msg.to_ascii_lowercase();
-            lower.contains("conflict")
-                || lower.contains("expected head")
-                || lower.contains("head ref")
+            if lower.contains("conflict") {
+                ForgeError::MergeConflict(msg)
+            } else if lower.contains("expected head") || lower.contains("head ref") {
+                ForgeError::HeadMoved(msg)
+            } else {
+                ForgeError::Refused(msg)
+            }
         };
         if method == UpdateMethod::Merge {
             let body = json!({ "expected_head_sha": expected_head.as_str() });
@@ -568,7 +587,7 @@ impl Forge for GitHub {
             return match resp.status {
                 200..=299 => Ok(()),
                 _ => match status_error(&resp) {
-                    ForgeError::Refused(msg) if as_conflict(&msg) => Err(ForgeError::Conflict(msg)),
+                    ForgeError::Refused(msg) => Err(typed(msg)),
                     e => Err(e),
                 },
             };
@@ -586,8 +605,10 @@ impl Forge for GitHub {
         )?;
         match answer.errors.first() {
             None => Ok(()),
-            Some(e) if as_conflict(&e.message) => Err(ForgeError::Conflict(e.message.clone())),
-            Some(e) => Err(e.to_forge_error()),
+            Some(e) => Err(match e.to_forge_error() {
+                ForgeError::Refused(msg) => typed(msg),
+                other => other,
+            }),
         }
     }
 
@@ -602,9 +623,13 @@ impl Forge for GitHub {
             &vars,
             Some("EnableAutoMerge"),
             Idempotency::Once,
-        )?
-        .into_data()
+        )
+        .and_then(Answer::into_data)
         .map(drop)
+        .map_err(|e| match e {
+            ForgeError::Refused(msg) => ForgeError::AutoMergeRefused(auto_merge_refusal(msg)),
+            other => other,
+        })
     }
 
     fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {

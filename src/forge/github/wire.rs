@@ -335,6 +335,7 @@ pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
         completed_at: time(run.completed_at.as_deref()),
         output,
         node_id: run.id,
+        failure_reason: None,
     }
 }
 
@@ -353,6 +354,7 @@ pub fn status_check(ctx: StatusContext) -> Check {
         completed_at: None,
         output: ctx.description.unwrap_or_default(),
         node_id: None,
+        failure_reason: None,
     }
 }
 
@@ -445,7 +447,7 @@ pub fn snapshot_head(
             .and_then(|r| r.compare.as_ref())
             .map(|c| c.behind_by),
         checks: Vec::new(),
-        checks_source: "commit-pinned".into(),
+        checks_source: crate::model::ChecksSource::CommitPinned,
         threads: Vec::new(),
         reviews: Vec::new(),
         comments: Vec::new(),

@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
-use crate::forge::{Forge, ForgeError, OpenPr, SnapshotRequest, UpdateMethod};
+use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
 use crate::model::{ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
 
 /// The most pages read of one list: a guard against a server that never says "last page".
@@ -293,7 +293,7 @@ impl Forge for GitLab {
         _method: UpdateMethod,
     ) -> Result<(), ForgeError> {
         if &snap.head.sha != expected_head {
-            return Err(ForgeError::Conflict(format!(
+            return Err(ForgeError::HeadMoved(format!(
                 "the head moved from {} to {}",
                 expected_head.short(),
                 snap.head.sha.short()
@@ -318,11 +318,11 @@ impl Forge for GitLab {
     /// pipeline exists: GitLab merges at once when armed while the MR's pipeline is missing or
     /// belongs to an older head (gitlab-org/gitlab#37292). The MR is re-read first, so the
     /// check is as fresh as it can be. An MR without any pipeline that GitLab calls mergeable
-    /// is refused as "in clean status", which lets the caller merge it directly once ready.
+    /// is refused as already clean, which lets the caller merge it directly once ready.
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
         let mr = self.merge_request(&snap.pr)?;
         if mr.head_sha() != Some(snap.head.sha.as_str()) {
-            return Err(ForgeError::Conflict(format!(
+            return Err(ForgeError::HeadMoved(format!(
                 "the head moved from {} since the snapshot",
                 snap.head.sha.short()
             )));
@@ -330,10 +330,12 @@ impl Forge for GitLab {
         if mr.current_pipeline().is_none() {
             let no_pipeline_and_mergeable = mr.head_pipeline.is_none()
                 && mr.detailed_merge_status.as_deref() == Some("mergeable");
-            return Err(ForgeError::Refused(if no_pipeline_and_mergeable {
-                "the merge request has no pipeline and is in clean status".into()
+            return Err(ForgeError::AutoMergeRefused(if no_pipeline_and_mergeable {
+                Refusal::AlreadyClean(
+                    "the merge request has no pipeline and GitLab calls it mergeable".into(),
+                )
             } else {
-                "the head's pipeline has not started".into()
+                Refusal::Other("the head's pipeline has not started".into())
             }));
         }
         let body = json!({

@@ -289,8 +289,9 @@ pub fn job_check(job: Job, pipeline_id: u64) -> Check {
         event: None,
         started_at: time(job.started_at.as_deref()),
         completed_at: time(job.finished_at.as_deref()),
-        output: job.failure_reason.unwrap_or_default(),
+        output: job.failure_reason.clone().unwrap_or_default(),
         node_id: None,
+        failure_reason: job.failure_reason,
     }
 }
 
@@ -309,6 +310,7 @@ pub fn status_check(s: CommitStatus) -> Check {
         completed_at: time(s.finished_at.as_deref()),
         output: s.description.unwrap_or_default(),
         node_id: None,
+        failure_reason: None,
     }
 }
 
@@ -425,7 +427,7 @@ pub fn snapshot_head(
         merge_state,
         behind_by: mr.diverged_commits_count,
         checks: Vec::new(),
-        checks_source: "commit-pinned".into(),
+        checks_source: crate::model::ChecksSource::CommitPinned,
         threads: Vec::new(),
         reviews: Vec::new(),
         comments: Vec::new(),
