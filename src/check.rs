@@ -231,17 +231,15 @@ pub fn payload(
 
 /// A short, readable summary of a payload.
 pub fn human(p: &Value) -> String {
+    // Forge text (title, branches, check names) is shown one line each, controls removed.
+    let text = |v: &Value| crate::text::one_line(v.as_str().unwrap_or(""));
     let mut s = format!(
         "{} {}\n  head {} ({} → {})\n",
-        p["pr"]["url"].as_str().unwrap_or(""),
-        p["pr"]["title"].as_str().unwrap_or(""),
-        p["pr"]["headRefOid"]
-            .as_str()
-            .unwrap_or("")
-            .get(..7)
-            .unwrap_or(""),
-        p["pr"]["headRefName"].as_str().unwrap_or(""),
-        p["pr"]["baseRefName"].as_str().unwrap_or(""),
+        text(&p["pr"]["url"]),
+        text(&p["pr"]["title"]),
+        text(&p["pr"]["headRefOid"]).get(..7).unwrap_or(""),
+        text(&p["pr"]["headRefName"]),
+        text(&p["pr"]["baseRefName"]),
     );
     let c = &p["checks"];
     s.push_str(&format!(
@@ -249,11 +247,7 @@ pub fn human(p: &Value) -> String {
         c["passed"], c["failed"], c["pending"], c["total"]
     ));
     for f in c["failedChecks"].as_array().into_iter().flatten() {
-        s.push_str(&format!(
-            "    ✗ {} {}\n",
-            f["name"].as_str().unwrap_or(""),
-            f["url"].as_str().unwrap_or("")
-        ));
+        s.push_str(&format!("    ✗ {} {}\n", text(&f["name"]), text(&f["url"])));
     }
     s.push_str(&format!(
         "  threads: {} unresolved ({} new); comments: {} new, review comments: {} new; reviews: {}\n",

@@ -84,10 +84,42 @@ impl Notice {
         let notice: Notice = serde_json::from_str(payload).map_err(|e| {
             DeliveryError::permanent(format!("the message is not an owner notice: {e}"))
         })?;
+        let notice = notice.cleaned();
         if notice.subject.trim().is_empty() {
             return Err(DeliveryError::permanent("the message has no subject"));
         }
         Ok(notice)
+    }
+
+    /// Every text with terminal escapes, control characters and bidi marks removed (one line
+    /// each, but the plain text), before any transport lays it out.
+    fn cleaned(self) -> Notice {
+        use crate::text::{one_line, strip_controls};
+        let line = |s: Option<String>| s.map(|s| one_line(&s));
+        Notice {
+            subject: one_line(&self.subject),
+            text: strip_controls(&self.text),
+            url: line(self.url),
+            title: line(self.title),
+            failed_checks: self
+                .failed_checks
+                .into_iter()
+                .map(|c| CheckLink {
+                    name: one_line(&c.name),
+                    url: line(c.url),
+                })
+                .collect(),
+            items: self
+                .items
+                .into_iter()
+                .map(|i| DigestItem {
+                    subject: one_line(&i.subject),
+                    url: one_line(&i.url),
+                    title: one_line(&i.title),
+                })
+                .collect(),
+            ..self
+        }
     }
 
     /// The PR's address, when it is a web link.
@@ -134,6 +166,26 @@ mod tests {
 
         assert!(Notice::parse("[]").unwrap_err().permanent);
         assert!(Notice::parse(r#"{"text":"x"}"#).unwrap_err().permanent);
+    }
+
+    /// Email and Slack read notices only through `parse`: no escape, control or bidi mark of
+    /// a title, check name or branch reaches either.
+    #[test]
+    fn forge_text_loses_its_controls_before_any_transport() {
+        let hostile = r#"{"subject":"PR #1: \u001b]0;owned\u0007lint\u202e failed","text":"a\u001b[31m\nb\u0007",
+            "title":"Fix\u001b[2J\n\u2066x","kind":"ci",
+            "failed_checks":[{"name":"li\u001b[1mnt\u0008","url":"https://ci/1\u200f"}],
+            "items":[{"subject":"s\u0007","url":"u","title":"t\u001b[0m"}]}"#;
+        let n = Notice::parse(hostile).unwrap();
+        assert_eq!(n.subject, "PR #1: lint failed");
+        assert_eq!(n.text, "a\nb");
+        assert_eq!(n.title.as_deref(), Some("Fix x"));
+        assert_eq!(n.failed_checks[0].name, "lint");
+        assert_eq!(n.failed_checks[0].url.as_deref(), Some("https://ci/1"));
+        assert_eq!(
+            (n.items[0].subject.as_str(), n.items[0].title.as_str()),
+            ("s", "t")
+        );
     }
 
     #[test]

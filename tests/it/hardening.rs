@@ -435,3 +435,38 @@ fn config_errors_show_urls_without_userinfo() {
     );
     assert!(!out.stderr.contains("url-sentinel-pw"), "{}", out.stderr);
 }
+
+/// Escapes, controls and bidi marks in a title, a branch and a check name reach no terminal
+/// output and no page.
+#[test]
+fn forge_controls_reach_no_terminal_and_no_page() {
+    let env = TestEnv::with_config("report:\n  html_path: status.html\n");
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1)
+            .title("Fix\u{1b}]0;owned\u{7} it\u{202E}now")
+            .head_ref("br\u{1b}[2Janch\u{2066}");
+        w.check_run(REPO, 1, "li\u{1b}[31mnt\u{8}")
+            .failure()
+            .log("error: x\n");
+    });
+    let mut printed = String::new();
+    for args in [
+        &["watch", "add", "octo/app#1"][..],
+        &["run"],
+        &["status"],
+        &["status", "octo/app#1"],
+        &["check", "octo/app#1"],
+    ] {
+        let out = env.ok(args);
+        printed.push_str(&out.stdout);
+        printed.push_str(&out.stderr);
+    }
+    let page = std::fs::read_to_string(env.dir.path().join("status.html")).unwrap();
+    assert!(printed.contains("Fix it"), "{printed}");
+    for (what, text) in [("output", &printed), ("page", &page)] {
+        for bad in ['\u{1b}', '\u{7}', '\u{8}', '\u{202E}', '\u{2066}'] {
+            assert!(!text.contains(bad), "{bad:?} in the {what}: {text:?}");
+        }
+    }
+}
