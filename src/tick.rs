@@ -1,5 +1,6 @@
-//! One tick: due watches → leases → batched snapshots → detect → decide → apply → record →
-//! deliver.
+//! One tick: due watches, then chunk by chunk (one forge read batch each) leases → snapshots →
+//! detect → decide → apply → record; then deliver. A slow or hanging batch holds only its own
+//! PRs' actions, and only one batch of snapshots is held in memory at a time.
 //!
 //! A PR whose read or actions fail never stops the tick for the others: its `last_error` says
 //! what happened, it is retried on the active cadence (or stopped, if the forge says it is
@@ -16,9 +17,9 @@ use crate::app::App;
 use crate::config::Policy;
 use crate::decide::{self, Context, Plan};
 use crate::execute::{self, Env};
-use crate::forge::{ForgeError, SnapshotRequest};
+use crate::forge::{DEFAULT_READ_BATCH, Forge, ForgeError, SnapshotRequest};
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
-use crate::store::{Selection, TickRecord};
+use crate::store::{Lease, Selection, TickRecord};
 use crate::watch::{HistoryEntry, Watch};
 
 /// What a run asks for.
@@ -125,77 +126,40 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
     );
 
-    let mut leased = Vec::new();
-    for w in due {
-        if opts.dry_run {
-            leased.push((w, None));
-        } else if let Some(lease) = app.store.lease(w.id, &run_id, LEASE_SECS)? {
-            leased.push((w, Some(lease)));
-        } else {
-            summary.skipped_busy += 1;
+    let total = due.len();
+    tell(opts, Step::Reading { due: total });
+    let mut outcomes: Vec<(usize, PrOutcome)> = Vec::new();
+    let mut done = 0;
+    for chunk in chunks(app, due) {
+        if stopped(opts) {
+            break;
+        }
+        let leased = take_leases(app, chunk, &run_id, opts, &mut summary)?;
+        let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
+        let snapshots = read_chunk(app, &watches);
+        let turns = chunk_turns(app, &leased, &snapshots)?;
+        for ((index, watch, lease), snap) in leased.into_iter().zip(snapshots) {
+            done += 1;
+            tell(
+                opts,
+                Step::Ticked {
+                    done,
+                    total,
+                    pr: &watch.pr,
+                },
+            );
+            if stopped(opts) {
+                if let Some(lease) = lease {
+                    app.store.release(lease)?;
+                }
+                continue;
+            }
+            let outcome = act_and_record(app, watch, lease, snap, &turns, opts);
+            outcomes.push((index, outcome));
         }
     }
-
-    tell(opts, Step::Reading { due: leased.len() });
-    let snapshots = read_all(app, &leased.iter().map(|(w, _)| w).collect::<Vec<_>>());
-    // Whose turn it is to update a behind branch, from this tick's snapshots where there are
-    // some (the stored state is a tick old), else from the stored state.
-    let fresh: BTreeMap<i64, &Snapshot> = leased
-        .iter()
-        .zip(&snapshots)
-        .filter_map(|((w, _), s)| s.as_ref().ok().map(|s| (w.id, s)))
-        .collect();
-    let turns = decide::update_turns(&all, &fresh);
-    let total = leased.len();
-    for (done, ((watch, lease), snap)) in leased.into_iter().zip(snapshots).enumerate() {
-        tell(
-            opts,
-            Step::Ticked {
-                done: done + 1,
-                total,
-                pr: &watch.pr,
-            },
-        );
-        if opts
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
-        {
-            if let Some(lease) = lease {
-                app.store.release(lease)?;
-            }
-            continue;
-        }
-        let (plan, error, mut record) = match snap {
-            Ok(snap) => tick_one(app, &watch, snap, turns.contains(&watch.id), opts),
-            Err(e) => {
-                let policy = app.policy_for(&watch);
-                let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
-                (None, Some(message), record)
-            }
-        };
-        if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
-            record.outbox.extend(error_notice(
-                app,
-                &watch,
-                record.last_error.as_deref().unwrap_or(""),
-            ));
-        }
-        // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
-        // full) is that PR's failure, not the run's: the others go on.
-        let recorded = lease.map(|lease| {
-            if watch.unreadable.is_some() {
-                app.store.record_failure(lease, &record)
-            } else {
-                app.store.record(lease, &record)
-            }
-        });
-        let error = match recorded {
-            Some(Err(e)) => Some(format!("the outcome could not be recorded: {e:#}")),
-            _ => error,
-        };
-        summary.outcomes.push(PrOutcome { watch, plan, error });
-    }
+    outcomes.sort_by_key(|(index, _)| *index);
+    summary.outcomes = outcomes.into_iter().map(|(_, o)| o).collect();
     if !opts.dry_run {
         tell(opts, Step::Delivering);
         let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
@@ -334,44 +298,149 @@ fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String>
     })
 }
 
-/// Reads every watch's snapshot, batching per forge; one result per watch, in order.
-fn read_all(app: &mut App, watches: &[&Watch]) -> Vec<Result<Snapshot, ForgeError>> {
-    let mut by_forge: BTreeMap<ForgeKind, Vec<usize>> = BTreeMap::new();
-    for (i, w) in watches.iter().enumerate() {
-        by_forge.entry(w.pr.forge).or_default().push(i);
+/// Whether a signal asked the run to stop after the PR in hand.
+fn stopped(opts: &RunOptions) -> bool {
+    opts.stop
+        .as_ref()
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// A tick's unit of work: up to one read batch of one forge's due watches, each with its
+/// place in the due order (outcomes are reported in that order).
+type Chunk = Vec<(usize, Watch)>;
+
+/// Splits the due watches into chunks the size of each forge's read batch, forge by forge,
+/// keeping the due order within a forge.
+fn chunks(app: &mut App, due: Vec<Watch>) -> Vec<Chunk> {
+    let mut by_forge: BTreeMap<ForgeKind, Chunk> = BTreeMap::new();
+    for (index, w) in due.into_iter().enumerate() {
+        by_forge.entry(w.pr.forge).or_default().push((index, w));
     }
-    let mut results: Vec<Option<Result<Snapshot, ForgeError>>> =
-        watches.iter().map(|_| None).collect();
-    for (kind, indexes) in by_forge {
-        let requests: Vec<SnapshotRequest> = indexes
-            .iter()
-            .map(|&i| {
-                let s = &watches[i].status;
-                SnapshotRequest {
-                    pr: watches[i].pr.clone(),
-                    branches: s
-                        .base_ref
-                        .clone()
-                        .zip(s.head_ref.clone())
-                        .filter(|_| !s.memory.cross_repository),
-                }
-            })
-            .collect();
-        let answers = match app.forges.get(kind, &app.config) {
-            Ok(forge) => forge.snapshots(&requests),
-            Err(e) => requests
-                .iter()
-                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
-                .collect(),
-        };
-        for (i, answer) in indexes.into_iter().zip(answers) {
-            results[i] = Some(answer);
+    let mut out = Vec::new();
+    for (kind, watches) in by_forge {
+        let size = app
+            .forges
+            .get(kind, &app.config)
+            .map_or(DEFAULT_READ_BATCH, Forge::read_batch_size)
+            .max(1);
+        let mut rest = watches.into_iter().peekable();
+        while rest.peek().is_some() {
+            out.push(rest.by_ref().take(size).collect());
         }
     }
-    results
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into()))))
-        .collect()
+    out
+}
+
+/// Takes the leases of one chunk just before it is read; watches another run holds are
+/// counted and left out. A dry run takes none.
+fn take_leases(
+    app: &mut App,
+    chunk: Chunk,
+    run_id: &str,
+    opts: &RunOptions,
+    summary: &mut RunSummary,
+) -> Result<Vec<(usize, Watch, Option<Lease>)>> {
+    let mut leased = Vec::with_capacity(chunk.len());
+    for (index, w) in chunk {
+        if opts.dry_run {
+            leased.push((index, w, None));
+        } else if let Some(lease) = app.store.lease(w.id, run_id, LEASE_SECS)? {
+            leased.push((index, w, Some(lease)));
+        } else {
+            summary.skipped_busy += 1;
+        }
+    }
+    Ok(leased)
+}
+
+/// Detect → decide → apply → record for one PR of a chunk, whatever its read gave.
+fn act_and_record(
+    app: &mut App,
+    watch: Watch,
+    lease: Option<Lease>,
+    snap: Result<Snapshot, ForgeError>,
+    turns: &[i64],
+    opts: &RunOptions,
+) -> PrOutcome {
+    let now = app.now;
+    let (plan, error, mut record) = match snap {
+        Ok(snap) => tick_one(app, &watch, snap, turns.contains(&watch.id), opts),
+        Err(e) => {
+            let policy = app.policy_for(&watch);
+            let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
+            (None, Some(message), record)
+        }
+    };
+    if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
+        record.outbox.extend(error_notice(
+            app,
+            &watch,
+            record.last_error.as_deref().unwrap_or(""),
+        ));
+    }
+    // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
+    // full) is that PR's failure, not the run's: the others go on.
+    let recorded = lease.map(|lease| {
+        if watch.unreadable.is_some() {
+            app.store.record_failure(lease, &record)
+        } else {
+            app.store.record(lease, &record)
+        }
+    });
+    let error = match recorded {
+        Some(Err(e)) => Some(format!("the outcome could not be recorded: {e:#}")),
+        _ => error,
+    };
+    PrOutcome { watch, plan, error }
+}
+
+/// Whose turn it is to update a behind branch: from this chunk's snapshots where there are
+/// some, else from the stored state (which holds what earlier chunks of this tick recorded).
+fn chunk_turns(
+    app: &App,
+    leased: &[(usize, Watch, Option<Lease>)],
+    snapshots: &[Result<Snapshot, ForgeError>],
+) -> Result<Vec<i64>> {
+    let all = app.store.watches()?;
+    let fresh: BTreeMap<i64, &Snapshot> = leased
+        .iter()
+        .zip(snapshots)
+        .filter_map(|((_, w, _), s)| s.as_ref().ok().map(|s| (w.id, s)))
+        .collect();
+    Ok(decide::update_turns(&all, &fresh))
+}
+
+/// Reads one chunk's snapshots (all of one forge); one result per watch, in order. This is
+/// the seam where reads within a chunk may be spread or split.
+fn read_chunk(app: &mut App, watches: &[&Watch]) -> Vec<Result<Snapshot, ForgeError>> {
+    let Some(kind) = watches.first().map(|w| w.pr.forge) else {
+        return Vec::new();
+    };
+    let requests: Vec<SnapshotRequest> = watches
+        .iter()
+        .map(|w| {
+            let s = &w.status;
+            SnapshotRequest {
+                pr: w.pr.clone(),
+                branches: s
+                    .base_ref
+                    .clone()
+                    .zip(s.head_ref.clone())
+                    .filter(|_| !s.memory.cross_repository),
+            }
+        })
+        .collect();
+    let mut answers = match app.forges.get(kind, &app.config) {
+        Ok(forge) => forge.snapshots(&requests),
+        Err(e) => requests
+            .iter()
+            .map(|_| Err(ForgeError::Unauthorized(e.clone())))
+            .collect(),
+    };
+    answers.resize_with(requests.len(), || {
+        Err(ForgeError::Unexpected("no answer for this PR".into()))
+    });
+    answers
 }
 
 /// The record of a tick that could not read its PR.

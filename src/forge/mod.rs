@@ -95,10 +95,18 @@ pub struct SnapshotRequest {
     pub branches: Option<(String, String)>,
 }
 
+/// The read batch of a forge that does not say otherwise.
+pub const DEFAULT_READ_BATCH: usize = 10;
+
 /// A forge, seen from the decision shell. Synchronous, like the HTTP client under it.
 pub trait Forge {
     /// One snapshot or error per request, in the same order.
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>>;
+
+    /// How many PRs one read batch holds: a tick reads, decides and acts this many at a time.
+    fn read_batch_size(&self) -> usize {
+        DEFAULT_READ_BATCH
+    }
 
     /// Every open PR of `repo` (for a job's `repo:` watch entries).
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError>;

@@ -427,6 +427,10 @@ fn graphql_method(method: MergeMethod) -> &'static str {
 }
 
 impl Forge for GitHub {
+    fn read_batch_size(&self) -> usize {
+        BATCH_SIZE
+    }
+
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         requests
             .chunks(BATCH_SIZE)
