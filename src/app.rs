@@ -110,7 +110,7 @@ impl App {
     pub fn owner(&mut self, kind: ForgeKind) -> Result<String, String> {
         const FRESH_SECS: i64 = 86_400;
         let key = format!("owner:{}", kind.as_str());
-        let real_now = Utc::now().timestamp();
+        let real_now = crate::clock::wall_secs();
         let cached = self.store.meta(&key).ok().flatten();
         let fresh = cached
             .as_deref()
@@ -233,7 +233,7 @@ fn quiet_on_closed_stdout() {
 
 fn parse_now(now: Option<&str>) -> Result<Instant> {
     match now {
-        None => Ok(Utc::now()),
+        None => Ok(crate::clock::logical(None)),
         Some(s) => DateTime::parse_from_rfc3339(s)
             .map(|t| t.with_timezone(&Utc))
             .map_err(|e| usage(format!("--now `{s}` is not an RFC 3339 instant ({e})"))),

@@ -479,7 +479,7 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         }
         std::thread::sleep(interval);
         if !app.clock_fixed {
-            app.now = chrono::Utc::now();
+            app.now = crate::clock::wall_now();
         }
     }
 }

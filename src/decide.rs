@@ -31,6 +31,26 @@ pub enum MessageKind {
     Conflict,
 }
 
+impl MessageKind {
+    /// The contract's spelling (`kind` in an agent message).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::CiFailure => "ci_failure",
+            MessageKind::ReviewFeedback => "review_feedback",
+            MessageKind::Conflict => "conflict",
+        }
+    }
+
+    /// The short word in a message id.
+    pub fn id_word(self) -> &'static str {
+        match self {
+            MessageKind::CiFailure => "ci",
+            MessageKind::ReviewFeedback => "review",
+            MessageKind::Conflict => "conflict",
+        }
+    }
+}
+
 /// One piece of review feedback handed to the agent.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Feedback {

@@ -292,15 +292,12 @@ pub fn owner_messages(
         .iter()
         .filter(|c| config.notify.carries(**c, notice.kind))
         .map(|channel| OutboxMessage {
-            id: format!(
-                "{}-{}-{}-{}-{}-{}",
-                pr.repo.replace('/', "-"),
-                pr.number,
+            id: pr.message_id(&[
                 notice.kind.as_str(),
                 channel.as_str(),
-                now.timestamp(),
-                &report::fnv64(&notice.headline)[..8]
-            ),
+                &now.timestamp().to_string(),
+                &report::fnv64(&notice.headline)[..8],
+            ]),
             pr: pr.url(),
             channel: channel.as_str().to_owned(),
             kind: notice.kind.as_str().to_owned(),

@@ -12,6 +12,7 @@ pub mod check;
 pub mod checks;
 pub mod chip;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod decide;
 pub mod detect;

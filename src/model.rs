@@ -140,6 +140,17 @@ impl PrRef {
         }
     }
 
+    /// The id of a message about this PR: `octo-app-342-<parts joined by ->`. The one builder
+    /// of outbox and agent-message ids.
+    pub fn message_id(&self, parts: &[&str]) -> String {
+        let mut id = format!("{}-{}", self.repo.replace('/', "-"), self.number);
+        for part in parts {
+            id.push('-');
+            id.push_str(part);
+        }
+        id
+    }
+
     pub fn owner_and_name(&self) -> (&str, &str) {
         self.repo.split_once('/').unwrap_or((&self.repo, ""))
     }

@@ -67,11 +67,7 @@ pub const AGENT_MESSAGE_SCHEMA: u32 = 1;
 
 /// The agent inbox message (the contract's JSON shape).
 pub fn agent_message(req: &AgentRequest, snap: &Snapshot, owner: &str, now: Instant) -> Value {
-    let kind = match req.kind {
-        MessageKind::CiFailure => "ci_failure",
-        MessageKind::ReviewFeedback => "review_feedback",
-        MessageKind::Conflict => "conflict",
-    };
+    let kind = req.kind.as_str();
     let line = |s: &str| one_line(s);
     let opt_line = |s: &Option<String>| s.as_deref().map(one_line);
     let mut msg = json!({

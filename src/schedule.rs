@@ -85,7 +85,7 @@ pub fn daemon(app: &mut App) -> Result<u8> {
             Err(mpsc::RecvTimeoutError::Disconnected) => Some(Wake::Stop),
         };
         if !app.clock_fixed {
-            app.now = chrono::Utc::now();
+            app.now = crate::clock::wall_now();
         }
         match wake {
             Some(Wake::Stop) => break,

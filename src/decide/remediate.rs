@@ -322,18 +322,11 @@ fn send(
     checks: Vec<FailedCheck>,
     feedback: Vec<Feedback>,
 ) -> String {
-    let kind_word = match kind {
-        MessageKind::CiFailure => "ci",
-        MessageKind::ReviewFeedback => "review",
-        MessageKind::Conflict => "conflict",
-    };
-    let id = format!(
-        "{}-{}-{}-{kind_word}-{}",
-        snap.pr.repo.replace('/', "-"),
-        snap.pr.number,
+    let id = snap.pr.message_id(&[
         snap.head.sha.short(),
-        ctx.now.timestamp()
-    );
+        kind.id_word(),
+        &ctx.now.timestamp().to_string(),
+    ]);
     d.status.memory.agent_activity_at = Some(ctx.now);
     d.actions.push(Action::SendToAgent(AgentRequest {
         id: id.clone(),

@@ -18,8 +18,6 @@ pub mod notice;
 pub mod probe;
 pub mod slack;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use anyhow::Result;
 
 pub use agent::CommandRun;
@@ -86,9 +84,7 @@ pub struct Delivered {
 }
 
 fn real_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    crate::clock::wall_secs()
 }
 
 /// The longest `Retry-After` honoured (a day): a receiver cannot park a message for ever.

@@ -512,7 +512,7 @@ impl Store {
 
     /// Takes the lease on a watch for `secs` of real time, unless another live run holds it.
     pub fn lease(&mut self, watch_id: i64, owner: &str, secs: i64) -> Result<Option<Lease>> {
-        let real_now = Utc::now().timestamp();
+        let real_now = crate::clock::wall_secs();
         let taken = self.conn.execute(
             "UPDATE watches SET lease_owner = ?2, lease_until = ?3
              WHERE id = ?1 AND (lease_until IS NULL OR lease_until < ?4 OR lease_owner = ?2)",
