@@ -3,7 +3,8 @@
 //!
 //! Reads are retried up to three times on 5xx, timeouts and refused connections. Writes whose
 //! outcome is unknown are never retried here: the caller re-reads the PR first. A spent rate
-//! limit is waited out when the reset is near, otherwise every later request of this client
+//! limit (REST's 403/429, or GraphQL's HTTP 200 with `errors[].type: RATE_LIMITED`) is waited
+//! out when the reset is near, otherwise every later request of this client
 //! fails fast until the reset (the limit is shared by everything one token does).
 
 use std::cell::Cell;
@@ -16,6 +17,8 @@ use crate::forge::ForgeError;
 pub const RETRIES: u32 = 3;
 /// The longest rate-limit wait taken inside a tick; longer ones end the PR's tick instead.
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// The wait a rate-limit answer implies when it names no reset.
+const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
 /// Whether a request may be repeated after an unknown outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,6 +282,7 @@ impl HttpClient {
         let location = header(&resp, "location");
         let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
         let wait = rate_limit_wait(status, &resp);
+        let reset = reset_wait(&resp);
         let text = resp
             .body_mut()
             .with_config()
@@ -290,6 +294,12 @@ impl HttpClient {
                     path_of(url)
                 ))
             })?;
+        // GraphQL's primary limit arrives as HTTP 200 with `errors[].type: RATE_LIMITED`: it is
+        // waited for (or deferred to) its reset exactly like REST's 403/429.
+        let wait = wait.or_else(|| {
+            (status == 200 && is_graphql_rate_limited(&text))
+                .then(|| reset.unwrap_or(DEFAULT_RATE_LIMIT_WAIT))
+        });
         Ok((
             Response {
                 status,
@@ -335,18 +345,42 @@ fn rate_limit_wait(status: u16, resp: &ureq::http::Response<ureq::Body>) -> Opti
     if let Some(secs) = header(resp, "retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
         return Some(Duration::from_secs(secs));
     }
+    if let Some(wait) = reset_wait(resp) {
+        return Some(wait);
+    }
+    (status == 429).then_some(DEFAULT_RATE_LIMIT_WAIT)
+}
+
+/// The wait until the budget's reset when the answer says none is left
+/// (`x-ratelimit-remaining: 0`, GitLab's `RateLimit-Remaining: 0`), else `None`.
+fn reset_wait(resp: &ureq::http::Response<ureq::Body>) -> Option<Duration> {
     let remaining =
         header(resp, "x-ratelimit-remaining").or_else(|| header(resp, "ratelimit-remaining"));
-    if remaining.as_deref().map(str::trim) == Some("0") {
-        let reset = header(resp, "x-ratelimit-reset")
-            .or_else(|| header(resp, "ratelimit-reset"))
-            .and_then(|v| v.trim().parse::<u64>().ok())?;
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    if remaining.as_deref().map(str::trim) != Some("0") {
+        return None;
     }
-    (status == 429).then_some(Duration::from_secs(60))
+    let reset = header(resp, "x-ratelimit-reset")
+        .or_else(|| header(resp, "ratelimit-reset"))
+        .and_then(|v| v.trim().parse::<u64>().ok())?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Some(Duration::from_secs(reset.saturating_sub(now) + 1))
+}
+
+/// Whether a GraphQL answer is GitHub's primary rate limit (`errors[].type: RATE_LIMITED`).
+fn is_graphql_rate_limited(body: &str) -> bool {
+    if !body.contains("RATE_LIMITED") {
+        return false;
+    }
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.get("errors").and_then(|e| e.as_array()).cloned())
+        .is_some_and(|errors| {
+            errors
+                .iter()
+                .any(|e| e.get("type").and_then(serde_json::Value::as_str) == Some("RATE_LIMITED"))
+        })
 }
 
 /// Maps a non-success status to the error callers branch on.
@@ -397,6 +431,17 @@ mod tests {
             "Not Found"
         );
         assert_eq!(error_message("Retry later\n"), "Retry later");
+    }
+
+    #[test]
+    fn graphql_rate_limits_are_told_by_the_error_type() {
+        assert!(is_graphql_rate_limited(
+            r#"{"errors":[{"type":"RATE_LIMITED","message":"API rate limit already exceeded"}]}"#
+        ));
+        assert!(!is_graphql_rate_limited(
+            r#"{"data":{"title":"RATE_LIMITED"},"errors":[]}"#
+        ));
+        assert!(!is_graphql_rate_limited(r#"{"data":{"a":1}}"#));
     }
 
     #[test]

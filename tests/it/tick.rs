@@ -433,6 +433,54 @@ fn a_short_rate_limit_is_waited_out_and_a_long_one_ends_the_tick() {
 }
 
 #[test]
+fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.pr("octo/app", 2);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["watch", "add", "octo/app#2"]);
+    // HTTP 200, `errors[].type: RATE_LIMITED`, the reset 2 s away: waited out (real time).
+    env.gh.fault(Fault::graphql_rate_limit_resetting_in(2));
+    env.ok(&["run"]);
+    for pr in ["octo/app#1", "octo/app#2"] {
+        assert_eq!(env.status(pr)["last_error"], json!(null), "{pr}");
+    }
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        2,
+        "one refused, one answered"
+    );
+    // The reset is an hour away: the PRs wait for it, and the rest of the run fails fast.
+    env.gh.clear_requests();
+    env.gh
+        .fault(Fault::graphql_rate_limit_resetting_in(3600).always());
+    let out = env.run(&["run", "--force"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        env.gh.requests().total(),
+        1,
+        "one request, then nothing until the reset"
+    );
+    for pr in ["octo/app#1", "octo/app#2"] {
+        let s = env.status(pr);
+        assert!(
+            s["last_error"].as_str().unwrap().contains("rate limited"),
+            "{pr}: {s}"
+        );
+        let next = s["next_tick_at"].as_str().unwrap().to_owned();
+        assert!(
+            next.as_str() > "2026-11-29T12:59:00Z",
+            "{pr}: next tick after the reset: {next}"
+        );
+    }
+}
+
+#[test]
 fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
     let env = TestEnv::with_config("schedule: \"* * * * * *\"\n");
     env.gh.world(|w| {

@@ -154,8 +154,9 @@ pub enum FaultKind {
     SecondaryRateLimit { retry_after_secs: u64 },
     /// 403, primary rate limit: `x-ratelimit-remaining: 0`, reset in `reset_in_secs`.
     PrimaryRateLimit { reset_in_secs: u64 },
-    /// GraphQL's primary limit: HTTP 200 with a `RATE_LIMITED` error.
-    GraphqlRateLimited,
+    /// GraphQL's primary limit: HTTP 200 with a `RATE_LIMITED` error, `x-ratelimit-remaining:
+    /// 0`, and the reset in `reset_in_secs` (real time; `None`: the world's reset).
+    GraphqlRateLimited { reset_in_secs: Option<u64> },
     /// Handle the request, then answer 200 with the body cut in half.
     Malformed,
 }
@@ -196,7 +197,18 @@ impl Fault {
 
     /// GraphQL's way of saying the points are spent: HTTP 200, `errors[].type = RATE_LIMITED`.
     pub fn graphql_rate_limit() -> Self {
-        Self::new(FaultKind::GraphqlRateLimited).on("POST /graphql")
+        Self::new(FaultKind::GraphqlRateLimited {
+            reset_in_secs: None,
+        })
+        .on("POST /graphql")
+    }
+
+    /// GraphQL's spent points, resetting in `reset_in_secs` (real time).
+    pub fn graphql_rate_limit_resetting_in(reset_in_secs: u64) -> Self {
+        Self::new(FaultKind::GraphqlRateLimited {
+            reset_in_secs: Some(reset_in_secs),
+        })
+        .on("POST /graphql")
     }
 
     /// 200 with a truncated JSON body (after handling).
@@ -314,7 +326,7 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
             Some(
                 FaultKind::SecondaryRateLimit { .. }
                     | FaultKind::PrimaryRateLimit { .. }
-                    | FaultKind::GraphqlRateLimited
+                    | FaultKind::GraphqlRateLimited { .. }
             )
         );
         let remaining = if limited {
@@ -323,9 +335,12 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
             w.rate.limit.saturating_sub(used)
         };
         let reset = match fault {
-            Some(FaultKind::PrimaryRateLimit { reset_in_secs }) => {
-                chrono::Utc::now().timestamp() + reset_in_secs as i64
-            }
+            Some(
+                FaultKind::PrimaryRateLimit { reset_in_secs }
+                | FaultKind::GraphqlRateLimited {
+                    reset_in_secs: Some(reset_in_secs),
+                },
+            ) => chrono::Utc::now().timestamp() + reset_in_secs as i64,
             _ => w.rate.reset_epoch,
         };
         for (k, v) in [
@@ -379,7 +394,7 @@ fn answer(
                 "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
             );
         }
-        Some(FaultKind::GraphqlRateLimited) if is_graphql => {
+        Some(FaultKind::GraphqlRateLimited { .. }) if is_graphql => {
             return Reply::json(
                 200,
                 &serde_json::json!({"errors": [{"type": "RATE_LIMITED", "code": "graphql_rate_limit", "message": "API rate limit already exceeded for user ID 1."}]}),
