@@ -385,55 +385,10 @@ fn tokens_never_appear_in_output() {
     }
 }
 
-#[test]
-fn a_short_rate_limit_is_waited_out_and_a_long_one_ends_the_tick() {
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-        w.pr("octo/app", 2);
-    });
-    env.ok(&["watch", "add", "octo/app#1"]);
-    // Retry-After: 1 → waited (real time), then answered.
-    env.gh.fault(Fault::rate_limit(1).on("POST /graphql"));
-    env.ok(&["run"]);
-    assert_eq!(env.status("octo/app#1")["last_error"], json!(null));
-    assert_eq!(
-        env.gh
-            .requests()
-            .count("POST /graphql PullRequestSnapshots"),
-        2,
-        "one refused, one answered"
-    );
-    // The primary limit resets in an hour: no hammering, the PR is retried after the reset.
-    env.gh.clear_requests();
-    env.gh
-        .fault(Fault::primary_rate_limit(3600).on("POST /graphql").always());
-    let out = env.run(&["run", "--force"]);
-    assert_eq!(out.code, 1);
-    assert!(
-        env.status("octo/app#1")["last_error"]
-            .as_str()
-            .unwrap()
-            .contains("rate limited")
-    );
-    assert_eq!(
-        env.gh.requests().total(),
-        1,
-        "one request, then it waits for the reset"
-    );
-    let next = env.status("octo/app#1")["next_tick_at"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(
-        next.as_str() > "2026-11-29T12:59:00Z",
-        "next tick after the reset: {next}"
-    );
-}
-
-#[test]
-fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
+/// A rate limit whose reset is near (`short`) is waited out (real time) and the tick succeeds;
+/// one whose reset is an hour away (`long`, always) defers both PRs to the reset after one
+/// request, and the run fails fast.
+fn waited_out_then_deferred(short: Fault, long: Fault) {
     let env = TestEnv::new();
     env.gh.world(|w| {
         w.repo("octo/app");
@@ -442,8 +397,7 @@ fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["watch", "add", "octo/app#2"]);
-    // HTTP 200, `errors[].type: RATE_LIMITED`, the reset 2 s away: waited out (real time).
-    env.gh.fault(Fault::graphql_rate_limit_resetting_in(2));
+    env.gh.fault(short);
     env.ok(&["run"]);
     for pr in ["octo/app#1", "octo/app#2"] {
         assert_eq!(env.status(pr)["last_error"], json!(null), "{pr}");
@@ -455,10 +409,8 @@ fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
         2,
         "one refused, one answered"
     );
-    // The reset is an hour away: the PRs wait for it, and the rest of the run fails fast.
     env.gh.clear_requests();
-    env.gh
-        .fault(Fault::graphql_rate_limit_resetting_in(3600).always());
+    env.gh.fault(long.always());
     let out = env.run(&["run", "--force"]);
     assert_eq!(out.code, 1);
     assert_eq!(
@@ -478,6 +430,23 @@ fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
             "{pr}: next tick after the reset: {next}"
         );
     }
+}
+
+#[test]
+fn a_short_rate_limit_is_waited_out_and_a_long_one_ends_the_tick() {
+    waited_out_then_deferred(
+        Fault::rate_limit(1).on("POST /graphql"),
+        Fault::primary_rate_limit(3600).on("POST /graphql"),
+    );
+}
+
+#[test]
+fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
+    // HTTP 200, `errors[].type: RATE_LIMITED`, `x-ratelimit-remaining: 0`, a reset time.
+    waited_out_then_deferred(
+        Fault::graphql_rate_limit_resetting_in(2),
+        Fault::graphql_rate_limit_resetting_in(3600),
+    );
 }
 
 #[test]
