@@ -176,7 +176,11 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
 /// One line per PR of a run (only this run's error, never a stale one).
 pub fn outcome_line(o: &PrOutcome, now: Instant, term: Term) -> String {
     match (&o.plan, &o.error) {
-        (_, Some(e)) => format!("{}  error: {}", o.watch.pr, one_line(e)),
+        (_, Some(e)) => format!(
+            "{}  error: {}",
+            o.watch.pr,
+            one_line(&crate::secrets::mask(e))
+        ),
         (Some(plan), None) => {
             let w = Watch {
                 status: plan.status.clone(),

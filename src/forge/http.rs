@@ -107,8 +107,46 @@ fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String>
         .map(str::to_owned)
 }
 
-/// The message inside a forge's JSON error body, or the body itself, shortened.
+/// Request headers that carry credentials; a forge or proxy that echoes one back never gets
+/// its value into an error.
+const CREDENTIAL_HEADERS: [&str; 5] = [
+    "authorization",
+    "proxy-authorization",
+    "private-token",
+    "cookie",
+    "x-api-key",
+];
+
+/// `text` with the value after any credential header name cut (`Authorization: ***`), and
+/// every held secret masked.
+fn without_credentials(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (start, _) in lower.match_indices(':') {
+        if start < rest {
+            continue;
+        }
+        let name_start = lower[..start]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .map_or(0, |i| i + 1);
+        if CREDENTIAL_HEADERS.contains(&&lower[name_start..start]) {
+            let end = lower[start..]
+                .find(['\n', '"', ','])
+                .map_or(text.len(), |i| start + i);
+            out.push_str(&text[rest..=start]);
+            out.push_str(" ***");
+            rest = end;
+        }
+    }
+    out.push_str(&text[rest..]);
+    crate::secrets::mask(&out)
+}
+
+/// The message inside a forge's JSON error body, or the body itself, shortened; never a
+/// credential the request carried.
 pub fn error_message(body: &str) -> String {
+    let body = &without_credentials(body);
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let msg = parsed
         .as_ref()
@@ -422,6 +460,26 @@ mod tests {
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn echoed_credentials_never_reach_an_error() {
+        let echoed =
+            "bad gateway; request was GET /x\nAuthorization: token 0f1e2d3c4b5a6978\nAccept: */*";
+        assert_eq!(
+            error_message(echoed),
+            "bad gateway; request was GET /x\nAuthorization: ***\nAccept: */*"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"message":"denied","headers":{"authorization":"Bearer abc","private-token":"glpat-x"}}"#
+            ),
+            "denied"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"echo: PRIVATE-TOKEN: glpat-sentinel, x"}"#),
+            "echo: PRIVATE-TOKEN: ***, x"
+        );
     }
 
     #[test]
