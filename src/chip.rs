@@ -19,6 +19,13 @@ pub enum Chip {
         done: usize,
         total: usize,
     },
+    /// Waiting in the forge's merge queue or merge train.
+    InQueue {
+        position: u32,
+        checking: bool,
+        minutes: Option<u64>,
+        train: bool,
+    },
     /// Armed to merge, checks green or none: waiting for the forge.
     MergingWhenReady,
     /// Every check passed (or there are none).
@@ -52,6 +59,21 @@ impl Chip {
                 total: total.max(p.pending.len()),
             },
             PrState::Open if s.pills.ci => Chip::Failing(1),
+            PrState::Open if s.merge_armed && p.queue.is_some() => {
+                let e = p.queue.as_ref().map_or((0, false, None), |e| {
+                    (
+                        e.position,
+                        e.state == crate::model::QueueState::AwaitingChecks,
+                        e.estimated_seconds.map(|s| s.div_ceil(60)),
+                    )
+                });
+                Chip::InQueue {
+                    position: e.0,
+                    checking: e.1,
+                    minutes: e.2,
+                    train: w.pr.forge == crate::model::ForgeKind::GitLab,
+                }
+            }
             PrState::Open if s.merge_armed => Chip::MergingWhenReady,
             PrState::Open if w.last_tick_at.is_none() && p.merge_state.is_empty() => Chip::Unread,
             PrState::Open => Chip::Passing,
@@ -66,6 +88,23 @@ impl Chip {
             Chip::Conflicts => "⚠ conflicts".into(),
             Chip::Failing(n) => format!("✗ {n} failing"),
             Chip::Running { done, total } => format!("◌ {done}/{total} running"),
+            Chip::InQueue {
+                position,
+                checking,
+                minutes,
+                train,
+            } => {
+                if checking && position <= 1 {
+                    "⏳ queued, checking".into()
+                } else {
+                    format!(
+                        "⏳ {} in {}{}",
+                        crate::decide::queue::ordinal(position),
+                        if train { "train" } else { "queue" },
+                        minutes.map(|m| format!(" (~{m}m)")).unwrap_or_default()
+                    )
+                }
+            }
             Chip::MergingWhenReady => "merging when ready".into(),
             Chip::Passing => "✓".into(),
             Chip::Unread => "… not read yet".into(),
@@ -76,7 +115,7 @@ impl Chip {
         match self {
             Chip::Merged | Chip::Passing | Chip::MergingWhenReady => Tone::Good,
             Chip::Conflicts | Chip::Failing(_) => Tone::Bad,
-            Chip::Running { .. } => Tone::Busy,
+            Chip::Running { .. } | Chip::InQueue { .. } => Tone::Busy,
             Chip::Closed | Chip::Unread => Tone::Quiet,
         }
     }
@@ -129,7 +168,28 @@ mod tests {
         let mut w = ticked();
         w.status.merge_armed = true;
         w.status.merge_via = Some(MergeVia::AutoMerge);
-        cases.push((w, "PR #1 merging when ready"));
+        cases.push((w.clone(), "PR #1 merging when ready"));
+        let mut q = w.clone();
+        q.status.memory.picture.queue = Some(crate::model::QueueEntry {
+            position: 3,
+            state: crate::model::QueueState::Queued,
+            estimated_seconds: Some(720),
+            enqueued_at: None,
+            group_sha: None,
+        });
+        cases.push((q.clone(), "PR #1 ⏳ 3rd in queue (~12m)"));
+        if let Some(e) = q.status.memory.picture.queue.as_mut() {
+            e.position = 1;
+            e.state = crate::model::QueueState::AwaitingChecks;
+        }
+        cases.push((q.clone(), "PR #1 ⏳ queued, checking"));
+        q.pr = "g/p!57".parse().unwrap();
+        if let Some(e) = q.status.memory.picture.queue.as_mut() {
+            e.position = 2;
+            e.estimated_seconds = None;
+            e.state = crate::model::QueueState::Queued;
+        }
+        cases.push((q, "MR !57 ⏳ 2nd in train"));
         let mut w = ticked();
         w.status.state = PrState::Merged;
         cases.push((w, "PR #1 merged"));

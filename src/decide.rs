@@ -7,6 +7,7 @@
 //! runs the stages, and sets the cadence.
 
 pub mod merge;
+pub mod queue;
 mod remediate;
 
 use chrono::Duration;
@@ -333,6 +334,7 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::watch::Picture {
         merge_state: snap.merge_state.as_str().to_owned(),
         behind_by: snap.behind_by,
         draft: snap.draft,
+        queue: snap.queue_entry.clone(),
     }
 }
 
@@ -434,3 +436,6 @@ pub fn update_turns(
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod queue_tests;

@@ -10,6 +10,7 @@ use crate::flake::{self, Classification};
 use crate::forge::Forge;
 use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::store::Store;
+use crate::watch::WatchStatus;
 
 /// How many failed checks are read in full.
 pub const MAX_FAILED_LOGS: usize = 5;
@@ -23,10 +24,56 @@ pub fn failed_logs(
     policy: &Policy,
     remember: bool,
 ) {
-    let current = checks::newest(&snap.checks);
-    if current.iter().any(|c| c.state == CheckState::Pending) {
+    if checks::newest(&snap.checks)
+        .iter()
+        .any(|c| c.state == CheckState::Pending)
+    {
         return;
     }
+    let all = snap.checks.clone();
+    snap.failed_logs = read_failures(forge, store, snap, policy, &all, remember);
+}
+
+/// Fills `snap.queue_failures` when the PR's head, last seen in the merge queue or train, is no
+/// longer there and still open: the failed checks of the merge group it waited in, with their
+/// logs, so the owner (or the agent) hears why the queue let it go.
+pub fn queue_failures(
+    forge: &dyn Forge,
+    store: &mut Store,
+    snap: &mut Snapshot,
+    policy: &Policy,
+    before: &WatchStatus,
+    remember: bool,
+) {
+    let left = snap.state == crate::model::PrState::Open
+        && snap.queue_entry.is_none()
+        && before.merge_armed
+        && before.memory.queued_head.as_ref() == Some(&snap.head.sha);
+    let group = before
+        .memory
+        .picture
+        .queue
+        .as_ref()
+        .and_then(|q| q.group_sha.clone());
+    let (true, Some(group)) = (left, group) else {
+        return;
+    };
+    let Ok(group_checks) = forge.commit_checks(&snap.pr, &group) else {
+        return;
+    };
+    snap.queue_failures = read_failures(forge, store, snap, policy, &group_checks, remember);
+}
+
+/// The failed checks among `all` (up to five), each with its log tail and classification.
+fn read_failures(
+    forge: &dyn Forge,
+    store: &mut Store,
+    snap: &Snapshot,
+    policy: &Policy,
+    all: &[Check],
+    remember: bool,
+) -> Vec<FailedCheck> {
+    let current = checks::newest(all);
     let failed: Vec<Check> = current
         .into_iter()
         .filter(|c| c.state == CheckState::Failed)
@@ -91,7 +138,7 @@ pub fn failed_logs(
             classification,
         });
     }
-    snap.failed_logs = out;
+    out
 }
 
 /// Reads one failed job's log and classifies the failure; the flag says whether the forge

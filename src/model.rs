@@ -638,6 +638,53 @@ pub struct RepoSettings {
     pub allowed_methods: Vec<MergeMethod>,
 }
 
+/// Where a PR's entry in the forge's merge queue (GitHub) or merge train (GitLab) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum QueueState {
+    Queued,
+    AwaitingChecks,
+    Mergeable,
+    Unmergeable,
+    Locked,
+}
+
+impl QueueState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueState::Queued => "QUEUED",
+            QueueState::AwaitingChecks => "AWAITING_CHECKS",
+            QueueState::Mergeable => "MERGEABLE",
+            QueueState::Unmergeable => "UNMERGEABLE",
+            QueueState::Locked => "LOCKED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            QueueState::Queued,
+            QueueState::AwaitingChecks,
+            QueueState::Mergeable,
+            QueueState::Unmergeable,
+            QueueState::Locked,
+        ]
+        .into_iter()
+        .find(|q| q.as_str() == s)
+    }
+}
+
+/// A PR's entry in the merge queue or train, as the forge gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueEntry {
+    /// The place in line, as the forge counts it (1 is the head of the queue).
+    pub position: u32,
+    pub state: QueueState,
+    pub estimated_seconds: Option<u64>,
+    pub enqueued_at: Option<Instant>,
+    /// The commit the queue tests: GitHub's merge group, GitLab's train pipeline.
+    pub group_sha: Option<Sha>,
+}
+
 /// A failed check with what its log says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailedCheck {
@@ -685,6 +732,16 @@ pub struct Snapshot {
     /// Whether the forge's auto-merge is enabled on the PR right now.
     pub auto_merge_enabled: bool,
     pub repo: RepoSettings,
+    /// The base merges only through the forge's merge queue or merge train.
+    #[serde(default)]
+    pub merge_queue: bool,
+    /// The PR's entry in that queue, while it is in line.
+    #[serde(default)]
+    pub queue_entry: Option<QueueEntry>,
+    /// The failed checks of the merge group the PR last waited in, read once it left the
+    /// queue (with their log tails, as `failed_logs`).
+    #[serde(default)]
+    pub queue_failures: Vec<FailedCheck>,
 }
 
 impl Snapshot {

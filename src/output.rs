@@ -36,7 +36,40 @@ pub fn status_json(w: &Watch) -> Value {
         "job": w.job,
         "agent": w.agent,
         "paused": w.paused,
+        "queue": queue_json(w),
     })
+}
+
+/// The contract's `queue` object: the PR's entry in the merge queue or train, or null.
+fn queue_json(w: &Watch) -> Value {
+    let s = &w.status;
+    let entry = s.memory.picture.queue.as_ref();
+    match entry.filter(|_| s.merge_armed && s.state == PrState::Open) {
+        Some(e) => json!({
+            "position": e.position,
+            "state": e.state.as_str(),
+            "estimated_seconds": e.estimated_seconds,
+            "enqueued_at": ts(e.enqueued_at),
+        }),
+        None => Value::Null,
+    }
+}
+
+/// `status PR`'s line for the queue entry: `3rd in the merge queue (QUEUED), about 12m, since …`.
+fn queue_line(w: &Watch) -> Option<String> {
+    let e = w.status.memory.picture.queue.as_ref()?;
+    Some(format!(
+        "  queue      {} in the {} ({}){}{}\n",
+        crate::decide::queue::ordinal(e.position),
+        crate::decide::queue::noun(w.pr.forge),
+        e.state.as_str(),
+        e.estimated_seconds
+            .map(|s| format!(", about {}m to merge", s.div_ceil(60)))
+            .unwrap_or_default(),
+        e.enqueued_at
+            .map(|t| format!(", in line since {}", crate::when::absolute(t)))
+            .unwrap_or_default()
+    ))
 }
 
 /// `status --json` for many watches: an array.
@@ -131,6 +164,9 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
         ));
     }
     out.push_str(&format!("  attempts   {}\n", s.attempts));
+    if s.merge_armed {
+        out.push_str(&queue_line(w).unwrap_or_default());
+    }
     out.push_str(&format!(
         "  merge      {}\n",
         if s.merge_armed {
@@ -317,4 +353,35 @@ pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
         },
         row.last_error.as_deref().unwrap_or("")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::tests::{t0, watch};
+    use crate::model::{QueueEntry, QueueState};
+
+    #[test]
+    fn the_queue_object_and_line_show_an_armed_prs_entry_only() {
+        let mut w = watch();
+        w.status.memory.picture.queue = Some(QueueEntry {
+            position: 3,
+            state: QueueState::Queued,
+            estimated_seconds: Some(720),
+            enqueued_at: Some(t0()),
+            group_sha: None,
+        });
+        assert_eq!(status_json(&w)["queue"], Value::Null, "not armed");
+        w.status.merge_armed = true;
+        assert_eq!(
+            status_json(&w)["queue"],
+            json!({"position": 3, "state": "QUEUED", "estimated_seconds": 720, "enqueued_at": "2026-11-29T12:00:00Z"})
+        );
+        assert_eq!(
+            queue_line(&w).as_deref(),
+            Some(
+                "  queue      3rd in the merge queue (QUEUED), about 12m to merge, in line since 2026-11-29 12:00:00Z\n"
+            )
+        );
+    }
 }

@@ -222,6 +222,14 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             }
         }
         MergeRequest::Now => {
+            if snap.merge_queue {
+                return Err(usage(format!(
+                    "not merged: {} merges into `{}` only through the {}; use merge --when-ready",
+                    pr.url(),
+                    snap.base_ref,
+                    crate::decide::queue::noun(pr.forge)
+                )));
+            }
             if snap.draft {
                 return Err(usage(format!("not merged: {} is a draft", pr.url())));
             }

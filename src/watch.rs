@@ -143,6 +143,8 @@ pub struct Picture {
     pub merge_state: String,
     pub behind_by: Option<u64>,
     pub draft: bool,
+    /// The PR's entry in the merge queue or train.
+    pub queue: Option<crate::model::QueueEntry>,
 }
 
 /// A fix request the agent is working on.
@@ -197,6 +199,11 @@ pub struct Memory {
     pub picture: Picture,
     /// The PR was reported stuck (once per head).
     pub stuck_reported_for: Option<Sha>,
+    /// The head last seen waiting in the forge's merge queue or merge train.
+    pub queued_head: Option<Sha>,
+    /// The head the queue let go: never queued again; a new head or the owner's
+    /// `merge --when-ready` lifts this.
+    pub queue_left_head: Option<Sha>,
 }
 
 /// What the decision core reads and writes about a PR.

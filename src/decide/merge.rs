@@ -54,10 +54,22 @@ pub struct Readiness {
     pub missing_approvals_from: Vec<String>,
 }
 
-/// Ready: checks green on this head (or none, past the grace period), no conflict, mergeable,
-/// not blocked, behind or a draft by the forge's merge state, no changes requested, and the
-/// criteria met.
+/// Ready: the PR's own checks and reviews are green (see [`own_readiness`]) and the forge's
+/// merge state says mergeable now: not blocked, behind, dirty or a draft.
 pub fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
+    let mut r = own_readiness(snap, verdict, criteria);
+    let blocked = matches!(
+        snap.merge_state,
+        MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
+    );
+    r.ready = r.ready && !blocked && snap.mergeable == Mergeable::Mergeable;
+    r
+}
+
+/// The PR's own side of ready: checks green on this head (or none, past the grace period), no
+/// conflict, not a draft, no changes requested, and the criteria met. On a queued base this is
+/// when it joins the line (the forge then tests it on top of what is ahead).
+pub fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
     let green = matches!(verdict, Verdict::Passed | Verdict::NoChecks);
     let changes_requested = effective_decision(snap) == Some(ReviewState::ChangesRequested);
     let missing_labels: Vec<String> = criteria
@@ -77,18 +89,12 @@ pub fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Rea
         })
         .cloned()
         .collect();
-    let blocked = matches!(
-        snap.merge_state,
-        MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
-    );
     let ready = green
         && !snap.draft
         && !snap.has_conflict()
         && !changes_requested
         && missing_labels.is_empty()
-        && missing_approvals_from.is_empty()
-        && !blocked
-        && snap.mergeable == Mergeable::Mergeable;
+        && missing_approvals_from.is_empty();
     Readiness {
         ready,
         missing_labels,
@@ -130,6 +136,7 @@ fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
     d.status.armed_at = None;
     d.status.memory.update_requested_for = None;
     d.status.memory.holds_update_turn = false;
+    super::queue::forget(d);
     if snap.auto_merge_enabled && d.status.memory.auto_merge_enabled_once {
         d.actions.push(Action::DisableAutoMerge);
     }
@@ -172,6 +179,7 @@ pub(super) fn reconcile(
 ) {
     d.status.memory.behind = cond.behind;
     if !d.status.merge_armed {
+        super::queue::forget(d);
         update_branch(d, snap, cond, ctx, false);
         return;
     }
@@ -200,6 +208,10 @@ pub(super) fn reconcile(
         d.note("cannot merge: the repository allows no merge method", None);
         return;
     };
+    if snap.merge_queue {
+        queued(d, snap, cond, ctx, method);
+        return;
+    }
     let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
     let via = if snap.repo.auto_merge_allowed {
         MergeVia::AutoMerge
@@ -245,6 +257,43 @@ pub(super) fn reconcile(
         }
     }
     update_branch(d, snap, cond, ctx, true);
+}
+
+/// On a queued base the forge merges, in line: pr-monitor puts the head in line once its own
+/// checks and reviews are green (auto-merge, which joins the queue or train), never merges
+/// directly, never jumps, never updates the branch (the queue tests it on top of its base), and
+/// never queues again a head the queue let go.
+fn queued(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>, method: MergeMethod) {
+    if d.status.merge_via != Some(MergeVia::AutoMerge) {
+        d.note(
+            format!(
+                "merge via the {} ({})",
+                super::queue::noun(snap.pr.forge),
+                method.as_str()
+            ),
+            None,
+        );
+        d.status.merge_via = Some(MergeVia::AutoMerge);
+    }
+    let may_enqueue = super::queue::track(d, snap, cond, ctx);
+    if may_enqueue
+        && !snap.auto_merge_enabled
+        && own_readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready
+    {
+        d.status.memory.auto_merge_enabled_once = true;
+        d.actions.push(Action::EnableAutoMerge {
+            method,
+            merge_if_clean: None,
+        });
+        d.note(
+            format!(
+                "putting {} in the {}",
+                snap.head.sha.short(),
+                super::queue::noun(snap.pr.forge)
+            ),
+            None,
+        );
+    }
 }
 
 /// Clean but stale: update a behind branch, per the policy, when it is this PR's turn.

@@ -169,7 +169,7 @@ fn failure_table(
     let policy = ctx.policy;
     if ctx.fix_asked {
         if let Some(agent) = policy.agent.clone() {
-            send_fix(d, snap, ctx, &agent, Why::FixAsked, failed);
+            send_fix(d, snap, ctx, &agent, Why::FixAsked, failed, &snap.failed_logs);
         }
         return;
     }
@@ -240,8 +240,32 @@ fn failure_table(
             ),
         );
     } else {
-        send_fix(d, snap, ctx, &agent, Why::FixSent, failed);
+        send_fix(d, snap, ctx, &agent, Why::FixSent, failed, logs);
     }
+}
+
+/// A merge group failed on the agent's own commit: it goes to the agent like a failure of the
+/// PR's own checks, with the merge group's logs, under the same guards. Whether it was sent.
+pub(super) fn merge_group_to_agent(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    logs: &[FailedCheck],
+) -> bool {
+    let policy = ctx.policy;
+    let Some(agent) = policy.agent.clone().filter(|_| cond.agent_commit) else {
+        return false;
+    };
+    let failed: Vec<String> = logs.iter().map(|f| f.name.clone()).collect();
+    let fresh = d.status.memory.last_fix_fingerprint.as_deref()
+        != Some(fingerprint(&failed, logs).as_str());
+    if failed.is_empty() || !policy.auto_fix || d.status.attempts >= policy.max_attempts || !fresh
+    {
+        return false;
+    }
+    send_fix(d, snap, ctx, &agent, Why::FixSent, &failed, logs);
+    true
 }
 
 /// Lights `ci` for the owner with `why`, and tells them.
@@ -277,13 +301,14 @@ fn send_fix(
     agent: &str,
     why: Why,
     failed: &[String],
+    logs: &[FailedCheck],
 ) {
-    let checks: Vec<FailedCheck> = snap.failed_logs.iter().take(5).cloned().collect();
+    let checks: Vec<FailedCheck> = logs.iter().take(5).cloned().collect();
     d.status.attempts += 1;
     d.status.pills.ci = false;
     d.status.pills.ci_fixing = true;
     d.status.why = Some(why);
-    d.status.memory.last_fix_fingerprint = Some(fingerprint(failed, &snap.failed_logs));
+    d.status.memory.last_fix_fingerprint = Some(fingerprint(failed, logs));
     let id = send(
         d,
         snap,

@@ -105,6 +105,9 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
             auto_merge_allowed: true,
             allowed_methods: MergeMethod::PREFERENCE.to_vec(),
         },
+        merge_queue: false,
+        queue_entry: None,
+        queue_failures: vec![],
     }
 }
 
@@ -356,7 +359,7 @@ fn pill_changes_are_recorded_in_history() {
 use crate::flake::Classification;
 use crate::model::FailedCheck;
 
-fn failed_log(name: &str, tail: &str, infra: bool) -> FailedCheck {
+pub(crate) fn failed_log(name: &str, tail: &str, infra: bool) -> FailedCheck {
     FailedCheck {
         name: name.into(),
         url: Some(format!(
@@ -431,7 +434,7 @@ impl Ctx {
     }
 }
 
-fn sent(plan: &Plan) -> Vec<&AgentRequest> {
+pub(crate) fn sent(plan: &Plan) -> Vec<&AgentRequest> {
     plan.actions
         .iter()
         .filter_map(|a| match a {
@@ -441,7 +444,7 @@ fn sent(plan: &Plan) -> Vec<&AgentRequest> {
         .collect()
 }
 
-fn notices(plan: &Plan) -> Vec<(NotifyKind, String)> {
+pub(crate) fn notices(plan: &Plan) -> Vec<(NotifyKind, String)> {
     plan.actions
         .iter()
         .filter_map(|a| match a {
@@ -452,7 +455,7 @@ fn notices(plan: &Plan) -> Vec<(NotifyKind, String)> {
 }
 
 /// Runs `plan` forward: the watch as recorded after it.
-fn after(w: &Watch, plan: &Plan) -> Watch {
+pub(crate) fn after(w: &Watch, plan: &Plan) -> Watch {
     Watch {
         status: plan.status.clone(),
         next_tick_at: plan.next_tick_at,
@@ -697,7 +700,7 @@ fn fix_it_bypasses_author_and_guards() {
 // ---------------------------------------------------------------------------------------
 // Reconcile merge.
 
-fn armed(sha: &str) -> Watch {
+pub(crate) fn armed(sha: &str) -> Watch {
     let mut w = watch_seen(sha, t0() - Duration::hours(1));
     w.status.merge_armed = true;
     w.status.armed_at = Some(t0() - Duration::hours(1));

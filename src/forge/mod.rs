@@ -11,7 +11,7 @@ pub mod http;
 
 use std::fmt;
 
-use crate::model::{MergeMethod, PrRef, Sha, Snapshot};
+use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot};
 
 /// Why a forge request failed, in the shapes callers act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -135,6 +135,10 @@ pub trait Forge {
 
     /// Turn the forge's auto-merge on with `method`.
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError>;
+
+    /// The checks of any commit of the PR's repository by sha (a merge group's, or a merge
+    /// train pipeline's).
+    fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError>;
 
     /// Turn the forge's auto-merge off.
     fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError>;

@@ -449,12 +449,14 @@ impl Store {
     }
 
     /// Arms or disarms merge-when-ready (the owner's command); an armed watch is due at `now`.
+    /// Arming also lifts a merge queue's refusal of the current head: the owner asked again.
     pub fn set_merge_armed(&mut self, pr: &PrRef, armed: bool, now: Instant) -> Result<bool> {
         Ok(self.conn.execute(
             "UPDATE watches SET
                     armed_at = CASE WHEN ?4 THEN COALESCE(CASE WHEN merge_armed THEN armed_at END, ?5) END,
                     merge_via = CASE WHEN ?4 THEN merge_via END,
                     merge_armed = ?4,
+                    memory = CASE WHEN ?4 THEN json_remove(memory, '$.queue_left_head') ELSE memory END,
                     next_tick_at = CASE WHEN state = 'open' THEN ?5 ELSE next_tick_at END
              WHERE forge = ?1 AND repo = ?2 AND number = ?3",
             params![pr.forge.as_str(), pr.repo, pr.number as i64, armed, ts(now)],

@@ -64,7 +64,7 @@ fn snapshot(gh: &FakeGitHub, prs: &[Wanted<'_>]) -> Value {
             branches: branches.map(|(b, h)| (b.to_owned(), h.to_owned())),
         })
         .collect();
-    let (status, body) = graphql(gh, &snapshot_query(&reqs), &json!({}), None);
+    let (status, body) = graphql(gh, &snapshot_query(&reqs, Default::default()), &json!({}), None);
     assert_eq!(status, 200, "{body}");
     body
 }
@@ -413,9 +413,9 @@ fn a_snapshot_batch_may_ask_for_at_most_half_a_million_nodes() {
             w.pr("octo/app", i);
         }
     });
-    let (_, ok) = graphql(&gh, &snapshot_query(&reqs(32)), &json!({}), None);
+    let (_, ok) = graphql(&gh, &snapshot_query(&reqs(32), Default::default()), &json!({}), None);
     assert!(ok.get("errors").is_none(), "32 PRs fit: {}", ok["errors"]);
-    let (status, too_big) = graphql(&gh, &snapshot_query(&reqs(33)), &json!({}), None);
+    let (status, too_big) = graphql(&gh, &snapshot_query(&reqs(33), Default::default()), &json!({}), None);
     assert_eq!(status, 200);
     assert_eq!(
         too_big["errors"][0]["type"], "MAX_NODE_LIMIT_EXCEEDED",
@@ -891,7 +891,7 @@ fn faults_fire_in_order_on_matching_requests() {
                 branches: None,
             })
             .collect();
-        graphql(&gh, &snapshot_query(&reqs), &json!({}), None)
+        graphql(&gh, &snapshot_query(&reqs, Default::default()), &json!({}), None)
     };
     assert_eq!(q(&[1]).0, 502);
     let (status, body) = q(&[1]);

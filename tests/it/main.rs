@@ -11,6 +11,7 @@ mod hardening;
 mod merge;
 mod notify_transports;
 mod page_browser;
+mod queue;
 mod reliability;
 mod remediate;
 mod report;

@@ -1,6 +1,7 @@
 //! The GitHub client: GraphQL for reads (many PRs per request) and for the mutations GitHub
 //! only offers there, REST for job logs, re-runs and the sha-guarded merge.
 
+pub mod features;
 pub mod queries;
 mod wire;
 
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 use crate::forge::http::{HttpClient, Idempotency, status_error};
 use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
 use crate::model::{Check, ChecksSource, MergeMethod, PrRef, Sha, Snapshot};
+use features::Features;
 use queries::Paged;
 use wire::{Conn, PageAnswer};
 
@@ -33,9 +35,8 @@ pub struct GitHub {
     http: HttpClient,
     api_url: String,
     graphql_url: String,
-    /// Whether the server knows `Ref.compare` (an older GitHub Enterprise Server may not):
-    /// without it, behind is read from `mergeStateStatus` alone.
-    compare: std::cell::Cell<bool>,
+    /// The optional parts of the schema this server has not refused (yet).
+    features: std::cell::Cell<Features>,
 }
 
 /// What GitHub's refusal to enable auto-merge means. "Pull request is in clean status" (or
@@ -102,7 +103,7 @@ impl GitHub {
             http: HttpClient::new(token),
             api_url: api_url.trim_end_matches('/').to_owned(),
             graphql_url: graphql_url.to_owned(),
-            compare: std::cell::Cell::new(true),
+            features: std::cell::Cell::new(Features::default()),
         })
     }
 
@@ -165,7 +166,7 @@ impl GitHub {
         requests: &[SnapshotRequest],
     ) -> Result<Vec<Result<Snapshot, ForgeError>>, ForgeError> {
         let answer = self.graphql(
-            &queries::snapshot_query(requests),
+            &queries::snapshot_query(requests, self.features.get()),
             &json!({}),
             None,
             Idempotency::Retry,
@@ -230,7 +231,7 @@ impl GitHub {
         requests: &[SnapshotRequest],
         results: &mut [Result<Snapshot, ForgeError>],
     ) {
-        if !self.compare.get() {
+        if !self.features.get().compare {
             return;
         }
         let wanted: Vec<usize> = (0..requests.len())
@@ -257,13 +258,7 @@ impl GitHub {
         ) else {
             return;
         };
-        if answer.data.is_null()
-            && answer
-                .errors
-                .iter()
-                .any(|e| e.message.contains("'compare'"))
-        {
-            self.compare.set(false);
+        if answer.data.is_null() && answer.errors.iter().any(|e| self.refused_feature(&e.message)) {
             return;
         }
         for (k, &i) in wanted.iter().enumerate() {
@@ -277,21 +272,22 @@ impl GitHub {
         }
     }
 
+    /// Turns off the optional feature a refusal names; whether there was one.
+    fn refused_feature(&self, message: &str) -> bool {
+        let Some(fewer) = self.features.get().without_refused(message) else {
+            return false;
+        };
+        self.features.set(fewer);
+        true
+    }
+
     /// Reads a batch, splitting it when the request fails so one bad PR cannot fail the rest.
     fn read_split(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         match self.read_batch(requests) {
             Ok(results) => results,
-            // A server without `Ref.compare`: read again without comparing, from now on.
-            Err(ForgeError::Refused(msg)) if self.compare.get() && msg.contains("'compare'") => {
-                self.compare.set(false);
-                let plain: Vec<SnapshotRequest> = requests
-                    .iter()
-                    .map(|r| SnapshotRequest {
-                        pr: r.pr.clone(),
-                        branches: None,
-                    })
-                    .collect();
-                self.read_split(&plain)
+            // A server without an optional part of the schema: read again without it, from now on.
+            Err(ForgeError::Refused(msg)) if self.refused_feature(&msg) => {
+                self.read_split(requests)
             }
             Err(e) if requests.len() == 1 => vec![Err(e)],
             Err(
@@ -340,6 +336,26 @@ impl GitHub {
         Ok(items)
     }
 
+    /// Every check run of a commit's check suites, past the first pages.
+    fn suite_checks(
+        &self,
+        commit_id: &str,
+        suites: Conn<wire::SuiteNode>,
+    ) -> Result<Vec<Check>, ForgeError> {
+        let mut checks = Vec::new();
+        for suite in self.complete(commit_id, Paged::CheckSuites, suites)? {
+            let runs = match suite.check_runs {
+                Some(runs) => self.complete(&suite.id, Paged::CheckRuns, runs)?,
+                None => Vec::new(),
+            };
+            checks.extend(
+                runs.into_iter()
+                    .map(|r| wire::run_check(r, suite.workflow_run.as_ref())),
+            );
+        }
+        Ok(checks)
+    }
+
     fn complete_snapshot(&self, pr: &PrRef, repo: wire::RepoNode) -> Result<Snapshot, ForgeError> {
         let mut repo = repo;
         let node = repo
@@ -370,16 +386,7 @@ impl GitHub {
                 snap.checks = self.rollup(&commit.id)?;
                 snap.checks_source = ChecksSource::PrChecks;
             } else if let Some(suites) = commit.check_suites {
-                for suite in self.complete(&commit.id, Paged::CheckSuites, suites)? {
-                    let runs = match suite.check_runs {
-                        Some(runs) => self.complete(&suite.id, Paged::CheckRuns, runs)?,
-                        None => Vec::new(),
-                    };
-                    checks.extend(
-                        runs.into_iter()
-                            .map(|r| wire::run_check(r, suite.workflow_run.as_ref())),
-                    );
-                }
+                checks = self.suite_checks(&commit.id, suites)?;
             }
             if let Some(status) = commit.status {
                 checks.extend(status.contexts.into_iter().map(wire::status_check));
@@ -435,19 +442,6 @@ impl Forge for GitHub {
         requests
             .chunks(BATCH_SIZE)
             .flat_map(|chunk| {
-                let plain: Vec<SnapshotRequest>;
-                let chunk = if self.compare.get() {
-                    chunk
-                } else {
-                    plain = chunk
-                        .iter()
-                        .map(|r| SnapshotRequest {
-                            pr: r.pr.clone(),
-                            branches: None,
-                        })
-                        .collect();
-                    &plain
-                };
                 let mut results = self.read_split(chunk);
                 self.compare_unhinted(chunk, &mut results);
                 results
@@ -634,6 +628,25 @@ impl Forge for GitHub {
             ForgeError::Refused(msg) => ForgeError::AutoMergeRefused(auto_merge_refusal(msg)),
             other => other,
         })
+    }
+
+    fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
+        let (owner, name) = pr.owner_and_name();
+        let data = self
+            .graphql(
+                &queries::commit_checks_query(),
+                &json!({ "owner": owner, "name": name, "oid": sha.as_str() }),
+                None,
+                Idempotency::Retry,
+            )?
+            .into_data()?;
+        let Some(commit) = data.pointer("/repository/object").filter(|v| !v.is_null()) else {
+            return Ok(Vec::new());
+        };
+        let id = commit["id"].as_str().unwrap_or_default().to_owned();
+        let suites: Conn<wire::SuiteNode> =
+            wire::parse(commit["checkSuites"].clone(), "check suites")?;
+        self.suite_checks(&id, suites)
     }
 
     fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {

@@ -5,6 +5,7 @@
 //! selection per PR, sharing the fragments in `snapshot.graphql`. Connections longer than one
 //! page are continued with the page queries below, addressed by node id.
 
+use super::features::Features;
 use crate::forge::SnapshotRequest;
 
 /// The fragments shared by the snapshot and page queries.
@@ -56,19 +57,29 @@ fn literal(s: &str) -> String {
     serde_json::Value::String(s.to_owned()).to_string()
 }
 
-/// The batched snapshot query for `requests`, in order; `pr{i}` answers `requests[i]`.
-pub fn snapshot_query(requests: &[SnapshotRequest]) -> String {
+/// A PR's place in the merge queue (GitHub Enterprise Server before 3.8 lacks these fields).
+pub const QUEUE_FRAGMENT: &str = "
+fragment Queue on PullRequest {
+  isMergeQueueEnabled
+  mergeQueueEntry { position state estimatedTimeToMerge enqueuedAt headCommit { oid } }
+}
+";
+
+/// The batched snapshot query for `requests`, in order; `pr{i}` answers `requests[i]`. It asks
+/// for the optional parts of the schema `features` allows.
+pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> String {
     let mut q = String::from("query PullRequestSnapshots {\n");
+    let queue = if features.queue { " ...Queue" } else { "" };
     for (i, req) in requests.iter().enumerate() {
         let (owner, name) = req.pr.owner_and_name();
         q.push_str(&format!(
-            "  {}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ ...Pr }}\n",
+            "  {}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ ...Pr{queue} }}\n",
             alias(i),
             literal(owner),
             literal(name),
             req.pr.number
         ));
-        if let Some((base, head)) = &req.branches {
+        if let Some((base, head)) = req.branches.as_ref().filter(|_| features.compare) {
             q.push_str(&format!(
                 "    baseRef: ref(qualifiedName: {}) {{ compare(headRef: {}) {{ behindBy aheadBy status }} }}\n",
                 literal(&format!("refs/heads/{base}")),
@@ -79,6 +90,9 @@ pub fn snapshot_query(requests: &[SnapshotRequest]) -> String {
     }
     q.push_str("}\n");
     q.push_str(FRAGMENTS);
+    if features.queue {
+        q.push_str(QUEUE_FRAGMENT);
+    }
     q
 }
 
@@ -98,6 +112,18 @@ pub fn compare_query(items: &[(&crate::model::PrRef, &str, &str)]) -> String {
     }
     q.push_str("}\n");
     q
+}
+
+/// The check suites of one commit of a repository by sha (a merge group's): variables `owner`,
+/// `name`, `oid`.
+pub fn commit_checks_query() -> String {
+    format!(
+        "query CommitChecks($owner: String!, $name: String!, $oid: GitObjectID!) {{\n  \
+         repository(owner: $owner, name: $name) {{\n    object(oid: $oid) {{\n      ... on Commit {{\n        \
+         id\n        checkSuites(first: 50) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ ...Suite }} }}\n      \
+         }}\n    }}\n  }}\n}}\n{}",
+        fragments_for("...Suite")
+    )
 }
 
 /// A connection that may need more pages, and where it hangs.
@@ -205,12 +231,26 @@ pub fn all_documents() -> Vec<(String, String)> {
     ];
     let pr = crate::model::PrRef::github("octo/app", 3);
     let mut docs = vec![
-        ("snapshot".to_owned(), snapshot_query(&sample)),
+        (
+            "snapshot".to_owned(),
+            snapshot_query(&sample, Features::default()),
+        ),
+        (
+            "snapshot without optional fields".to_owned(),
+            snapshot_query(
+                &sample,
+                Features {
+                    compare: false,
+                    queue: false,
+                },
+            ),
+        ),
         (
             "compare".to_owned(),
             compare_query(&[(&pr, "main", "feature/y")]),
         ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
+        ("commit checks".to_owned(), commit_checks_query()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
         (
             "annotations".to_owned(),
@@ -238,7 +278,7 @@ mod tests {
                 pr: crate::model::PrRef::github("o/x", 6),
                 branches: Some(("main".into(), "a\"b".into())),
             },
-        ]);
+        ], Features::default());
         assert!(q.contains(r#"pr0: repository(owner: "o", name: "r")"#));
         assert!(q.contains("pullRequest(number: 6)"));
         assert!(q.contains(r#"compare(headRef: "a\"b")"#));

@@ -101,11 +101,43 @@ pub struct PrNode {
     pub mergeable: String,
     pub merge_state_status: String,
     pub auto_merge_request: Option<serde_json::Value>,
+    /// Absent on servers without merge queues (the fields are not asked for there).
+    #[serde(default)]
+    pub is_merge_queue_enabled: bool,
+    #[serde(default)]
+    pub merge_queue_entry: Option<QueueEntryNode>,
     pub labels: Option<Conn<Name>>,
     pub commits: Conn<CommitWrap>,
     pub review_threads: Conn<ThreadNode>,
     pub reviews: Conn<ReviewNode>,
     pub comments: Conn<CommentNode>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueEntryNode {
+    pub position: u32,
+    pub state: String,
+    pub estimated_time_to_merge: Option<u64>,
+    pub enqueued_at: Option<String>,
+    pub head_commit: Option<Oid>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Oid {
+    pub oid: String,
+}
+
+/// The PR's merge-queue entry, when it has one in a state this client knows.
+pub fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
+    let e = node.merge_queue_entry.as_ref()?;
+    Some(crate::model::QueueEntry {
+        position: e.position,
+        state: crate::model::QueueState::parse(&e.state)?,
+        estimated_seconds: e.estimated_time_to_merge,
+        enqueued_at: time(e.enqueued_at.as_deref()),
+        group_sha: e.head_commit.as_ref().map(|c| Sha(c.oid.clone())),
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -469,6 +501,9 @@ pub fn snapshot_head(
                 .map(|(_, m)| m)
                 .collect(),
         },
+        merge_queue: node.is_merge_queue_enabled,
+        queue_entry: queue_entry(node),
+        queue_failures: Vec::new(),
     }
 }
 

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
 use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
-use crate::model::{ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
+use crate::model::{Check, ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
 
 /// The most pages read of one list: a guard against a server that never says "last page".
 const MAX_PAGES: u32 = 100;
@@ -223,6 +223,18 @@ impl GitLab {
 }
 
 impl Forge for GitLab {
+    /// A commit's pipeline jobs and external checks, as GitLab lists them among its statuses.
+    fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
+        let statuses: Vec<wire::CommitStatus> = self.get_all(
+            &format!(
+                "/projects/{}/repository/commits/{sha}/statuses?per_page=100",
+                project_id(&pr.repo)
+            ),
+            "commit statuses",
+        )?;
+        Ok(statuses.into_iter().map(wire::status_check).collect())
+    }
+
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         requests.iter().map(|r| self.snapshot(&r.pr)).collect()
     }

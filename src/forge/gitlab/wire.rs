@@ -435,6 +435,9 @@ pub fn snapshot_head(
         auto_merge_enabled: mr.merge_when_pipeline_succeeds.unwrap_or(false)
             || mr.auto_merge.unwrap_or(false),
         repo,
+        merge_queue: false,
+        queue_entry: None,
+        queue_failures: Vec::new(),
     }
 }
 

@@ -578,6 +578,7 @@ enum Obj {
     Review(PrKey, usize),
     IssueComment(PrKey, usize),
     AutoMerge(PrKey),
+    QueueEntry(PrKey),
     Conn(Box<Conn>),
     Edge {
         typename: String,
@@ -653,6 +654,7 @@ impl Obj {
             Obj::Review(..) => "PullRequestReview",
             Obj::IssueComment(..) => "IssueComment",
             Obj::AutoMerge(_) => "AutoMergeRequest",
+            Obj::QueueEntry(_) => "MergeQueueEntry",
             Obj::Conn(c) => c.typename,
             Obj::Edge { typename, .. } => typename,
             Obj::PageInfo { .. } => "PageInfo",
@@ -1006,6 +1008,7 @@ impl ObjectValue for NodeObj<'_> {
                     _ => self.not_implemented(info),
                 }
             }
+            Obj::QueueEntry(key) => self.queue_entry(info, key),
             Obj::Conn(c) => match info.field_name() {
                 "totalCount" => leaf(c.total),
                 "nodes" => self.list(c.items.iter().map(|(_, o)| o.clone()).collect()),
@@ -1280,6 +1283,14 @@ impl<'c> NodeObj<'c> {
                     name: name.to_owned(),
                 }))
             }
+            "object" => {
+                let oid = arg_str(info, "oid").unwrap_or_default();
+                self.opt_obj(
+                    r.commits
+                        .contains_key(oid)
+                        .then(|| Obj::Commit(repo.to_owned(), oid.to_owned())),
+                )
+            }
             _ => self.not_implemented(info),
         }
     }
@@ -1315,6 +1326,29 @@ impl<'c> NodeObj<'c> {
         }
     }
 
+    fn queue_entry<'a>(&self, info: &ResolveInfo<'_>, key: &PrKey) -> Resolved<'a>
+    where
+        'c: 'a,
+    {
+        let w = self.ctx.world.borrow();
+        let Some((position, item)) = w.queue_entry(&key.0, key.1) else {
+            return null();
+        };
+        match info.field_name() {
+            "id" => leaf(format!("MQE_{}_{}", key.1, &item.group_sha[..8])),
+            "position" => leaf(position),
+            "state" => leaf(w.queue_state(&key.0, key.1)),
+            "estimatedTimeToMerge" => {
+                leaf(position as u64 * super::queue::SECONDS_PER_ENTRY)
+            }
+            "enqueuedAt" => leaf(time(item.enqueued_at)),
+            "headCommit" => self.obj(Obj::Commit(key.0.clone(), item.group_sha.clone())),
+            "pullRequest" => self.obj(Obj::Pr(key.clone())),
+            "jump" | "solo" => leaf(false),
+            _ => self.not_implemented(info),
+        }
+    }
+
     fn pull_request<'a>(&self, info: &ResolveInfo<'_>, key: &PrKey) -> Resolved<'a>
     where
         'c: 'a,
@@ -1342,7 +1376,13 @@ impl<'c> NodeObj<'c> {
             "isDraft" => leaf(pr.draft),
             "closed" => leaf(pr.state != PrState::Open),
             "merged" => leaf(pr.state == PrState::Merged),
-            "locked" | "isInMergeQueue" => leaf(false),
+            "locked" => leaf(false),
+            "isInMergeQueue" => leaf(w.queue_entry(repo, number).is_some()),
+            "isMergeQueueEnabled" => leaf(w.queue_required(repo, &pr.base_ref)),
+            "mergeQueueEntry" => self.opt_obj(
+                w.queue_entry(repo, number)
+                    .map(|_| Obj::QueueEntry(key.clone())),
+            ),
             "createdAt" => leaf(time(pr.created_at)),
             "updatedAt" => {
                 let mut t = pr.created_at.max(w.commit(repo, &head).committed_at);

@@ -88,6 +88,7 @@
 #![allow(dead_code)] // A support API: each test binary uses a different part of it.
 
 pub mod graphql;
+pub mod queue;
 pub mod rest;
 pub mod world;
 

@@ -232,6 +232,16 @@ pub enum Event {
         number: u64,
         thread_id: String,
     },
+    /// The PR joined its base's merge queue.
+    Enqueued {
+        repo: String,
+        number: u64,
+    },
+    /// The merge queue let the PR go (its merge group failed); auto-merge went off with it.
+    Dequeued {
+        repo: String,
+        number: u64,
+    },
 }
 
 /// The rate-limit figures reported in `x-ratelimit-*` headers and `GET /rate_limit`.
@@ -276,6 +286,8 @@ pub struct Protection {
     pub strict: bool,
     pub required_approvals: u32,
     pub require_resolved_threads: bool,
+    /// "Require merge queue": PRs merge only through the branch's line.
+    pub merge_queue: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -294,6 +306,8 @@ pub struct Repo {
     pub prs: BTreeMap<u64, Pr>,
     /// Every commit by sha (PR heads, older PR commits, merge commits).
     pub commits: BTreeMap<String, Commit>,
+    /// The merge queue of each branch that requires one, head of the line first.
+    pub queues: BTreeMap<String, Vec<super::queue::QueueItem>>,
 }
 
 impl Repo {
@@ -640,6 +654,7 @@ impl World {
                     protections,
                     prs: BTreeMap::new(),
                     commits: BTreeMap::new(),
+                    queues: BTreeMap::new(),
                 },
             );
         }
@@ -1150,7 +1165,13 @@ impl World {
     /// The outcome of each check on the PR's head (newest check run per name, newest status
     /// per context).
     pub fn head_outcomes(&self, repo: &str, number: u64) -> BTreeMap<String, Outcome> {
-        let head = self.head(repo, number);
+        let sha = self.get_pr(repo, number).head_sha().to_owned();
+        self.commit_outcomes(repo, &sha)
+    }
+
+    /// The outcome of each check on commit `sha` of `repo`.
+    pub fn commit_outcomes(&self, repo: &str, sha: &str) -> BTreeMap<String, Outcome> {
+        let head = self.commit(repo, sha);
         let mut newest: BTreeMap<String, (u64, Outcome)> = BTreeMap::new();
         for run in head.suites.iter().flat_map(|s| &s.runs) {
             let e = newest
@@ -1263,7 +1284,8 @@ impl World {
                 method.as_rest()
             ));
         }
-        if pr.auto_merge.is_none() {
+        let queued_base = r.protections.get(&pr.base_ref).is_some_and(|p| p.merge_queue);
+        if pr.auto_merge.is_none() && !queued_base {
             match self.merge_state(&repo, number) {
                 MergeState::Clean => return refuse("Pull request is in clean status"),
                 MergeState::Unstable => return refuse("Pull request is in unstable status"),
@@ -1322,6 +1344,9 @@ impl World {
         if pr.state != PrState::Open {
             return Err(not_mergeable());
         }
+        if r.protections.get(&pr.base_ref).is_some_and(|p| p.merge_queue) {
+            return Err(ApiError::NotAllowed(super::queue::DIRECT_MERGE_REFUSED.into()));
+        }
         if sha.is_some_and(|s| s != pr.head_sha()) {
             return Err(ApiError::Conflict(
                 "Head branch was modified. Review and try the merge again.".into(),
@@ -1347,6 +1372,16 @@ impl World {
             _ => {}
         }
         Ok(self.do_merge(repo, number, method, false))
+    }
+
+    /// The queue merges the head of its line.
+    pub(super) fn merge_from_queue(&mut self, repo: &str, number: u64, method: MergeMethod) {
+        self.do_merge(repo, number, method, true);
+    }
+
+    /// A new commit (for the merge queue's merge groups).
+    pub(super) fn new_commit_pub(&mut self, sha: &str, login: Option<&str>, when: Time) -> Commit {
+        self.new_commit(sha, login, when)
     }
 
     fn do_merge(
@@ -1386,11 +1421,13 @@ impl World {
         if !self.auto_merge_executes {
             return;
         }
+        self.settle_queues();
         loop {
             let ready = self.repos.values().find_map(|r| {
                 r.prs.values().find_map(|p| {
                     let am = p.auto_merge.as_ref()?;
                     (p.state == PrState::Open
+                        && !self.queue_required(&r.full_name, &p.base_ref)
                         && matches!(
                             self.merge_state(&r.full_name, p.number),
                             MergeState::Clean | MergeState::Unstable | MergeState::HasHooks
@@ -1683,6 +1720,12 @@ impl RepoBuilder<'_> {
     /// Required checks (check-run names or status contexts) on the default branch.
     pub fn required_checks(mut self, names: &[&str]) -> Self {
         self.protection().required_checks = names.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// "Require merge queue" on the default branch.
+    pub fn merge_queue(mut self) -> Self {
+        self.protection().merge_queue = true;
         self
     }
 

@@ -1,0 +1,117 @@
+//! Merge queues (GitHub) and merge trains (GitLab): following an armed PR through the forge's
+//! line. The PR's place is recorded when it enters; when the forge lets it go (a failing
+//! merge-group check, a conflict with what is ahead, a timeout), the owner hears once why, and
+//! the same head is never queued again; a new head or the owner's `merge --when-ready` lifts
+//! that.
+
+use crate::config::NotifyKind;
+use crate::decide::{Condition, Context, Draft};
+use crate::model::{ForgeKind, Snapshot};
+
+/// "merge queue" on GitHub, "merge train" on GitLab.
+pub fn noun(forge: ForgeKind) -> &'static str {
+    match forge {
+        ForgeKind::GitHub => "merge queue",
+        ForgeKind::GitLab => "merge train",
+    }
+}
+
+/// `1st`, `2nd`, `3rd`, `11th`, `22nd`.
+pub fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, r) if r != 11 => "st",
+        (2, r) if r != 12 => "nd",
+        (3, r) if r != 13 => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Why the forge let the PR go, in words: the failed merge-group checks, when there are any.
+pub fn exit_reason(snap: &Snapshot) -> String {
+    let names: Vec<&str> = snap
+        .queue_failures
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    let group = match snap.pr.forge {
+        ForgeKind::GitHub => "the merge group",
+        ForgeKind::GitLab => "the merge train",
+    };
+    if names.is_empty() {
+        format!(
+            "removed by the forge with no failed check in {group} (a conflict with what is ahead, or a timeout)"
+        )
+    } else {
+        format!("{} failed in {group}", names.join(", "))
+    }
+}
+
+/// Records where the armed PR stands in the queue, and its exit (told once). Returns whether
+/// pr-monitor may put the head in line now: it is not in line and the queue has not let this
+/// head go.
+pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
+    let head = &snap.head.sha;
+    let noun = noun(snap.pr.forge);
+    if d
+        .status
+        .memory
+        .queue_left_head
+        .as_ref()
+        .is_some_and(|h| h != head)
+    {
+        d.status.memory.queue_left_head = None;
+    }
+    let was_queued = d.status.memory.queued_head.as_ref() == Some(head);
+    match &snap.queue_entry {
+        Some(entry) => {
+            if !was_queued {
+                d.status.memory.queued_head = Some(head.clone());
+                d.note(
+                    format!(
+                        "entered the {noun} at {}: {} in line",
+                        head.short(),
+                        ordinal(entry.position)
+                    ),
+                    None,
+                );
+            }
+            false
+        }
+        None if was_queued => {
+            d.status.memory.queued_head = None;
+            d.status.memory.queue_left_head = Some(head.clone());
+            let why = exit_reason(snap);
+            let tails: Vec<String> = snap
+                .queue_failures
+                .iter()
+                .filter(|f| !f.log_tail.is_empty())
+                .map(|f| format!("{}:\n{}", f.name, crate::text::strip_controls(&f.log_tail)))
+                .collect();
+            let evidence = tails.join("\n");
+            d.note(
+                format!("left the {noun}: {why}; {} is not queued again", head.short()),
+                (!evidence.is_empty()).then_some(evidence.as_str()),
+            );
+            if super::remediate::merge_group_to_agent(d, snap, cond, ctx, &snap.queue_failures) {
+                return false;
+            }
+            let detail = if evidence.is_empty() {
+                format!("{} is not queued again until a new head or `merge --when-ready`", head.short())
+            } else {
+                evidence
+            };
+            d.notify(NotifyKind::Merge, format!("left the {noun}: {why}"), detail);
+            false
+        }
+        None => {
+            d.status.memory.queued_head = None;
+            d.status.memory.queue_left_head.as_ref() != Some(head)
+        }
+    }
+}
+
+/// Forgets the PR's place in line (it is no longer armed).
+pub(super) fn forget(d: &mut Draft) {
+    d.status.memory.queued_head = None;
+}

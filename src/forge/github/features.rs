@@ -1,0 +1,65 @@
+//! The parts of GitHub's schema an older GitHub Enterprise Server lacks (`Ref.compare`, merge
+//! queues before 3.8): which ones this client still asks for, and turning one off when a server
+//! refuses a document for naming it, so each costs at most one refused document per run.
+
+/// Which optional parts of the schema the client asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Features {
+    /// `Ref.compare`: without it, behind is read from `mergeStateStatus` alone.
+    pub compare: bool,
+    /// `PullRequest.isMergeQueueEnabled` and `mergeQueueEntry`: without them, no PR is queued.
+    pub queue: bool,
+}
+
+impl Default for Features {
+    fn default() -> Self {
+        Features {
+            compare: true,
+            queue: true,
+        }
+    }
+}
+
+impl Features {
+    /// These features less the one `message` (a GraphQL refusal) says the server lacks, if it
+    /// names one still asked for.
+    pub fn without_refused(self, message: &str) -> Option<Features> {
+        let names = |fields: &[&str]| fields.iter().any(|f| message.contains(&format!("'{f}'")));
+        if self.compare && names(&["compare"]) {
+            return Some(Features {
+                compare: false,
+                ..self
+            });
+        }
+        if self.queue && names(&["isMergeQueueEnabled", "mergeQueueEntry", "MergeQueueEntry"]) {
+            return Some(Features {
+                queue: false,
+                ..self
+            });
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_turns_off_only_the_feature_it_names() {
+        let all = Features::default();
+        let no_compare = all
+            .without_refused("Field 'compare' doesn't exist on type 'Ref'")
+            .unwrap();
+        assert!(!no_compare.compare && no_compare.queue);
+        let no_queue = all
+            .without_refused("Field 'mergeQueueEntry' doesn't exist on type 'PullRequest'")
+            .unwrap();
+        assert!(no_queue.compare && !no_queue.queue);
+        assert_eq!(
+            no_queue.without_refused("Field 'isMergeQueueEnabled' doesn't exist on type 'PullRequest'"),
+            None
+        );
+        assert_eq!(all.without_refused("Something went wrong"), None);
+    }
+}

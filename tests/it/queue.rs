@@ -1,0 +1,235 @@
+//! Merge queues end to end against the fake GitHub's queue: an armed PR joins the line once,
+//! shows its place, merges when the queue does; a merge-group failure is told once and the same
+//! head is not queued again; a server without merge queues still ticks.
+
+use serde_json::json;
+
+use crate::support::env::TestEnv;
+use crate::support::fake_github::MergeMethod;
+use crate::support::smtp::SmtpServer;
+
+const REPO: &str = "octo/app";
+
+/// A repository whose `main` requires the merge queue and a passing `test`; PR 5 is already in
+/// line, PR 1 (head by `author`) is green and not armed yet.
+fn queued_repo(env: &TestEnv, author: &str) {
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]).merge_queue();
+        w.pr(REPO, 5).auto_merge(MergeMethod::Squash);
+        w.check_run(REPO, 5, "test").success();
+        w.pr(REPO, 1).head_commit(|c| c.by(author));
+        w.check_run(REPO, 1, "test").success();
+        w.settle();
+    });
+}
+
+fn with_email(smtp: &SmtpServer) -> TestEnv {
+    TestEnv::with_config(&format!(
+        "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{}\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
+        smtp.port()
+    ))
+}
+
+fn subjects(smtp: &SmtpServer) -> Vec<String> {
+    smtp.mails()
+        .iter()
+        .filter_map(|m| m.header("Subject"))
+        .collect()
+}
+
+#[test]
+fn an_armed_pr_joins_the_queue_once_shows_its_place_and_merges_at_the_head() {
+    let mut env = TestEnv::new();
+    queued_repo(&env, "fixer-bot");
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    // GitHub puts it in line after the mutation; the next tick sees it second.
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["queue"]["position"], 2, "{s}");
+    assert_eq!(s["queue"]["state"], "QUEUED");
+    assert_eq!(s["queue"]["estimated_seconds"], 480);
+    assert!(s["queue"]["enqueued_at"].is_string());
+    let line = env.ok(&["status"]).stdout;
+    assert!(line.contains("PR #1 ⏳ 2nd in queue (~8m)"), "{line}");
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(detail.contains("2nd in the merge queue (QUEUED)"), "{detail}");
+    assert!(detail.contains("entered the merge queue"), "{detail}");
+
+    // PR 5's merge group passes and merges; PR 1 is at the head, checking.
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 5);
+        w.check_run_on(REPO, &g, "test").event("merge_group").success();
+        w.settle();
+    });
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    let line = env.ok(&["status"]).stdout;
+    assert!(line.contains("PR #1 ⏳ queued, checking"), "{line}");
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 1);
+        w.check_run_on(REPO, &g, "test").event("merge_group").success();
+        w.settle();
+    });
+    for _ in 0..3 {
+        env.advance(60);
+        env.ok(&["run", "--force"]);
+    }
+    let s = env.status("octo/app#1");
+    assert_eq!(s["state"], "merged", "{s}");
+    assert_eq!(s["queue"], json!(null));
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1, "enqueued once");
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
+    assert_eq!(
+        env.gh.requests().count("PUT /repos/octo/app/pulls/1/merge"),
+        0,
+        "never a direct merge on a queued base"
+    );
+    assert_eq!(env.gh.requests().count("POST /graphql UpdateBranch"), 0);
+}
+
+#[test]
+fn a_merge_group_failure_is_told_once_and_the_same_head_is_not_queued_again() {
+    let smtp = SmtpServer::start();
+    let mut env = with_email(&smtp);
+    queued_repo(&env, "dev");
+    env.ok(&["watch", "add", "--agent", "fixer", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 1);
+        w.check_run_on(REPO, &g, "test")
+            .event("merge_group")
+            .failure()
+            .log("thread 'main' panicked: assertion failed: left == right\n");
+        w.settle();
+    });
+    for _ in 0..6 {
+        env.advance(60);
+        env.ok(&["run", "--force"]);
+    }
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1, "the same head is not queued again");
+    let left: Vec<String> = subjects(&smtp)
+        .into_iter()
+        .filter(|s| s.contains("left the merge queue"))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        left[0].starts_with("PR #1: left the merge queue: test failed in the merge group"),
+        "{left:?}"
+    );
+    let v = env.ok(&["status", "octo/app#1", "--json"]).json();
+    let history = v["history"].to_string();
+    assert!(history.contains("left the merge queue"), "{history}");
+    assert!(history.contains("assertion failed"), "{history}");
+    assert_eq!(v["queue"], json!(null));
+
+    // A new head (a fix) joins the line again once green.
+    env.gh.world(|w| {
+        w.push_with(REPO, 1, |c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 2);
+    assert!(env.inbox_messages().is_empty(), "the failed head was not the agent's");
+}
+
+#[test]
+fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_with_the_log() {
+    let smtp = SmtpServer::start();
+    let mut env = with_email(&smtp);
+    queued_repo(&env, "fixer-bot");
+    env.ok(&["watch", "add", "--agent", "fixer", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 1);
+        w.check_run_on(REPO, &g, "test")
+            .event("merge_group")
+            .failure()
+            .log("error[E0308]: mismatched types in src/queue.rs\n");
+        w.settle();
+    });
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0]["kind"], "ci_failure");
+    assert!(msgs[0].to_string().contains("mismatched types"), "{}", msgs[0]);
+    assert!(
+        !subjects(&smtp).iter().any(|s| s.contains("left the merge queue")),
+        "the agent's failure is the agent's"
+    );
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1);
+}
+
+#[test]
+fn the_owners_merge_when_ready_queues_the_refused_head_again() {
+    let mut env = TestEnv::new();
+    queued_repo(&env, "fixer-bot");
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 1);
+        w.check_run_on(REPO, &g, "test").event("merge_group").failure();
+        w.settle();
+    });
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1);
+    env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 2);
+    // And `merge --now` never jumps the queue.
+    let out = env.run(&["merge", "octo/app#1", "--merge-now"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("merge queue"), "{}", out.stderr);
+    assert_eq!(
+        env.gh.requests().count("PUT /repos/octo/app/pulls/1/merge"),
+        0
+    );
+}
+
+#[test]
+fn a_server_without_merge_queues_still_ticks() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.missing_fields
+            .push(("PullRequest".into(), "isMergeQueueEnabled".into()));
+        w.missing_fields
+            .push(("PullRequest".into(), "mergeQueueEntry".into()));
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(600);
+    env.ok(&["run"]);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["last_error"], json!(null), "{s}");
+    assert_eq!(s["queue"], json!(null));
+    assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 1);
+    // One refused snapshot per run (a run is one process), then one without the queue fields.
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        4,
+        "{:?}",
+        env.gh.requests().counts()
+    );
+}
