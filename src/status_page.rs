@@ -90,6 +90,10 @@ fn why_words(w: &Watch) -> String {
         Chip::Conflicts => "It conflicts with its base: yours to resolve.".into(),
         Chip::Failing(_) => "Checks failed: yours to look at.".into(),
         Chip::Running { .. } => "Checks are running.".into(),
+        Chip::InQueue { train, .. } => format!(
+            "In the {}: the forge tests it on top of what is ahead of it, then merges it.",
+            if train { "merge train" } else { "merge queue" }
+        ),
         Chip::MergingWhenReady => "Armed: it merges when the forge says it is ready.".into(),
         Chip::Unread => "Not read yet: the next run reads it.".into(),
         Chip::Passing if s.pills.cmt > 0 => {

@@ -53,8 +53,7 @@ pub fn exit_reason(snap: &Snapshot) -> String {
 pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
     let head = &snap.head.sha;
     let noun = noun(snap.pr.forge);
-    if d
-        .status
+    if d.status
         .memory
         .queue_left_head
         .as_ref()
@@ -90,14 +89,20 @@ pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Cont
                 .collect();
             let evidence = tails.join("\n");
             d.note(
-                format!("left the {noun}: {why}; {} is not queued again", head.short()),
+                format!(
+                    "left the {noun}: {why}; {} is not queued again",
+                    head.short()
+                ),
                 (!evidence.is_empty()).then_some(evidence.as_str()),
             );
             if super::remediate::merge_group_to_agent(d, snap, cond, ctx, &snap.queue_failures) {
                 return false;
             }
             let detail = if evidence.is_empty() {
-                format!("{} is not queued again until a new head or `merge --when-ready`", head.short())
+                format!(
+                    "{} is not queued again until a new head or `merge --when-ready`",
+                    head.short()
+                )
             } else {
                 evidence
             };

@@ -1,6 +1,6 @@
 //! Decisions on a queued base (merge queue, merge train), table by table.
 
-use super::tests::{Ctx, after, armed, check, failed_log, notices, snap};
+use super::tests::{Ctx, after, armed, check, failed_log, notices, sent, snap};
 use super::*;
 use crate::model::{CheckState, MergeState, QueueEntry, QueueState, Sha};
 
@@ -59,8 +59,16 @@ fn on_a_queued_base_the_head_joins_the_line_only_when_its_own_checks_and_reviews
         s.auto_merge_enabled = auto_on;
         s.queue_entry = in_line.clone();
         let plan = c.decide(&armed("a"), &s);
-        assert_eq!(enqueues(&plan), want, "{checks:?} {merge_state:?} {auto_on} {in_line:?}");
-        assert_eq!(merges(&plan), 0, "never a direct merge or branch update on a queued base");
+        assert_eq!(
+            enqueues(&plan),
+            want,
+            "{checks:?} {merge_state:?} {auto_on} {in_line:?}"
+        );
+        assert_eq!(
+            merges(&plan),
+            0,
+            "never a direct merge or branch update on a queued base"
+        );
         assert!(
             plan.actions.iter().all(|a| !matches!(
                 a,
@@ -102,10 +110,11 @@ fn a_pr_the_queue_lets_go_is_told_once_and_its_head_is_not_queued_again() {
         )]
     );
     assert_eq!(enqueues(&left), 0);
-    assert!(left.history.iter().any(|h| h
-        .why
-        .as_deref()
-        .is_some_and(|w| w.contains("assertion failed"))));
+    assert!(left.history.iter().any(|h| {
+        h.why
+            .as_deref()
+            .is_some_and(|w| w.contains("assertion failed"))
+    }));
 
     // Five more ticks on the same head: no enqueue, no second notice.
     let mut w = after(&armed("a"), &left);
@@ -130,7 +139,11 @@ fn leaving_without_a_failed_check_says_so_and_disarming_forgets_the_place() {
     s.queue_entry = Some(entry(1, QueueState::Queued));
     let entered = c.decide(&armed("a"), &s);
     let left = c.decide(&after(&armed("a"), &entered), &queued_base("a"));
-    assert!(notices(&left)[0].1.starts_with("left the merge queue: removed by the forge"));
+    assert!(
+        notices(&left)[0]
+            .1
+            .starts_with("left the merge queue: removed by the forge")
+    );
 
     let mut w = after(&armed("a"), &entered);
     w.status.merge_armed = false;
@@ -141,7 +154,18 @@ fn leaving_without_a_failed_check_says_so_and_disarming_forgets_the_place() {
 
 #[test]
 fn ordinals() {
-    let cases = [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"), (12, "12th"), (13, "13th"), (21, "21st"), (22, "22nd"), (103, "103rd")];
+    let cases = [
+        (1, "1st"),
+        (2, "2nd"),
+        (3, "3rd"),
+        (4, "4th"),
+        (11, "11th"),
+        (12, "12th"),
+        (13, "13th"),
+        (21, "21st"),
+        (22, "22nd"),
+        (103, "103rd"),
+    ];
     for (n, want) in cases {
         assert_eq!(queue::ordinal(n), want);
     }
@@ -158,7 +182,7 @@ fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_not_the_owner() 
     gone.head.author_login = Some("fixer-bot".into());
     gone.queue_failures = vec![failed_log("test", "mismatched types", false)];
     let left = c.decide(&after(&armed("a"), &entered), &gone);
-    let sent = super::tests::sent(&left);
+    let sent = sent(&left);
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].checks[0].log_tail, "mismatched types");
     assert!(notices(&left).is_empty());

@@ -169,7 +169,15 @@ fn failure_table(
     let policy = ctx.policy;
     if ctx.fix_asked {
         if let Some(agent) = policy.agent.clone() {
-            send_fix(d, snap, ctx, &agent, Why::FixAsked, failed, &snap.failed_logs);
+            send_fix(
+                d,
+                snap,
+                ctx,
+                &agent,
+                Why::FixAsked,
+                failed,
+                &snap.failed_logs,
+            );
         }
         return;
     }
@@ -260,8 +268,7 @@ pub(super) fn merge_group_to_agent(
     let failed: Vec<String> = logs.iter().map(|f| f.name.clone()).collect();
     let fresh = d.status.memory.last_fix_fingerprint.as_deref()
         != Some(fingerprint(&failed, logs).as_str());
-    if failed.is_empty() || !policy.auto_fix || d.status.attempts >= policy.max_attempts || !fresh
-    {
+    if failed.is_empty() || !policy.auto_fix || d.status.attempts >= policy.max_attempts || !fresh {
         return false;
     }
     send_fix(d, snap, ctx, &agent, Why::FixSent, &failed, logs);

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use pr_monitor::forge::SnapshotRequest;
+use pr_monitor::forge::github::features::Features;
 use pr_monitor::forge::github::queries::{OPERATIONS, snapshot_query};
 use pr_monitor::model::PrRef;
 
@@ -64,7 +65,12 @@ fn snapshot(gh: &FakeGitHub, prs: &[Wanted<'_>]) -> Value {
             branches: branches.map(|(b, h)| (b.to_owned(), h.to_owned())),
         })
         .collect();
-    let (status, body) = graphql(gh, &snapshot_query(&reqs, Default::default()), &json!({}), None);
+    let (status, body) = graphql(
+        gh,
+        &snapshot_query(&reqs, Features::default()),
+        &json!({}),
+        None,
+    );
     assert_eq!(status, 200, "{body}");
     body
 }
@@ -413,9 +419,19 @@ fn a_snapshot_batch_may_ask_for_at_most_half_a_million_nodes() {
             w.pr("octo/app", i);
         }
     });
-    let (_, ok) = graphql(&gh, &snapshot_query(&reqs(32), Default::default()), &json!({}), None);
+    let (_, ok) = graphql(
+        &gh,
+        &snapshot_query(&reqs(32), Features::default()),
+        &json!({}),
+        None,
+    );
     assert!(ok.get("errors").is_none(), "32 PRs fit: {}", ok["errors"]);
-    let (status, too_big) = graphql(&gh, &snapshot_query(&reqs(33), Default::default()), &json!({}), None);
+    let (status, too_big) = graphql(
+        &gh,
+        &snapshot_query(&reqs(33), Features::default()),
+        &json!({}),
+        None,
+    );
     assert_eq!(status, 200);
     assert_eq!(
         too_big["errors"][0]["type"], "MAX_NODE_LIMIT_EXCEEDED",
@@ -891,7 +907,12 @@ fn faults_fire_in_order_on_matching_requests() {
                 branches: None,
             })
             .collect();
-        graphql(&gh, &snapshot_query(&reqs, Default::default()), &json!({}), None)
+        graphql(
+            &gh,
+            &snapshot_query(&reqs, Features::default()),
+            &json!({}),
+            None,
+        )
     };
     assert_eq!(q(&[1]).0, 502);
     let (status, body) = q(&[1]);

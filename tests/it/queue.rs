@@ -23,6 +23,31 @@ fn queued_repo(env: &TestEnv, author: &str) {
     });
 }
 
+/// PR 1 (head by `author`, agent `fixer`) armed and in line; then its merge group's `test`
+/// fails with `log` and the queue lets it go.
+fn in_line_then_failed(env: &mut TestEnv, author: &str, log: &str) {
+    queued_repo(env, author);
+    env.ok(&[
+        "watch",
+        "add",
+        "--agent",
+        "fixer",
+        "--merge-when-ready",
+        "octo/app#1",
+    ]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 1);
+        w.check_run_on(REPO, &g, "test")
+            .event("merge_group")
+            .failure()
+            .log(log);
+        w.settle();
+    });
+}
+
 fn with_email(smtp: &SmtpServer) -> TestEnv {
     TestEnv::with_config(&format!(
         "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{}\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
@@ -55,13 +80,18 @@ fn an_armed_pr_joins_the_queue_once_shows_its_place_and_merges_at_the_head() {
     let line = env.ok(&["status"]).stdout;
     assert!(line.contains("PR #1 ⏳ 2nd in queue (~8m)"), "{line}");
     let detail = env.ok(&["status", "octo/app#1"]).stdout;
-    assert!(detail.contains("2nd in the merge queue (QUEUED)"), "{detail}");
+    assert!(
+        detail.contains("2nd in the merge queue (QUEUED)"),
+        "{detail}"
+    );
     assert!(detail.contains("entered the merge queue"), "{detail}");
 
     // PR 5's merge group passes and merges; PR 1 is at the head, checking.
     env.gh.world(|w| {
         let g = w.group_sha(REPO, 5);
-        w.check_run_on(REPO, &g, "test").event("merge_group").success();
+        w.check_run_on(REPO, &g, "test")
+            .event("merge_group")
+            .success();
         w.settle();
     });
     env.advance(60);
@@ -70,7 +100,9 @@ fn an_armed_pr_joins_the_queue_once_shows_its_place_and_merges_at_the_head() {
     assert!(line.contains("PR #1 ⏳ queued, checking"), "{line}");
     env.gh.world(|w| {
         let g = w.group_sha(REPO, 1);
-        w.check_run_on(REPO, &g, "test").event("merge_group").success();
+        w.check_run_on(REPO, &g, "test")
+            .event("merge_group")
+            .success();
         w.settle();
     });
     for _ in 0..3 {
@@ -94,24 +126,20 @@ fn an_armed_pr_joins_the_queue_once_shows_its_place_and_merges_at_the_head() {
 fn a_merge_group_failure_is_told_once_and_the_same_head_is_not_queued_again() {
     let smtp = SmtpServer::start();
     let mut env = with_email(&smtp);
-    queued_repo(&env, "dev");
-    env.ok(&["watch", "add", "--agent", "fixer", "--merge-when-ready", "octo/app#1"]);
-    env.ok(&["run"]);
-    env.advance(60);
-    env.ok(&["run", "--force"]);
-    env.gh.world(|w| {
-        let g = w.group_sha(REPO, 1);
-        w.check_run_on(REPO, &g, "test")
-            .event("merge_group")
-            .failure()
-            .log("thread 'main' panicked: assertion failed: left == right\n");
-        w.settle();
-    });
+    in_line_then_failed(
+        &mut env,
+        "dev",
+        "thread 'main' panicked: assertion failed: left == right\n",
+    );
     for _ in 0..6 {
         env.advance(60);
         env.ok(&["run", "--force"]);
     }
-    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1, "the same head is not queued again");
+    assert_eq!(
+        env.gh.world(|w| w.enqueues(REPO, 1)),
+        1,
+        "the same head is not queued again"
+    );
     let left: Vec<String> = subjects(&smtp)
         .into_iter()
         .filter(|s| s.contains("left the merge queue"))
@@ -137,34 +165,35 @@ fn a_merge_group_failure_is_told_once_and_the_same_head_is_not_queued_again() {
     env.advance(60);
     env.ok(&["run", "--force"]);
     assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 2);
-    assert!(env.inbox_messages().is_empty(), "the failed head was not the agent's");
+    assert!(
+        env.inbox_messages().is_empty(),
+        "the failed head was not the agent's"
+    );
 }
 
 #[test]
 fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_with_the_log() {
     let smtp = SmtpServer::start();
     let mut env = with_email(&smtp);
-    queued_repo(&env, "fixer-bot");
-    env.ok(&["watch", "add", "--agent", "fixer", "--merge-when-ready", "octo/app#1"]);
-    env.ok(&["run"]);
-    env.advance(60);
-    env.ok(&["run", "--force"]);
-    env.gh.world(|w| {
-        let g = w.group_sha(REPO, 1);
-        w.check_run_on(REPO, &g, "test")
-            .event("merge_group")
-            .failure()
-            .log("error[E0308]: mismatched types in src/queue.rs\n");
-        w.settle();
-    });
+    in_line_then_failed(
+        &mut env,
+        "fixer-bot",
+        "error[E0308]: mismatched types in src/queue.rs\n",
+    );
     env.advance(60);
     env.ok(&["run", "--force"]);
     let msgs = env.inbox_messages();
     assert_eq!(msgs.len(), 1, "{msgs:?}");
     assert_eq!(msgs[0]["kind"], "ci_failure");
-    assert!(msgs[0].to_string().contains("mismatched types"), "{}", msgs[0]);
     assert!(
-        !subjects(&smtp).iter().any(|s| s.contains("left the merge queue")),
+        msgs[0].to_string().contains("mismatched types"),
+        "{}",
+        msgs[0]
+    );
+    assert!(
+        !subjects(&smtp)
+            .iter()
+            .any(|s| s.contains("left the merge queue")),
         "the agent's failure is the agent's"
     );
     assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1);
@@ -173,16 +202,7 @@ fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_with_the_log() {
 #[test]
 fn the_owners_merge_when_ready_queues_the_refused_head_again() {
     let mut env = TestEnv::new();
-    queued_repo(&env, "fixer-bot");
-    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
-    env.ok(&["run"]);
-    env.advance(60);
-    env.ok(&["run", "--force"]);
-    env.gh.world(|w| {
-        let g = w.group_sha(REPO, 1);
-        w.check_run_on(REPO, &g, "test").event("merge_group").failure();
-        w.settle();
-    });
+    in_line_then_failed(&mut env, "dev", "test failed\n");
     env.advance(60);
     env.ok(&["run", "--force"]);
     env.advance(60);

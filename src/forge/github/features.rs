@@ -57,7 +57,8 @@ mod tests {
             .unwrap();
         assert!(no_queue.compare && !no_queue.queue);
         assert_eq!(
-            no_queue.without_refused("Field 'isMergeQueueEnabled' doesn't exist on type 'PullRequest'"),
+            no_queue
+                .without_refused("Field 'isMergeQueueEnabled' doesn't exist on type 'PullRequest'"),
             None
         );
         assert_eq!(all.without_refused("Something went wrong"), None);

@@ -258,7 +258,12 @@ impl GitHub {
         ) else {
             return;
         };
-        if answer.data.is_null() && answer.errors.iter().any(|e| self.refused_feature(&e.message)) {
+        if answer.data.is_null()
+            && answer
+                .errors
+                .iter()
+                .any(|e| self.refused_feature(&e.message))
+        {
             return;
         }
         for (k, &i) in wanted.iter().enumerate() {

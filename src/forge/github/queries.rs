@@ -269,16 +269,19 @@ mod tests {
 
     #[test]
     fn snapshot_query_aliases_each_pr_in_order_and_escapes_names() {
-        let q = snapshot_query(&[
-            SnapshotRequest {
-                pr: crate::model::PrRef::github("o/r", 5),
-                branches: None,
-            },
-            SnapshotRequest {
-                pr: crate::model::PrRef::github("o/x", 6),
-                branches: Some(("main".into(), "a\"b".into())),
-            },
-        ], Features::default());
+        let q = snapshot_query(
+            &[
+                SnapshotRequest {
+                    pr: crate::model::PrRef::github("o/r", 5),
+                    branches: None,
+                },
+                SnapshotRequest {
+                    pr: crate::model::PrRef::github("o/x", 6),
+                    branches: Some(("main".into(), "a\"b".into())),
+                },
+            ],
+            Features::default(),
+        );
         assert!(q.contains(r#"pr0: repository(owner: "o", name: "r")"#));
         assert!(q.contains("pullRequest(number: 6)"));
         assert!(q.contains(r#"compare(headRef: "a\"b")"#));

@@ -1338,9 +1338,7 @@ impl<'c> NodeObj<'c> {
             "id" => leaf(format!("MQE_{}_{}", key.1, &item.group_sha[..8])),
             "position" => leaf(position),
             "state" => leaf(w.queue_state(&key.0, key.1)),
-            "estimatedTimeToMerge" => {
-                leaf(position as u64 * super::queue::SECONDS_PER_ENTRY)
-            }
+            "estimatedTimeToMerge" => leaf(position as u64 * super::queue::SECONDS_PER_ENTRY),
             "enqueuedAt" => leaf(time(item.enqueued_at)),
             "headCommit" => self.obj(Obj::Commit(key.0.clone(), item.group_sha.clone())),
             "pullRequest" => self.obj(Obj::Pr(key.clone())),

@@ -65,7 +65,9 @@ impl World {
 
     /// How many times `number` joined the line.
     pub fn enqueues(&self, repo: &str, number: u64) -> usize {
-        self.count(|e| matches!(e, Event::Enqueued { repo: r, number: n } if r == repo && *n == number))
+        self.count(
+            |e| matches!(e, Event::Enqueued { repo: r, number: n } if r == repo && *n == number),
+        )
     }
 
     /// Whether the merge group passed (every required check, and every check present, passed),

@@ -1284,7 +1284,10 @@ impl World {
                 method.as_rest()
             ));
         }
-        let queued_base = r.protections.get(&pr.base_ref).is_some_and(|p| p.merge_queue);
+        let queued_base = r
+            .protections
+            .get(&pr.base_ref)
+            .is_some_and(|p| p.merge_queue);
         if pr.auto_merge.is_none() && !queued_base {
             match self.merge_state(&repo, number) {
                 MergeState::Clean => return refuse("Pull request is in clean status"),
@@ -1344,8 +1347,13 @@ impl World {
         if pr.state != PrState::Open {
             return Err(not_mergeable());
         }
-        if r.protections.get(&pr.base_ref).is_some_and(|p| p.merge_queue) {
-            return Err(ApiError::NotAllowed(super::queue::DIRECT_MERGE_REFUSED.into()));
+        if r.protections
+            .get(&pr.base_ref)
+            .is_some_and(|p| p.merge_queue)
+        {
+            return Err(ApiError::NotAllowed(
+                super::queue::DIRECT_MERGE_REFUSED.into(),
+            ));
         }
         if sha.is_some_and(|s| s != pr.head_sha()) {
             return Err(ApiError::Conflict(
