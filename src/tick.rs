@@ -210,7 +210,14 @@ fn tick_one(
         return (None, Some("no forge client".into()), record);
     };
     crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, !opts.dry_run);
-    crate::detect::queue_failures(forge, &mut app.store, &mut snap, &policy, &watch.status, !opts.dry_run);
+    crate::detect::queue_failures(
+        forge,
+        &mut app.store,
+        &mut snap,
+        &policy,
+        &watch.status,
+        !opts.dry_run,
+    );
     let ctx = Context {
         policy: &policy,
         now,

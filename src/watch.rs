@@ -348,9 +348,13 @@ mod tests {
             "failed": [["lint", "https://ci/1"]], "pending": ["test"], "total": 3,
             "flakes": [["e2e", "502 Bad Gateway"]], "unresolved_threads": 1,
             "review_decision": "APPROVED", "mergeable": "MERGEABLE", "merge_state": "CLEAN",
-            "behind_by": 2, "draft": true
+            "behind_by": 2, "draft": true,
+            "queue": {"position": 3, "state": "AWAITING_CHECKS", "estimated_seconds": 720,
+                      "enqueued_at": "2026-11-29T11:50:00Z", "group_sha": "def"}
         },
-        "stuck_reported_for": "abc"
+        "stuck_reported_for": "abc",
+        "queued_head": "abc",
+        "queue_left_head": "abd"
     }"#;
 
     #[test]

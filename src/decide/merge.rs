@@ -263,7 +263,13 @@ pub(super) fn reconcile(
 /// checks and reviews are green (auto-merge, which joins the queue or train), never merges
 /// directly, never jumps, never updates the branch (the queue tests it on top of its base), and
 /// never queues again a head the queue let go.
-fn queued(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>, method: MergeMethod) {
+fn queued(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    method: MergeMethod,
+) {
     if d.status.merge_via != Some(MergeVia::AutoMerge) {
         d.note(
             format!(
