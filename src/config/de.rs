@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv6Addr;
 use std::path::PathBuf;
 use std::str::FromStr;
 
@@ -496,12 +496,8 @@ pub(crate) fn parse_url(s: &str) -> Result<UrlParts<'_>, String> {
     Ok(UrlParts { scheme, host })
 }
 
-/// `localhost`, 127.0.0.0/8 or ::1.
-pub(crate) fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<Ipv4Addr>().is_ok_and(|a| a.is_loopback())
-        || host.parse::<Ipv6Addr>().is_ok_and(|a| a.is_loopback())
-}
+/// `localhost`, 127.0.0.0/8 or ::1 (the forge clients' rule).
+pub(crate) use crate::forge::http::is_loopback_host as is_loopback;
 
 /// `s` with the userinfo of its authority (`user:password@`) shown as `***@`, for messages.
 pub(crate) fn without_userinfo(s: &str) -> String {

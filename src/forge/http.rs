@@ -70,13 +70,25 @@ pub fn is_loopback(url: &str) -> bool {
     } else {
         host.split(':').next().unwrap_or("")
     };
+    is_loopback_host(host)
+}
+
+/// Whether `host` is `localhost`, 127.0.0.0/8 or ::1.
+pub fn is_loopback_host(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The one rule for where a secret (a token, a webhook address) may travel: https, or plain
+/// http to a loopback host. Used by the forge clients, the webhook senders and config checks.
+pub fn is_https_or_loopback(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("https://") || (lower.starts_with("http://") && is_loopback(url))
+}
+
 /// Refuses URLs a token must not be sent to: anything but https, except plain http to loopback.
 pub fn check_url(url: &str) -> Result<(), String> {
-    if url.starts_with("https://") || (url.starts_with("http://") && is_loopback(url)) {
+    if is_https_or_loopback(url) {
         Ok(())
     } else if url.starts_with("http://") {
         Err(format!(

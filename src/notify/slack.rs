@@ -14,7 +14,7 @@ use super::DeliveryError;
 use super::http::{Post, post};
 use super::notice::{Notice, web_link};
 use crate::config::{Secret, SlackConfig, TokenSource};
-use crate::forge::http::is_loopback;
+use crate::forge::http::is_https_or_loopback;
 
 /// How long one webhook call may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,10 +33,7 @@ pub fn send(config: &SlackConfig, id: &str, payload: &str) -> Result<(), Deliver
         .resolve()
         // A missing variable is a setup mistake the owner will fix: keep the message.
         .map_err(|e| DeliveryError::temporary(format!("Slack webhook: {e:#}")))?;
-    let lower = url.expose().to_ascii_lowercase();
-    if !(lower.starts_with("https://")
-        || (lower.starts_with("http://") && is_loopback(url.expose())))
-    {
+    if !is_https_or_loopback(url.expose()) {
         return Err(DeliveryError::permanent(format!(
             "Slack webhook: {source} must hold an https URL (plain http only to a loopback host)"
         )));
