@@ -997,3 +997,51 @@ fn faults_fire_in_order_on_matching_requests() {
     assert_eq!(log.count("POST /graphql"), 10);
     assert_eq!(log.count("GET /rate_limit"), 1);
 }
+
+#[test]
+fn queries_cost_githubs_documented_points_and_the_log_counts_them() {
+    let gh = FakeGitHub::start();
+    gh.world(|w| {
+        w.pr("octo/app", 1);
+    });
+    // Connection requests: threads 1 + their comments 100 + commits 1 + suites 1 + runs 50
+    // = 153 → 2 points; nodes 100 + 10,000 + 1 + 50 + 5,000.
+    let query = "query Example { repository(owner: \"octo\", name: \"app\") { pullRequest(number: 1) { \
+                 reviewThreads(first: 100) { nodes { comments(first: 100) { nodes { body } } } } \
+                 commits(last: 1) { nodes { commit { checkSuites(first: 50) { nodes { \
+                 checkRuns(first: 100) { nodes { name } } } } } } } } } \
+                 rateLimit { cost nodeCount used } }";
+    let (status, body) = graphql(&gh, query, &json!({}), None);
+    assert_eq!(status, 200, "{body}");
+    let rate = &body["data"]["rateLimit"];
+    assert_eq!(
+        (rate["cost"].clone(), rate["nodeCount"].clone()),
+        (json!(2), json!(15_151)),
+        "{body}"
+    );
+    assert_eq!(rate["used"], json!(2), "charged before it answers");
+    // No connection at all still costs one point.
+    let (_, body) = graphql(
+        &gh,
+        "query { rateLimit { cost nodeCount } }",
+        &json!({}),
+        None,
+    );
+    assert_eq!(
+        body["data"]["rateLimit"],
+        json!({"cost": 1, "nodeCount": 0})
+    );
+    // A refused query costs nothing.
+    let (_, body) = graphql(
+        &gh,
+        "query { viewer { repositories(first: 101) { totalCount } } }",
+        &json!({}),
+        None,
+    );
+    assert_eq!(body["errors"][0]["type"], "EXCESSIVE_PAGINATION");
+    rest(&gh, "GET", "/repos/octo/app/nothing-here", None);
+    let log = gh.requests();
+    assert_eq!(log.points("POST /graphql Example"), 2);
+    assert_eq!(log.points("POST /graphql"), 3);
+    assert_eq!(log.points(""), 4, "a REST call is one point");
+}

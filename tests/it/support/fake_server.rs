@@ -181,6 +181,18 @@ impl<W, K: Clone> Shared<W, K> {
             e.status = status;
         }
     }
+
+    /// Sets the points request `seq` cost.
+    pub fn set_points(&self, seq: usize, points: u64) {
+        if let Some(e) = lock(&self.log).get_mut(seq) {
+            e.points = points;
+        }
+    }
+
+    /// The points request `seq` cost.
+    pub fn points(&self, seq: usize) -> u64 {
+        lock(&self.log).get(seq).map_or(0, |e| e.points)
+    }
 }
 
 // ── requests and replies ────────────────────────────────────────────────────────────────────
@@ -380,6 +392,9 @@ pub struct LoggedRequest<K> {
     /// The `Authorization` header as sent.
     pub authorization: Option<String>,
     pub fault: Option<K>,
+    /// What the request cost on the forge's budget (GitHub: GraphQL points, 1 per REST call,
+    /// 0 for a 304 or a refused request).
+    pub points: u64,
 }
 
 impl<K> LoggedRequest<K> {
@@ -399,6 +414,7 @@ impl<K> LoggedRequest<K> {
             body: req.body.clone(),
             authorization: req.header("authorization").map(str::to_owned),
             fault: None,
+            points: 0,
         }
     }
 
@@ -476,6 +492,15 @@ impl<K> RequestLog<K> {
 
     pub fn total(&self) -> usize {
         self.entries.len()
+    }
+
+    /// The points the requests matching `pattern` cost (`""` for all).
+    pub fn points(&self, pattern: &str) -> u64 {
+        self.entries
+            .iter()
+            .filter(|r| pattern.is_empty() || r.matches(pattern))
+            .map(|r| r.points)
+            .sum()
     }
 
     /// GraphQL operation names in order.

@@ -10,6 +10,10 @@
 //!
 //! Before execution a static pass checks GitHub's limits the way GitHub does: every connection
 //! needs `first` or `last` in 0..=100, and the whole query may ask for at most 500,000 nodes.
+//! The same pass computes the query's [`Cost`] with GitHub's documented formula: for each
+//! connection, one request per parent object it can appear under (every enclosing connection
+//! assumed full), summed, divided by 100, rounded, at least 1 point. `rateLimit { cost
+//! nodeCount }` answers it and the fake charges it to the world's GraphQL budget.
 //!
 //! One deliberate schema change: every `databaseId: Int` is served as an unchecked number, so
 //! job and workflow-run ids beyond 32 bits (as on real GitHub) reach the client.
@@ -74,12 +78,33 @@ pub fn warm_up() {
 
 // ── request preparation ─────────────────────────────────────────────────────────────────────
 
+/// What a query costs on GitHub's GraphQL budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Points: connection requests / 100, rounded, at least 1.
+    pub points: u64,
+    /// The most nodes the query can return (every connection full).
+    pub nodes: u64,
+}
+
+impl Cost {
+    /// GitHub's rounding of a query's connection requests to points.
+    pub fn from_requests(requests: u64, nodes: u64) -> Cost {
+        Cost {
+            points: (requests.saturating_add(50) / 100).max(1),
+            nodes,
+        }
+    }
+}
+
 /// A GraphQL request parsed and checked, ready to execute (or already answered with errors).
 #[derive(Debug)]
 pub struct Prepared {
     /// The operation's name (from `operationName`, else the document's only operation).
     pub operation_name: Option<String>,
     pub is_mutation: bool,
+    /// What it costs; `None` when it was refused before execution (GitHub charges nothing).
+    pub cost: Option<Cost>,
     outcome: Result<Ready, Value>,
 }
 
@@ -88,6 +113,7 @@ struct Ready {
     doc: Valid<ExecutableDocument>,
     variables: JsonMap,
     variables_json: serde_json::Map<String, Value>,
+    cost: Cost,
 }
 
 fn error_response(errors: &[Value]) -> Value {
@@ -108,6 +134,7 @@ pub fn prepare(body: &Value) -> Prepared {
     let fail = |operation_name, e| Prepared {
         operation_name,
         is_mutation: false,
+        cost: None,
         outcome: Err(e),
     };
     let Some(query) = body.get("query").and_then(Value::as_str) else {
@@ -167,20 +194,26 @@ pub fn prepare(body: &Value) -> Prepared {
     };
     let operation_name = op.name.as_ref().map(ToString::to_string);
     let is_mutation = op.operation_type == OperationType::Mutation;
-    if let Err(errors) = static_checks(&doc, op, &variables_json) {
-        return Prepared {
-            operation_name,
-            is_mutation,
-            outcome: Err(error_response(&errors)),
-        };
-    }
+    let cost = match static_checks(&doc, op, &variables_json) {
+        Ok(cost) => cost,
+        Err(errors) => {
+            return Prepared {
+                operation_name,
+                is_mutation,
+                cost: None,
+                outcome: Err(error_response(&errors)),
+            };
+        }
+    };
     Prepared {
         operation_name,
         is_mutation,
+        cost: Some(cost),
         outcome: Ok(Ready {
             doc,
             variables,
             variables_json,
+            cost,
         }),
     }
 }
@@ -273,19 +306,25 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// GitHub's pagination-argument and node-limit checks.
+/// Running totals of the static pass.
+struct Tally {
+    nodes: u64,
+    requests: u64,
+    errors: Vec<Value>,
+}
+
+/// GitHub's pagination-argument and node-limit checks, and the query's cost.
 fn static_checks(
     doc: &ExecutableDocument,
     op: &Operation,
     vars: &serde_json::Map<String, Value>,
-) -> Result<(), Vec<Value>> {
+) -> Result<Cost, Vec<Value>> {
     fn go(
         doc: &ExecutableDocument,
         set: &SelectionSet,
         multiplier: u64,
         vars: &serde_json::Map<String, Value>,
-        nodes: &mut u64,
-        errors: &mut Vec<Value>,
+        tally: &mut Tally,
         depth: usize,
     ) {
         if depth > 64 {
@@ -304,72 +343,64 @@ fn static_checks(
                         let first = arg(f, "first", vars).as_i64();
                         let last = arg(f, "last", vars).as_i64();
                         match (first, last) {
-                            (None, None) => errors.push(json!({
+                            (None, None) => tally.errors.push(json!({
                                 "type": "MISSING_PAGINATION_BOUNDARIES",
                                 "message": format!("You must provide a `first` or `last` value to properly paginate the `{}` connection.", f.name),
                             })),
                             (Some(n), _) | (None, Some(n)) if !(0..=100).contains(&n) => {
                                 let which = if first.is_some() { "first" } else { "last" };
-                                errors.push(json!({
+                                tally.errors.push(json!({
                                     "type": "EXCESSIVE_PAGINATION",
                                     "message": format!("Requesting {n} records on the `{}` connection exceeds the `{which}` limit of 100 records.", f.name),
                                 }));
                             }
                             (Some(n), _) | (None, Some(n)) => {
+                                // One request per parent object this connection can hang off.
+                                tally.requests = tally.requests.saturating_add(multiplier);
                                 m = multiplier.saturating_mul(n as u64);
-                                *nodes = nodes.saturating_add(m);
-                                if *nodes > MAX_NODES && !errors.iter().any(|e| e["type"] == "MAX_NODE_LIMIT_EXCEEDED") {
-                                    errors.push(json!({
+                                tally.nodes = tally.nodes.saturating_add(m);
+                                if tally.nodes > MAX_NODES && !tally.errors.iter().any(|e| e["type"] == "MAX_NODE_LIMIT_EXCEEDED") {
+                                    tally.errors.push(json!({
                                         "type": "MAX_NODE_LIMIT_EXCEEDED",
                                         "message": format!(
                                             "By the time this query traverses to the {} connection, it is requesting up to {} possible nodes which exceeds the maximum limit of {}.",
-                                            f.name, thousands(*nodes), thousands(MAX_NODES)
+                                            f.name, thousands(tally.nodes), thousands(MAX_NODES)
                                         ),
                                     }));
                                 }
                             }
                         }
                     }
-                    go(doc, &f.selection_set, m, vars, nodes, errors, depth + 1);
+                    go(doc, &f.selection_set, m, vars, tally, depth + 1);
                 }
                 Selection::FragmentSpread(s) => {
                     if let Some(frag) = doc.fragments.get(&s.fragment_name) {
-                        go(
-                            doc,
-                            &frag.selection_set,
-                            multiplier,
-                            vars,
-                            nodes,
-                            errors,
-                            depth,
-                        );
+                        go(doc, &frag.selection_set, multiplier, vars, tally, depth);
                     }
                 }
-                Selection::InlineFragment(i) => go(
-                    doc,
-                    &i.selection_set,
-                    multiplier,
-                    vars,
-                    nodes,
-                    errors,
-                    depth,
-                ),
+                Selection::InlineFragment(i) => {
+                    go(doc, &i.selection_set, multiplier, vars, tally, depth);
+                }
             }
         }
     }
-    let mut nodes = 0;
-    let mut errors = Vec::new();
-    go(doc, &op.selection_set, 1, vars, &mut nodes, &mut errors, 0);
-    if errors.is_empty() {
-        Ok(())
+    let mut tally = Tally {
+        nodes: 0,
+        requests: 0,
+        errors: Vec::new(),
+    };
+    go(doc, &op.selection_set, 1, vars, &mut tally, 0);
+    if tally.errors.is_empty() {
+        Ok(Cost::from_requests(tally.requests, tally.nodes))
     } else {
-        Err(errors)
+        Err(tally.errors)
     }
 }
 
 impl Prepared {
     /// Answers with `errors` instead of running the request.
     pub fn refuse(&mut self, errors: Value) {
+        self.cost = None;
         self.outcome = Err(errors);
     }
 
@@ -440,6 +471,7 @@ impl Prepared {
         let ctx = Ctx {
             world: RefCell::new(std::mem::take(world)),
             mergeable_reads: RefCell::new(BTreeMap::new()),
+            cost: ready.cost,
         };
         let root = NodeObj {
             ctx: &ctx,
@@ -535,6 +567,8 @@ struct Ctx {
     world: RefCell<World>,
     /// Per request: whether each PR's mergeability reads UNKNOWN (decided once per request).
     mergeable_reads: RefCell<BTreeMap<(String, u64), bool>>,
+    /// This request's cost (what `rateLimit { cost nodeCount }` answers).
+    cost: Cost,
 }
 
 type PrKey = (String, u64);
@@ -1060,7 +1094,7 @@ impl ObjectValue for NodeObj<'_> {
             Obj::RateLimit => {
                 let w = self.ctx.world.borrow();
                 match info.field_name() {
-                    "cost" => leaf(1),
+                    "cost" => leaf(self.ctx.cost.points),
                     "limit" => leaf(w.rate.limit),
                     "used" => leaf(w.rate.graphql_used),
                     "remaining" => leaf(w.rate.limit.saturating_sub(w.rate.graphql_used)),
@@ -1068,7 +1102,7 @@ impl ObjectValue for NodeObj<'_> {
                         chrono::DateTime::from_timestamp(w.rate.reset_epoch, 0)
                             .map_or(JsonValue::Null, time),
                     ),
-                    "nodeCount" => leaf(0),
+                    "nodeCount" => leaf(self.ctx.cost.nodes),
                     _ => self.not_implemented(info),
                 }
             }

@@ -295,8 +295,33 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     if let Some(op) = &entry.operation {
         entry.key = format!("{method} {template} {op}");
     }
+    // GraphQL costs its points (nothing when refused before execution); REST one each.
+    entry.points = if is_graphql {
+        prepared
+            .as_ref()
+            .and_then(|p| p.cost)
+            .map_or(0, |c| c.points)
+    } else {
+        u64::from(route.is_api() && route != Route::RateLimit)
+    };
     let authorization = entry.authorization.clone();
     let (seq, fault) = shared.log(entry);
+    let charged = !matches!(
+        fault,
+        Some(
+            FaultKind::Status(_)
+                | FaultKind::SecondaryRateLimit { .. }
+                | FaultKind::PrimaryRateLimit { .. }
+                | FaultKind::GraphqlRateLimited { .. }
+        )
+    );
+    if !charged {
+        shared.set_points(seq, 0);
+    } else if is_graphql {
+        // Charged before execution, so `rateLimit { remaining }` includes this query.
+        let points = shared.points(seq);
+        shared.world().rate.graphql_used += points;
+    }
 
     let mut reply = answer(
         shared,
@@ -312,9 +337,7 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     if route.is_api() {
         let mut w = shared.world();
         let graphql_resource = is_graphql;
-        if graphql_resource {
-            w.rate.graphql_used += 1;
-        } else if route != Route::RateLimit {
+        if !graphql_resource && route != Route::RateLimit {
             w.rate.core_used += 1;
         }
         let used = if graphql_resource {
@@ -360,6 +383,9 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         }
     }
     shared.set_status(seq, reply.status);
+    if reply.status == 304 {
+        shared.set_points(seq, 0);
+    }
     reply
 }
 
