@@ -19,6 +19,15 @@ pub const RETRIES: u32 = 3;
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// The wait a rate-limit answer implies when it names no reset.
 const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// Rate-limit waits one request may sleep before it gives up and defers its PR.
+const RATE_LIMIT_WAITS: u32 = 3;
+/// The shortest rate-limit wait: `Retry-After: 0` is a pause, never a spin.
+const MIN_RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
+/// How long one client (one run) may sleep on rate limits in all; after that every request
+/// of the run is deferred to the reset.
+const RATE_LIMIT_BUDGET: Duration = Duration::from_secs(120);
+/// How long a client that gave up on a rate limit stays blocked, at least.
+const GIVE_UP_BLOCK: Duration = Duration::from_secs(60);
 
 /// Whether a request may be repeated after an unknown outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +57,8 @@ pub struct HttpClient {
     github_headers: bool,
     backoff: Duration,
     blocked_until: Cell<Option<SystemTime>>,
+    /// Time this client has slept on rate limits (bounded by `RATE_LIMIT_BUDGET`).
+    rate_limit_slept: Cell<Duration>,
     requests: Cell<u64>,
 }
 
@@ -182,6 +193,7 @@ impl HttpClient {
             github_headers: true,
             backoff: Duration::from_millis(250),
             blocked_until: Cell::new(None),
+            rate_limit_slept: Cell::new(Duration::ZERO),
             requests: Cell::new(0),
         }
     }
@@ -218,6 +230,7 @@ impl HttpClient {
     ) -> Result<Response, ForgeError> {
         check_url(url).map_err(ForgeError::Unexpected)?;
         let mut attempt = 0;
+        let mut waits = 0;
         loop {
             if let Some(until) = self.blocked_until.get() {
                 if let Ok(left) = until.duration_since(SystemTime::now()) {
@@ -233,10 +246,18 @@ impl HttpClient {
                     ForgeError::Transient(format!("HTTP {} from {}", resp.0.status, path_of(url)))
                 }
                 Ok((resp, Some(wait))) => {
-                    if wait <= MAX_RATE_LIMIT_WAIT {
+                    let wait = wait.max(MIN_RATE_LIMIT_WAIT);
+                    let spent = self.rate_limit_slept.get();
+                    if wait <= MAX_RATE_LIMIT_WAIT
+                        && waits < RATE_LIMIT_WAITS
+                        && spent + wait <= RATE_LIMIT_BUDGET
+                    {
                         std::thread::sleep(wait);
+                        self.rate_limit_slept.set(spent + wait);
+                        waits += 1;
                         continue;
                     }
+                    let wait = wait.max(GIVE_UP_BLOCK);
                     self.blocked_until.set(Some(SystemTime::now() + wait));
                     let _ = resp;
                     return Err(ForgeError::RateLimited {

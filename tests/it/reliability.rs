@@ -41,3 +41,31 @@ fn each_batch_acts_before_the_next_is_read() {
     );
     assert_eq!(env.gh.world(|w| w.merges(REPO, 11)), 1);
 }
+
+#[test]
+fn a_persistent_rate_limit_with_retry_after_zero_is_waited_on_a_bounded_number_of_times() {
+    use crate::support::fake_github::Fault;
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.gh.fault(Fault::rate_limit(0).always());
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let sent = env.gh.requests().total();
+    assert!(
+        sent <= 8,
+        "a bounded number of requests, not a spin: {sent}"
+    );
+    let s = env.status("octo/app#1");
+    assert!(
+        s["last_error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("rate limited"),
+        "{s}"
+    );
+}
