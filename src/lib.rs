@@ -23,6 +23,7 @@ pub mod forge;
 pub mod html;
 pub mod jobs;
 pub mod logs;
+pub mod metrics;
 pub mod model;
 pub mod notify;
 pub mod output;

@@ -106,6 +106,7 @@ const ERROR_STREAK_NOTICE: u32 = 3;
 
 /// Runs one tick over the due watches, then delivers the outbox.
 pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
+    let started = std::time::Instant::now();
     let now = app.now;
     app.dry_run = opts.dry_run;
     let jobs = if opts.dry_run || opts.fix_asked {
@@ -165,7 +166,21 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
         summary.delivered = delivered.sent;
         summary.delivery_failures = delivered.failed;
+        for outcome in &summary.outcomes {
+            if let Some(plan) = &outcome.plan {
+                crate::metrics::count_actions(&mut app.store, &plan.actions)?;
+            }
+        }
         crate::pages::write(&app.config, &app.store, now)?;
+        crate::metrics::write(
+            &app.config,
+            &mut app.store,
+            crate::metrics::RunFacts {
+                now,
+                failed: summary.failed(),
+                duration_seconds: started.elapsed().as_secs_f64(),
+            },
+        )?;
     }
     tell(opts, Step::Done);
     Ok(summary)

@@ -90,6 +90,16 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (forge, job_id, completed_at)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 3: metrics that survive across runs (counters and last-known gauges), by name and labels.
+    "
+    CREATE TABLE metrics (
+        name    TEXT NOT NULL,
+        labels  TEXT NOT NULL,
+        kind    TEXT NOT NULL,
+        value   REAL NOT NULL,
+        PRIMARY KEY (name, labels)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

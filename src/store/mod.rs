@@ -5,7 +5,10 @@
 //! Each tick's outcome for a PR is written in one transaction; a lease keeps two overlapping
 //! runs from acting on the same PR.
 
+mod metrics;
 mod migrations;
+
+pub use metrics::{Labels, StoredMetric};
 
 use std::path::Path;
 use std::time::Duration;

@@ -740,3 +740,43 @@ fn run_ends_with_a_summary_and_draws_no_progress_into_a_pipe() {
         out.stdout
     );
 }
+
+#[test]
+fn metrics_keep_the_last_success_when_a_run_fails() {
+    let mut env = TestEnv::with_config("report:\n  metrics_path: out/pr_monitor.prom\n");
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let first = chrono::DateTime::parse_from_rfc3339(&env.now)
+        .unwrap()
+        .timestamp();
+    env.advance(600);
+    env.vars
+        .push(("PRM_TEST_GITHUB_TOKEN".into(), "not-the-token".into()));
+    let out = env.run(&["run", "--force"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let metrics = std::fs::read_to_string(env.dir.path().join("out/pr_monitor.prom")).unwrap();
+    let value = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {metrics}"))
+            .parse::<f64>()
+            .unwrap()
+    };
+    assert_eq!(
+        value("pr_monitor_last_success_timestamp_seconds"),
+        first as f64
+    );
+    assert_eq!(
+        value("pr_monitor_last_run_timestamp_seconds"),
+        (first + 600) as f64
+    );
+    for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+        let (_, v) = line.rsplit_once(' ').unwrap();
+        assert!(v.parse::<f64>().is_ok(), "{line}");
+    }
+}
