@@ -53,7 +53,12 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     let watches = input.watches;
     let mut out = String::new();
     let count = |f: &dyn Fn(&Watch) -> bool| watches.iter().filter(|w| f(w)).count();
-    family(&mut out, "pr_monitor_watches", "gauge", "Watched PRs by state.");
+    family(
+        &mut out,
+        "pr_monitor_watches",
+        "gauge",
+        "Watched PRs by state.",
+    );
     for state in [PrState::Open, PrState::Merged, PrState::Closed] {
         let _ = writeln!(
             out,
@@ -62,7 +67,12 @@ pub fn render(input: &MetricsInput<'_>) -> String {
             count(&|w| w.status.state == state)
         );
     }
-    family(&mut out, "pr_monitor_pills", "gauge", "Open PRs with a pill lit.");
+    family(
+        &mut out,
+        "pr_monitor_pills",
+        "gauge",
+        "Open PRs with a pill lit.",
+    );
     let open = |w: &Watch| w.status.state == PrState::Open;
     for (pill, n) in [
         ("ci", count(&|w| open(w) && w.status.pills.ci)),
@@ -72,13 +82,23 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     ] {
         let _ = writeln!(out, "pr_monitor_pills{{pill=\"{pill}\"}} {n}");
     }
-    family(&mut out, "pr_monitor_merge_armed", "gauge", "Open PRs armed to merge.");
+    family(
+        &mut out,
+        "pr_monitor_merge_armed",
+        "gauge",
+        "Open PRs armed to merge.",
+    );
     let _ = writeln!(
         out,
         "pr_monitor_merge_armed {}",
         count(&|w| open(w) && w.status.merge_armed)
     );
-    family(&mut out, "pr_monitor_errors", "gauge", "Open PRs whose last tick failed.");
+    family(
+        &mut out,
+        "pr_monitor_errors",
+        "gauge",
+        "Open PRs whose last tick failed.",
+    );
     let _ = writeln!(
         out,
         "pr_monitor_errors {}",
@@ -108,7 +128,11 @@ pub fn render(input: &MetricsInput<'_>) -> String {
         "gauge",
         "When the last run ended, whether or not it succeeded.",
     );
-    let _ = writeln!(out, "pr_monitor_last_run_timestamp_seconds {}", input.last_run);
+    let _ = writeln!(
+        out,
+        "pr_monitor_last_run_timestamp_seconds {}",
+        input.last_run
+    );
     if let Some(t) = input.last_success {
         family(
             &mut out,
@@ -132,7 +156,11 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     let mut last_name = "";
     for m in input.stored {
         if m.name != last_name {
-            let kind = if m.kind == "counter" { "counter" } else { "gauge" };
+            let kind = if m.kind == "counter" {
+                "counter"
+            } else {
+                "gauge"
+            };
             family(&mut out, &m.name, kind, "Kept across runs.");
             last_name = &m.name;
         }
