@@ -17,4 +17,5 @@ mod remediate;
 mod report;
 mod status;
 mod support;
+mod systemd_units;
 mod tick;

@@ -1,0 +1,114 @@
+//! The systemd units in systemd/: they pass `systemd-analyze verify`, and
+//! `systemd-analyze security --offline=yes` rates each service 2.0 or better.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SERVICES: [&str; 2] = ["pr-monitor.service", "pr-monitor-daemon.service"];
+
+fn units() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("systemd")
+}
+
+fn analyze_available() -> bool {
+    let found = Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!(
+            "skipped: systemd-analyze is not installed (.ci/run installs the systemd package)"
+        );
+    }
+    found
+}
+
+/// The units as installed, with the binary path pointing at the one this test built.
+fn installed_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in SERVICES.iter().chain(&["pr-monitor.timer"]) {
+        let text = std::fs::read_to_string(units().join(name)).unwrap();
+        let text = text.replace(
+            "/usr/local/bin/pr-monitor",
+            env!("CARGO_BIN_EXE_pr-monitor"),
+        );
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn the_units_verify() {
+    if !analyze_available() {
+        return;
+    }
+    let dir = installed_copy();
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .args(
+            SERVICES
+                .iter()
+                .chain(&["pr-monitor.timer"])
+                .map(|n| dir.path().join(n)),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "{stderr}");
+}
+
+#[test]
+fn each_service_is_rated_two_or_better() {
+    if !analyze_available() {
+        return;
+    }
+    let dir = installed_copy();
+    for name in SERVICES {
+        let out = Command::new("systemd-analyze")
+            .args(["security", "--offline=yes"])
+            .arg(dir.path().join(name))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let score = text
+            .lines()
+            .find_map(|l| l.split_once("Overall exposure level for ").map(|(_, r)| r))
+            .and_then(|r| r.split_once(": ").map(|(_, s)| s))
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no score for {name}:\n{text}"));
+        assert!(score <= 2.0, "{name} is rated {score}:\n{text}");
+    }
+}
+
+#[test]
+fn the_oneshot_has_a_start_timeout_and_the_services_a_private_umask_and_credentials() {
+    for name in SERVICES {
+        let text = std::fs::read_to_string(units().join(name)).unwrap();
+        for key in [
+            "DynamicUser=yes",
+            "StateDirectory=pr-monitor",
+            "ConfigurationDirectory=pr-monitor",
+            "LoadCredential=github-token:",
+            "UMask=0077",
+        ] {
+            assert!(text.contains(key), "{name} lacks {key}");
+        }
+    }
+    let oneshot = std::fs::read_to_string(units().join("pr-monitor.service")).unwrap();
+    assert!(oneshot.contains("\nTimeoutStartSec="), "{oneshot}");
+}
+
+#[test]
+fn the_system_example_config_passes_config_check() {
+    let env = crate::support::env::TestEnv::new();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/system/config.yaml");
+    let out = env.run_with_config(&config, &["config", "check"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.contains("database: /var/lib/pr-monitor/"), "{text}");
+    assert!(
+        text.contains("token_file: /run/credentials/pr-monitor.service/github-token"),
+        "{text}"
+    );
+}
