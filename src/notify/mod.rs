@@ -203,6 +203,10 @@ fn batches(rows: Vec<OutboxRow>) -> Vec<(OutboxRow, Vec<OutboxRow>)> {
     out
 }
 
+/// How long a run's claim on the messages it is delivering lasts: a run that dies mid-delivery
+/// leaves them to be retried after this, and no other run sends them before.
+const CLAIM_SECS: i64 = 600;
+
 /// Delivers every pending message that is due, recording each outcome, and an agent command's
 /// run in the PR's history. Many owner notices from one tick on one channel go as a digest.
 pub fn deliver_pending(
@@ -211,7 +215,8 @@ pub fn deliver_pending(
     now: crate::model::Instant,
 ) -> Result<Delivered> {
     let mut report = Delivered::default();
-    for (send, members) in batches(store.pending_outbox(real_now())?) {
+    let claimed = store.claim_outbox(real_now(), real_now().saturating_add(CLAIM_SECS))?;
+    for (send, members) in batches(claimed) {
         let outcome = deliver(config, &send);
         let run = match &outcome {
             Ok(sent) => sent.command_run.clone(),

@@ -707,6 +707,31 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Claims the undelivered messages due by `real_now` (epoch seconds) for this run and returns
+    /// them, oldest first. The claim pushes each row's next attempt to `claim_until` in the same
+    /// write transaction that selects it, so a second run started beside this one finds nothing
+    /// to send; delivery then records the outcome (delivered, or the next attempt after a
+    /// failure). A run that dies holding a claim leaves its rows to be retried once `claim_until`
+    /// has passed.
+    pub fn claim_outbox(&mut self, real_now: i64, claim_until: i64) -> Result<Vec<OutboxRow>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let rows: Vec<OutboxRow> = {
+            let mut stmt = tx.prepare(
+                "SELECT * FROM outbox WHERE delivered_at IS NULL AND permanent = 0 AND next_attempt <= ?1 ORDER BY created_at, rowid",
+            )?;
+            let rows = stmt.query_map([real_now], outbox_from_row)?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        tx.execute(
+            "UPDATE outbox SET next_attempt = ?2 WHERE delivered_at IS NULL AND permanent = 0 AND next_attempt <= ?1",
+            params![real_now, claim_until],
+        )?;
+        tx.commit()?;
+        Ok(rows)
+    }
+
     /// Every message that failed and is not delivered (kept, visible, retried unless permanent).
     pub fn outbox_problems(&self) -> Result<Vec<OutboxRow>> {
         let mut stmt = self.conn.prepare(

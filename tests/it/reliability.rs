@@ -69,3 +69,34 @@ fn a_persistent_rate_limit_with_retry_after_zero_is_waited_on_a_bounded_number_o
         "{s}"
     );
 }
+
+/// A second run that reaches delivery while the first is still delivering finds the messages
+/// claimed: a slow command agent runs once, not once per run.
+#[test]
+fn overlapping_runs_deliver_each_message_once() {
+    let env = TestEnv::with_config(
+        "  slow:\n    command: \"echo call >> agent-calls.txt; touch agent-started; sleep 2\"\n    logins: [slow-bot]\n",
+    );
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("slow-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "slow", "octo/app#1"]);
+    let first = env.spawn(&["run"]);
+    let started = env.dir.path().join("agent-started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::yield_now();
+    }
+    let second = env.run(&["run", "--force"]);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{first:?}");
+    let calls = std::fs::read_to_string(env.dir.path().join("agent-calls.txt")).unwrap();
+    assert_eq!(calls.lines().count(), 1, "the agent ran {calls:?}");
+}

@@ -126,7 +126,24 @@ impl TestEnv {
     }
 
     fn command(&self, cwd: &Path, config: &Path, args: &[&str]) -> Out {
-        Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+        self.prepared(cwd, config, args)
+            .output()
+            .expect("run pr-monitor")
+            .into()
+    }
+
+    /// Starts `pr-monitor --config … --now … ARGS` and returns at once, for runs that overlap.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.prepared(self.dir.path(), &self.config_path(), args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start pr-monitor")
+    }
+
+    fn prepared(&self, cwd: &Path, config: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_pr-monitor"));
+        command
             .current_dir(cwd)
             .arg("--config")
             .arg(config)
@@ -139,10 +156,8 @@ impl TestEnv {
             .envs(self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env_remove("PR_MONITOR_CONFIG")
             .env_remove("PR_MONITOR_DB")
-            .env_remove("PR_MONITOR_NOW")
-            .output()
-            .expect("run pr-monitor")
-            .into()
+            .env_remove("PR_MONITOR_NOW");
+        command
     }
 
     /// Runs and expects exit 0.
