@@ -7,12 +7,12 @@
 //! history and next tick in one transaction.
 
 pub mod agent_cli;
-pub mod app;
 pub mod check;
 pub mod checks;
 pub mod chip;
 pub mod cli;
 pub mod clock;
+pub mod commands;
 pub mod config;
 pub mod decide;
 pub mod detect;
@@ -43,4 +43,7 @@ pub mod text;
 pub mod tick;
 pub mod watch;
 pub mod web;
+
+/// The command context under its own name (it moves out of `commands` in the next change).
+pub use commands as app;
 pub mod when;

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    pr_monitor::app::main()
+    pr_monitor::commands::main()
 }
