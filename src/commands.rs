@@ -1,5 +1,5 @@
-//! The imperative shell: parses the command line, loads config and database, builds forge
-//! clients on first use, runs the command, and turns the outcome into an exit code.
+//! The commands: parses the command line, loads config and database into an [`App`], runs
+//! the command, and turns the outcome into an exit code.
 //!
 //! Errors are printed once, here, as `error: …`; exit codes follow the contract: 0 done,
 //! 1 some PR's tick could not complete, 2 usage or config error.
@@ -11,154 +11,15 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Parser;
 
+use crate::app::{App, Forges, UsageError, usage};
 use crate::cli::{
     Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
 };
-use crate::config::{Config, Policy};
-use crate::forge::Forge;
-use crate::forge::github::GitHub;
-use crate::forge::gitlab::GitLab;
-use crate::model::{ForgeKind, Instant, PrRef};
+use crate::config::Config;
+use crate::model::{Instant, PrRef};
 use crate::store::{NewWatch, Selection, Store};
 use crate::tick::{self, RunOptions};
-use crate::watch::Watch;
 use crate::{output, tick::RunSummary};
-
-/// A usage or configuration error: exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
-}
-
-/// Reads a forge token; the error names where it was looked for, never a value.
-fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String, String> {
-    source
-        .resolve()
-        .map(|t| t.expose().to_owned())
-        .map_err(|e| format!("{forge} token: {e:#}"))
-}
-
-/// The forge clients of a run, built (and their tokens read) on first use.
-#[derive(Debug, Default)]
-pub struct Forges {
-    github: Option<Result<GitHub, String>>,
-    gitlab: Option<Result<GitLab, String>>,
-    owners: std::collections::BTreeMap<ForgeKind, String>,
-}
-
-impl Forges {
-    /// The client for `kind`.
-    pub fn get(&mut self, kind: ForgeKind, config: &Config) -> Result<&dyn Forge, String> {
-        match kind {
-            ForgeKind::GitHub => {
-                let client = self.github.get_or_insert_with(|| {
-                    let token = read_token(&config.github.token(), "GitHub")?;
-                    GitHub::new(&config.github.api_url, &config.github.graphql_url(), token)
-                });
-                client
-                    .as_ref()
-                    .map(|c| c as &dyn Forge)
-                    .map_err(Clone::clone)
-            }
-            ForgeKind::GitLab => {
-                let client = self.gitlab.get_or_insert_with(|| {
-                    let token = read_token(&config.gitlab.token(), "GitLab")?;
-                    GitLab::new(&config.gitlab.api_url, token)
-                });
-                client
-                    .as_ref()
-                    .map(|c| c as &dyn Forge)
-                    .map_err(Clone::clone)
-            }
-        }
-    }
-
-    /// The login the token of `kind` belongs to (asked once per run).
-    pub fn owner(&mut self, kind: ForgeKind, config: &Config) -> Result<String, String> {
-        if let Some(login) = self.owners.get(&kind) {
-            return Ok(login.clone());
-        }
-        let login = self
-            .get(kind, config)?
-            .viewer_login()
-            .map_err(|e| e.to_string())?;
-        self.owners.insert(kind, login.clone());
-        Ok(login)
-    }
-}
-
-/// Everything a command needs.
-#[derive(Debug)]
-pub struct App {
-    pub config: Config,
-    pub store: Store,
-    pub now: Instant,
-    /// `--now` was given: the clock stands still (replays and tests).
-    pub clock_fixed: bool,
-    pub json: bool,
-    pub forges: Forges,
-    /// `run --dry-run`: nothing is written, caches included.
-    pub dry_run: bool,
-}
-
-impl App {
-    /// The login the forge token belongs to: remembered in the database for a day, so a run
-    /// does not spend a request on it.
-    pub fn owner(&mut self, kind: ForgeKind) -> Result<String, String> {
-        const FRESH_SECS: i64 = 86_400;
-        let key = format!("owner:{}", kind.as_str());
-        let real_now = crate::clock::wall_secs();
-        let cached = self.store.meta(&key).ok().flatten();
-        let fresh = cached
-            .as_deref()
-            .and_then(|v| v.split_once('\t'))
-            .filter(|(_, at)| at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS));
-        if let Some((login, _)) = fresh {
-            return Ok(login.to_owned());
-        }
-        let login = self.forges.owner(kind, &self.config)?;
-        if self.dry_run {
-            return Ok(login);
-        }
-        // A cache: a failed write only costs one request next run.
-        let _ = self.store.set_meta(&key, &format!("{login}\t{real_now}"));
-        Ok(login)
-    }
-
-    /// A PR argument, parsed, in the spelling it is watched under (see [`Store::known`]).
-    pub fn pr(&self, arg: &str) -> Result<PrRef> {
-        self.store.known(&parse_pr(&self.config, arg)?)
-    }
-
-    /// Adds one history row to `pr`, at the program's clock.
-    pub fn log(&mut self, pr: &PrRef, what: String) -> Result<()> {
-        self.store.log(
-            pr,
-            &[crate::watch::HistoryEntry {
-                at: self.now,
-                what,
-                why: None,
-            }],
-        )
-    }
-
-    /// The policy that applies to a watch: its job's, else the config's `pr` block, with the
-    /// watch's own overrides on top.
-    pub fn policy_for(&self, watch: &Watch) -> Policy {
-        let job = watch.job.as_deref().and_then(|name| self.config.job(name));
-        let mut policy = self.config.policy(job);
-        if let Some(agent) = &watch.agent {
-            policy.agent = Some(agent.clone());
-        }
-        if let Some(auto_fix) = watch.auto_fix {
-            policy.auto_fix = auto_fix;
-        }
-        policy
-    }
-}
 
 /// The program: parse, run, print the error once, return the exit code.
 pub fn main() -> ExitCode {
@@ -238,12 +99,6 @@ fn parse_now(now: Option<&str>) -> Result<Instant> {
             .map(|t| t.with_timezone(&Utc))
             .map_err(|e| usage(format!("--now `{s}` is not an RFC 3339 instant ({e})"))),
     }
-}
-
-/// A PR reference from the command line: any form [`PrRef`] parses, naming one of the
-/// configured forges' hosts.
-pub(crate) fn parse_pr(config: &Config, s: &str) -> Result<PrRef> {
-    PrRef::parse_on(s, &config.forge_hosts()).map_err(usage)
 }
 
 fn load_config(path: Option<&Path>) -> Result<Config> {

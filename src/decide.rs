@@ -10,11 +10,13 @@ pub mod merge;
 pub mod queue;
 mod remediate;
 
+pub use crate::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
+
 use chrono::Duration;
 
 use crate::checks::{self, Verdict};
-use crate::config::{NotifyKind, Policy, UpdateMethod};
-use crate::model::{FailedCheck, Instant, Login, MergeMethod, PrState, Sha, Snapshot};
+use crate::config::{NotifyKind, Policy};
+use crate::model::{Instant, Login, PrState, Snapshot};
 use crate::watch::{HistoryEntry, Watch, WatchStatus};
 
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
@@ -22,111 +24,6 @@ pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 
 /// A head committed this long after a command agent's run ended is still the agent's (seed 000).
 pub const AGENT_RUN_GRACE_SECS: i64 = 15;
-
-/// What an agent message is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MessageKind {
-    CiFailure,
-    ReviewFeedback,
-    Conflict,
-}
-
-impl MessageKind {
-    /// The contract's spelling (`kind` in an agent message).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageKind::CiFailure => "ci_failure",
-            MessageKind::ReviewFeedback => "review_feedback",
-            MessageKind::Conflict => "conflict",
-        }
-    }
-
-    /// The short word in a message id.
-    pub fn id_word(self) -> &'static str {
-        match self {
-            MessageKind::CiFailure => "ci",
-            MessageKind::ReviewFeedback => "review",
-            MessageKind::Conflict => "conflict",
-        }
-    }
-}
-
-/// One piece of review feedback handed to the agent.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Feedback {
-    /// issue_comment | review | review_thread | review_comment
-    pub source: String,
-    pub id: String,
-    pub author: Option<String>,
-    pub body: String,
-    pub path: Option<String>,
-    pub line: Option<u64>,
-    pub url: Option<String>,
-    pub updated_at: String,
-}
-
-/// A message for the PR's agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentRequest {
-    /// Stable for one (PR, head, kind, attempt): a retried delivery overwrites, never doubles.
-    pub id: String,
-    pub agent: String,
-    pub kind: MessageKind,
-    /// fix_sent | fix_asked
-    pub reason: crate::watch::Why,
-    pub checks: Vec<FailedCheck>,
-    pub feedback: Vec<Feedback>,
-}
-
-/// A notice for the owner. The words come from `report`; this says what and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
-    pub kind: NotifyKind,
-    /// After `PR #342: `, e.g. `lint failed`, `merged`, `merge armed`.
-    pub headline: String,
-    pub detail: String,
-}
-
-/// Something the shell must do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    SendToAgent(AgentRequest),
-    /// Re-run the failed jobs of these workflow runs (GitHub) or pipelines (GitLab).
-    RerunFailed {
-        run_ids: Vec<u64>,
-    },
-    UpdateBranch {
-        expected_head: Sha,
-        method: UpdateMethod,
-    },
-    /// Enable the forge's auto-merge; if the forge refuses because the PR is already clean
-    /// and `merge_if_clean` is set, merge that head directly instead.
-    EnableAutoMerge {
-        method: MergeMethod,
-        merge_if_clean: Option<Sha>,
-    },
-    DisableAutoMerge,
-    Merge {
-        sha: Sha,
-        method: MergeMethod,
-    },
-    Notify(Notice),
-}
-
-/// What one tick decided for one PR.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
-    /// The PR's state after the tick.
-    pub status: WatchStatus,
-    pub actions: Vec<Action>,
-    /// The audit trail of this tick: one row per decision.
-    pub history: Vec<HistoryEntry>,
-    /// Items now handled: (source, id, updated_at).
-    pub seen: Vec<(String, String, String)>,
-    /// When to look again; `None` once the PR is merged or closed.
-    pub next_tick_at: Option<Instant>,
-}
 
 /// Facts from outside the snapshot that the rules need.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::decide::Feedback;
 use crate::model::{Login, Snapshot};
+use crate::plan::Feedback;
 
 /// Replies pr-monitor posts for agents start with this; they are never feedback.
 pub const AGENT_REPLY_PREFIX: &str = "🤖 ";

@@ -3,10 +3,11 @@
 //! Each tick loads every watched PR that is due from SQLite and runs
 //! **detect → remediate → reconcile merge → report**: a forge client reads a [`model::Snapshot`]
 //! of each PR, the pure [`decide`] core turns stored state + snapshot + policy + clock into a
-//! [`decide::Plan`], the shell applies the plan's actions and records the PR's new state,
+//! [`plan::Plan`], the shell applies the plan's actions and records the PR's new state,
 //! history and next tick in one transaction.
 
 pub mod agent_cli;
+pub mod app;
 pub mod check;
 pub mod checks;
 pub mod chip;
@@ -30,6 +31,7 @@ pub mod output;
 pub mod owner;
 pub mod pages;
 pub mod palette;
+pub mod plan;
 pub mod private;
 pub mod progress;
 pub mod report;
@@ -43,7 +45,4 @@ pub mod text;
 pub mod tick;
 pub mod watch;
 pub mod web;
-
-/// The command context under its own name (it moves out of `commands` in the next change).
-pub use commands as app;
 pub mod when;

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::decide::{AgentRequest, MessageKind, Notice};
 use crate::model::{Instant, PrRef, Snapshot};
+use crate::plan::{AgentRequest, MessageKind, Notice};
 use crate::terminal::clip;
 use crate::text::{block, inline, one_line, strip_controls};
 

@@ -885,7 +885,7 @@ fn behind_branches_update_one_at_a_time_per_base() {
     let plan = c.decide(&armed("a"), &behind);
     assert!(plan.actions.contains(&Action::UpdateBranch {
         expected_head: Sha("a".into()),
-        method: UpdateMethod::Merge
+        method: crate::config::UpdateMethod::Merge
     }));
     assert!(plan.status.memory.holds_update_turn);
     assert!(
