@@ -8,6 +8,7 @@
 
 pub mod agent_cli;
 pub mod app;
+pub mod check;
 pub mod checks;
 pub mod chip;
 pub mod cli;
@@ -46,6 +47,3 @@ pub mod tick;
 pub mod watch;
 pub mod web;
 pub mod when;
-
-/// The `check` command under its own name (it moves out of `focus` in the next change).
-pub use focus as check;
