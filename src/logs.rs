@@ -7,7 +7,12 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
     let cleaned: Vec<String> = raw
         .lines()
         .filter(|l| !l.contains("::add-mask::"))
-        .map(|l| crate::secrets::mask(&mask(&strip_timestamp(&strip_ansi(l)), &masks)))
+        .map(|l| {
+            crate::secrets::mask(&mask(
+                &strip_timestamp(&crate::text::strip_controls(l)),
+                &masks,
+            ))
+        })
         .collect();
     let start = cleaned.len().saturating_sub(lines);
     let mut out = cleaned[start..].join("\n");
@@ -53,29 +58,6 @@ fn declared_masks(raw: &str) -> Vec<String> {
         })
         .filter(|v| v.len() >= 3)
         .collect()
-}
-
-/// Removes ANSI escape sequences (colours, cursor moves).
-pub fn strip_ansi(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
-            } else {
-                chars.next();
-            }
-        } else if c != '\r' {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Removes a leading ISO-8601 timestamp, as GitHub Actions prefixes every log line.

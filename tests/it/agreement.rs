@@ -10,10 +10,7 @@ const REPO: &str = "octo/app";
 #[test]
 fn check_then_run_still_forwards_new_review_feedback_to_the_agent() {
     let env = TestEnv::new();
-    env.job(
-        "agentic",
-        "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n",
-    );
+    env.agentic_job();
     env.gh.world(|w| {
         w.repo(REPO);
         w.pr(REPO, 1).author("dev");

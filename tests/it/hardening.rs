@@ -159,10 +159,7 @@ fn unquoted_lines(brief: &str) -> Vec<String> {
 #[test]
 fn a_check_name_branch_and_path_cannot_forge_a_section_of_the_brief() {
     let env = TestEnv::new();
-    env.job(
-        "agentic",
-        "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n",
-    );
+    env.agentic_job();
     env.gh.world(|w| {
         w.repo(REPO);
         w.pr(REPO, 1)
@@ -364,10 +361,7 @@ fn sentinel_secrets_appear_nowhere() {
          slack: {webhook_url_env: PRM_SLACK_HOOK}\n\
          report:\n  html_path: status.html\n  metrics_path: pr.prom\n",
     );
-    env.job(
-        "agentic",
-        "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n",
-    );
+    env.agentic_job();
     for (k, v) in [
         ("PRM_SMTP_USER", "mailer"),
         ("PRM_SMTP_PASSWORD", SMTP_PASSWORD),

@@ -349,10 +349,7 @@ fn rerun_reruns_every_failed_run_once() {
 #[test]
 fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     let mut env = TestEnv::new();
-    env.job(
-        "agentic",
-        "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n",
-    );
+    env.agentic_job();
     env.gh.world(|w| {
         w.repo(REPO);
         w.pr(REPO, 1).author("dev");

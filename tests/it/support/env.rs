@@ -102,6 +102,14 @@ impl TestEnv {
         std::fs::write(dir.join(format!("{name}.yaml")), yaml).expect("write a job");
     }
 
+    /// Writes the job `agentic`: agent `fixer`, review feedback sent to the agent.
+    pub fn agentic_job(&self) {
+        self.job(
+            "agentic",
+            "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n",
+        );
+    }
+
     /// Moves both clocks (ours and the fake's) by `secs`.
     pub fn advance(&mut self, secs: i64) {
         let t = chrono::DateTime::parse_from_rfc3339(&self.now).expect("now")
