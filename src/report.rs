@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::model::{Instant, PrRef, Snapshot};
 use crate::plan::{AgentRequest, MessageKind, Notice};
-use crate::terminal::clip;
+use crate::text::clip;
 use crate::text::{block, inline, one_line, strip_controls};
 
 /// A stable 64-bit FNV-1a hash of `text`, in hex: the same across builds and machines (unlike

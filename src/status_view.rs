@@ -5,7 +5,8 @@
 
 use crate::chip::{Chip, Tone};
 use crate::model::{Instant, PrState};
-use crate::terminal::{Paint, Term, clip};
+use crate::terminal::{Paint, Term};
+use crate::text::clip;
 use crate::text::one_line;
 use crate::watch::Watch;
 use crate::when::relative;

@@ -88,16 +88,6 @@ impl Term {
     }
 }
 
-/// `text` cut to `max` characters, ending in `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,8 +134,8 @@ mod tests {
 
     #[test]
     fn clipping_keeps_short_text_and_marks_a_cut() {
-        assert_eq!(clip("abc", 5), "abc");
-        assert_eq!(clip("abcdef", 4), "abc…");
+        assert_eq!(crate::text::clip("abc", 5), "abc");
+        assert_eq!(crate::text::clip("abcdef", 4), "abc…");
         let t = Term {
             colour: true,
             ..Term::PLAIN

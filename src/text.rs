@@ -72,6 +72,16 @@ fn longest_run(s: &str, c: char) -> usize {
     s.split(|x| x != c).map(str::len).max().unwrap_or(0)
 }
 
+/// `text` cut to `max` characters, ending in `…` when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// True for a character that must never reach a reader as-is: C0 and C1 controls (newline and
 /// tab are handled by the callers), DEL, and the bidirectional formatting characters.
 pub fn is_unsafe(c: char) -> bool {

@@ -15,6 +15,7 @@ use super::http::{Post, post};
 use super::notice::{Notice, web_link};
 use crate::config::{Secret, SlackConfig, TokenSource};
 use crate::forge::http::is_https_or_loopback;
+use crate::text::clip;
 
 /// How long one webhook call may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -176,17 +177,6 @@ fn section(notice: &Notice) -> String {
         .map(|n| compose(&checks[..n]))
         .find(|text| text.chars().count() <= SECTION_LIMIT)
         .unwrap_or_else(|| clip(&compose(&[]), SECTION_LIMIT))
-}
-
-/// `text` cut to `max` characters, with `…` when cut.
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut cut: String = text.chars().take(max - 1).collect();
-        cut.push('…');
-        cut
-    }
 }
 
 /// Escapes text for mrkdwn: `&`, `<` and `>` are the control characters.
