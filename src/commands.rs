@@ -16,6 +16,7 @@ use crate::cli::{
     Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
 };
 use crate::config::Config;
+use crate::holder::Holder;
 use crate::model::{Instant, PrRef};
 use crate::store::{NewWatch, Selection, Store};
 use crate::tick::{self, RunOptions};
@@ -370,7 +371,7 @@ fn print_summary(app: &App, summary: &RunSummary) {
     for line in &summary.jobs {
         println!("{line}");
     }
-    if summary.outcomes.is_empty() {
+    if summary.outcomes.is_empty() && summary.busy.is_empty() {
         if summary.watched == 0 {
             println!(
                 "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`, then run again"
@@ -389,20 +390,44 @@ fn print_summary(app: &App, summary: &RunSummary) {
     if !summary.outcomes.is_empty() {
         println!("{}", output::run_summary(summary));
     }
-    if summary.skipped_busy > 0 {
-        println!(
-            "{} PR(s) skipped: another run holds them",
-            summary.skipped_busy
-        );
+    for line in output::taken_over_lines(&summary.taken_over) {
+        println!("{line}");
     }
+    for line in output::held_lines(&summary.busy) {
+        println!("{line}; skipped");
+    }
+}
+
+/// The leases held now, by watch id; and the `status` lines saying who holds how many PRs
+/// (a holder whose process is gone says the next run takes its PRs over).
+fn held(app: &App) -> Result<(std::collections::BTreeMap<i64, Holder>, Vec<String>)> {
+    let held = app.store.held()?;
+    let (gone, live): (Vec<_>, Vec<_>) = held.iter().partition(|(_, h)| h.gone_here());
+    let named = |v: Vec<&(i64, Holder)>| -> Vec<Option<Holder>> {
+        v.into_iter().map(|(_, h)| Some(h.clone())).collect()
+    };
+    let mut lines = output::held_lines(&named(live));
+    lines.extend(
+        output::held_lines(&named(gone))
+            .into_iter()
+            .map(|l| format!("{l}, whose process is gone: the next run takes them over")),
+    );
+    Ok((held.into_iter().collect(), lines))
 }
 
 fn status(app: &App, pr: Option<&str>) -> Result<u8> {
     match pr {
         None => {
             let watches = app.store.watches()?;
+            let (holders, held_lines) = held(app)?;
             if app.json {
-                println!("{}", output::status_array(&watches));
+                let mut rows = output::status_array(&watches);
+                if let Some(rows) = rows.as_array_mut() {
+                    for (row, w) in rows.iter_mut().zip(&watches) {
+                        row["held_by"] = output::held_json(holders.get(&w.id));
+                    }
+                }
+                println!("{rows}");
             } else if watches.is_empty() {
                 println!("nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`");
             } else {
@@ -410,6 +435,9 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
                     "{}",
                     crate::status_view::render(&watches, app.now, crate::terminal::Term::detect())
                 );
+                for line in held_lines {
+                    println!("{line}");
+                }
                 let problems = app.store.outbox_problems()?;
                 if !problems.is_empty() {
                     println!("undelivered messages:");
@@ -426,13 +454,19 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
                 .watch(&pr)?
                 .ok_or_else(|| usage(format!("{} is not watched", pr.url())))?;
             let history = app.store.history(&pr, 20)?;
+            let (holders, _) = held(app)?;
+            let holder = holders.get(&w.id);
             if app.json {
                 let mut v = output::status_json(&w);
                 v["history"] = serde_json::to_value(&history)?;
                 v["picture"] = serde_json::to_value(&w.status.memory.picture)?;
+                v["held_by"] = output::held_json(holder);
                 println!("{v}");
             } else {
                 print!("{}", output::status_detail(&w, &history, app.now));
+                if let Some(h) = holder {
+                    println!("  held by    {}", h.describe());
+                }
             }
         }
     }

@@ -22,6 +22,7 @@ pub mod feedback;
 pub mod flake;
 pub mod focus;
 pub mod forge;
+pub mod holder;
 pub mod html;
 pub mod jobs;
 pub mod logs;

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::holder::Holder;
 use crate::model::{Instant, PrState};
 use crate::terminal::Term;
 use crate::text::one_line;
@@ -339,6 +340,47 @@ pub fn run_json(summary: &RunSummary, now: Instant) -> Value {
     )
 }
 
+/// `3 PRs held by run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)`: one line per
+/// holder, in the order first met, from one entry per held PR (`None`: a holder not named).
+pub fn held_lines(held: &[Option<Holder>]) -> Vec<String> {
+    let mut groups: Vec<(Option<&Holder>, usize)> = Vec::new();
+    for h in held {
+        match groups.iter_mut().find(|(g, _)| *g == h.as_ref()) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((h.as_ref(), 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(h, n)| {
+            format!(
+                "{n} PR{} held by {}",
+                if n == 1 { "" } else { "s" },
+                h.map_or_else(|| "another run".to_owned(), Holder::describe)
+            )
+        })
+        .collect()
+}
+
+/// `took over 2 PRs from run 7f3a0c21 (…), whose process is gone`: one line per holder.
+pub fn taken_over_lines(taken: &[Holder]) -> Vec<String> {
+    let named: Vec<Option<Holder>> = taken.iter().cloned().map(Some).collect();
+    held_lines(&named)
+        .into_iter()
+        .map(|line| {
+            let line = line.replacen(" held by ", " from ", 1);
+            format!("took over {line}, whose process is gone")
+        })
+        .collect()
+}
+
+/// The `held_by` field of `status --json`: the run holding the PR's lease, or null.
+pub fn held_json(holder: Option<&Holder>) -> Value {
+    holder.map_or(Value::Null, |h| {
+        json!({"run": h.run, "pid": h.pid, "host": h.host, "since": crate::model::stamp(h.since)})
+    })
+}
+
 /// One undelivered outbox message for `status`.
 pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
     format!(
@@ -358,6 +400,42 @@ pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn held_prs_are_counted_per_holder() {
+        let h = |run: &str| Holder {
+            run: run.into(),
+            pid: 4121,
+            host: "host-a".into(),
+            since: t0(),
+            started: Some(1),
+        };
+        let held = [
+            Some(h("7f3a")),
+            None,
+            Some(h("7f3a")),
+            Some(h("9b01")),
+            Some(h("7f3a")),
+        ];
+        assert_eq!(
+            held_lines(&held),
+            vec![
+                "3 PRs held by run 7f3a (pid 4121 on host-a, since 2026-11-29 12:00:00Z)",
+                "1 PR held by another run",
+                "1 PR held by run 9b01 (pid 4121 on host-a, since 2026-11-29 12:00:00Z)",
+            ]
+        );
+        assert_eq!(
+            taken_over_lines(&[h("7f3a"), h("7f3a")]),
+            vec![
+                "took over 2 PRs from run 7f3a (pid 4121 on host-a, since 2026-11-29 12:00:00Z), whose process is gone"
+            ]
+        );
+        assert_eq!(
+            held_json(Some(&h("7f3a"))),
+            json!({"run": "7f3a", "pid": 4121, "host": "host-a", "since": "2026-11-29T12:00:00Z"})
+        );
+    }
     use crate::decide::tests::{t0, watch};
     use crate::model::{QueueEntry, QueueState};
 

@@ -18,8 +18,9 @@ use crate::config::Policy;
 use crate::decide::{self, Context, Plan};
 use crate::execute::{self, Env};
 use crate::forge::{DEFAULT_READ_BATCH, Forge, ForgeError, SnapshotRequest};
+use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
-use crate::store::{Lease, Selection, TickRecord};
+use crate::store::{Lease, Leased, Selection, TickRecord};
 use crate::watch::{HistoryEntry, Watch};
 
 /// What a run asks for.
@@ -82,8 +83,12 @@ pub struct PrOutcome {
 #[derive(Debug, Default)]
 pub struct RunSummary {
     pub outcomes: Vec<PrOutcome>,
-    /// Watches another run held the lease on.
-    pub skipped_busy: usize,
+    /// Watches another run held the lease on: one entry per watch, naming the holder when its
+    /// lease does.
+    pub busy: Vec<Option<Holder>>,
+    /// Watches whose lease this run took over from a run whose process was gone: one entry
+    /// per watch.
+    pub taken_over: Vec<Holder>,
     /// How many watches exist at all (to tell "nothing watched" from "nothing due").
     pub watched: usize,
     /// Outbox messages delivered, and those that failed (id, error).
@@ -121,11 +126,7 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         jobs,
         ..RunSummary::default()
     };
-    let run_id = format!(
-        "{}-{}",
-        std::process::id(),
-        chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
-    );
+    let holder = Holder::new_run();
 
     let total = due.len();
     tell(opts, Step::Reading { due: total });
@@ -135,7 +136,7 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         if stopped(opts) {
             break;
         }
-        let leased = take_leases(app, chunk, &run_id, opts, &mut summary)?;
+        let leased = take_leases(app, chunk, &holder, opts, &mut summary)?;
         let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
         let snapshots = read_chunk(app, &watches);
         let turns = chunk_turns(app, &leased, &snapshots)?;
@@ -354,12 +355,13 @@ fn chunks(app: &mut App, due: Vec<Watch>) -> Vec<Chunk> {
     out
 }
 
-/// Takes the leases of one chunk just before it is read; watches another run holds are
-/// counted and left out. A dry run takes none.
+/// Takes the leases of one chunk just before it is read; a lease whose holder's process is
+/// gone (on this host) is taken over; watches another run holds are counted, with their
+/// holder, and left out. A dry run takes none.
 fn take_leases(
     app: &mut App,
     chunk: Chunk,
-    run_id: &str,
+    holder: &Holder,
     opts: &RunOptions,
     summary: &mut RunSummary,
 ) -> Result<Vec<(usize, Watch, Option<Lease>)>> {
@@ -367,10 +369,18 @@ fn take_leases(
     for (index, w) in chunk {
         if opts.dry_run {
             leased.push((index, w, None));
-        } else if let Some(lease) = app.store.lease(w.id, run_id, LEASE_SECS)? {
-            leased.push((index, w, Some(lease)));
-        } else {
-            summary.skipped_busy += 1;
+            continue;
+        }
+        match app
+            .store
+            .lease(w.id, holder, LEASE_SECS, &Holder::gone_here)?
+        {
+            Leased::Taken(lease) => leased.push((index, w, Some(lease))),
+            Leased::TakenOver(lease, was) => {
+                summary.taken_over.push(was);
+                leased.push((index, w, Some(lease)));
+            }
+            Leased::Held(by) => summary.busy.push(by),
         }
     }
     Ok(leased)

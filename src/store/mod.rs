@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
+use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
 use crate::secrets;
 use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
@@ -72,6 +73,17 @@ pub struct Selection {
 pub struct Lease {
     watch_id: i64,
     owner: String,
+}
+
+/// What asking for a lease gave.
+#[derive(Debug)]
+pub enum Leased {
+    /// The lease was free (or expired, or already this run's).
+    Taken(Lease),
+    /// The lease was held by a run whose process is gone; it is this run's now.
+    TakenOver(Lease, Holder),
+    /// Another run holds it (named, when its lease names its holder).
+    Held(Option<Holder>),
 }
 
 /// What one tick decided for one PR, written atomically.
@@ -515,18 +527,71 @@ impl Store {
             .collect())
     }
 
-    /// Takes the lease on a watch for `secs` of real time, unless another live run holds it.
-    pub fn lease(&mut self, watch_id: i64, owner: &str, secs: i64) -> Result<Option<Lease>> {
+    /// Takes the lease on a watch for `secs` of real time for `holder`, unless another run holds
+    /// it. A lease whose holder `gone` says has ended (its process is gone) is taken over at
+    /// once, in one statement that checks it is still that holder's; any other held lease waits
+    /// for its expiry.
+    pub fn lease(
+        &mut self,
+        watch_id: i64,
+        holder: &Holder,
+        secs: i64,
+        gone: &dyn Fn(&Holder) -> bool,
+    ) -> Result<Leased> {
         let real_now = crate::clock::wall_secs();
+        let owner = holder.key();
         let taken = self.conn.execute(
             "UPDATE watches SET lease_owner = ?2, lease_until = ?3
              WHERE id = ?1 AND (lease_until IS NULL OR lease_until < ?4 OR lease_owner = ?2)",
             params![watch_id, owner, real_now + secs, real_now],
         )? == 1;
-        Ok(taken.then(|| Lease {
+        let lease = Lease {
             watch_id,
-            owner: owner.to_owned(),
-        }))
+            owner: owner.clone(),
+        };
+        if taken {
+            return Ok(Leased::Taken(lease));
+        }
+        let current: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT lease_owner FROM watches WHERE id = ?1",
+                [watch_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        let Some((key, other)) = current.and_then(|k| Holder::parse(&k).map(|h| (k, h))) else {
+            return Ok(Leased::Held(None));
+        };
+        if !gone(&other) {
+            return Ok(Leased::Held(Some(other)));
+        }
+        let taken_over = self.conn.execute(
+            "UPDATE watches SET lease_owner = ?2, lease_until = ?3 WHERE id = ?1 AND lease_owner = ?4",
+            params![watch_id, owner, real_now + secs, key],
+        )? == 1;
+        Ok(if taken_over {
+            Leased::TakenOver(lease, other)
+        } else {
+            Leased::Held(None)
+        })
+    }
+
+    /// The leases held now (by the wall clock) by runs that name their holder: watch id and
+    /// holder, by watch id.
+    pub fn held(&self) -> Result<Vec<(i64, Holder)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, lease_owner FROM watches WHERE lease_owner IS NOT NULL AND lease_until >= ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([crate::clock::wall_secs()], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, key)| Holder::parse(&key).map(|h| (id, h)))
+            .collect())
     }
 
     /// Writes one tick's outcome for the leased watch, and releases the lease, in one transaction.
@@ -898,10 +963,7 @@ mod tests {
             s.add_watch(pr, &NewWatch::default(), now).unwrap();
         }
         s.set_paused(&b, true, now).unwrap();
-        let lease = s
-            .lease(s.watch(&c).unwrap().unwrap().id, "me", 60)
-            .unwrap()
-            .unwrap();
+        let lease = taken(s.lease(s.watch(&c).unwrap().unwrap().id, &holder("me"), 60, &never));
         s.record(
             lease,
             &TickRecord {
@@ -938,18 +1000,79 @@ mod tests {
         assert_eq!(forced, vec![1, 3]);
     }
 
+    fn holder(run: &str) -> Holder {
+        Holder {
+            run: run.into(),
+            pid: 1,
+            host: "host-a".into(),
+            since: t("2026-11-29T12:00:00Z"),
+            started: None,
+        }
+    }
+
+    fn never(_: &Holder) -> bool {
+        false
+    }
+
+    fn taken(leased: Result<Leased>) -> Lease {
+        match leased.unwrap() {
+            Leased::Taken(lease) => lease,
+            other => panic!("not taken: {other:?}"),
+        }
+    }
+
     #[test]
-    fn a_held_lease_blocks_a_second_run() {
+    fn a_held_lease_blocks_a_second_run_and_names_its_holder() {
         let mut s = Store::open_in_memory().unwrap();
         let pr = PrRef::github("o/r", 1);
         s.add_watch(&pr, &NewWatch::default(), t("2026-11-29T12:00:00Z"))
             .unwrap();
         let id = s.watch(&pr).unwrap().unwrap().id;
-        let first = s.lease(id, "run-a", 60).unwrap();
-        assert!(first.is_some());
-        assert!(s.lease(id, "run-b", 60).unwrap().is_none());
-        s.release(first.unwrap()).unwrap();
-        assert!(s.lease(id, "run-b", 60).unwrap().is_some());
+        let first = taken(s.lease(id, &holder("run-a"), 60, &never));
+        assert_eq!(s.held().unwrap(), vec![(id, holder("run-a"))]);
+        match s.lease(id, &holder("run-b"), 60, &never).unwrap() {
+            Leased::Held(Some(h)) => assert_eq!(h, holder("run-a")),
+            other => panic!("{other:?}"),
+        }
+        s.release(first).unwrap();
+        assert!(s.held().unwrap().is_empty());
+        taken(s.lease(id, &holder("run-b"), 60, &never));
+    }
+
+    #[test]
+    fn a_lease_whose_holder_is_gone_is_taken_over_at_once() {
+        let mut s = Store::open_in_memory().unwrap();
+        let pr = PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), t("2026-11-29T12:00:00Z"))
+            .unwrap();
+        let id = s.watch(&pr).unwrap().unwrap().id;
+        let dead = taken(s.lease(id, &holder("dead"), 600, &never));
+        let gone = |h: &Holder| h.run == "dead";
+        let lease = match s.lease(id, &holder("next"), 600, &gone).unwrap() {
+            Leased::TakenOver(lease, was) => {
+                assert_eq!(was.run, "dead");
+                lease
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(s.held().unwrap(), vec![(id, holder("next"))]);
+        assert!(
+            s.release(dead).is_ok() && s.held().unwrap().len() == 1,
+            "the dead run's lease no longer releases the new holder's"
+        );
+        s.release(lease).unwrap();
+        // An owner written before leases named holders waits for its expiry.
+        s.conn
+            .execute(
+                "UPDATE watches SET lease_owner = 'old-style', lease_until = ?2 WHERE id = ?1",
+                params![id, crate::clock::wall_secs() + 600],
+            )
+            .unwrap();
+        let always = |_: &Holder| true;
+        assert!(matches!(
+            s.lease(id, &holder("next"), 600, &always).unwrap(),
+            Leased::Held(None)
+        ));
     }
 
     #[test]

@@ -100,3 +100,122 @@ fn overlapping_runs_deliver_each_message_once() {
     let calls = std::fs::read_to_string(env.dir.path().join("agent-calls.txt")).unwrap();
     assert_eq!(calls.lines().count(), 1, "the agent ran {calls:?}");
 }
+
+/// Starts `run` with the fake forge holding its first snapshot read (for two minutes), and
+/// returns once that read has arrived: the run then holds its PRs' leases.
+fn run_held_in_its_read(env: &TestEnv, args: &[&str]) -> std::process::Child {
+    use crate::support::fake_github::Fault;
+    env.gh.fault(
+        Fault::delay(120_000)
+            .on("POST /graphql PullRequestSnapshots")
+            .once(),
+    );
+    let child = env.spawn(args);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while env
+        .gh
+        .requests()
+        .count("POST /graphql PullRequestSnapshots")
+        == 0
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never read its PRs"
+        );
+        std::thread::yield_now();
+    }
+    child
+}
+
+fn three_watched_prs() -> TestEnv {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=3 {
+            w.pr(REPO, n);
+            w.check_run(REPO, n, "test").success();
+        }
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2", "octo/app#3"]);
+    env
+}
+
+/// A run killed with SIGKILL in the middle of its tick holds its leases for ten minutes; the
+/// next run on the same host sees the holder's process is gone and takes them over at once.
+#[test]
+fn a_run_killed_mid_tick_leaves_no_gap() {
+    let env = three_watched_prs();
+    let mut first = run_held_in_its_read(&env, &["run"]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let out = env.ok(&["run"]);
+    assert!(out.stdout.contains("ticked 3 PRs"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("took over 3 PRs from run ")
+            && out.stdout.contains(&format!("(pid {} on ", first.id()))
+            && out.stdout.contains("whose process is gone"),
+        "{}",
+        out.stdout
+    );
+    for n in 1..=3 {
+        let s = env.status(&format!("octo/app#{n}"));
+        assert_eq!(s["last_tick_at"], env.now.as_str(), "{s}");
+        assert_eq!(s["held_by"], serde_json::Value::Null, "{s}");
+    }
+}
+
+/// A lease held by a live run is left to it: a second run skips the PR and says who holds it,
+/// and `status` names the holder, in text and JSON.
+#[test]
+fn a_lease_held_by_a_live_run_is_left_to_it_and_named() {
+    let env = three_watched_prs();
+    let mut first = run_held_in_its_read(&env, &["run"]);
+    let pid = first.id();
+    let holder = format!("(pid {pid} on ");
+    let second = env.ok(&["run", "--force"]);
+    assert!(
+        second.stdout.contains("3 PRs held by run ") && second.stdout.contains(&holder),
+        "{}",
+        second.stdout
+    );
+    assert!(
+        !second.stdout.contains("nothing is due"),
+        "{}",
+        second.stdout
+    );
+    let status = env.ok(&["status"]);
+    assert!(
+        status.stdout.contains("3 PRs held by run ") && status.stdout.contains(&holder),
+        "{}",
+        status.stdout
+    );
+    let detail = env.ok(&["status", "octo/app#2"]);
+    assert!(
+        detail.stdout.contains("  held by    run ") && detail.stdout.contains(&holder),
+        "{}",
+        detail.stdout
+    );
+    let s = env.status("octo/app#1");
+    assert_eq!(s["held_by"]["pid"], pid, "{s}");
+    assert!(
+        s["held_by"]["run"].as_str().is_some_and(|r| !r.is_empty()),
+        "{s}"
+    );
+    assert_eq!(
+        s["last_tick_at"],
+        serde_json::Value::Null,
+        "not ticked yet: {s}"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let after = env.ok(&["status"]);
+    assert!(
+        after
+            .stdout
+            .contains("whose process is gone: the next run takes them over"),
+        "{}",
+        after.stdout
+    );
+    let third = env.ok(&["run"]);
+    assert!(third.stdout.contains("ticked 3 PRs"), "{}", third.stdout);
+}
