@@ -389,6 +389,12 @@ fn print_summary(app: &App, summary: &RunSummary) {
     }
     if !summary.outcomes.is_empty() {
         println!("{}", output::run_summary(summary));
+    } else if summary.delivered > 0 {
+        println!(
+            "{} message{} sent",
+            summary.delivered,
+            if summary.delivered == 1 { "" } else { "s" }
+        );
     }
     for line in output::taken_over_lines(&summary.taken_over) {
         println!("{line}");

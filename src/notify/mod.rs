@@ -204,7 +204,8 @@ fn batches(rows: Vec<OutboxRow>) -> Vec<(OutboxRow, Vec<OutboxRow>)> {
 }
 
 /// How long a run's claim on the messages it is delivering lasts: a run that dies mid-delivery
-/// leaves them to be retried after this, and no other run sends them before.
+/// leaves them to the next run on its host at once (its process is gone), else to be retried
+/// after this; no other run sends them before.
 const CLAIM_SECS: i64 = 600;
 
 /// Delivers every pending message that is due, recording each outcome, and an agent command's
@@ -215,7 +216,12 @@ pub fn deliver_pending(
     now: crate::model::Instant,
 ) -> Result<Delivered> {
     let mut report = Delivered::default();
-    let claimed = store.claim_outbox(real_now(), real_now().saturating_add(CLAIM_SECS))?;
+    let claimed = store.claim_outbox(
+        real_now(),
+        real_now().saturating_add(CLAIM_SECS),
+        &crate::holder::Holder::new_run(),
+        &crate::holder::Holder::gone_here,
+    )?;
     for (send, members) in batches(claimed) {
         let outcome = deliver(config, &send);
         let run = match &outcome {

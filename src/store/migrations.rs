@@ -100,6 +100,11 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (name, labels)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 4: who claimed an outbox row for delivery (a lease holder's key), so a run whose
+    // process is gone has its claims taken over at once rather than at their expiry.
+    "
+    ALTER TABLE outbox ADD COLUMN claim_owner TEXT;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -772,26 +772,48 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Claims the undelivered messages due by `real_now` (epoch seconds) for this run and returns
-    /// them, oldest first. The claim pushes each row's next attempt to `claim_until` in the same
-    /// write transaction that selects it, so a second run started beside this one finds nothing
-    /// to send; delivery then records the outcome (delivered, or the next attempt after a
-    /// failure). A run that dies holding a claim leaves its rows to be retried once `claim_until`
-    /// has passed.
-    pub fn claim_outbox(&mut self, real_now: i64, claim_until: i64) -> Result<Vec<OutboxRow>> {
+    /// Claims for `holder` the undelivered messages due by `real_now` (epoch seconds), and
+    /// those claimed by a run `gone` says has ended, and returns them, oldest first. The claim
+    /// names its holder and pushes each row's next attempt to `claim_until` in the same write
+    /// transaction that selects it, so a second run started beside this one finds nothing to
+    /// send; delivery then records the outcome (delivered, or the next attempt after a failure)
+    /// and clears the claim. A run that dies holding a claim leaves its rows to the next run on
+    /// its host at once, else to be retried once `claim_until` has passed.
+    pub fn claim_outbox(
+        &mut self,
+        real_now: i64,
+        claim_until: i64,
+        holder: &Holder,
+        gone: &dyn Fn(&Holder) -> bool,
+    ) -> Result<Vec<OutboxRow>> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let rows: Vec<OutboxRow> = {
+        let claimants: Vec<String> = {
             let mut stmt = tx.prepare(
-                "SELECT * FROM outbox WHERE delivered_at IS NULL AND permanent = 0 AND next_attempt <= ?1 ORDER BY created_at, rowid",
+                "SELECT DISTINCT claim_owner FROM outbox
+                 WHERE delivered_at IS NULL AND permanent = 0 AND claim_owner IS NOT NULL AND next_attempt > ?1",
             )?;
-            let rows = stmt.query_map([real_now], outbox_from_row)?;
+            let rows = stmt.query_map([real_now], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let orphaned: Vec<String> = claimants
+            .into_iter()
+            .filter(|key| Holder::parse(key).is_some_and(|h| gone(&h)))
+            .collect();
+        let orphaned = serde_json::to_string(&orphaned)?;
+        let due = "delivered_at IS NULL AND permanent = 0
+                   AND (next_attempt <= ?1 OR claim_owner IN (SELECT value FROM json_each(?2)))";
+        let rows: Vec<OutboxRow> = {
+            let mut stmt = tx.prepare(&format!(
+                "SELECT * FROM outbox WHERE {due} ORDER BY created_at, rowid"
+            ))?;
+            let rows = stmt.query_map(params![real_now, orphaned], outbox_from_row)?;
             rows.collect::<rusqlite::Result<_>>()?
         };
         tx.execute(
-            "UPDATE outbox SET next_attempt = ?2 WHERE delivered_at IS NULL AND permanent = 0 AND next_attempt <= ?1",
-            params![real_now, claim_until],
+            &format!("UPDATE outbox SET next_attempt = ?3, claim_owner = ?4 WHERE {due}"),
+            params![real_now, orphaned, claim_until, holder.key()],
         )?;
         tx.commit()?;
         Ok(rows)
@@ -817,7 +839,7 @@ impl Store {
 
     pub fn mark_delivered(&mut self, id: &str, at: Instant) -> Result<()> {
         self.conn.execute(
-            "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL WHERE id = ?1",
+            "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL, claim_owner = NULL WHERE id = ?1",
             params![id, ts(at)],
         )?;
         Ok(())
@@ -832,7 +854,7 @@ impl Store {
         permanent: bool,
     ) -> Result<()> {
         self.conn.execute(
-            "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4 WHERE id = ?1",
+            "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4, claim_owner = NULL WHERE id = ?1",
             params![id, secrets::mask(error), next_attempt, permanent],
         )?;
         Ok(())
@@ -1073,6 +1095,49 @@ mod tests {
             s.lease(id, &holder("next"), 600, &always).unwrap(),
             Leased::Held(None)
         ));
+    }
+
+    #[test]
+    fn outbox_claims_hold_off_other_runs_until_delivered_or_their_holder_is_gone() {
+        let mut s = Store::open_in_memory().unwrap();
+        let message = |id: &str| OutboxMessage {
+            id: id.into(),
+            pr: "https://github.com/o/r/pull/1".into(),
+            channel: "email".into(),
+            kind: "ci".into(),
+            subject: "PR #1: lint failed".into(),
+            payload: "{}".into(),
+            created_at: t("2026-11-29T12:00:00Z"),
+        };
+        s.enqueue(&[message("a"), message("b")]).unwrap();
+        let ids = |rows: Vec<OutboxRow>| -> Vec<String> {
+            rows.into_iter().map(|r| r.message.id).collect()
+        };
+        let first = s.claim_outbox(100, 700, &holder("first"), &never).unwrap();
+        assert_eq!(ids(first), ["a", "b"]);
+        assert!(
+            s.claim_outbox(101, 701, &holder("second"), &never)
+                .unwrap()
+                .is_empty(),
+            "claimed by a live run"
+        );
+        s.mark_delivered("a", t("2026-11-29T12:00:01Z")).unwrap();
+        let gone = |h: &Holder| h.run == "first";
+        let taken = s.claim_outbox(102, 702, &holder("second"), &gone).unwrap();
+        assert_eq!(ids(taken), ["b"], "the gone run's undelivered claim only");
+        s.mark_failed("b", "busy", 5000, false).unwrap();
+        assert!(
+            s.claim_outbox(103, 703, &holder("third"), &|_| true)
+                .unwrap()
+                .is_empty(),
+            "a failed message waits for its next attempt, whoever claimed it before"
+        );
+        assert_eq!(
+            ids(s
+                .claim_outbox(5000, 5600, &holder("third"), &never)
+                .unwrap()),
+            ["b"]
+        );
     }
 
     #[test]

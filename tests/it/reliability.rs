@@ -219,3 +219,39 @@ fn a_lease_held_by_a_live_run_is_left_to_it_and_named() {
     let third = env.ok(&["run"]);
     assert!(third.stdout.contains("ticked 3 PRs"), "{}", third.stdout);
 }
+
+/// A run killed while it delivers leaves its claimed messages to the next run at once (the
+/// claim names a process that is gone): the one documented duplicate, with the same id.
+#[test]
+fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
+    let env = TestEnv::with_config(
+        "  slow:\n    command: \"echo $PR_MONITOR_MESSAGE_ID >> agent-calls.txt; touch agent-started; while [ ! -e go-on ]; do sleep 0.1; done\"\n    logins: [slow-bot]\n",
+    );
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("slow-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "slow", "octo/app#1"]);
+    let mut first = env.spawn(&["run"]);
+    let started = env.dir.path().join("agent-started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::yield_now();
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::fs::write(env.dir.path().join("go-on"), "").unwrap();
+    let out = env.ok(&["run"]);
+    assert!(out.stdout.contains("1 message sent"), "{}", out.stdout);
+    let calls = std::fs::read_to_string(env.dir.path().join("agent-calls.txt")).unwrap();
+    let ids: Vec<&str> = calls.lines().collect();
+    assert_eq!(ids.len(), 2, "{calls:?}");
+    assert_eq!(ids[0], ids[1], "the same message, by its id");
+    let again = env.ok(&["run", "--force"]);
+    assert!(!again.stdout.contains("message"), "{}", again.stdout);
+}
