@@ -94,13 +94,16 @@ impl Chip {
                 minutes,
                 train,
             } => {
+                let line = if train { "train" } else { "queue" };
                 if checking && position <= 1 {
                     "⏳ queued, checking".into()
+                } else if position == 0 {
+                    format!("⏳ in {line}")
                 } else {
                     format!(
                         "⏳ {} in {}{}",
                         crate::decide::queue::ordinal(position),
-                        if train { "train" } else { "queue" },
+                        line,
                         minutes.map(|m| format!(" (~{m}m)")).unwrap_or_default()
                     )
                 }
@@ -189,7 +192,11 @@ mod tests {
             e.estimated_seconds = None;
             e.state = crate::model::QueueState::Queued;
         }
-        cases.push((q, "MR !57 ⏳ 2nd in train"));
+        cases.push((q.clone(), "MR !57 ⏳ 2nd in train"));
+        if let Some(e) = q.status.memory.picture.queue.as_mut() {
+            e.position = 0;
+        }
+        cases.push((q, "MR !57 ⏳ in train"));
         let mut w = ticked();
         w.status.state = PrState::Merged;
         cases.push((w, "PR #1 merged"));

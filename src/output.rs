@@ -60,9 +60,8 @@ fn queue_json(w: &Watch) -> Value {
 fn queue_line(w: &Watch) -> Option<String> {
     let e = w.status.memory.picture.queue.as_ref()?;
     Some(format!(
-        "  queue      {} in the {} ({}){}{}\n",
-        crate::decide::queue::ordinal(e.position),
-        crate::decide::queue::noun(w.pr.forge),
+        "  queue      {} ({}){}{}\n",
+        crate::decide::queue::place(e.position, w.pr.forge),
         e.state.as_str(),
         e.estimated_seconds
             .map(|s| format!(", about {}m to merge", s.div_ceil(60)))

@@ -27,6 +27,16 @@ pub fn ordinal(n: u32) -> String {
     format!("{n}{suffix}")
 }
 
+/// `3rd in the merge train`, or `in the merge train` when the forge did not say the place
+/// (position 0).
+pub fn place(position: u32, forge: ForgeKind) -> String {
+    if position == 0 {
+        format!("in the {}", noun(forge))
+    } else {
+        format!("{} in the {}", ordinal(position), noun(forge))
+    }
+}
+
 /// Why the forge let the PR go, in words: the failed merge-group checks, when there are any.
 pub fn exit_reason(snap: &Snapshot) -> String {
     let names: Vec<&str> = snap
@@ -66,12 +76,13 @@ pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Cont
         Some(entry) => {
             if !was_queued {
                 d.status.memory.queued_head = Some(head.clone());
+                let place = if entry.position == 0 {
+                    String::new()
+                } else {
+                    format!(": {} in line", ordinal(entry.position))
+                };
                 d.note(
-                    format!(
-                        "entered the {noun} at {}: {} in line",
-                        head.short(),
-                        ordinal(entry.position)
-                    ),
+                    format!("entered the {noun} at {}{place}", head.short()),
                     None,
                 );
             }

@@ -169,6 +169,15 @@ fn ordinals() {
     for (n, want) in cases {
         assert_eq!(queue::ordinal(n), want);
     }
+    assert_eq!(
+        queue::place(2, crate::model::ForgeKind::GitLab),
+        "2nd in the merge train"
+    );
+    assert_eq!(
+        queue::place(0, crate::model::ForgeKind::GitLab),
+        "in the merge train",
+        "the forge did not say the place"
+    );
 }
 
 #[test]

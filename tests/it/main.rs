@@ -19,3 +19,4 @@ mod status;
 mod support;
 mod systemd_units;
 mod tick;
+mod train;

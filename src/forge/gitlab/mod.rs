@@ -10,7 +10,9 @@
 //! 5. `GET /projects/:id/merge_requests/:iid/discussions` (one page per 100 discussions);
 //! 6. `GET /projects/:id/merge_requests/:iid/approvals`;
 //!
-//! plus `GET /projects/:id` once per project per run (the settings are cached in the client).
+//! plus `GET /projects/:id` once per project per run (the settings are cached in the client),
+//! and, on a project with merge trains, `GET /projects/:id/merge_trains/:branch` once per target
+//! branch per run when an MR with auto-merge on targets it (its place in the train).
 //! A merged or closed MR costs request 1 only. So a tick over N open MRs in one project costs
 //! 5N + 1 requests when no head has a pipeline yet, 6N + 1 otherwise. Arming auto-merge
 //! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
@@ -25,7 +27,9 @@ use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
 use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
-use crate::model::{Check, ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
+use crate::model::{
+    Check, ForgeKind, MergeMethod, PrRef, QueueEntry, RepoSettings, Sha, Snapshot,
+};
 
 /// The most pages read of one list: a guard against a server that never says "last page".
 const MAX_PAGES: u32 = 100;
@@ -37,7 +41,18 @@ pub struct GitLab {
     http: HttpClient,
     api_url: String,
     /// Project settings read this run, by project path.
-    projects: RefCell<BTreeMap<String, RepoSettings>>,
+    projects: RefCell<BTreeMap<String, ProjectFacts>>,
+    /// Merge trains read this run, by (project path, target branch); `None` when the server
+    /// does not list trains (then an MR's own car is read instead).
+    trains: RefCell<BTreeMap<(String, String), Option<Vec<wire::TrainCar>>>>,
+}
+
+/// What one `GET /projects/:id` says that merging depends on.
+#[derive(Debug, Clone)]
+struct ProjectFacts {
+    settings: RepoSettings,
+    /// Merge trains are on: MRs merge only through the train of their target branch.
+    merge_trains: bool,
 }
 
 /// A project path as GitLab's `:id`: `group/sub/project` → `group%2Fsub%2Fproject`.
@@ -76,6 +91,7 @@ impl GitLab {
             http: HttpClient::without_github_headers(token),
             api_url: api_url.trim_end_matches('/').to_owned(),
             projects: RefCell::new(BTreeMap::new()),
+            trains: RefCell::new(BTreeMap::new()),
         })
     }
 
@@ -138,33 +154,86 @@ impl GitLab {
     }
 
     /// The project's settings, read once per run.
-    fn settings(&self, repo: &str) -> Result<RepoSettings, ForgeError> {
+    fn project(&self, repo: &str) -> Result<ProjectFacts, ForgeError> {
         if let Some(s) = self.projects.borrow().get(repo) {
             return Ok(s.clone());
         }
         let project: wire::Project =
             self.get(&format!("/projects/{}", project_id(repo)), "project")?;
-        let settings = wire::repo_settings(&project);
+        let facts = ProjectFacts {
+            settings: wire::repo_settings(&project),
+            merge_trains: project.merge_trains_enabled.unwrap_or(false),
+        };
         self.projects
             .borrow_mut()
-            .insert(repo.to_owned(), settings.clone());
-        Ok(settings)
+            .insert(repo.to_owned(), facts.clone());
+        Ok(facts)
+    }
+
+    /// The train of `branch`, front first, read once per run (`None` when the server has no
+    /// such list).
+    fn train(&self, repo: &str, branch: &str) -> Result<Option<Vec<wire::TrainCar>>, ForgeError> {
+        let key = (repo.to_owned(), branch.to_owned());
+        if let Some(cars) = self.trains.borrow().get(&key) {
+            return Ok(cars.clone());
+        }
+        let path = format!(
+            "/projects/{}/merge_trains/{}?scope=active&sort=asc&per_page=100",
+            project_id(repo),
+            project_id(branch)
+        );
+        let cars = match self.get_all::<wire::TrainCar>(&path, "merge train") {
+            Ok(cars) => Some(cars),
+            Err(ForgeError::NotFound(_)) => None,
+            Err(e) => return Err(e),
+        };
+        self.trains.borrow_mut().insert(key, cars.clone());
+        Ok(cars)
+    }
+
+    /// The MR's car in its target branch's train, as a queue entry: from the train's list
+    /// (which gives the place in line), or else from the MR's own car (place unknown: 0).
+    fn train_entry(&self, pr: &PrRef, branch: &str) -> Result<Option<QueueEntry>, ForgeError> {
+        if let Some(cars) = self.train(&pr.repo, branch)? {
+            return Ok(cars
+                .iter()
+                .zip(1u32..)
+                .find(|(c, _)| c.merge_request.iid == pr.number)
+                .and_then(|(c, k)| wire::train_entry(c, k)));
+        }
+        let path = format!(
+            "/projects/{}/merge_trains/merge_requests/{}",
+            project_id(&pr.repo),
+            pr.number
+        );
+        match self.get::<wire::TrainCar>(&path, "merge train car") {
+            Ok(car) => Ok(wire::train_entry(&car, 0)),
+            Err(ForgeError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn snapshot(&self, pr: &PrRef) -> Result<Snapshot, ForgeError> {
         let mr = self.merge_request(pr)?;
-        let settings = self.settings(&pr.repo)?;
+        let project = self.project(&pr.repo)?;
         let pid = project_id(&pr.repo);
         let sha = mr.head_sha().map(str::to_owned);
         if !mr.is_open() || sha.is_none() {
-            return Ok(wire::snapshot_head(pr, &mr, settings, None));
+            let mut snap = wire::snapshot_head(pr, &mr, project.settings, None);
+            snap.merge_queue = project.merge_trains;
+            return Ok(snap);
         }
         let sha = sha.unwrap_or_default();
         let commit: wire::Commit = self.get(
             &format!("/projects/{pid}/repository/commits/{sha}"),
             "commit",
         )?;
-        let mut snap = wire::snapshot_head(pr, &mr, settings, Some(&commit));
+        let mut snap = wire::snapshot_head(pr, &mr, project.settings, Some(&commit));
+        snap.merge_queue = project.merge_trains;
+        // Only an MR with auto-merge on can be in a train.
+        if project.merge_trains && snap.auto_merge_enabled {
+            snap.queue_entry = self.train_entry(pr, &mr.target_branch)?;
+        }
 
         if let Some(pipeline) = mr.current_pipeline() {
             let jobs: Vec<wire::Job> = self.get_all(
@@ -204,6 +273,34 @@ impl GitLab {
         Ok(snap)
     }
 
+    /// Puts the MR on its train once its pipeline passes (`auto_merge`, and its pre-17.11 name
+    /// `when_pipeline_succeeds`), guarded by the head sha: 201 added, 202 scheduled; 409 means
+    /// the head moved, 400/403/405/406/422 that GitLab will not add it.
+    fn join_train(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
+        let body = json!({
+            "sha": snap.head.sha.as_str(),
+            "auto_merge": true,
+            "when_pipeline_succeeds": true,
+            "squash": method == MergeMethod::Squash,
+        });
+        let path = format!(
+            "/projects/{}/merge_trains/merge_requests/{}",
+            project_id(&snap.pr.repo),
+            snap.pr.number
+        );
+        let resp = self.send("POST", &path, Some(&body), Idempotency::Once)?;
+        match resp.status {
+            200..=299 => Ok(()),
+            409 => Err(ForgeError::HeadMoved(crate::forge::http::error_message(
+                &resp.body,
+            ))),
+            400 | 403 | 405 | 406 | 422 => Err(ForgeError::Refused(
+                crate::forge::http::error_message(&resp.body),
+            )),
+            _ => Err(status_error(&resp)),
+        }
+    }
+
     /// `PUT …/merge` with the sha guard; GitLab's refusals in the shapes callers act on.
     fn put_merge(&self, pr: &PrRef, body: &Value) -> Result<(), ForgeError> {
         let resp = self.send(
@@ -232,7 +329,18 @@ impl Forge for GitLab {
             ),
             "commit statuses",
         )?;
-        Ok(statuses.into_iter().map(wire::status_check).collect())
+        // A CI job is a commit status with the job's id: its log is the job's trace (an
+        // external status has none, and its trace reads as missing).
+        Ok(statuses
+            .into_iter()
+            .map(|s| {
+                let id = s.id;
+                Check {
+                    job_id: Some(id),
+                    ..wire::status_check(s)
+                }
+            })
+            .collect())
     }
 
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
@@ -350,6 +458,9 @@ impl Forge for GitLab {
                 Refusal::Other("the head's pipeline has not started".into())
             }));
         }
+        if snap.merge_queue {
+            return self.join_train(snap, method);
+        }
         let body = json!({
             "sha": snap.head.sha.as_str(),
             "merge_when_pipeline_succeeds": true,
@@ -379,6 +490,11 @@ impl Forge for GitLab {
     /// source branch"), 405/406/422 that GitLab cannot merge it. `squash` follows `method`;
     /// otherwise the project's own merge method applies.
     fn merge(&self, pr: &PrRef, sha: &Sha, method: MergeMethod) -> Result<(), ForgeError> {
+        if self.project(&pr.repo)?.merge_trains {
+            return Err(ForgeError::Refused(
+                "the project merges only through its merge trains".into(),
+            ));
+        }
         let body = json!({ "sha": sha.as_str(), "squash": method == MergeMethod::Squash });
         self.put_merge(pr, &body)
     }

@@ -7,7 +7,8 @@ use serde::Deserialize;
 use crate::forge::ForgeError;
 use crate::model::{
     Check, CheckKind, CheckState, Comment, HeadCommit, Instant, MergeMethod, MergeState, Mergeable,
-    PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
+    PrRef, PrState, QueueEntry, QueueState, RepoSettings, Review, ReviewState, ReviewThread, Sha,
+    Snapshot,
 };
 
 #[derive(Debug, Deserialize)]
@@ -79,11 +80,33 @@ impl MergeRequest {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct Pipeline {
     pub id: u64,
     #[serde(default)]
     pub sha: String,
+    /// `created`, `pending`, `running`, `success`, `failed`, `canceled`, ….
+    #[serde(default)]
+    pub status: Option<String>,
+}
+
+/// A car of a merge train: an item of `GET /projects/:id/merge_trains/:target_branch`, or
+/// `GET /projects/:id/merge_trains/merge_requests/:iid`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TrainCar {
+    pub merge_request: CarMergeRequest,
+    /// `idle`, `stale`, `fresh`, `merging`, `merged`, `skip_merged`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub pipeline: Option<Pipeline>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CarMergeRequest {
+    pub iid: u64,
 }
 
 /// `GET /projects/:id`: the settings a merge depends on.
@@ -93,6 +116,9 @@ pub struct Project {
     pub default_branch: Option<String>,
     #[serde(default)]
     pub squash_option: Option<String>,
+    /// Absent on GitLab Free and before merge trains existed.
+    #[serde(default)]
+    pub merge_trains_enabled: Option<bool>,
 }
 
 /// `GET /projects/:id/repository/commits/:sha`.
@@ -263,6 +289,32 @@ pub fn repo_settings(p: &Project) -> RepoSettings {
         auto_merge_allowed: true,
         allowed_methods: allowed,
     }
+}
+
+/// A train car as the queue model's entry at `position` (0 when GitLab did not say): waiting
+/// (`idle`, `stale`), checking, passed or failed by its train pipeline (`fresh`), being merged
+/// (`merging`). A merged car is no longer in line.
+pub fn train_entry(car: &TrainCar, position: u32) -> Option<QueueEntry> {
+    let pipeline = car.pipeline.as_ref();
+    let state = match car.status.as_str() {
+        "merged" | "skip_merged" => return None,
+        "merging" => QueueState::Locked,
+        "idle" | "stale" => QueueState::Queued,
+        _ => match pipeline.and_then(|p| p.status.as_deref()) {
+            Some("success") => QueueState::Mergeable,
+            Some("failed" | "canceled") => QueueState::Unmergeable,
+            _ => QueueState::AwaitingChecks,
+        },
+    };
+    Some(QueueEntry {
+        position,
+        state,
+        estimated_seconds: None,
+        enqueued_at: time(car.created_at.as_deref()),
+        group_sha: pipeline
+            .filter(|p| !p.sha.is_empty())
+            .map(|p| Sha(p.sha.clone())),
+    })
 }
 
 /// Buckets a job's or commit status's status.
@@ -537,11 +589,65 @@ mod tests {
         }
     }
 
+    fn car(status: &str, pipeline: Option<&str>) -> TrainCar {
+        TrainCar {
+            merge_request: CarMergeRequest { iid: 1 },
+            status: status.into(),
+            pipeline: pipeline.map(|p| Pipeline {
+                id: 9,
+                sha: "abc".into(),
+                status: Some(p.into()),
+            }),
+            created_at: Some("2026-11-29T12:00:00Z".into()),
+        }
+    }
+
+    #[test]
+    fn train_cars_map_onto_queue_states() {
+        let cases = [
+            ("idle", Some("created"), Some(QueueState::Queued)),
+            ("stale", Some("running"), Some(QueueState::Queued)),
+            ("fresh", Some("running"), Some(QueueState::AwaitingChecks)),
+            ("fresh", None, Some(QueueState::AwaitingChecks)),
+            ("fresh", Some("success"), Some(QueueState::Mergeable)),
+            ("fresh", Some("failed"), Some(QueueState::Unmergeable)),
+            ("fresh", Some("canceled"), Some(QueueState::Unmergeable)),
+            ("merging", Some("success"), Some(QueueState::Locked)),
+            ("something_new", Some("pending"), Some(QueueState::AwaitingChecks)),
+            ("merged", Some("success"), None),
+            ("skip_merged", Some("success"), None),
+        ];
+        for (status, pipeline, want) in cases {
+            let got = train_entry(&car(status, pipeline), 2);
+            assert_eq!(got.as_ref().map(|e| e.state), want, "{status} {pipeline:?}");
+            if let Some(e) = got {
+                assert_eq!(e.position, 2);
+                assert_eq!(e.estimated_seconds, None);
+                assert_eq!(e.group_sha, pipeline.map(|_| Sha("abc".into())));
+            }
+        }
+    }
+
+    #[test]
+    fn gitlabs_documented_car_is_read() {
+        let body = include_str!("../../../tests/fixtures/gitlab/get_merge_request_in_merge_train.json");
+        let car: TrainCar = parse(body, "car").unwrap();
+        assert_eq!(car.merge_request.iid, 1);
+        let e = train_entry(&car, 0).unwrap();
+        assert_eq!(e.state, QueueState::Queued);
+        assert_eq!(
+            e.group_sha,
+            Some(Sha("b83d6e391c22777fca1ed3012fce84f633d7fed0".into()))
+        );
+        assert_eq!(e.enqueued_at, time(Some("2022-10-31T19:06:06.237Z")));
+    }
+
     #[test]
     fn squash_option_limits_the_methods() {
         let p = |s: &str| Project {
             default_branch: Some("main".into()),
             squash_option: Some(s.into()),
+            merge_trains_enabled: None,
         };
         assert_eq!(
             repo_settings(&p("never")).allowed_methods,

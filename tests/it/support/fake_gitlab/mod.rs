@@ -31,6 +31,11 @@
 //! merges AT ONCE (GitLab's trap, gitlab-org/gitlab#37292): [`Event::Merged`] records
 //! `at_once_without_pipeline`.
 //!
+//! Merge trains ([`train`]): `w.project(p).merge_trains()` gives each target branch a train;
+//! armed MRs join it once their pipeline passes, `w.train_job` puts jobs in a car's train
+//! pipeline, a failed one drops the car and the MR's auto-merge, the front car merges when its
+//! pipeline passes, and a direct `PUT …/merge` is refused (405).
+//!
 //! # Requests and faults
 //! Every request needs `Authorization: Bearer <token>` (401 otherwise). Lists page with
 //! `per_page` (capped by `w.max_per_page`) and answer `x-page`, `x-per-page`, `x-next-page`
@@ -40,6 +45,7 @@
 //! `Fault::rate_limit(secs)` (429 `Retry later` with `Retry-After` and `RateLimit-*`).
 #![allow(dead_code)] // A support API: each test uses a different part of it.
 
+pub mod train;
 pub mod world;
 
 use serde_json::{Value, json};
@@ -62,7 +68,9 @@ pub type LoggedRequest = fake_server::LoggedRequest<FaultKind>;
 pub type RequestLog = fake_server::RequestLog<FaultKind>;
 
 /// The placeholders of the route templates (see [`RequestLog::matching`]).
-const PLACEHOLDERS: &[&str] = &["{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}"];
+const PLACEHOLDERS: &[&str] = &[
+    "{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}", "{branch}",
+];
 
 impl FakeGitLab {
     pub fn start() -> Self {
@@ -138,6 +146,7 @@ fn template(path: &str) -> (String, Vec<String>) {
             "commits" => Some("{sha}"),
             "pipelines" => Some("{pid}"),
             "jobs" if i == 3 => Some("{job}"),
+            "merge_trains" if *seg != "merge_requests" => Some("{branch}"),
             _ => None,
         };
         match placeholder {
@@ -361,6 +370,32 @@ fn route(
                 || flag(body, query, "auto_merge");
             match w.merge(&key, sha.as_deref(), squash, auto) {
                 Ok(()) => json(200, &w.mr_json(&w.mrs[&key], false)),
+                Err(ApiError(code, msg)) => message(code, &msg),
+            }
+        }
+        ("GET", "/projects/{id}/merge_trains/{branch}") => {
+            let asc = param(query, "sort").as_deref() == Some("asc");
+            let items = w.train_json(&project, &params[1], asc);
+            paged(w, query, items)
+        }
+        ("GET", "/projects/{id}/merge_trains/merge_requests/{iid}") => {
+            match w.mrs.get(&key).and_then(|_| w.car(&key.0, key.1)) {
+                Some((_, car)) => json(200, &w.car_json(&project, car)),
+                None => not_found("Merge Train"),
+            }
+        }
+        ("POST", "/projects/{id}/merge_trains/merge_requests/{iid}") => {
+            let sha = json_field(body, "sha")
+                .and_then(|s| s.as_str().map(str::to_owned))
+                .or_else(|| param(query, "sha"));
+            let squash = flag(body, query, "squash");
+            let auto =
+                flag(body, query, "auto_merge") || flag(body, query, "when_pipeline_succeeds");
+            match w.add_to_train(&key, sha.as_deref(), squash, auto) {
+                Ok(code) => {
+                    let branch = w.mrs[&key].target_branch.clone();
+                    json(code, &Value::Array(w.train_json(&project, &branch, false)))
+                }
                 Err(ApiError(code, msg)) => message(code, &msg),
             }
         }

@@ -15,7 +15,7 @@ fn at(s: &str) -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
-fn stamp(t: DateTime<Utc>) -> String {
+pub(super) fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
@@ -32,6 +32,8 @@ pub struct Project {
     pub only_allow_merge_if_pipeline_succeeds: bool,
     pub only_allow_merge_if_all_discussions_are_resolved: bool,
     pub approvals_required: usize,
+    /// Merge trains (with merged results pipelines): armed MRs merge only through the train.
+    pub merge_trains: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -183,6 +185,17 @@ pub enum Event {
     Resolved {
         discussion: String,
     },
+    /// The MR joined its target branch's merge train.
+    TrainJoined {
+        project: String,
+        iid: u64,
+    },
+    /// The train dropped the MR (its train pipeline failed, or its head moved) and
+    /// cancelled its auto-merge.
+    TrainLeft {
+        project: String,
+        iid: u64,
+    },
 }
 
 /// An API refusal: status and GitLab's message.
@@ -200,6 +213,8 @@ pub struct World {
     pub commits: BTreeMap<String, Commit>,
     pub pipelines: BTreeMap<u64, Pipeline>,
     pub statuses: Vec<ExternalStatus>,
+    /// The merge trains, by (project, target branch), front first.
+    pub trains: BTreeMap<(String, String), Vec<super::train::Car>>,
     pub events: Vec<Event>,
     /// Answers served verbatim instead of the model's (recorded fixtures), by (project, iid):
     /// the MR, its discussions (a JSON array) and its approvals.
@@ -222,6 +237,7 @@ impl Default for World {
             commits: BTreeMap::new(),
             pipelines: BTreeMap::new(),
             statuses: Vec::new(),
+            trains: BTreeMap::new(),
             events: Vec::new(),
             raw_mrs: BTreeMap::new(),
             raw_discussions: BTreeMap::new(),
@@ -259,6 +275,11 @@ impl ProjectBuilder<'_> {
     }
     pub fn approvals_required(self, n: usize) -> Self {
         self.0.approvals_required = n;
+        self
+    }
+    /// Merge trains on (which GitLab allows only with merged results pipelines).
+    pub fn merge_trains(self) -> Self {
+        self.0.merge_trains = true;
         self
     }
 }
@@ -441,12 +462,12 @@ impl DiscussionBuilder<'_> {
 }
 
 impl World {
-    fn id(&mut self) -> u64 {
+    pub(super) fn id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
     }
 
-    fn new_sha(&mut self) -> String {
+    pub(super) fn new_sha(&mut self) -> String {
         let n = self.id();
         format!("{n:0>8x}{:0>32x}", n.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
@@ -470,6 +491,7 @@ impl World {
                     only_allow_merge_if_pipeline_succeeds: false,
                     only_allow_merge_if_all_discussions_are_resolved: false,
                     approvals_required: 0,
+                    merge_trains: false,
                 },
             );
         }
@@ -560,6 +582,12 @@ impl World {
             Some(p) if self.pipelines[&p].sha == mr.sha => p,
             _ => self.pipeline(project, iid),
         };
+        self.pipeline_job(pid, name)
+    }
+
+    /// Job `name` of pipeline `pid`, or its current attempt when it exists; pending until told
+    /// otherwise.
+    pub fn pipeline_job(&mut self, pid: u64, name: &str) -> JobBuilder<'_> {
         let exists = self.pipelines[&pid]
             .jobs
             .iter()
@@ -701,7 +729,7 @@ impl World {
         .into()
     }
 
-    fn do_merge(&mut self, key: &(String, u64), squash: bool, at_once: bool) {
+    pub(super) fn do_merge(&mut self, key: &(String, u64), squash: bool, at_once: bool) {
         let (project, target, sha) = {
             let mr = self.mrs.get_mut(key).expect("the MR exists");
             mr.state = "merged".into();
@@ -724,7 +752,8 @@ impl World {
     }
 
     /// What GitLab does between requests: an armed MR merges when its pipeline succeeded, and
-    /// is disarmed when it failed.
+    /// is disarmed when it failed; on a project with merge trains it joins the train instead
+    /// (see [`World::settle_trains`]).
     pub fn settle(&mut self) {
         let keys: Vec<(String, u64)> = self.mrs.keys().cloned().collect();
         for key in keys {
@@ -732,6 +761,9 @@ impl World {
             let Some(squash) = mr.auto_merge else {
                 continue;
             };
+            if self.projects[&mr.project].merge_trains {
+                continue;
+            }
             match self.current_pipeline(&mr).map(Pipeline::status) {
                 Some("success") if self.detailed_merge_status(&mr) == "mergeable" => {
                     self.do_merge(&key, squash, false);
@@ -742,9 +774,11 @@ impl World {
                 _ => {}
             }
         }
+        self.settle_trains();
     }
 
-    /// `PUT …/merge`: GitLab's rules, including its trap.
+    /// `PUT …/merge`: GitLab's rules, including its trap. On a project with merge trains a
+    /// merge joins the train (when asked to wait for the pipeline) or is refused.
     pub fn merge(
         &mut self,
         key: &(String, u64),
@@ -765,6 +799,12 @@ impl World {
                 409,
                 "SHA does not match HEAD of source branch".into(),
             ));
+        }
+        if self.projects[&mr.project].merge_trains {
+            if !auto {
+                return Err(ApiError(405, "405 Method Not Allowed".into()));
+            }
+            return self.add_to_train(key, sha, squash, true).map(|_| ());
         }
         if auto {
             match self.current_pipeline(&mr).map(Pipeline::status) {
@@ -873,7 +913,7 @@ impl World {
 
     // ── JSON in GitLab's shapes ─────────────────────────────────────────────────────────────
 
-    fn user_json(name: &str) -> Value {
+    pub(super) fn user_json(name: &str) -> Value {
         json!({
             "id": name.bytes().map(u64::from).sum::<u64>(),
             "username": name,
@@ -884,7 +924,7 @@ impl World {
         })
     }
 
-    fn pipeline_json(&self, p: &Pipeline) -> Value {
+    pub(super) fn pipeline_json(&self, p: &Pipeline) -> Value {
         json!({
             "id": p.id,
             "iid": p.id - 1000,
@@ -906,6 +946,8 @@ impl World {
             "squash_option": p.squash_option,
             "only_allow_merge_if_pipeline_succeeds": p.only_allow_merge_if_pipeline_succeeds,
             "only_allow_merge_if_all_discussions_are_resolved": p.only_allow_merge_if_all_discussions_are_resolved,
+            "merge_pipelines_enabled": p.merge_trains,
+            "merge_trains_enabled": p.merge_trains,
             "web_url": format!("https://gitlab.example.com/{}", p.path),
         })
     }
