@@ -49,17 +49,7 @@ fn in_line_then_failed(env: &mut TestEnv, author: &str, log: &str) {
 }
 
 fn with_email(smtp: &SmtpServer) -> TestEnv {
-    TestEnv::with_config(&format!(
-        "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{}\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
-        smtp.port()
-    ))
-}
-
-fn subjects(smtp: &SmtpServer) -> Vec<String> {
-    smtp.mails()
-        .iter()
-        .filter_map(|m| m.header("Subject"))
-        .collect()
+    TestEnv::with_config(&smtp.notify_config())
 }
 
 #[test]
@@ -140,7 +130,8 @@ fn a_merge_group_failure_is_told_once_and_the_same_head_is_not_queued_again() {
         1,
         "the same head is not queued again"
     );
-    let left: Vec<String> = subjects(&smtp)
+    let left: Vec<String> = smtp
+        .subjects()
         .into_iter()
         .filter(|s| s.contains("left the merge queue"))
         .collect();
@@ -191,7 +182,8 @@ fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_with_the_log() {
         msgs[0]
     );
     assert!(
-        !subjects(&smtp)
+        !smtp
+            .subjects()
             .iter()
             .any(|s| s.contains("left the merge queue")),
         "the agent's failure is the agent's"

@@ -18,13 +18,6 @@ fn env_with_channels(smtp_port: u16, slack: &HttpSink) -> TestEnv {
     env
 }
 
-fn subjects(smtp: &SmtpServer) -> Vec<String> {
-    smtp.mails()
-        .iter()
-        .filter_map(|m| m.header("Subject"))
-        .collect()
-}
-
 fn slack_lines(slack: &HttpSink) -> Vec<String> {
     slack
         .requests()
@@ -59,7 +52,7 @@ fn a_scripted_day_sends_each_material_change_once() {
     // 12:00 The agent's commit fails: it goes to the agent, not to the owner.
     env.ok(&["run"]);
     assert_eq!(env.inbox_messages().len(), 1);
-    assert!(subjects(&smtp).is_empty());
+    assert!(smtp.subjects().is_empty());
     assert!(slack.requests().is_empty());
 
     // 12:05 The fix fails the same way: a guard stops auto-fix and the owner is told — but
@@ -92,7 +85,7 @@ fn a_scripted_day_sends_each_material_change_once() {
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["pills"]["cnf"], true);
     let stopped = "PR #1: auto-fix stopped: the same failure came back (lint failed) · octo/app";
-    assert_eq!(subjects(&smtp), vec![stopped.to_owned()]);
+    assert_eq!(smtp.subjects(), vec![stopped.to_owned()]);
     assert_eq!(slack_lines(&slack), vec![stopped.to_owned()]);
 
     // 12:20 The human resolves the conflict and the checks go green: nothing to say.
@@ -104,7 +97,7 @@ fn a_scripted_day_sends_each_material_change_once() {
         w.check_run(REPO, 1, "lint").success();
     });
     env.ok(&["run"]);
-    assert_eq!(subjects(&smtp).len(), 1);
+    assert_eq!(smtp.subjects().len(), 1);
 
     // 12:25 The owner arms the merge; the next tick merges the clean PR; the one after reports it.
     env.advance(300);
@@ -123,7 +116,7 @@ fn a_scripted_day_sends_each_material_change_once() {
         "PR #1: merge armed · octo/app".to_owned(),
         "PR #1: merged · octo/app".to_owned(),
     ];
-    assert_eq!(subjects(&smtp), want);
+    assert_eq!(smtp.subjects(), want);
     assert_eq!(slack_lines(&slack), want);
     for m in smtp.mails() {
         assert_eq!(m.to, ["owner@example.com"]);
@@ -149,7 +142,7 @@ fn a_permanent_failure_is_kept_and_visible() {
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
     assert_eq!(
-        subjects(&smtp),
+        smtp.subjects(),
         vec!["PR #1: lint failed · octo/app".to_owned()]
     );
     assert_eq!(slack.requests().len(), 1);
@@ -179,7 +172,7 @@ fn many_changes_in_one_tick_arrive_as_one_digest() {
     env.ok(&args);
     env.ok(&["run"]);
     let mails = smtp.mails();
-    assert_eq!(mails.len(), 1, "{:?}", subjects(&smtp));
+    assert_eq!(mails.len(), 1, "{:?}", smtp.subjects());
     assert_eq!(
         mails[0].header("Subject").as_deref(),
         Some("pr-monitor: 7 pull requests changed")
@@ -261,7 +254,7 @@ fn a_channel_carries_only_the_kinds_it_is_filtered_to() {
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
     assert_eq!(
-        subjects(&smtp),
+        smtp.subjects(),
         vec!["PR #1: lint failed · octo/app".to_owned()]
     );
     assert!(slack.requests().is_empty());
@@ -292,7 +285,7 @@ fn a_watch_that_keeps_erroring_is_reported_once() {
         env.advance(30);
     }
     assert_eq!(
-        subjects(&smtp),
+        smtp.subjects(),
         vec!["PR #1: keeps failing to tick · octo/app".to_owned()],
         "once, on the third failure"
     );

@@ -46,17 +46,7 @@ fn on_the_train_then_failed(env: &mut GitLabEnv, author: &str, log: &str) {
 }
 
 fn with_email(smtp: &SmtpServer) -> GitLabEnv {
-    GitLabEnv::with_config(&format!(
-        "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{}\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
-        smtp.port()
-    ))
-}
-
-fn subjects(smtp: &SmtpServer) -> Vec<String> {
-    smtp.mails()
-        .iter()
-        .filter_map(|m| m.header("Subject"))
-        .collect()
+    GitLabEnv::with_config(&smtp.notify_config())
 }
 
 #[test]
@@ -122,7 +112,10 @@ fn an_armed_mr_joins_the_train_once_shows_its_place_and_merges_at_the_front() {
         0,
         "never a direct merge on a train project"
     );
-    assert_eq!(log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"), 0);
+    assert_eq!(
+        log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
+        0
+    );
 }
 
 #[test]
@@ -143,7 +136,8 @@ fn a_train_pipeline_failure_is_told_once_and_the_same_head_is_not_put_on_the_tra
         1,
         "the same head is not put on the train again"
     );
-    let left: Vec<String> = subjects(&smtp)
+    let left: Vec<String> = smtp
+        .subjects()
         .into_iter()
         .filter(|s| s.contains("left the merge train"))
         .collect();
@@ -194,7 +188,8 @@ fn a_train_failure_on_the_agents_commit_goes_to_the_agent_with_the_log() {
         msgs[0]
     );
     assert!(
-        !subjects(&smtp)
+        !smtp
+            .subjects()
             .iter()
             .any(|s| s.contains("left the merge train")),
         "the agent's failure is the agent's"
@@ -237,8 +232,11 @@ fn the_owners_merge_when_ready_puts_the_refused_head_on_the_train_again() {
 #[test]
 fn without_a_train_list_the_mrs_own_car_is_read_and_its_place_is_not_guessed() {
     let mut env = GitLabEnv::new();
-    env.gl
-        .fault(Fault::status(404).on("GET /projects/{id}/merge_trains/{branch}").always());
+    env.gl.fault(
+        Fault::status(404)
+            .on("GET /projects/{id}/merge_trains/{branch}")
+            .always(),
+    );
     train_project(&env, "dev");
     env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
     env.ok(&["run"]);

@@ -27,9 +27,7 @@ use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
 use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
-use crate::model::{
-    Check, ForgeKind, MergeMethod, PrRef, QueueEntry, RepoSettings, Sha, Snapshot,
-};
+use crate::model::{Check, ForgeKind, MergeMethod, PrRef, QueueEntry, RepoSettings, Sha, Snapshot};
 
 /// The most pages read of one list: a guard against a server that never says "last page".
 const MAX_PAGES: u32 = 100;
@@ -44,8 +42,11 @@ pub struct GitLab {
     projects: RefCell<BTreeMap<String, ProjectFacts>>,
     /// Merge trains read this run, by (project path, target branch); `None` when the server
     /// does not list trains (then an MR's own car is read instead).
-    trains: RefCell<BTreeMap<(String, String), Option<Vec<wire::TrainCar>>>>,
+    trains: RefCell<BTreeMap<(String, String), Option<Train>>>,
 }
+
+/// A merge train's cars, front first.
+type Train = Vec<wire::TrainCar>;
 
 /// What one `GET /projects/:id` says that merging depends on.
 #[derive(Debug, Clone)]
@@ -172,7 +173,7 @@ impl GitLab {
 
     /// The train of `branch`, front first, read once per run (`None` when the server has no
     /// such list).
-    fn train(&self, repo: &str, branch: &str) -> Result<Option<Vec<wire::TrainCar>>, ForgeError> {
+    fn train(&self, repo: &str, branch: &str) -> Result<Option<Train>, ForgeError> {
         let key = (repo.to_owned(), branch.to_owned());
         if let Some(cars) = self.trains.borrow().get(&key) {
             return Ok(cars.clone());

@@ -613,7 +613,11 @@ mod tests {
             ("fresh", Some("failed"), Some(QueueState::Unmergeable)),
             ("fresh", Some("canceled"), Some(QueueState::Unmergeable)),
             ("merging", Some("success"), Some(QueueState::Locked)),
-            ("something_new", Some("pending"), Some(QueueState::AwaitingChecks)),
+            (
+                "something_new",
+                Some("pending"),
+                Some(QueueState::AwaitingChecks),
+            ),
             ("merged", Some("success"), None),
             ("skip_merged", Some("success"), None),
         ];
@@ -630,7 +634,8 @@ mod tests {
 
     #[test]
     fn gitlabs_documented_car_is_read() {
-        let body = include_str!("../../../tests/fixtures/gitlab/get_merge_request_in_merge_train.json");
+        let body =
+            include_str!("../../../tests/fixtures/gitlab/get_merge_request_in_merge_train.json");
         let car: TrainCar = parse(body, "car").unwrap();
         assert_eq!(car.merge_request.iid, 1);
         let e = train_entry(&car, 0).unwrap();

@@ -103,6 +103,22 @@ impl SmtpServer {
         self.shared.mails.lock().expect("lock").clone()
     }
 
+    /// The subjects of the messages accepted so far.
+    pub fn subjects(&self) -> Vec<String> {
+        self.mails()
+            .iter()
+            .filter_map(|m| m.header("Subject"))
+            .collect()
+    }
+
+    /// A config's `notify:` block sending email to `owner@example.com` through this server.
+    pub fn notify_config(&self) -> String {
+        format!(
+            "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:{}\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
+            self.port
+        )
+    }
+
     fn shutdown(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(thread) = self.thread.take() {

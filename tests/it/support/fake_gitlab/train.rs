@@ -50,7 +50,11 @@ impl World {
 
     /// Job `name` of the MR's train pipeline (panics when the MR is not in its train).
     pub fn train_job(&mut self, project: &str, iid: u64, name: &str) -> JobBuilder<'_> {
-        let pid = self.car(project, iid).expect("the MR is in its train").1.pipeline;
+        let pid = self
+            .car(project, iid)
+            .expect("the MR is in its train")
+            .1
+            .pipeline;
         self.pipeline_job(pid, name)
     }
 
@@ -65,22 +69,12 @@ impl World {
         squash: bool,
         auto: bool,
     ) -> Result<u16, ApiError> {
-        let mr = self
-            .mrs
-            .get(key)
-            .cloned()
-            .ok_or_else(|| ApiError(404, "404 Not found".into()))?;
-        if mr.state != "opened" || mr.draft || mr.conflict {
-            return Err(ApiError(400, "Failed to merge".into()));
-        }
-        if sha.is_some_and(|s| s != mr.sha) {
-            return Err(ApiError(
-                409,
-                "SHA does not match HEAD of source branch".into(),
-            ));
-        }
+        let mr = self.mergeable_mr(key, sha, ApiError(400, "Failed to merge".into()))?;
         if self.car(&key.0, key.1).is_some() {
-            return Err(ApiError(400, "Merge request is already on the merge train".into()));
+            return Err(ApiError(
+                400,
+                "Merge request is already on the merge train".into(),
+            ));
         }
         match self.current_pipeline(&mr).map(Pipeline::status) {
             None | Some("success") => {

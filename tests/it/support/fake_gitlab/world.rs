@@ -786,20 +786,7 @@ impl World {
         squash: bool,
         auto: bool,
     ) -> Result<(), ApiError> {
-        let mr = self
-            .mrs
-            .get(key)
-            .cloned()
-            .ok_or_else(|| ApiError(404, "404 Not found".into()))?;
-        if mr.state != "opened" || mr.draft || mr.conflict {
-            return Err(ApiError(405, "405 Method Not Allowed".into()));
-        }
-        if sha.is_some_and(|s| s != mr.sha) {
-            return Err(ApiError(
-                409,
-                "SHA does not match HEAD of source branch".into(),
-            ));
-        }
+        let mr = self.mergeable_mr(key, sha, ApiError(405, "405 Method Not Allowed".into()))?;
         if self.projects[&mr.project].merge_trains {
             if !auto {
                 return Err(ApiError(405, "405 Method Not Allowed".into()));
@@ -832,6 +819,31 @@ impl World {
             }
             _ => Err(ApiError(405, "405 Method Not Allowed".into())),
         }
+    }
+
+    /// The open, ready, conflict-free MR at `key` whose head is `sha` (when given); `refused`
+    /// when it is closed, a draft or conflicting, 409 when the head moved.
+    pub(super) fn mergeable_mr(
+        &self,
+        key: &(String, u64),
+        sha: Option<&str>,
+        refused: ApiError,
+    ) -> Result<Mr, ApiError> {
+        let mr = self
+            .mrs
+            .get(key)
+            .cloned()
+            .ok_or_else(|| ApiError(404, "404 Not found".into()))?;
+        if mr.state != "opened" || mr.draft || mr.conflict {
+            return Err(refused);
+        }
+        if sha.is_some_and(|s| s != mr.sha) {
+            return Err(ApiError(
+                409,
+                "SHA does not match HEAD of source branch".into(),
+            ));
+        }
+        Ok(mr)
     }
 
     /// `POST …/pipelines/:pid/retry`: each failed or canceled job gets a new pending attempt.
