@@ -70,20 +70,23 @@ fn a_persistent_rate_limit_with_retry_after_zero_is_waited_on_a_bounded_number_o
     );
 }
 
-/// A second run that reaches delivery while the first is still delivering finds the messages
-/// claimed: a slow command agent runs once, not once per run.
-#[test]
-fn overlapping_runs_deliver_each_message_once() {
-    let env = TestEnv::with_config(
-        "  slow:\n    command: \"echo call >> agent-calls.txt; touch agent-started; sleep 2\"\n    logins: [slow-bot]\n",
-    );
+/// One watched PR whose lint failed on a commit of the command agent `slow`, which runs
+/// `command` (a shell line) for each message.
+fn slow_agent_env(command: &str) -> TestEnv {
+    let env = TestEnv::with_config(&format!(
+        "  slow:\n    command: \"{command}\"\n    logins: [slow-bot]\n"
+    ));
     env.gh.world(|w| {
         w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("slow-bot"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
     });
     env.ok(&["watch", "add", "--agent", "slow", "octo/app#1"]);
-    let first = env.spawn(&["run"]);
+    env
+}
+
+/// Waits until the slow agent's command has touched `agent-started`.
+fn wait_for_the_agent(env: &TestEnv) {
     let started = env.dir.path().join("agent-started");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !started.exists() {
@@ -93,6 +96,15 @@ fn overlapping_runs_deliver_each_message_once() {
         );
         std::thread::yield_now();
     }
+}
+
+/// A second run that reaches delivery while the first is still delivering finds the messages
+/// claimed: a slow command agent runs once, not once per run.
+#[test]
+fn overlapping_runs_deliver_each_message_once() {
+    let env = slow_agent_env("echo call >> agent-calls.txt; touch agent-started; sleep 2");
+    let first = env.spawn(&["run"]);
+    wait_for_the_agent(&env);
     let second = env.run(&["run", "--force"]);
     assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
     let first = first.wait_with_output().unwrap();
@@ -224,25 +236,11 @@ fn a_lease_held_by_a_live_run_is_left_to_it_and_named() {
 /// claim names a process that is gone): the one documented duplicate, with the same id.
 #[test]
 fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
-    let env = TestEnv::with_config(
-        "  slow:\n    command: \"echo $PR_MONITOR_MESSAGE_ID >> agent-calls.txt; touch agent-started; while [ ! -e go-on ]; do sleep 0.1; done\"\n    logins: [slow-bot]\n",
+    let env = slow_agent_env(
+        "echo $PR_MONITOR_MESSAGE_ID >> agent-calls.txt; touch agent-started; while [ ! -e go-on ]; do sleep 0.1; done",
     );
-    env.gh.world(|w| {
-        w.repo(REPO);
-        w.pr(REPO, 1).head_commit(|c| c.by("slow-bot"));
-        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
-    });
-    env.ok(&["watch", "add", "--agent", "slow", "octo/app#1"]);
     let mut first = env.spawn(&["run"]);
-    let started = env.dir.path().join("agent-started");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent never started"
-        );
-        std::thread::yield_now();
-    }
+    wait_for_the_agent(&env);
     first.kill().unwrap();
     first.wait().unwrap();
     std::fs::write(env.dir.path().join("go-on"), "").unwrap();
