@@ -44,8 +44,8 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
     }
     if !app.json {
         match &moved {
-            Some((agent, path)) => println!("done: {id} ({agent}) → {}", path.display()),
-            None => println!("done: {id}"),
+            Some((agent, path)) => crate::outln!("done: {id} ({agent}) → {}", path.display())?,
+            None => crate::outln!("done: {id}")?,
         }
     }
     Ok(0)
@@ -90,7 +90,7 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
         app.log(pr, format!("{agent} replied to {thread}"))?;
     }
     if !app.json {
-        println!("replied to {thread} on {}", pr.url());
+        crate::outln!("replied to {thread} on {}", pr.url())?;
     }
     Ok(0)
 }
@@ -109,7 +109,7 @@ pub fn resolve(app: &mut App, pr: &PrRef, thread: &str) -> Result<u8> {
         app.log(pr, format!("{agent} resolved {thread}"))?;
     }
     if !app.json {
-        println!("resolved {thread} on {}", pr.url());
+        crate::outln!("resolved {thread} on {}", pr.url())?;
     }
     Ok(0)
 }

@@ -158,9 +158,9 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         save(app, &state, &pr, &mut seen, &marks)?;
         // Comment and review bodies are printed as written, save for the secrets we hold.
         if app.json {
-            println!("{}", crate::secrets::mask(&p.to_string()));
+            crate::outln!("{}", crate::secrets::mask(&p.to_string()))?;
         } else {
-            print!("{}", crate::secrets::mask(&human(&p)));
+            crate::out!("{}", crate::secrets::mask(&human(&p)))?;
         }
         return Ok(0);
     }
@@ -173,38 +173,38 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
             Ok((mut p, marks)) => {
                 save(app, &state, &pr, &mut seen, &marks)?;
                 p["tick"] = json!(tick);
-                println!("{}", crate::secrets::mask(&p.to_string()));
+                crate::outln!("{}", crate::secrets::mask(&p.to_string()))?;
                 if p["hasActionable"].as_bool() == Some(true) {
-                    println!(
+                    crate::outln!(
                         "{}",
                         json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p["actionable"], "pr": p["pr"]["url"]})
-                    );
+                    )?;
                     return Ok(0);
                 }
                 // A merged or closed PR will not change again: say so at once, not at timeout.
                 if let Some(state @ ("merged" | "closed")) = p["pr"]["state"].as_str() {
-                    println!(
+                    crate::outln!(
                         "{}",
                         json!({"final": true, "outcome": state, "tick": tick, "pr": p["pr"]["url"]})
-                    );
+                    )?;
                     return Ok(0);
                 }
             }
             Err(e) => {
-                println!(
+                let printed = crate::outln!(
                     "{}",
                     json!({"final": true, "outcome": "error", "tick": tick, "error": crate::secrets::mask(&format!("{e:#}"))})
                 );
-                return Ok(2);
+                return crate::stdout::keep_code(2, printed);
             }
         }
         let interval = Duration::from_secs(args.interval);
         if started.elapsed() + interval > limit {
-            println!(
+            let printed = crate::outln!(
                 "{}",
                 json!({"final": true, "outcome": "timeout", "tick": tick, "elapsedSec": started.elapsed().as_secs()})
             );
-            return Ok(124);
+            return crate::stdout::keep_code(124, printed);
         }
         std::thread::sleep(interval);
         if !app.clock_fixed {

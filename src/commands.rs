@@ -24,7 +24,6 @@ use crate::{output, tick::RunSummary};
 
 /// The program: parse, run, print the error once, return the exit code.
 pub fn main() -> ExitCode {
-    quiet_on_closed_stdout();
     let cli = match Cli::try_parse_from(crate::cli::normalize_args(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
@@ -34,6 +33,8 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
+        // The reader stopped early (`status | head -1`): nothing more to say to anyone.
+        Err(e) if crate::stdout::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", crate::secrets::mask(&format!("{e:#}")));
             let usage = e
@@ -75,24 +76,6 @@ fn hold_secrets(config: &Config) {
     }
 }
 
-/// A reader that stops early (`status | head -1`) closes our standard output; printing to it
-/// then fails. That ends the command quietly with exit 0, never with a panic's message and 101.
-fn quiet_on_closed_stdout() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if message.starts_with("failed printing to stdout") && message.contains("os error 32") {
-            std::process::exit(0);
-        }
-        default(info);
-    }));
-}
-
 fn parse_now(now: Option<&str>) -> Result<Instant> {
     match now {
         None => Ok(crate::clock::logical(None)),
@@ -111,7 +94,7 @@ fn run(cli: Cli) -> Result<u8> {
     let config = load_config(cli.config.as_deref())?;
     hold_secrets(&config);
     let command = match cli.command {
-        Command::Config(ConfigCommand::Check) => return Ok(config_check(&config, cli.json)),
+        Command::Config(ConfigCommand::Check) => return config_check(&config, cli.json),
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             return notify_test(&config, now, cli.json);
         }
@@ -140,7 +123,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Watch(cmd) => watch(&mut app, cmd),
         Command::Run(args) => run_tick(&mut app, &args),
         Command::Status { pr } => status(&app, pr.as_deref()),
-        Command::Config(ConfigCommand::Check) => Ok(config_check(&app.config, app.json)),
+        Command::Config(ConfigCommand::Check) => config_check(&app.config, app.json),
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             notify_test(&app.config, app.now, app.json)
         }
@@ -183,35 +166,39 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn config_check(config: &Config, json: bool) -> u8 {
+fn config_check(config: &Config, json: bool) -> Result<u8> {
     let source = config.source().map_or_else(
         || "built-in defaults".to_owned(),
         |p| p.display().to_string(),
     );
     if json {
-        println!(
+        crate::outln!(
             "{}",
             serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>()})
-        );
+        )?;
     } else {
-        println!("{source}: ok ({} job file(s))", config.jobs.len());
+        crate::outln!("{source}: ok ({} job file(s))", config.jobs.len())?;
     }
-    0
+    Ok(0)
 }
 
 /// `notify test`: one line (or JSON object) per channel; 0 when every channel took its message.
 fn notify_test(config: &Config, now: Instant, json: bool) -> Result<u8> {
     let results = crate::notify::probe::send_all(config, now);
-    if json {
-        println!("{}", serde_json::to_string(&results)?);
-    } else if results.is_empty() {
-        println!("no notification channel or agent is configured");
-    } else {
-        for r in &results {
-            println!("{}", r.line());
+    let code = u8::from(results.iter().any(|r| !r.ok));
+    let print = || -> Result<()> {
+        if json {
+            crate::outln!("{}", serde_json::to_string(&results)?)?;
+        } else if results.is_empty() {
+            crate::outln!("no notification channel or agent is configured")?;
+        } else {
+            for r in &results {
+                crate::outln!("{}", r.line())?;
+            }
         }
-    }
-    Ok(u8::from(results.iter().any(|r| !r.ok)))
+        Ok(())
+    };
+    crate::stdout::keep_code(code, print())
 }
 
 fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
@@ -264,11 +251,15 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 }
                 if !app.json {
                     if added {
-                        println!("watching {}", pr.url());
+                        crate::outln!("watching {}", pr.url())?;
                     } else if changes.is_empty() {
-                        println!("already watching {}; nothing changed", pr.url());
+                        crate::outln!("already watching {}; nothing changed", pr.url())?;
                     } else {
-                        println!("already watching {}; now: {}", pr.url(), changes.join(", "));
+                        crate::outln!(
+                            "already watching {}; now: {}",
+                            pr.url(),
+                            changes.join(", ")
+                        )?;
                     }
                 }
             }
@@ -277,7 +268,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                     .iter()
                     .filter_map(|p| app.store.watch(p).transpose())
                     .collect::<Result<Vec<_>>>()?;
-                println!("{}", output::status_array(&watches));
+                crate::outln!("{}", output::status_array(&watches))?;
             }
             Ok(0)
         }
@@ -288,7 +279,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 return Err(usage(format!("{} is not watched", pr.url())));
             }
             if !app.json {
-                println!("stopped watching {}", pr.url());
+                crate::outln!("stopped watching {}", pr.url())?;
             }
             Ok(0)
         }
@@ -303,7 +294,7 @@ fn pause(app: &mut App, pr: &str, paused: bool) -> Result<u8> {
         return Err(usage(format!("{} is not watched", pr.url())));
     }
     if !app.json {
-        println!("{} {}", if paused { "paused" } else { "resumed" }, pr.url());
+        crate::outln!("{} {}", if paused { "paused" } else { "resumed" }, pr.url())?;
     }
     Ok(0)
 }
@@ -350,8 +341,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         (p.0)(tick::Step::Done);
     }
     let summary = result.context("the tick could not run")?;
-    print_summary(app, &summary);
-    Ok(u8::from(summary.failed()))
+    crate::stdout::keep_code(u8::from(summary.failed()), print_summary(app, &summary))
 }
 
 /// Whether a job's watch list names `pr` (a `pr:` entry, or a `repo:` listing of its
@@ -363,45 +353,46 @@ fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
     })
 }
 
-fn print_summary(app: &App, summary: &RunSummary) {
+fn print_summary(app: &App, summary: &RunSummary) -> Result<()> {
     if app.json {
-        println!("{}", output::run_json(summary, app.now));
-        return;
+        crate::outln!("{}", output::run_json(summary, app.now))?;
+        return Ok(());
     }
     for line in &summary.jobs {
-        println!("{line}");
+        crate::outln!("{line}")?;
     }
     if summary.outcomes.is_empty() && summary.busy.is_empty() {
         if summary.watched == 0 {
-            println!(
+            crate::outln!(
                 "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`, then run again"
-            );
+            )?;
         } else {
-            println!(
+            crate::outln!(
                 "nothing is due ({} watched); `pr-monitor run --force` ticks them anyway",
                 summary.watched
-            );
+            )?;
         }
     }
     let term = crate::terminal::Term::detect();
     for line in output::outcome_lines(summary, app.now, term) {
-        println!("{line}");
+        crate::outln!("{line}")?;
     }
     if !summary.outcomes.is_empty() {
-        println!("{}", output::run_summary(summary));
+        crate::outln!("{}", output::run_summary(summary))?;
     } else if summary.delivered > 0 {
-        println!(
+        crate::outln!(
             "{} message{} sent",
             summary.delivered,
             if summary.delivered == 1 { "" } else { "s" }
-        );
+        )?;
     }
     for line in output::taken_over_lines(&summary.taken_over) {
-        println!("{line}");
+        crate::outln!("{line}")?;
     }
     for line in output::held_lines(&summary.busy) {
-        println!("{line}; skipped");
+        crate::outln!("{line}; skipped")?;
     }
+    Ok(())
 }
 
 /// The leases held now, by watch id; and the `status` lines saying who holds how many PRs
@@ -433,22 +424,24 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
                         row["held_by"] = output::held_json(holders.get(&w.id));
                     }
                 }
-                println!("{rows}");
+                crate::outln!("{rows}")?;
             } else if watches.is_empty() {
-                println!("nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`");
+                crate::outln!(
+                    "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`"
+                )?;
             } else {
-                print!(
+                crate::out!(
                     "{}",
                     crate::status_view::render(&watches, app.now, crate::terminal::Term::detect())
-                );
+                )?;
                 for line in held_lines {
-                    println!("{line}");
+                    crate::outln!("{line}")?;
                 }
                 let problems = app.store.outbox_problems()?;
                 if !problems.is_empty() {
-                    println!("undelivered messages:");
+                    crate::outln!("undelivered messages:")?;
                     for p in &problems {
-                        println!("{}", output::undelivered_line(p));
+                        crate::outln!("{}", output::undelivered_line(p))?;
                     }
                 }
             }
@@ -467,11 +460,11 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
                 v["history"] = serde_json::to_value(&history)?;
                 v["picture"] = serde_json::to_value(&w.status.memory.picture)?;
                 v["held_by"] = output::held_json(holder);
-                println!("{v}");
+                crate::outln!("{v}")?;
             } else {
-                print!("{}", output::status_detail(&w, &history, app.now));
+                crate::out!("{}", output::status_detail(&w, &history, app.now))?;
                 if let Some(h) = holder {
-                    println!("  held by    {}", h.describe());
+                    crate::outln!("  held by    {}", h.describe())?;
                 }
             }
         }

@@ -41,6 +41,7 @@ pub mod schedule;
 pub mod secrets;
 pub mod status_page;
 pub mod status_view;
+pub mod stdout;
 pub mod store;
 pub mod terminal;
 pub mod text;

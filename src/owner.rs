@@ -80,10 +80,10 @@ pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
         )));
     }
     if !app.json {
-        println!(
+        crate::outln!(
             "sent the current failure of {} to its agent (fix_asked)",
             pr.url()
-        );
+        )?;
     }
     Ok(0)
 }
@@ -101,7 +101,7 @@ pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
     if runs.is_empty() {
         // Nothing failed (or nothing failed that the forge can re-run): done, nothing to do.
         if !app.json {
-            println!("{}: no failed check on the head can be re-run", pr.url());
+            crate::outln!("{}: no failed check on the head can be re-run", pr.url())?;
         }
         return Ok(0);
     }
@@ -126,11 +126,11 @@ pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
         return Err(anyhow!("{}: {}", pr.url(), failed.join("; ")));
     }
     if !app.json {
-        println!(
+        crate::outln!(
             "re-running {} failed workflow run(s) of {}",
             runs.len(),
             pr.url()
-        );
+        )?;
     }
     Ok(0)
 }
@@ -195,7 +195,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             app.log(pr, "merge armed by the owner".into())?;
             tell(app, &snap, "merge armed", "merges once its checks pass")?;
             if !app.json {
-                println!("armed {} to merge when ready", pr.url());
+                crate::outln!("armed {} to merge when ready", pr.url())?;
             }
         }
         MergeRequest::Cancel => {
@@ -218,7 +218,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                 )?;
             }
             if !app.json {
-                println!("disarmed {}", pr.url());
+                crate::outln!("disarmed {}", pr.url())?;
             }
         }
         MergeRequest::Now => {
@@ -272,12 +272,12 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                 )?;
             }
             if !app.json {
-                println!(
+                crate::outln!(
                     "merged {} at {} ({})",
                     pr.url(),
                     snap.head.sha.short(),
                     method.as_str()
-                );
+                )?;
             }
         }
     }

@@ -303,6 +303,25 @@ fn agent_failing(env: &TestEnv) {
     });
 }
 
+/// Runs pr-monitor with `args` and its standard output closed before it writes a byte (a
+/// reader that went away): every write it makes fails with EPIPE.
+fn with_closed_stdout(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+        .current_dir(env.dir.path())
+        .arg("--config")
+        .arg(env.config_path())
+        .args(["--now", &env.now])
+        .args(args)
+        .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
 /// `status | head -1` with many lines: the reader goes away, pr-monitor ends quietly.
 #[test]
 fn a_closed_stdout_ends_status_quietly() {
@@ -311,24 +330,42 @@ fn a_closed_stdout_ends_status_quietly() {
     let mut args = vec!["watch", "add"];
     args.extend(prs.iter().map(String::as_str));
     env.ok(&args);
-    for listing in [&["status"][..], &["status", "--json"], &["watch", "ls"]] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
-            .current_dir(env.dir.path())
-            .arg("--config")
-            .arg(env.config_path())
-            .args(["--now", &env.now])
-            .args(listing)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        // Close our end at once: every write the command makes finds no reader.
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
+    for listing in [
+        &["status"][..],
+        &["status", "--json"],
+        &["watch", "ls"],
+        &["status", "octo/app#7"],
+        &["config", "check"],
+    ] {
+        let out = with_closed_stdout(&env, listing);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{listing:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(stderr.is_empty(), "quietly: {listing:?}: {stderr}");
     }
+}
+
+/// A run whose PR could not be ticked exits 1 whether or not anyone reads what it prints; a
+/// closed standard output adds no message and no other exit code.
+#[test]
+fn a_closed_stdout_keeps_a_failed_runs_exit_code() {
+    use crate::support::fake_github::Fault;
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.gh
+        .fault(Fault::malformed().on("POST /graphql").always());
+    for run in [&["run", "--force"][..], &["run", "--force", "--json"]] {
+        let out = with_closed_stdout(&env, run);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{run:?}: {stderr}");
+        assert!(stderr.is_empty(), "quietly: {run:?}: {stderr}");
+    }
+    env.gh.clear_faults();
+    let out = with_closed_stdout(&env, &["run", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
 /// Every byte of every file under `dir` (database, inbox, page), as text.
