@@ -22,7 +22,7 @@ pub fn write(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
 
 /// Whether `e` is (caused by) a closed standard output.
 pub fn is_closed(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<Closed>())
+    e.chain().any(<dyn std::error::Error>::is::<Closed>)
 }
 
 /// The exit code `code` a command decided before printing, unless printing failed for another

@@ -306,18 +306,7 @@ fn agent_failing(env: &TestEnv) {
 /// Runs pr-monitor with `args` and its standard output closed before it writes a byte (a
 /// reader that went away): every write it makes fails with EPIPE.
 fn with_closed_stdout(env: &TestEnv, args: &[&str]) -> std::process::Output {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
-        .current_dir(env.dir.path())
-        .arg("--config")
-        .arg(env.config_path())
-        .args(["--now", &env.now])
-        .args(args)
-        .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = env.spawn(args);
     drop(child.stdout.take());
     child.wait_with_output().unwrap()
 }
