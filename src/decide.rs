@@ -6,6 +6,7 @@
 //! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
 //! runs the stages, and sets the cadence.
 
+pub mod intents;
 pub mod merge;
 pub mod queue;
 mod remediate;
@@ -41,6 +42,8 @@ pub struct Context<'a> {
     /// `pr-monitor fix`: send the current failure now, whoever made the commit and whatever
     /// the guards say.
     pub fix_asked: bool,
+    /// The PR's recorded intents no read has reconciled yet (see [`intents`]).
+    pub intents: &'a [crate::intent::Intent],
 }
 
 /// The facts about a snapshot that the rules branch on, classified once.
@@ -111,6 +114,10 @@ pub(crate) struct Draft {
     pub actions: Vec<Action>,
     pub history: Vec<HistoryEntry>,
     pub seen: Vec<(String, String, String)>,
+    /// Recorded intents this read settled.
+    pub resolved_intents: Vec<i64>,
+    /// The new head is pr-monitor's own branch update (from a recorded intent).
+    pub own_update: bool,
     now: Instant,
 }
 
@@ -145,6 +152,8 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         actions: Vec::new(),
         history: Vec::new(),
         seen: Vec::new(),
+        resolved_intents: Vec::new(),
+        own_update: false,
         now: ctx.now,
     };
 
@@ -163,6 +172,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
             .unwrap_or("an unknown author");
         d.note(format!("head {} by {by}", snap.head.sha.short()), None);
     }
+    intents::reconcile(&mut d, snap, ctx);
 
     if snap.state != PrState::Open {
         if before.state != snap.state {
@@ -179,6 +189,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
             history: d.history,
             seen: d.seen,
             next_tick_at: None,
+            resolved_intents: d.resolved_intents,
         };
     }
     if before.state != PrState::Open {
@@ -197,6 +208,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         history: d.history,
         seen: d.seen,
         next_tick_at,
+        resolved_intents: d.resolved_intents,
     }
 }
 

@@ -1,11 +1,14 @@
 //! Applies a plan's actions: forge writes now, messages into the outbox (delivered after the
 //! tick's transaction commits). Outcomes the plan could not know (a conflict found on update,
 //! a forge that refuses auto-merge because the PR is already clean) adjust the PR's state here,
-//! each for what it means, and are recorded in its history.
+//! each for what it means, and are recorded in its history. Every forge write is announced
+//! first: its intent is committed to the store before the call ([`crate::intent`]), and a
+//! write whose intent cannot be recorded is not made.
 
 use crate::config::{Config, NotifyKind, Policy};
 use crate::decide::{Action, Notice, Plan};
 use crate::forge::{Forge, ForgeError, Refusal};
+use crate::intent::{IntentKind, IntentLog};
 use crate::model::{Instant, MergeMethod, PrState, Sha, Snapshot};
 use crate::report;
 use crate::store::OutboxMessage;
@@ -25,6 +28,8 @@ pub struct Applied {
 /// The facts `apply` needs besides the plan.
 #[derive(Debug)]
 pub struct Env<'a> {
+    /// The watch the plan is for (its intents are recorded under it).
+    pub watch_id: i64,
     pub config: &'a Config,
     pub policy: &'a Policy,
     pub owner: &'a str,
@@ -32,8 +37,21 @@ pub struct Env<'a> {
     pub dry_run: bool,
 }
 
+/// Where a plan's writes go: the forge, and the log their intents are recorded in first.
+pub struct Writes<'a> {
+    pub forge: &'a dyn Forge,
+    pub intents: &'a mut dyn IntentLog,
+}
+
+impl std::fmt::Debug for Writes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Writes")
+    }
+}
+
 /// Applies `plan` (mutating its status where outcomes demand) and returns what else happened.
-pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>) -> Applied {
+pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>) -> Applied {
+    let forge = writes.forge;
     let mut out = Applied::default();
     let actions = std::mem::take(&mut plan.actions);
     let mut notices = Vec::new();
@@ -62,7 +80,19 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
                     created_at: env.now,
                 });
             }
-            Action::RerunFailed { run_ids } => {
+            Action::RerunFailed { run_ids, guards } => {
+                if !intend(
+                    writes,
+                    env,
+                    IntentKind::Rerun,
+                    &snap.head.sha,
+                    &guards.join("\n"),
+                    &mut out,
+                ) {
+                    let memory = &mut plan.status.memory;
+                    memory.infra_reruns.retain(|g| !guards.contains(g));
+                    continue;
+                }
                 for run in run_ids {
                     if let Err(e) = forge.rerun_failed(&snap.pr, *run) {
                         note(
@@ -76,13 +106,23 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
             Action::UpdateBranch {
                 expected_head,
                 method,
-            } => match forge.update_branch(snap, expected_head, *method) {
-                Ok(()) => note(
+            } => match intend(
+                writes,
+                env,
+                IntentKind::UpdateBranch,
+                expected_head,
+                method.as_str(),
+                &mut out,
+            )
+            .then(|| forge.update_branch(snap, expected_head, *method))
+            {
+                None => plan.status.memory.update_requested_for = None,
+                Some(Ok(())) => note(
                     &mut out,
                     env.now,
                     format!("branch update requested ({method})"),
                 ),
-                Err(ForgeError::MergeConflict(msg)) => {
+                Some(Err(ForgeError::MergeConflict(msg))) => {
                     plan.status.pills.cnf = true;
                     plan.status.memory.holds_update_turn = false;
                     note(
@@ -96,7 +136,7 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
                         detail: msg,
                     });
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     plan.status.memory.update_requested_for = None;
                     note(&mut out, env.now, format!("branch update not done: {e}"));
                     incomplete(&mut out, &e);
@@ -107,7 +147,7 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
                 merge_if_clean,
             } => {
                 enable_auto_merge(
-                    forge,
+                    writes,
                     snap,
                     plan,
                     env,
@@ -125,7 +165,7 @@ pub fn apply(forge: &dyn Forge, snap: &Snapshot, plan: &mut Plan, env: &Env<'_>)
                     );
                 }
             }
-            Action::Merge { sha, method } => merge(forge, snap, plan, env, sha, *method, &mut out),
+            Action::Merge { sha, method } => merge(writes, snap, plan, env, sha, *method, &mut out),
         }
     }
     plan.actions = actions;
@@ -163,6 +203,34 @@ fn note(out: &mut Applied, now: Instant, what: String) {
     });
 }
 
+/// Records the intent of a write before it is made; false (noted, the tick incomplete) when
+/// it could not be recorded, and then the write is not made.
+fn intend(
+    writes: &mut Writes<'_>,
+    env: &Env<'_>,
+    kind: IntentKind,
+    head: &Sha,
+    detail: &str,
+    out: &mut Applied,
+) -> bool {
+    match writes
+        .intents
+        .record_intent(env.watch_id, kind, head, detail, env.now)
+    {
+        Ok(()) => true,
+        Err(e) => {
+            let why = format!(
+                "{} on {} not asked: its intent could not be recorded first ({e:#})",
+                kind.as_str(),
+                head.short()
+            );
+            note(out, env.now, why.clone());
+            out.error = Some(why);
+            false
+        }
+    }
+}
+
 /// A transient failure of a write leaves the tick incomplete (exit 1, retried next tick).
 fn incomplete(out: &mut Applied, e: &ForgeError) {
     if matches!(
@@ -174,7 +242,7 @@ fn incomplete(out: &mut Applied, e: &ForgeError) {
 }
 
 fn enable_auto_merge(
-    forge: &dyn Forge,
+    writes: &mut Writes<'_>,
     snap: &Snapshot,
     plan: &mut Plan,
     env: &Env<'_>,
@@ -182,7 +250,18 @@ fn enable_auto_merge(
     merge_if_clean: Option<&Sha>,
     out: &mut Applied,
 ) {
-    match forge.enable_auto_merge(snap, method) {
+    if !intend(
+        writes,
+        env,
+        IntentKind::Arm,
+        &snap.head.sha,
+        method.as_str(),
+        out,
+    ) {
+        plan.status.memory.merge_attempted_for = None;
+        return;
+    }
+    match writes.forge.enable_auto_merge(snap, method) {
         Ok(()) => note(
             out,
             env.now,
@@ -208,7 +287,7 @@ fn enable_auto_merge(
             };
             note(out, env.now, what);
             match merge_if_clean {
-                Some(sha) if merge_directly => merge(forge, snap, plan, env, sha, method, out),
+                Some(sha) if merge_directly => merge(writes, snap, plan, env, sha, method, out),
                 _ => {
                     // Not ready yet: try again next tick rather than merging blind.
                     plan.status.memory.merge_attempted_for = None;
@@ -226,7 +305,7 @@ fn enable_auto_merge(
 /// Merges once, guarded by the head sha. A failure whose outcome is unknown is never retried
 /// here: the next tick re-reads the PR first (a 500 can merge and still report failure).
 fn merge(
-    forge: &dyn Forge,
+    writes: &mut Writes<'_>,
     snap: &Snapshot,
     plan: &mut Plan,
     env: &Env<'_>,
@@ -234,7 +313,11 @@ fn merge(
     method: MergeMethod,
     out: &mut Applied,
 ) {
-    match forge.merge(&snap.pr, sha, method) {
+    if !intend(writes, env, IntentKind::Merge, sha, method.as_str(), out) {
+        plan.status.memory.merge_attempted_for = None;
+        return;
+    }
+    match writes.forge.merge(&snap.pr, sha, method) {
         Ok(()) => {
             out.merged = true;
             note(

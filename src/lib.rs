@@ -24,6 +24,7 @@ pub mod focus;
 pub mod forge;
 pub mod holder;
 pub mod html;
+pub mod intent;
 pub mod jobs;
 pub mod logs;
 pub mod metrics;

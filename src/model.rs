@@ -513,6 +513,9 @@ pub struct HeadCommit {
     pub author_login: Option<String>,
     pub committer_login: Option<String>,
     pub committed_at: Option<Instant>,
+    /// The head's parent commits (a merge commit has two), where the forge says.
+    #[serde(default)]
+    pub parents: Vec<Sha>,
 }
 
 /// A comment: on the conversation (an issue comment), or inside a review thread.

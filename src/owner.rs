@@ -149,8 +149,10 @@ fn tell(app: &mut App, snap: &Snapshot, headline: &str, detail: &str) -> Result<
     let policy = watch
         .as_ref()
         .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    let watch_id = watch.as_ref().map_or(0, |w| w.id);
     let status = watch.map(|w| w.status).unwrap_or_default();
     let env = Env {
+        watch_id,
         config: &app.config,
         policy: &policy,
         owner: "",

@@ -78,6 +78,8 @@ pub enum Action {
     /// Re-run the failed jobs of these workflow runs (GitHub) or pipelines (GitLab).
     RerunFailed {
         run_ids: Vec<u64>,
+        /// The once-per-job-per-head guards (`<sha>:<check name>`) this re-run spends.
+        guards: Vec<String>,
     },
     UpdateBranch {
         expected_head: Sha,
@@ -109,4 +111,6 @@ pub struct Plan {
     pub seen: Vec<(String, String, String)>,
     /// When to look again; `None` once the PR is merged or closed.
     pub next_tick_at: Option<Instant>,
+    /// The recorded intents this tick's read reconciled (see [`crate::intent`]).
+    pub resolved_intents: Vec<i64>,
 }

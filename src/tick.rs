@@ -197,7 +197,21 @@ fn tick_one(
 ) -> (Option<Plan>, Option<String>, TickRecord) {
     let now = app.now;
     let policy = app.policy_for(watch);
-    let facts = match facts(app, watch, &policy) {
+    let intents = match app.store.open_intents(watch.id) {
+        Ok(intents) => intents,
+        Err(e) => {
+            let message = format!("cannot read the recorded intents: {e:#}");
+            let record = failed_tick(
+                watch,
+                &ForgeError::Unexpected(message.clone()),
+                now,
+                policy.poll_sec,
+            )
+            .0;
+            return (None, Some(message), record);
+        }
+    };
+    let facts = match facts(app, watch, &policy, &intents) {
         Ok(facts) => facts,
         Err(message) => {
             let record = failed_tick(
@@ -242,16 +256,22 @@ fn tick_one(
         update_turn,
         seen: &seen,
         fix_asked: opts.fix_asked,
+        intents: &intents,
     };
     let mut plan = decide::decide(watch, &snap, &ctx);
     let env = Env {
+        watch_id: watch.id,
         config: &app.config,
         policy: &policy,
         owner: &owner,
         now,
         dry_run: opts.dry_run,
     };
-    let applied = execute::apply(forge, &snap, &mut plan, &env);
+    let mut writes = execute::Writes {
+        forge,
+        intents: &mut app.store,
+    };
+    let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
     let mut history = plan.history.clone();
     history.extend(applied.history);
     if let Some(e) = &applied.error {
@@ -275,6 +295,7 @@ fn tick_one(
         history,
         seen: plan.seen.clone(),
         outbox: applied.outbox,
+        resolved_intents: plan.resolved_intents.clone(),
     };
     (Some(plan), applied.error, record)
 }
@@ -287,7 +308,12 @@ struct Facts {
     seen: BTreeMap<(String, String), String>,
 }
 
-fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String> {
+fn facts(
+    app: &mut App,
+    watch: &Watch,
+    policy: &Policy,
+    intents: &[crate::intent::Intent],
+) -> Result<Facts, String> {
     if let Some(damage) = &watch.unreadable {
         return Err(format!(
             "the stored state of this PR cannot be read ({damage}); it is left as it is: \
@@ -304,8 +330,12 @@ fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String>
             .collect(),
         None => Vec::new(),
     };
-    // The owner's login matters only where an agent may be written to.
-    let owner = if policy.agent.is_some() {
+    // The owner's login matters only where an agent may be written to, or where a recorded
+    // branch update must be told from someone else's push.
+    let updating = intents
+        .iter()
+        .any(|i| i.kind == crate::intent::IntentKind::UpdateBranch);
+    let owner = if policy.agent.is_some() || updating {
         app.owner(watch.pr.forge)
             .map_err(|e| format!("cannot learn the token's login: {e}"))?
     } else {
@@ -511,6 +541,7 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
         }],
         seen: Vec::new(),
         outbox: Vec::new(),
+        resolved_intents: Vec::new(),
     };
     (record, message)
 }

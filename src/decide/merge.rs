@@ -189,8 +189,9 @@ pub(super) fn reconcile(
     }
     if cond.new_head && watch.status.head_sha.is_some() {
         // pr-monitor's own branch update moved the head: never a reason to disarm.
-        let own = watch.status.memory.update_requested_for.is_some()
-            && watch.status.memory.update_requested_for == watch.status.head_sha;
+        let own = d.own_update
+            || (watch.status.memory.update_requested_for.is_some()
+                && watch.status.memory.update_requested_for == watch.status.head_sha);
         if !own && !cond.agent_commit {
             let by = snap.head.author_login.as_deref().unwrap_or("someone else");
             disarm(

@@ -206,9 +206,12 @@ fn failure_table(
                     crate::flake::Classification::Real => None,
                 })
                 .collect();
-            d.status.memory.infra_reruns.extend(keys);
+            d.status.memory.infra_reruns.extend(keys.iter().cloned());
             d.status.memory.last_rerun_at = Some(ctx.now);
-            d.actions.push(Action::RerunFailed { run_ids });
+            d.actions.push(Action::RerunFailed {
+                run_ids,
+                guards: keys,
+            });
             d.status.why = Some(Why::InfraRerun);
             d.note(
                 format!("re-ran {} for infrastructure reasons", failed.join(", ")),

@@ -87,6 +87,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
             author_login: Some("dev".into()),
             committer_login: Some("dev".into()),
             committed_at: Some(t0() - Duration::hours(1)),
+            parents: vec![],
         },
         base_ref: "main".into(),
         labels: vec![],
@@ -396,6 +397,7 @@ pub(crate) struct Ctx {
     pub now: Instant,
     pub turn: bool,
     pub fix_asked: bool,
+    pub intents: Vec<crate::intent::Intent>,
 }
 
 impl Ctx {
@@ -409,6 +411,7 @@ impl Ctx {
             now: t0(),
             turn: true,
             fix_asked: false,
+            intents: Vec::new(),
         }
     }
     /// No agent configured: every failure is the owner's.
@@ -427,6 +430,7 @@ impl Ctx {
             update_turn: self.turn,
             seen: &self.seen,
             fix_asked: self.fix_asked,
+            intents: &self.intents,
         }
     }
     pub fn decide(&self, w: &Watch, s: &Snapshot) -> Plan {
@@ -1138,4 +1142,132 @@ fn agent_logins_ignore_letter_case() {
     s.head.committer_login = Some("FIXER-BOT".into());
     let cond = condition(&watch().status, &s, &c.ctx());
     assert!(cond.agent_commit);
+}
+
+// ---------------------------------------------------------------------------------------
+// Recorded intents.
+
+fn intent(kind: crate::intent::IntentKind, head: &str, detail: &str) -> crate::intent::Intent {
+    crate::intent::Intent {
+        id: 7,
+        kind,
+        head: Sha(head.into()),
+        detail: detail.into(),
+        created_at: t0() - Duration::seconds(30),
+    }
+}
+
+#[test]
+fn own_branch_update_table() {
+    use crate::intent::IntentKind::UpdateBranch;
+    let merged_update = |by: &str, parent: &str| {
+        let mut s = snap("b");
+        s.head.author_login = Some(by.into());
+        s.head.committer_login = Some(by.into());
+        s.head.parents = vec![Sha(parent.into())];
+        s
+    };
+    let cases = [
+        (
+            "a merge update of the recorded head by the token's login",
+            merged_update("Owner", "a"),
+            intent(UpdateBranch, "a", "merge"),
+            true,
+        ),
+        (
+            "someone else's merge of the base into the recorded head",
+            merged_update("human", "a"),
+            intent(UpdateBranch, "a", "merge"),
+            false,
+        ),
+        (
+            "the token's login, but on top of another head",
+            merged_update("owner", "z"),
+            intent(UpdateBranch, "a", "merge"),
+            false,
+        ),
+        (
+            "a rebase update rewrites every commit: who made it tells",
+            merged_update("owner", "z"),
+            intent(UpdateBranch, "a", "rebase"),
+            true,
+        ),
+        (
+            "the head has not moved",
+            merged_update("owner", "a"),
+            intent(UpdateBranch, "b", "merge"),
+            false,
+        ),
+    ];
+    for (what, s, i, own) in cases {
+        assert_eq!(super::intents::own_update(&s, &i, "owner"), own, "{what}");
+    }
+}
+
+#[test]
+fn a_recorded_branch_update_is_never_a_foreign_push() {
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(
+        crate::intent::IntentKind::UpdateBranch,
+        "a",
+        "merge",
+    )];
+    let mut s = snap("b");
+    s.head.author_login = Some("owner".into());
+    s.head.committer_login = Some("owner".into());
+    s.head.parents = vec![Sha("a".into())];
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.status.merge_armed, "{:?}", plan.history);
+    assert_eq!(plan.resolved_intents, vec![7]);
+    // Without the intent, the same head is a push from elsewhere.
+    c.intents.clear();
+    assert!(!c.decide(&armed("a"), &s).status.merge_armed);
+}
+
+#[test]
+fn a_recorded_update_not_shown_yet_stays_open_for_a_while() {
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(
+        crate::intent::IntentKind::UpdateBranch,
+        "a",
+        "merge",
+    )];
+    assert!(
+        c.decide(&armed("a"), &snap("a"))
+            .resolved_intents
+            .is_empty()
+    );
+    c.now = t0() + Duration::seconds(super::intents::UPDATE_SHOWS_WITHIN_SECS);
+    assert_eq!(c.decide(&armed("a"), &snap("a")).resolved_intents, vec![7]);
+}
+
+#[test]
+fn a_recorded_rerun_counts_as_done_for_its_job_and_head() {
+    let mut c = Ctx::new();
+    c.intents = vec![intent(crate::intent::IntentKind::Rerun, "a", "a:lint")];
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    // The run died after the re-run: the next read still sees the old failure.
+    let plan = c.decide(&w, &failing("a", "human", "TLS handshake timeout", true));
+    assert!(
+        !plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::RerunFailed { .. })),
+        "{:?}",
+        plan.actions
+    );
+    assert_eq!(plan.status.why, Some(Why::InfraAgain));
+    assert_eq!(notices(&plan).len(), 1, "the owner hears it failed again");
+    assert_eq!(plan.resolved_intents, vec![7]);
+}
+
+#[test]
+fn a_recorded_arm_is_remembered_when_the_forge_shows_it_on() {
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(crate::intent::IntentKind::Arm, "a", "squash")];
+    let mut s = snap("a");
+    s.auto_merge_enabled = true;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.status.memory.auto_merge_enabled_once);
+    assert_eq!(plan.resolved_intents, vec![7]);
 }

@@ -105,6 +105,19 @@ pub const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE outbox ADD COLUMN claim_owner TEXT;
     ",
+    // 5: intents: each forge write recorded before it is made, reconciled by the next read.
+    "
+    CREATE TABLE intents (
+        id          INTEGER PRIMARY KEY,
+        watch_id    INTEGER NOT NULL REFERENCES watches (id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL,
+        head        TEXT NOT NULL,
+        detail      TEXT NOT NULL DEFAULT '',
+        created_at  TEXT NOT NULL,
+        resolved_at TEXT
+    ) STRICT;
+    CREATE INDEX intents_open ON intents (watch_id) WHERE resolved_at IS NULL;
+    ",
 ];
 
 /// The schema version this build writes.

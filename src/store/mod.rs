@@ -5,6 +5,7 @@
 //! Each tick's outcome for a PR is written in one transaction; a lease keeps two overlapping
 //! runs from acting on the same PR.
 
+mod intents;
 mod metrics;
 mod migrations;
 
@@ -98,6 +99,8 @@ pub struct TickRecord {
     pub seen: Vec<(String, String, String)>,
     /// Messages caused by this tick, delivered after the commit.
     pub outbox: Vec<OutboxMessage>,
+    /// The intents this tick's read reconciled (see [`crate::intent`]).
+    pub resolved_intents: Vec<i64>,
 }
 
 /// A message waiting in the durable outbox.
@@ -634,6 +637,7 @@ impl Store {
         )?;
         insert_history(&tx, &url, &rec.history)?;
         insert_outbox(&tx, &rec.outbox)?;
+        intents::resolve(&tx, &rec.resolved_intents, rec.last_tick_at)?;
         for (source, id, updated) in &rec.seen {
             tx.execute(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
@@ -996,6 +1000,7 @@ mod tests {
                 history: vec![],
                 seen: vec![],
                 outbox: vec![],
+                resolved_intents: vec![],
             },
         )
         .unwrap();

@@ -253,3 +253,163 @@ fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
     let again = env.ok(&["run", "--force"]);
     assert!(!again.stdout.contains("message"), "{}", again.stdout);
 }
+
+/// An armed PR, recorded once on its head with its check running, then behind its base with
+/// the check green: the next tick updates the branch. Self-merge, so the fake never merges on
+/// its own and only pr-monitor's decision can merge it.
+fn armed_pr_about_to_update() -> TestEnv {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO)
+            .auto_merge_allowed(false)
+            .required_checks(&["test"])
+            .strict();
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(30);
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+        w.advance_base(REPO, "main", 1);
+    });
+    env
+}
+
+/// The update happened: its new head goes green, the next tick must merge it, never disarm.
+fn merges_after_our_update(env: &mut TestEnv) {
+    assert_eq!(env.gh.world(|w| w.branch_updates(REPO, 1)), 1);
+    env.advance(30);
+    env.gh.world(|w| {
+        w.check_run(REPO, 1, "test").success();
+    });
+    let out = env.run(&["run", "--force"]);
+    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    assert!(!history.contains("disarmed"), "{history}\n{}", out.stderr);
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1, "{history}");
+    assert_eq!(env.status("octo/app#1")["state"], "merged");
+}
+
+/// GitHub applies `update-branch` and answers 502: the head it made (parent: the recorded
+/// head, made by the token's login) is still pr-monitor's own.
+#[test]
+fn a_branch_update_answered_502_after_it_applied_never_disarms() {
+    use crate::support::fake_github::Fault;
+    let mut env = armed_pr_about_to_update();
+    env.gh
+        .fault(Fault::status_after_handling(502).on("PUT /repos/{o}/{r}/pulls/{n}/update-branch"));
+    env.run(&["run"]);
+    merges_after_our_update(&mut env);
+}
+
+/// The process dies after GitHub applied the update and before anything was recorded: the
+/// intent recorded before the call is enough to know the new head as pr-monitor's own.
+#[test]
+fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
+    use crate::support::fake_github::Fault;
+    let mut env = armed_pr_about_to_update();
+    env.gh
+        .fault(Fault::apply_then_hang().on("PUT /repos/{o}/{r}/pulls/{n}/update-branch"));
+    let mut child = env.spawn(&["run"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while env.gh.world(|w| w.branch_updates(REPO, 1)) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the update never came"
+        );
+        std::thread::yield_now();
+    }
+    child.kill().expect("SIGKILL the run");
+    child.wait().expect("reap the run");
+    merges_after_our_update(&mut env);
+}
+
+/// The process dies right after GitHub accepted an infrastructure re-run: the next runs
+/// neither re-run that job on that head again nor lose the owner's "failed again" notice.
+#[test]
+fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_again() {
+    use crate::support::fake_github::Fault;
+    use crate::support::http_sink::HttpSink;
+    let slack = HttpSink::start();
+    let mut env = TestEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
+    env.vars
+        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    let run_id = env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "test")
+            .failure()
+            .log("npm ERR! 503 Service Unavailable - GET https://registry.npmjs.org/x\n")
+            .run_id()
+    });
+    let run_id = run_id.expect("an Actions run");
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.gh.fault(
+        Fault::apply_then_hang().on("POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs"),
+    );
+    let mut child = env.spawn(&["run"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while env.gh.world(|w| w.reruns(run_id)) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the re-run never came"
+        );
+        std::thread::yield_now();
+    }
+    child.kill().expect("SIGKILL the run");
+    child.wait().expect("reap the run");
+
+    // The re-run is still running, then fails for infrastructure reasons again.
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.advance(60);
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test")
+            .failure()
+            .log("npm ERR! 503 Service Unavailable\n");
+    });
+    env.ok(&["run", "--force"]);
+    assert_eq!(
+        env.gh.world(|w| w.reruns(run_id)),
+        1,
+        "one re-run per job per head"
+    );
+    let s = env.status("octo/app#1");
+    assert_eq!(s["why"], "infra_again", "{s}");
+    let told: Vec<String> = slack
+        .requests()
+        .iter()
+        .map(|r| r.json()["text"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].contains("test failed"), "{told:?}");
+}
+
+/// The process dies after GitHub merged and before anything was recorded: the next run reads
+/// the PR merged and records it so, without a second merge.
+#[test]
+fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
+    use crate::support::fake_github::Fault;
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.gh
+        .fault(Fault::apply_then_hang().on("PUT /repos/{o}/{r}/pulls/{n}/merge"));
+    let mut child = env.spawn(&["run"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while env.gh.world(|w| w.merges(REPO, 1)) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the merge never came");
+        std::thread::yield_now();
+    }
+    child.kill().expect("SIGKILL the run");
+    child.wait().expect("reap the run");
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
+    assert_eq!(env.status("octo/app#1")["state"], "merged");
+}

@@ -153,8 +153,15 @@ pub struct CommitNode {
     pub committed_date: Option<String>,
     pub author: Option<UserRef>,
     pub committer: Option<UserRef>,
+    #[serde(default)]
+    pub parents: Option<Conn<OidNode>>,
     pub check_suites: Option<Conn<SuiteNode>>,
     pub status: Option<StatusNode>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct OidNode {
+    pub oid: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -460,6 +467,16 @@ pub fn snapshot_head(
             committer_login: commit
                 .and_then(|c| c.committer.as_ref()?.user.as_ref().map(|u| u.login.clone())),
             committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
+            parents: commit
+                .and_then(|c| c.parents.as_ref())
+                .map(|p| {
+                    p.nodes
+                        .iter()
+                        .flatten()
+                        .map(|n| Sha(n.oid.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
         },
         base_ref: node.base_ref_name.clone(),
         labels: node

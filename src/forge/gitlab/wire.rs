@@ -130,6 +130,8 @@ pub struct Commit {
     pub committer_name: Option<String>,
     #[serde(default)]
     pub committed_date: Option<String>,
+    #[serde(default)]
+    pub parent_ids: Vec<String>,
 }
 
 /// An item of `GET /projects/:id/pipelines/:pid/jobs`.
@@ -472,6 +474,9 @@ pub fn snapshot_head(
             author_login: commit.and_then(|c| c.author_name.clone()),
             committer_login: commit.and_then(|c| c.committer_name.clone()),
             committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
+            parents: commit
+                .map(|c| c.parent_ids.iter().cloned().map(Sha).collect())
+                .unwrap_or_default(),
         },
         base_ref: mr.target_branch.clone(),
         labels: mr.labels.clone(),

@@ -1597,6 +1597,15 @@ impl<'c> NodeObj<'c> {
                 date: c.committed_at,
             }),
             "repository" => self.obj(Obj::Repo(repo.to_owned())),
+            "parents" => {
+                let items = c
+                    .parents
+                    .iter()
+                    .map(|p| Obj::Commit(repo.to_owned(), p.clone()))
+                    .collect();
+                drop(w);
+                self.connection(info, "CommitConnection", items)
+            }
             "checkSuites" => {
                 let items = (0..c.suites.len())
                     .map(|i| Obj::Suite(repo.to_owned(), sha.to_owned(), i))

@@ -77,7 +77,8 @@
 //! `gh.fault(Fault::status(502).on("POST /graphql").times(2))` — queued faults apply in order
 //! to matching requests. Kinds: [`Fault::status`], [`Fault::delay`], [`Fault::rate_limit`]
 //! (secondary, `retry-after`), [`Fault::primary_rate_limit`], [`Fault::graphql_rate_limit`],
-//! [`Fault::malformed`], [`Fault::status_after_handling`] and its [`Fault::merge_then_500`].
+//! [`Fault::malformed`], [`Fault::status_after_handling`] and its [`Fault::merge_then_500`],
+//! [`Fault::apply_then_hang`].
 //! Scope: `.on(pattern)` (see [`RequestLog::count`] for patterns), `.when_query_mentions(repo, n)`
 //! (only requests about that PR, e.g. a batched snapshot including it). Repetition: once by
 //! default, `.times(n)`, `.always()`; a PR-scoped fault defaults to always.
@@ -160,6 +161,9 @@ pub enum FaultKind {
     GraphqlRateLimited { reset_in_secs: Option<u64> },
     /// Handle the request, then answer 200 with the body cut in half.
     Malformed,
+    /// Handle the request (its effects happen), then never answer within `Duration`: the
+    /// client is expected to die waiting (a test kills it).
+    HangAfterHandling(Duration),
 }
 
 /// The constructors; `.on(pattern)`, `.times(n)`, `.once()`, `.always()` are
@@ -210,6 +214,12 @@ impl Fault {
             reset_in_secs: Some(reset_in_secs),
         })
         .on("POST /graphql")
+    }
+
+    /// The write happens, and the answer never comes (for a minute): for tests that kill the
+    /// client between the forge's effect and its record of it.
+    pub fn apply_then_hang() -> Self {
+        Self::new(FaultKind::HangAfterHandling(Duration::from_secs(60)))
     }
 
     /// 200 with a truncated JSON body (after handling).
@@ -463,6 +473,10 @@ fn answer(
     drop(w);
     match fault {
         Some(FaultKind::StatusAfterHandling(code)) => server_error(*code, is_graphql),
+        Some(FaultKind::HangAfterHandling(d)) => {
+            std::thread::sleep(*d);
+            server_error(504, is_graphql)
+        }
         Some(FaultKind::Malformed) => {
             let mut r = reply;
             let keep = (r.body.len() / 2).max(1).min(r.body.len());

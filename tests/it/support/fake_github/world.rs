@@ -379,6 +379,8 @@ pub struct Commit {
     pub authored_at: Time,
     pub committed_at: Time,
     pub message: String,
+    /// The parent commits' shas (empty for a PR's first commit).
+    pub parents: Vec<String>,
     pub suites: Vec<CheckSuite>,
     pub statuses: Vec<StatusContext>,
 }
@@ -729,6 +731,7 @@ impl World {
             authored_at: when,
             committed_at: when,
             message: "Change things".to_owned(),
+            parents: Vec::new(),
             suites: Vec::new(),
             statuses: Vec::new(),
         }
@@ -749,11 +752,12 @@ impl World {
     ) -> String {
         self.pr(repo, number);
         let sha = self.new_sha();
-        let commit = self.new_commit(&sha, Some(&self.viewer.clone()), self.now);
+        let mut commit = self.new_commit(&sha, Some(&self.viewer.clone()), self.now);
         let r = self.repos.get_mut(repo).expect("repo");
-        r.commits.insert(sha.clone(), commit);
         let pr = r.prs.get_mut(&number).expect("pr");
+        commit.parents = pr.commits.last().cloned().into_iter().collect();
         pr.commits.push(sha.clone());
+        r.commits.insert(sha.clone(), commit);
         pr.merge_state_override = None;
         f(CommitBuilder {
             commit: r.commits.get_mut(&sha).expect("commit"),
@@ -1486,11 +1490,13 @@ impl World {
                 let sha = self.new_sha();
                 let mut c = self.new_commit(&sha, Some(&viewer), now);
                 "Merge branch into head".clone_into(&mut c.message);
+                c.parents = vec![old_head.clone()];
                 self.repo_mut(repo).commits.insert(sha.clone(), c);
                 new_commits.extend(old_commits);
                 new_commits.push(sha);
             }
             UpdateMethod::Rebase => {
+                let mut parent: Vec<String> = Vec::new();
                 for old in old_commits {
                     let sha = self.new_sha();
                     let node_id = self.new_node_id("C");
@@ -1500,6 +1506,7 @@ impl World {
                         node_id,
                         committer: Some(viewer.clone()),
                         committed_at: now,
+                        parents: std::mem::replace(&mut parent, vec![sha.clone()]),
                         suites: Vec::new(),
                         statuses: Vec::new(),
                         ..orig

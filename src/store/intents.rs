@@ -1,0 +1,126 @@
+//! The `intents` table: a forge write recorded before it is made ([`crate::intent`]), read
+//! back open by the next tick of its watch, and marked resolved in that tick's record.
+
+use anyhow::Result;
+use rusqlite::params;
+
+use super::{Store, parse_ts, ts};
+use crate::intent::{Intent, IntentKind, IntentLog};
+use crate::model::{Instant, Sha};
+
+impl IntentLog for Store {
+    fn record_intent(
+        &mut self,
+        watch_id: i64,
+        kind: IntentKind,
+        head: &Sha,
+        detail: &str,
+        at: Instant,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO intents (watch_id, kind, head, detail, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![watch_id, kind.as_str(), head.as_str(), detail, ts(at)],
+        )?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// The watch's intents that no tick has reconciled yet, oldest first. A row of a kind
+    /// this build does not know is left out (and left open).
+    pub fn open_intents(&self, watch_id: i64) -> Result<Vec<Intent>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, kind, head, detail, created_at FROM intents
+             WHERE watch_id = ?1 AND resolved_at IS NULL ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![watch_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, kind, head, detail, created_at) = row?;
+            if let Some(kind) = IntentKind::parse(&kind) {
+                out.push(Intent {
+                    id,
+                    kind,
+                    head: Sha(head),
+                    detail,
+                    created_at: parse_ts(created_at).unwrap_or_default(),
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Marks `ids` resolved at `at`, inside a tick's record.
+pub(super) fn resolve(tx: &rusqlite::Transaction<'_>, ids: &[i64], at: Instant) -> Result<()> {
+    for id in ids {
+        tx.execute(
+            "UPDATE intents SET resolved_at = ?2 WHERE id = ?1 AND resolved_at IS NULL",
+            params![id, ts(at)],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{NewWatch, TickRecord};
+    use crate::watch::WatchStatus;
+
+    fn at(s: &str) -> Instant {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_intent_stays_open_until_a_record_resolves_it_and_goes_with_its_watch() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = at("2026-11-29T12:00:00Z");
+        let pr = crate::model::PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+        let id = s.watch(&pr).unwrap().unwrap().id;
+        s.record_intent(id, IntentKind::UpdateBranch, &Sha("a".into()), "merge", now)
+            .unwrap();
+        s.record_intent(id, IntentKind::Rerun, &Sha("a".into()), "a:lint", now)
+            .unwrap();
+        let open = s.open_intents(id).unwrap();
+        assert_eq!(
+            open.iter().map(|i| i.kind).collect::<Vec<_>>(),
+            vec![IntentKind::UpdateBranch, IntentKind::Rerun]
+        );
+        assert_eq!(open[1].guards().collect::<Vec<_>>(), vec!["a:lint"]);
+        let lease = s.lease(id, "me", 60).unwrap().unwrap();
+        s.record(
+            lease,
+            &TickRecord {
+                status: WatchStatus::default(),
+                next_tick_at: None,
+                last_tick_at: now,
+                last_error: None,
+                history: vec![],
+                seen: vec![],
+                outbox: vec![],
+                resolved_intents: vec![open[0].id],
+            },
+        )
+        .unwrap();
+        assert_eq!(s.open_intents(id).unwrap(), vec![open[1].clone()]);
+        s.remove_watch(&pr).unwrap();
+        let left: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM intents", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "a watch's intents go with it");
+    }
+}
