@@ -197,21 +197,7 @@ fn tick_one(
 ) -> (Option<Plan>, Option<String>, TickRecord) {
     let now = app.now;
     let policy = app.policy_for(watch);
-    let intents = match app.store.open_intents(watch.id) {
-        Ok(intents) => intents,
-        Err(e) => {
-            let message = format!("cannot read the recorded intents: {e:#}");
-            let record = failed_tick(
-                watch,
-                &ForgeError::Unexpected(message.clone()),
-                now,
-                policy.poll_sec,
-            )
-            .0;
-            return (None, Some(message), record);
-        }
-    };
-    let facts = match facts(app, watch, &policy, &intents) {
+    let facts = match facts(app, watch, &policy) {
         Ok(facts) => facts,
         Err(message) => {
             let record = failed_tick(
@@ -228,6 +214,7 @@ fn tick_one(
         agent_logins,
         owner,
         seen,
+        intents,
     } = facts;
     let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
         let record = failed_tick(
@@ -306,14 +293,11 @@ struct Facts {
     agent_logins: Vec<Login>,
     owner: String,
     seen: BTreeMap<(String, String), String>,
+    /// The PR's recorded intents no read has reconciled yet.
+    intents: Vec<crate::intent::Intent>,
 }
 
-fn facts(
-    app: &mut App,
-    watch: &Watch,
-    policy: &Policy,
-    intents: &[crate::intent::Intent],
-) -> Result<Facts, String> {
+fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String> {
     if let Some(damage) = &watch.unreadable {
         return Err(format!(
             "the stored state of this PR cannot be read ({damage}); it is left as it is: \
@@ -330,6 +314,10 @@ fn facts(
             .collect(),
         None => Vec::new(),
     };
+    let intents = app
+        .store
+        .open_intents(watch.id)
+        .map_err(|e| format!("cannot read the recorded intents: {e:#}"))?;
     // The owner's login matters only where an agent may be written to, or where a recorded
     // branch update must be told from someone else's push.
     let updating = intents
@@ -349,6 +337,7 @@ fn facts(
         agent_logins,
         owner,
         seen,
+        intents,
     })
 }
 

@@ -1200,7 +1200,7 @@ fn own_branch_update_table() {
         ),
     ];
     for (what, s, i, own) in cases {
-        assert_eq!(super::intents::own_update(&s, &i, "owner"), own, "{what}");
+        assert_eq!(intents::own_update(&s, &i, "owner"), own, "{what}");
     }
 }
 
@@ -1237,7 +1237,7 @@ fn a_recorded_update_not_shown_yet_stays_open_for_a_while() {
             .resolved_intents
             .is_empty()
     );
-    c.now = t0() + Duration::seconds(super::intents::UPDATE_SHOWS_WITHIN_SECS);
+    c.now = t0() + Duration::seconds(intents::UPDATE_SHOWS_WITHIN_SECS);
     assert_eq!(c.decide(&armed("a"), &snap("a")).resolved_intents, vec![7]);
 }
 

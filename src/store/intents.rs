@@ -100,7 +100,13 @@ mod tests {
             vec![IntentKind::UpdateBranch, IntentKind::Rerun]
         );
         assert_eq!(open[1].guards().collect::<Vec<_>>(), vec!["a:lint"]);
-        let lease = s.lease(id, "me", 60).unwrap().unwrap();
+        let never = |_: &crate::holder::Holder| false;
+        let crate::store::Leased::Taken(lease) = s
+            .lease(id, &crate::holder::Holder::new_run(), 60, &never)
+            .unwrap()
+        else {
+            panic!("a free watch is leased")
+        };
         s.record(
             lease,
             &TickRecord {

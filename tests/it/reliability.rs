@@ -303,25 +303,33 @@ fn a_branch_update_answered_502_after_it_applied_never_disarms() {
     merges_after_our_update(&mut env);
 }
 
-/// The process dies after GitHub applied the update and before anything was recorded: the
-/// intent recorded before the call is enough to know the new head as pr-monitor's own.
-#[test]
-fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
+/// Starts `run` with the fake applying the first request on `route` and then never answering,
+/// and kills the run with SIGKILL once `done` sees the write in the forge's world.
+fn run_killed_after(
+    env: &TestEnv,
+    route: &str,
+    done: impl Fn(&crate::support::fake_github::World) -> bool,
+) {
     use crate::support::fake_github::Fault;
-    let mut env = armed_pr_about_to_update();
-    env.gh
-        .fault(Fault::apply_then_hang().on("PUT /repos/{o}/{r}/pulls/{n}/update-branch"));
+    env.gh.fault(Fault::apply_then_hang().on(route));
     let mut child = env.spawn(&["run"]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while env.gh.world(|w| w.branch_updates(REPO, 1)) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the update never came"
-        );
+    while !env.gh.world(|w| done(w)) {
+        assert!(std::time::Instant::now() < deadline, "no write on {route}");
         std::thread::yield_now();
     }
     child.kill().expect("SIGKILL the run");
     child.wait().expect("reap the run");
+}
+
+/// The process dies after GitHub applied the update and before anything was recorded: the
+/// intent recorded before the call is enough to know the new head as pr-monitor's own.
+#[test]
+fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
+    let mut env = armed_pr_about_to_update();
+    run_killed_after(&env, "PUT /repos/{o}/{r}/pulls/{n}/update-branch", |w| {
+        w.branch_updates(REPO, 1) > 0
+    });
     merges_after_our_update(&mut env);
 }
 
@@ -329,7 +337,6 @@ fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
 /// neither re-run that job on that head again nor lose the owner's "failed again" notice.
 #[test]
 fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_again() {
-    use crate::support::fake_github::Fault;
     use crate::support::http_sink::HttpSink;
     let slack = HttpSink::start();
     let mut env = TestEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
@@ -345,20 +352,11 @@ fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_
     });
     let run_id = run_id.expect("an Actions run");
     env.ok(&["watch", "add", "octo/app#1"]);
-    env.gh.fault(
-        Fault::apply_then_hang().on("POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs"),
+    run_killed_after(
+        &env,
+        "POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs",
+        |w| w.reruns(run_id) > 0,
     );
-    let mut child = env.spawn(&["run"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while env.gh.world(|w| w.reruns(run_id)) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the re-run never came"
-        );
-        std::thread::yield_now();
-    }
-    child.kill().expect("SIGKILL the run");
-    child.wait().expect("reap the run");
 
     // The re-run is still running, then fails for infrastructure reasons again.
     env.advance(60);
@@ -390,7 +388,6 @@ fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_
 /// the PR merged and records it so, without a second merge.
 #[test]
 fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
-    use crate::support::fake_github::Fault;
     let mut env = TestEnv::new();
     env.gh.world(|w| {
         w.repo(REPO).auto_merge_allowed(false);
@@ -398,16 +395,9 @@ fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
         w.check_run(REPO, 1, "test").success();
     });
     env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
-    env.gh
-        .fault(Fault::apply_then_hang().on("PUT /repos/{o}/{r}/pulls/{n}/merge"));
-    let mut child = env.spawn(&["run"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while env.gh.world(|w| w.merges(REPO, 1)) == 0 {
-        assert!(std::time::Instant::now() < deadline, "the merge never came");
-        std::thread::yield_now();
-    }
-    child.kill().expect("SIGKILL the run");
-    child.wait().expect("reap the run");
+    run_killed_after(&env, "PUT /repos/{o}/{r}/pulls/{n}/merge", |w| {
+        w.merges(REPO, 1) > 0
+    });
     env.advance(30);
     env.ok(&["run", "--force"]);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
