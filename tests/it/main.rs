@@ -8,6 +8,7 @@ mod fixtures;
 mod gitlab;
 mod graphql_schema;
 mod hardening;
+mod kubernetes;
 mod merge;
 mod notify_transports;
 mod page_browser;

@@ -1,0 +1,329 @@
+//! The Kubernetes manifests in config/kubernetes/ and the Containerfile. Each manifest is read
+//! into the Kubernetes API type of its kind (the 1.30 schema, through `k8s-openapi`) and written
+//! back: a field the schema does not know, or a value of the wrong type, shows as a difference.
+//! Then the fields that matter: one bounded tick at a time, a locked-down pod, the token from a
+//! Secret folder read through `token_file`, the state on the claim; and the ConfigMap's config
+//! passes `config check` in a folder laid out as the pod sees it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Parser as _;
+use k8s_openapi::api::batch::v1::CronJob;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Volume,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config/kubernetes")
+}
+
+fn yaml(name: &str) -> Value {
+    let text = std::fs::read_to_string(folder().join(name)).unwrap();
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The first place where `a` and `b` differ, as a path; `None` when they are equal.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<_> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let here = format!("{at}.{k}");
+                match (x.get(k), y.get(k)) {
+                    (Some(x), Some(y)) => first_difference(x, y, &here),
+                    (Some(_), None) => Some(format!("{here}: not in the schema")),
+                    (None, _) => Some(format!("{here}: added by the schema")),
+                }
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(x, y, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!("{at}: {a} became {b}")),
+    }
+}
+
+/// `name` read as a `T` with nothing dropped or changed on the way.
+fn strict<T: DeserializeOwned + Serialize>(name: &str) -> T {
+    let value = yaml(name);
+    let typed: T = serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("{name} is not a valid {}: {e}", std::any::type_name::<T>()));
+    let back = serde_json::to_value(&typed).unwrap();
+    if let Some(diff) = first_difference(&value, &back, "") {
+        panic!("{name}: {diff}");
+    }
+    typed
+}
+
+fn resources() -> Vec<String> {
+    let kustomization = yaml("kustomization.yaml");
+    kustomization["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn cronjob() -> CronJob {
+    strict("cronjob.yaml")
+}
+
+fn pod(cronjob: &CronJob) -> PodSpec {
+    let spec = cronjob.spec.clone().unwrap();
+    spec.job_template.spec.unwrap().template.spec.unwrap()
+}
+
+fn container(pod: &PodSpec) -> Container {
+    assert_eq!(pod.containers.len(), 1);
+    pod.containers[0].clone()
+}
+
+fn config_map() -> ConfigMap {
+    strict("configmap.yaml")
+}
+
+/// Where each volume is mounted in the container, by volume name.
+fn mounts(container: &Container) -> BTreeMap<String, String> {
+    container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| {
+            assert!(
+                m.sub_path.is_none(),
+                "{}: a subPath mount never updates",
+                m.name
+            );
+            (m.name.clone(), m.mount_path.clone())
+        })
+        .collect()
+}
+
+fn volume<'a>(pod: &'a PodSpec, name: &str) -> &'a Volume {
+    pod.volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == name)
+        .unwrap_or_else(|| panic!("no volume {name}"))
+}
+
+/// The seconds between two runs of a `*/N * * * *` schedule.
+fn period_secs(schedule: &str) -> i64 {
+    let fields: Vec<&str> = schedule.split_whitespace().collect();
+    assert_eq!(fields.len(), 5, "{schedule}");
+    assert!(fields[1..].iter().all(|f| *f == "*"), "{schedule}");
+    let minutes = match fields[0] {
+        "*" => 1,
+        f => f.strip_prefix("*/").unwrap().parse::<i64>().unwrap(),
+    };
+    minutes * 60
+}
+
+#[test]
+fn every_manifest_is_its_kind_in_the_kubernetes_schema() {
+    let mut listed = resources();
+    for name in &listed {
+        let kind = yaml(name)["kind"].as_str().unwrap().to_owned();
+        match kind.as_str() {
+            "Namespace" => drop(strict::<Namespace>(name)),
+            "PersistentVolumeClaim" => drop(strict::<PersistentVolumeClaim>(name)),
+            "ConfigMap" => drop(strict::<ConfigMap>(name)),
+            "CronJob" => drop(strict::<CronJob>(name)),
+            other => panic!("{name}: no check for kind {other}"),
+        }
+    }
+    // Every manifest in the folder is applied: none is left out of the kustomization.
+    listed.push("kustomization.yaml".to_owned());
+    listed.sort();
+    let mut present: Vec<String> = std::fs::read_dir(folder())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    present.sort();
+    assert_eq!(present, listed);
+}
+
+#[test]
+fn the_cronjob_runs_one_bounded_tick_at_a_time() {
+    let cronjob = cronjob();
+    let spec = cronjob.spec.clone().unwrap();
+    assert_eq!(spec.concurrency_policy.as_deref(), Some("Forbid"));
+    let period = period_secs(&spec.schedule);
+    let starting = spec.starting_deadline_seconds.unwrap();
+    assert!(starting > 0 && starting < period, "{starting}");
+    assert!(spec.successful_jobs_history_limit.is_some());
+    assert!(spec.failed_jobs_history_limit.is_some());
+    let job = spec.job_template.spec.unwrap();
+    assert!(job.backoff_limit.is_some());
+    let deadline = job.active_deadline_seconds.unwrap();
+    assert!(
+        deadline > 0 && deadline < period,
+        "activeDeadlineSeconds {deadline} must end a tick before the next one ({period} s)"
+    );
+    assert_eq!(pod(&cronjob).restart_policy.as_deref(), Some("Never"));
+}
+
+#[test]
+fn the_pod_runs_locked_down_within_the_benchmarked_resources() {
+    let pod = pod(&cronjob());
+    let context = pod.security_context.clone().unwrap();
+    assert_eq!(context.run_as_non_root, Some(true));
+    assert!(context.run_as_user.is_some_and(|u| u != 0));
+    assert_eq!(context.seccomp_profile.unwrap().type_, "RuntimeDefault");
+    assert_eq!(pod.automount_service_account_token, Some(false));
+
+    let container = container(&pod);
+    let context = container.security_context.clone().unwrap();
+    assert_eq!(context.run_as_non_root, Some(true));
+    assert_eq!(context.read_only_root_filesystem, Some(true));
+    assert_eq!(context.allow_privilege_escalation, Some(false));
+    assert_eq!(
+        context.capabilities.unwrap().drop,
+        Some(vec!["ALL".to_owned()])
+    );
+    assert_eq!(context.seccomp_profile.unwrap().type_, "RuntimeDefault");
+
+    // The benchmark's largest tick (200 PRs) peaks at 11 MiB resident: the request covers it,
+    // and the limit leaves room.
+    let resources = container.resources.unwrap();
+    let mebibytes = |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
+        q.0.strip_suffix("Mi").unwrap().parse::<u32>().unwrap()
+    };
+    let requests = resources.requests.unwrap();
+    let limits = resources.limits.unwrap();
+    assert!(mebibytes(&requests["memory"]) >= 16);
+    assert!(mebibytes(&limits["memory"]) >= 4 * mebibytes(&requests["memory"]));
+    assert!(requests.contains_key("cpu") && limits.contains_key("cpu"));
+}
+
+#[test]
+fn the_token_comes_from_a_secret_folder_and_the_state_from_the_claim() {
+    let pod = pod(&cronjob());
+    let container = container(&pod);
+    let mounts = mounts(&container);
+    let config: Value = serde_yaml::from_str(&config_map().data.unwrap()["config.yaml"]).unwrap();
+
+    let tokens = volume(&pod, "tokens").secret.clone().unwrap();
+    assert_eq!(tokens.secret_name.as_deref(), Some("pr-monitor-tokens"));
+    assert!(tokens.items.is_none(), "every key of the Secret is a file");
+    let token_file = config["github"]["token_file"].as_str().unwrap();
+    assert!(
+        token_file.starts_with(&format!("{}/", mounts["tokens"])),
+        "{token_file}"
+    );
+
+    let claim = volume(&pod, "state")
+        .persistent_volume_claim
+        .clone()
+        .unwrap();
+    let pvc: PersistentVolumeClaim = strict("persistentvolumeclaim.yaml");
+    assert_eq!(claim.claim_name, pvc.metadata.name.unwrap());
+    assert_eq!(
+        pvc.spec.unwrap().access_modes,
+        Some(vec!["ReadWriteOnce".to_owned()])
+    );
+    let state = format!("{}/", mounts["state"]);
+    for path in [
+        &config["database"],
+        &config["agents"]["fixer"]["inbox"],
+        &config["report"]["html_path"],
+        &config["report"]["metrics_path"],
+    ] {
+        let path = path.as_str().unwrap();
+        assert!(path.starts_with(&state), "{path} is not on the claim");
+    }
+
+    // The root filesystem is read-only: SQLite's temporary files go to a writable /tmp.
+    assert_eq!(mounts["tmp"], "/tmp");
+    assert!(volume(&pod, "tmp").empty_dir.is_some());
+}
+
+/// Lays out the pod's files under `root`: the ConfigMap's items under the config mount, a token
+/// under the Secret's mount, the claim's folder. Returns the config file, with every mount path
+/// in it moved under `root`.
+fn pod_files(root: &Path) -> PathBuf {
+    let pod = pod(&cronjob());
+    let mounts = mounts(&container(&pod));
+    let under = |mount: &str| root.join(mount.trim_start_matches('/'));
+    let data = config_map().data.unwrap();
+    let moved = |text: &str| {
+        ["config", "state", "tokens"]
+            .iter()
+            .fold(text.to_owned(), |text, name| {
+                let mount = &mounts[*name];
+                text.replace(mount.as_str(), &under(mount).display().to_string())
+            })
+    };
+    let items = volume(&pod, "config").config_map.clone().unwrap().items;
+    for item in items.unwrap() {
+        let file = under(&mounts["config"]).join(&item.path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, moved(&data[&item.key])).unwrap();
+    }
+    std::fs::create_dir_all(under(&mounts["tokens"])).unwrap();
+    std::fs::write(under(&mounts["tokens"]).join("github-token"), "ghp_x\n").unwrap();
+    std::fs::create_dir_all(under(&mounts["state"])).unwrap();
+    under(&mounts["config"]).join("config.yaml")
+}
+
+#[test]
+fn the_config_map_passes_config_check_where_the_pod_mounts_it() {
+    let env = crate::support::env::TestEnv::new();
+    let root = tempfile::tempdir().unwrap();
+    let config = pod_files(root.path());
+    let out = env.run_with_config(&config, &["config", "check"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("(1 job file(s))"), "{}", out.stdout);
+
+    // The container's arguments are a valid command line naming that config.
+    let args = container(&pod(&cronjob())).args.unwrap();
+    let cli =
+        pr_monitor::cli::Cli::try_parse_from(std::iter::once("pr-monitor".to_owned()).chain(args))
+            .unwrap();
+    assert_eq!(
+        cli.config.as_deref(),
+        Some(Path::new("/etc/pr-monitor/config.yaml"))
+    );
+    assert!(matches!(cli.command, pr_monitor::cli::Command::Run(_)));
+}
+
+#[test]
+fn the_containerfile_builds_in_two_stages_into_a_non_root_image() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Containerfile"))
+        .unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let froms: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with("FROM "))
+        .collect();
+    assert_eq!(froms.len(), 2, "{text}");
+    let (build, last) = (&lines[froms[0]..froms[1]], &lines[froms[1]..]);
+    assert!(build[0].ends_with(" AS build"), "{}", build[0]);
+    assert!(
+        build
+            .iter()
+            .any(|l| l.starts_with("RUN cargo build --release --locked"))
+    );
+    // Distroless: glibc and CA certificates, no shell; its `nonroot` user is 65532.
+    assert!(last[0].contains("distroless/cc") && last[0].ends_with(":nonroot"));
+    assert!(
+        last.iter()
+            .any(|l| l.starts_with("COPY --from=build /src/target/release/pr-monitor "))
+    );
+    assert!(last.contains(&"USER 65532:65532"), "{text}");
+    let pod = pod(&cronjob());
+    assert_eq!(pod.security_context.unwrap().run_as_user, Some(65532));
+}
