@@ -1,5 +1,6 @@
 //! Reconcile merge (seed 000 "Merge when ready", seed 002 step 3): while armed, re-arm the
-//! forge's auto-merge every tick, or merge once itself where the forge cannot; update a
+//! forge's auto-merge every tick it is off (not while the PR conflicts with its base: then
+//! once the conflict clears), or merge once itself where the forge cannot; update a
 //! behind branch when it is this PR's turn; disarm on a foreign push or a base change.
 //! Never approves, never merges what the owner did not arm.
 
@@ -228,6 +229,15 @@ pub(super) fn reconcile(
     }
     let untried = d.status.memory.merge_attempted_for.as_ref() != Some(&snap.head.sha);
     match via {
+        MergeVia::AutoMerge if !snap.auto_merge_enabled && !snap.draft && cond.conflict => {
+            // A conflicted PR cannot merge: asking again every tick only repeats a refusal.
+            if !watch.status.pills.cnf {
+                d.note(
+                    "auto-merge is asked for again once the conflict clears",
+                    None,
+                );
+            }
+        }
         MergeVia::AutoMerge if !snap.auto_merge_enabled && !snap.draft => {
             if d.status.memory.auto_merge_enabled_once {
                 d.note("auto-merge was found disabled; enabling it again", None);

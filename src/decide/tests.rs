@@ -1271,3 +1271,44 @@ fn a_recorded_arm_is_remembered_when_the_forge_shows_it_on() {
     assert!(plan.status.memory.auto_merge_enabled_once);
     assert_eq!(plan.resolved_intents, vec![7]);
 }
+
+#[test]
+fn a_conflicted_armed_pr_asks_for_auto_merge_only_once_the_conflict_clears() {
+    let c = Ctx::plain();
+    let enables = |plan: &Plan| {
+        plan.actions
+            .iter()
+            .filter(|a| matches!(a, Action::EnableAutoMerge { .. }))
+            .count()
+    };
+    let mut conflicted = snap("a");
+    conflicted.checks = vec![check("t", CheckState::Passed)];
+    conflicted.mergeable = Mergeable::Conflicting;
+    conflicted.merge_state = MergeState::Dirty;
+    let mut w = armed("a");
+    w.status.memory.auto_merge_enabled_once = true;
+    // (ticks while conflicted, conflict cleared?) → auto-merge requests on the last tick.
+    let cases = [
+        ("first tick of a conflict", 1, false, 0),
+        ("every later tick of it", 3, false, 0),
+        ("the tick the conflict clears", 2, true, 1),
+    ];
+    for (what, conflicted_ticks, clears, want) in cases {
+        let mut w = w.clone();
+        let mut last = None;
+        for _ in 0..conflicted_ticks {
+            let plan = c.decide(&w, &conflicted);
+            w = after(&w, &plan);
+            last = Some(plan);
+        }
+        let plan = if clears {
+            let mut clean = conflicted.clone();
+            clean.mergeable = Mergeable::Mergeable;
+            clean.merge_state = MergeState::Blocked;
+            c.decide(&w, &clean)
+        } else {
+            last.expect("a tick")
+        };
+        assert_eq!(enables(&plan), want, "{what}: {:?}", plan.actions);
+    }
+}

@@ -398,3 +398,31 @@ fn a_rebase_update_goes_through_graphql() {
     let author = env.gh.world(|w| w.commit(REPO, &head).author.clone());
     assert_eq!(author.as_deref(), Some("dev"), "a rebase keeps the author");
 }
+
+/// A conflicted armed PR cannot merge: auto-merge is not asked for while the conflict lasts,
+/// and is asked for once when it clears.
+#[test]
+fn a_conflicted_armed_pr_asks_for_auto_merge_only_once_the_conflict_clears() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1).conflicting();
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let enables = |env: &TestEnv| env.gh.requests().count("POST /graphql EnableAutoMerge");
+    for _ in 0..3 {
+        env.ok(&["run", "--force"]);
+        env.advance(30);
+    }
+    assert_eq!(enables(&env), 0, "not while the PR conflicts");
+    assert_eq!(env.status("octo/app#1")["merge_armed"], true);
+    env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .mergeable(crate::support::fake_github::Mergeable::Mergeable);
+    });
+    env.ok(&["run", "--force"]);
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(enables(&env), 1, "asked for once the conflict cleared");
+}
