@@ -12,7 +12,7 @@ pub struct Cli {
     #[arg(long, global = true, env = "PR_MONITOR_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// The SQLite database (overrides the config's `database`).
+    /// The SQLite database (overrides the config's `database`); its folder must exist.
     #[arg(long, global = true, env = "PR_MONITOR_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 

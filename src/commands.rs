@@ -4,7 +4,8 @@
 //! Errors are printed once, here, as `error: …`; exit codes follow the contract: 0 done,
 //! 1 some PR's tick could not complete, 2 usage or config error.
 
-use std::path::Path;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -89,18 +90,77 @@ fn load_config(path: Option<&Path>) -> Result<Config> {
     Config::load(path).map_err(|e| usage(e.to_string()))
 }
 
+/// The database a command uses: `--db`, else the config's `database`. A database whose folder
+/// does not exist is a usage error, never a silent `mkdir`; the one folder created is the
+/// user's state folder (owner-only), when no config file was found.
+fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
+    let (db, named_by) = match cli_db {
+        Some(db) => (db.to_path_buf(), "--db".to_owned()),
+        None if config.database.as_os_str().is_empty() => {
+            return Err(usage(
+                "no config file was found (config/pr-monitor.yaml, /etc/pr-monitor/config.yaml) \
+                 and neither XDG_STATE_HOME nor HOME is set to keep the database in: \
+                 give --config or --db",
+            ));
+        }
+        None => {
+            if let Some(dir) = &config.state_dir {
+                crate::private::create_dir_all(dir).with_context(|| {
+                    format!("cannot create the state folder `{}`", dir.display())
+                })?;
+            }
+            let named_by = config.source().map_or_else(
+                || "the built-in default".to_owned(),
+                |p| format!("`database` in {}", p.display()),
+            );
+            (config.database.clone(), named_by)
+        }
+    };
+    match db.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(usage(format!(
+            "the database `{}` (from {named_by}) is in a folder that does not exist: \
+             create `{}` first, or name another database",
+            db.display(),
+            dir.display()
+        ))),
+        _ => Ok(db),
+    }
+}
+
+/// `config /etc/pr-monitor/config.yaml · database /var/lib/pr-monitor/pr-monitor.db`: what a
+/// command reads, said on standard error.
+fn using_line(config: &Config, db: &Path) -> String {
+    let config = config.source().map_or_else(
+        || "none found (built-in defaults)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    format!("config {config} · database {}", db.display())
+}
+
 fn run(cli: Cli) -> Result<u8> {
     let now = parse_now(cli.now.as_deref())?;
     let config = load_config(cli.config.as_deref())?;
     hold_secrets(&config);
     let command = match cli.command {
-        Command::Config(ConfigCommand::Check) => return config_check(&config, cli.json),
+        Command::Config(ConfigCommand::Check) => {
+            return config_check(&config, cli.db.as_deref(), cli.json);
+        }
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             return notify_test(&config, now, cli.json);
         }
         other => other,
     };
-    let db = cli.db.clone().unwrap_or_else(|| config.database.clone());
+    let db = database(cli.db.as_deref(), &config)?;
+    // `status` always says what it reads (on standard error: its output stays as it was);
+    // `run` says it on a terminal, where a person is reading.
+    let says_where = match command {
+        Command::Status { .. } => !cli.json,
+        Command::Run(_) => std::io::stderr().is_terminal(),
+        _ => false,
+    };
+    if says_where {
+        eprintln!("{}", using_line(&config, &db));
+    }
     // Reading commands work on a database they may not write (a read-only file or folder).
     let store = if matches!(
         command,
@@ -123,7 +183,9 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Watch(cmd) => watch(&mut app, cmd),
         Command::Run(args) => run_tick(&mut app, &args),
         Command::Status { pr } => status(&app, pr.as_deref()),
-        Command::Config(ConfigCommand::Check) => config_check(&app.config, app.json),
+        Command::Config(ConfigCommand::Check) => {
+            config_check(&app.config, cli.db.as_deref(), app.json)
+        }
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             notify_test(&app.config, app.now, app.json)
         }
@@ -166,18 +228,58 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn config_check(config: &Config, json: bool) -> Result<u8> {
+/// The paths a config resolves to, by what they are, in the order `config check` prints them.
+fn resolved_paths(config: &Config, cli_db: Option<&Path>) -> Vec<(String, PathBuf)> {
+    let mut paths = vec![(
+        "database".to_owned(),
+        cli_db.map_or_else(|| config.database.clone(), Path::to_path_buf),
+    )];
+    if let Some(dir) = &config.jobs_dir {
+        paths.push(("jobs".to_owned(), dir.clone()));
+    }
+    for (forge, token) in [
+        ("github", config.github.token()),
+        ("gitlab", config.gitlab.token()),
+    ] {
+        if let crate::config::TokenSource::File(file) = token {
+            paths.push((format!("{forge} token"), file));
+        }
+    }
+    for (name, agent) in &config.agents {
+        if let Some(inbox) = &agent.inbox {
+            paths.push((format!("inbox {name}"), inbox.clone()));
+        }
+    }
+    if let Some(page) = &config.report.html_path {
+        paths.push(("status page".to_owned(), page.clone()));
+    }
+    if let Some(metrics) = &config.report.metrics_path {
+        paths.push(("metrics".to_owned(), metrics.clone()));
+    }
+    paths
+}
+
+fn config_check(config: &Config, cli_db: Option<&Path>, json: bool) -> Result<u8> {
     let source = config.source().map_or_else(
         || "built-in defaults".to_owned(),
         |p| p.display().to_string(),
     );
+    let paths = resolved_paths(config, cli_db);
     if json {
+        let paths: serde_json::Map<String, serde_json::Value> = paths
+            .iter()
+            .map(|(what, path)| (what.clone(), path.display().to_string().into()))
+            .collect();
         crate::outln!(
             "{}",
-            serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>()})
+            serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>(), "paths": paths})
         )?;
     } else {
         crate::outln!("{source}: ok ({} job file(s))", config.jobs.len())?;
+        let width = paths.iter().map(|(what, _)| what.len()).max().unwrap_or(0);
+        for (what, path) in &paths {
+            crate::outln!("  {what:<width$}  {}", path.display())?;
+        }
     }
     Ok(0)
 }

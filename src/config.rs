@@ -16,6 +16,7 @@ mod de;
 mod job;
 mod locate;
 mod secret;
+mod state_dir;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,8 +51,8 @@ pub const DEFAULT_AGENT_TIMEOUT_SEC: u64 = 60;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default, expecting = "a mapping of config keys")]
 pub struct Config {
-    /// The SQLite database. Default `pr-monitor.db` beside the config file (in the current
-    /// folder when there is no config file). `--db` overrides it.
+    /// The SQLite database. Default `pr-monitor.db` beside the config file (in the user's state
+    /// folder when there is no config file; see [`Config::state_dir`]). `--db` overrides it.
     #[serde(deserialize_with = "de::path")]
     pub database: PathBuf,
     /// The folder of job files (`*.yaml`, `*.yml`). Default `jobs` beside the config file, read
@@ -81,6 +82,12 @@ pub struct Config {
     /// The config file this was read from; `None` for the built-in defaults.
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// With no config file found: the user's state folder (`$XDG_STATE_HOME/pr-monitor`, else
+    /// `~/.local/state/pr-monitor`) that `database` lies in, to be created owner-only before
+    /// the database is opened. `None` when a config file was read, or when neither variable
+    /// is set (then `database` is empty, and only `--db` names one).
+    #[serde(skip)]
+    pub state_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -99,6 +106,7 @@ impl Default for Config {
             report: ReportConfig::default(),
             jobs: Vec::new(),
             source: None,
+            state_dir: None,
         }
     }
 }
@@ -684,13 +692,15 @@ impl Config {
         Config::load_from(explicit, &cwd)
     }
 
-    /// [`Config::load`] with the current folder given: a relative `explicit` path,
-    /// [`LOCAL_CONFIG`], and the built-in `pr-monitor.db` are taken relative to `cwd`.
+    /// [`Config::load`] with the current folder given: a relative `explicit` path and
+    /// [`LOCAL_CONFIG`] are taken relative to `cwd`. With no config file, the database is
+    /// `pr-monitor.db` in the user's state folder (from this process's environment).
     pub fn load_from(explicit: Option<&Path>, cwd: &Path) -> Result<Config, ConfigError> {
         Config::load_searching(
             explicit,
             cwd,
             &[cwd.join(LOCAL_CONFIG), SYSTEM_CONFIG.into()],
+            state_dir::default_dir(|name| std::env::var_os(name)),
         )
     }
 
@@ -698,6 +708,7 @@ impl Config {
         explicit: Option<&Path>,
         cwd: &Path,
         candidates: &[PathBuf],
+        state_dir: Option<PathBuf>,
     ) -> Result<Config, ConfigError> {
         if let Some(path) = explicit {
             return Config::from_file(&cwd.join(path));
@@ -705,7 +716,10 @@ impl Config {
         match candidates.iter().find(|p| p.exists()) {
             Some(path) => Config::from_file(path),
             None => Ok(Config {
-                database: cwd.join(DEFAULT_DATABASE),
+                database: state_dir
+                    .as_ref()
+                    .map_or_else(PathBuf::new, |dir| dir.join(DEFAULT_DATABASE)),
+                state_dir,
                 ..Config::default()
             }),
         }

@@ -584,12 +584,21 @@ fn search_order_explicit_then_local_then_system_then_defaults() {
     let system = dir.path().join("system/config.yaml");
     std::fs::create_dir_all(&cwd).unwrap();
     let candidates = [cwd.join(LOCAL_CONFIG), system.clone()];
-    let load = |explicit: Option<&Path>| Config::load_searching(explicit, &cwd, &candidates);
+    let state = dir.path().join("home/.local/state/pr-monitor");
+    let load = |explicit: Option<&Path>| {
+        Config::load_searching(explicit, &cwd, &candidates, Some(state.clone()))
+    };
 
-    // Nothing anywhere: built-in defaults, database in the current folder, no jobs.
+    // Nothing anywhere: built-in defaults, database in the user's state folder, no jobs.
     let config = load(None).unwrap();
     assert_eq!(config.source(), None);
-    assert_eq!(config.database, cwd.join("pr-monitor.db"));
+    assert_eq!(config.database, state.join("pr-monitor.db"));
+    assert_eq!(config.state_dir.as_deref(), Some(state.as_path()));
+    let no_home = Config::load_searching(None, &cwd, &candidates, None).unwrap();
+    assert_eq!(
+        (no_home.database, no_home.state_dir),
+        (PathBuf::new(), None)
+    );
     assert_eq!(config.jobs_dir, None);
     assert!(config.jobs.is_empty());
 

@@ -12,6 +12,7 @@ mod kubernetes;
 mod merge;
 mod notify_transports;
 mod page_browser;
+mod paths;
 mod queue;
 mod reliability;
 mod remediate;
