@@ -64,6 +64,15 @@ impl Forges {
         }
     }
 
+    /// Drops the client of `kind`, so the next use reads its token afresh (after a 401: the
+    /// token may have been rotated).
+    pub fn forget(&mut self, kind: ForgeKind) {
+        match kind {
+            ForgeKind::GitHub => self.github = None,
+            ForgeKind::GitLab => self.gitlab = None,
+        }
+    }
+
     /// The login the token of `kind` belongs to (asked once per run).
     pub fn owner(&mut self, kind: ForgeKind, config: &Config) -> Result<String, String> {
         if let Some(login) = self.owners.get(&kind) {

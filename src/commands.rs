@@ -53,9 +53,9 @@ fn hold_secrets(config: &Config) {
     for source in [config.github.token(), config.gitlab.token()] {
         match source {
             crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
-            crate::config::TokenSource::File(path) => {
-                if let Ok(value) = std::fs::read_to_string(path) {
-                    crate::secrets::hold(&value);
+            source @ crate::config::TokenSource::File(_) => {
+                if let Ok(value) = source.resolve() {
+                    crate::secrets::hold(value.expose());
                 }
             }
             crate::config::TokenSource::Command(_) => {}

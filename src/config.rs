@@ -858,8 +858,14 @@ impl Config {
             .jobs_dir
             .get_or_insert_with(|| PathBuf::from(DEFAULT_JOBS_DIR));
         resolve(jobs_dir);
-        self.github.token_file.iter_mut().for_each(resolve);
-        self.gitlab.token_file.iter_mut().for_each(resolve);
+        // `${CREDENTIALS_DIRECTORY}/…` is expanded when the token is read, not here.
+        let resolve_token = |p: &mut PathBuf| {
+            if !p.starts_with(secret::CREDENTIALS_DIRECTORY) {
+                resolve(p);
+            }
+        };
+        self.github.token_file.iter_mut().for_each(resolve_token);
+        self.gitlab.token_file.iter_mut().for_each(resolve_token);
         for agent in self.agents.values_mut() {
             agent.inbox.iter_mut().for_each(resolve);
         }

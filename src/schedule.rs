@@ -1,6 +1,7 @@
 //! The daemon: cron-scheduled sweeps (tokio-cron-scheduler) feeding one sequential worker, so
 //! sweeps never overlap; the outbox is retried at least every `poll_sec`; SIGTERM or SIGINT
-//! lets the PR in hand finish, then the daemon exits 0.
+//! lets the PR in hand finish, then the daemon exits 0. Each sweep builds its forge clients
+//! anew, reading the tokens afresh, so a rotated token needs no restart.
 //!
 //! tokio stays here: the tick itself is synchronous, run on the worker thread.
 
@@ -107,6 +108,9 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                     if stop.load(Ordering::SeqCst) {
                         break;
                     }
+                    // Every sweep reads the tokens afresh: a rotated secret (a replaced
+                    // token file, a new credential) works without a restart.
+                    app.forges = crate::app::Forges::default();
                     let opts = RunOptions {
                         selection: Selection {
                             job,

@@ -492,6 +492,13 @@ fn read_chunk(app: &mut App, watches: &[&Watch]) -> Vec<Result<Snapshot, ForgeEr
     answers.resize_with(requests.len(), || {
         Err(ForgeError::Unexpected("no answer for this PR".into()))
     });
+    if answers
+        .iter()
+        .any(|a| matches!(a, Err(ForgeError::Unauthorized(_))))
+    {
+        // A rotated token: the next batch reads it afresh.
+        app.forges.forget(kind);
+    }
     answers
 }
 

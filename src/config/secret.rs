@@ -1,7 +1,8 @@
 //! Secrets and where they come from: the config names a source, never a value.
 
+use std::ffi::OsString;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, bail};
@@ -60,8 +61,12 @@ impl TokenSource {
                     bail!("environment variable `{name}` is not valid UTF-8")
                 }
             },
-            TokenSource::File(path) => std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read token file `{}`", path.display()))?,
+            TokenSource::File(path) => {
+                let path = expand_credentials(path, |name| std::env::var_os(name))
+                    .map_err(anyhow::Error::msg)?;
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read token file `{}`", path.display()))?
+            }
             TokenSource::Command(command) => run(command)?,
         };
         let value = value.trim();
@@ -70,6 +75,29 @@ impl TokenSource {
         }
         crate::secrets::hold(value);
         Ok(Secret::new(value))
+    }
+}
+
+/// How a `token_file` names the folder systemd hands a service's credentials in
+/// (`LoadCredential=`); expanded when the file is read, from the service's environment.
+pub const CREDENTIALS_DIRECTORY: &str = "${CREDENTIALS_DIRECTORY}";
+
+/// `path` with a leading `${CREDENTIALS_DIRECTORY}` replaced by that variable's value (read
+/// through `var`); any other path as it is. An error when the variable is not set.
+pub fn expand_credentials(
+    path: &Path,
+    var: impl Fn(&str) -> Option<OsString>,
+) -> Result<PathBuf, String> {
+    let Ok(rest) = path.strip_prefix(CREDENTIALS_DIRECTORY) else {
+        return Ok(path.to_path_buf());
+    };
+    match var("CREDENTIALS_DIRECTORY").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir).join(rest)),
+        None => Err(format!(
+            "token file `{}`: CREDENTIALS_DIRECTORY is not set (systemd sets it for a unit with \
+             LoadCredential=)",
+            path.display()
+        )),
     }
 }
 
@@ -109,6 +137,25 @@ mod tests {
     const TOKEN: &str = "ghp_SuperSecretValue123";
     /// Prints TOKEN without the command's own text containing it (errors name the command).
     const SPLIT: &str = "echo ghp_Super\"\"SecretValue123";
+
+    #[test]
+    fn a_token_file_may_sit_in_the_credentials_directory() {
+        let set = |name: &str| (name == "CREDENTIALS_DIRECTORY").then(|| OsString::from("/run/c"));
+        let unset = |_: &str| None;
+        let cred = Path::new("${CREDENTIALS_DIRECTORY}/github-token");
+        assert_eq!(
+            expand_credentials(cred, set),
+            Ok(PathBuf::from("/run/c/github-token"))
+        );
+        let err = expand_credentials(cred, unset).unwrap_err();
+        assert!(err.contains("CREDENTIALS_DIRECTORY is not set"), "{err}");
+        for plain in ["/etc/token", "rel/${CREDENTIALS_DIRECTORY}/x"] {
+            assert_eq!(
+                expand_credentials(Path::new(plain), unset),
+                Ok(plain.into())
+            );
+        }
+    }
 
     #[test]
     fn secret_never_prints_its_value() {

@@ -17,6 +17,7 @@ mod queue;
 mod reliability;
 mod remediate;
 mod report;
+mod rotation;
 mod status;
 mod support;
 mod systemd_units;

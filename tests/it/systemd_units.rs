@@ -108,7 +108,7 @@ fn the_system_example_config_passes_config_check() {
     let text = std::fs::read_to_string(&config).unwrap();
     assert!(text.contains("database: /var/lib/pr-monitor/"), "{text}");
     assert!(
-        text.contains("token_file: /run/credentials/pr-monitor.service/github-token"),
+        text.contains("token_file: ${CREDENTIALS_DIRECTORY}/github-token"),
         "{text}"
     );
 }
