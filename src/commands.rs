@@ -72,8 +72,10 @@ fn hold_secrets(config: &Config) {
             crate::secrets::hold(password);
         }
     }
-    if let Some(slack) = &config.notify.slack {
-        crate::secrets::hold_env([slack.webhook_url_env.as_str()]);
+    if let Some(slack) = &config.notify.slack
+        && let Ok(url) = std::env::var(&slack.webhook_url_env)
+    {
+        crate::secrets::hold_url(&url);
     }
 }
 

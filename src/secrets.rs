@@ -41,6 +41,31 @@ pub fn hold_env<'a>(names: impl IntoIterator<Item = &'a str>) {
     }
 }
 
+/// A URL's last path segment is held on its own only from this length: a key, not a word
+/// (`…/T0/B0/XXXXXXXXXXXXXXXXXXXXXXXX` holds its key, `…/api/webhook` does not hold `webhook`).
+const SEGMENT_MIN_LEN: usize = 16;
+
+/// Remembers a secret URL (a Slack webhook): the whole URL, and its secret parts on their own
+/// — the path and query after the host, and a key-like last path segment (Slack's secret) — so
+/// a log that prints only the path or only the key still has them masked.
+pub fn hold_url(url: &str) {
+    let url = url.trim();
+    hold(url);
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    if let Some((_, path)) = rest.split_once('/') {
+        hold(&format!("/{path}"));
+        let path = path.split(['?', '#']).next().unwrap_or("");
+        if let Some(last) = path
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .filter(|l| l.len() >= SEGMENT_MIN_LEN)
+        {
+            hold(last);
+        }
+    }
+}
+
 /// `text` with every held secret replaced by [`MASK`].
 pub fn mask(text: &str) -> String {
     let list = held()
@@ -78,5 +103,20 @@ mod tests {
         );
         assert_eq!(mask("abc stays"), "abc stays", "too short to mask by value");
         assert_eq!(mask_opt(None), None);
+    }
+
+    #[test]
+    fn a_held_url_masks_its_path_and_its_last_segment_too() {
+        hold_url("https://hooks.example.com/services/T0/B0/url-sentinel-Zq9?x=1");
+        assert_eq!(
+            mask(
+                "posting to https://hooks.example.com/services/T0/B0/url-sentinel-Zq9?x=1 \
+                 (path /services/T0/B0/url-sentinel-Zq9?x=1, key url-sentinel-Zq9)"
+            ),
+            "posting to *** (path ***, key ***)"
+        );
+        assert_eq!(mask("services T0 B0"), "services T0 B0");
+        hold_url("https://example.com/api/webhook");
+        assert_eq!(mask("a webhook"), "a webhook", "a word, not a key");
     }
 }

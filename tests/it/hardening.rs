@@ -495,3 +495,129 @@ fn forge_controls_reach_no_terminal_and_no_page() {
         }
     }
 }
+
+/// Sentinel secrets — a prefixless 40-hex forge token, an SMTP password (from the environment
+/// and inside `smtp_url`), a Slack webhook URL's secret — planted in CI logs, a PR body, a
+/// review, a review thread and a forge error page that echoes the request's `Authorization`
+/// header, never reach what the real SMTP server receives, the Slack posts, the agent's inbox,
+/// stdout or stderr, the database (history, `last_error`, outbox), the page or the metrics.
+#[test]
+fn planted_secrets_reach_no_real_transport_and_no_output() {
+    use crate::support::fake_github::Fault;
+    use crate::support::http_sink::HttpSink;
+    use crate::support::smtp::SmtpServer;
+    const TOKEN: &str = "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d";
+    const SMTP_PASSWORD: &str = "smtp-env-sentinel-7Qx";
+    const URL_PASSWORD: &str = "smtp-url-sentinel-4Kw";
+    const HOOK_SECRET: &str = "hooksentinel9ZtQx4";
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let hook = slack.url(&format!("/services/T1/B1/{HOOK_SECRET}"));
+    let mut env = TestEnv::with_config(&format!(
+        "notify:\n  email: {{smtp_url: \"smtp://mailer:{URL_PASSWORD}@127.0.0.1:{}\", \
+         username_env: PRM_SMTP_USER, password_env: PRM_SMTP_PASSWORD, \
+         from: \"pr-monitor@example.com\", to: [\"owner@example.com\"]}}\n  \
+         slack: {{webhook_url_env: PRM_SLACK_HOOK}}\n\
+         report:\n  html_path: status.html\n  metrics_path: pr.prom\n",
+        smtp.port()
+    ));
+    env.agentic_job();
+    for (k, v) in [
+        ("PRM_SMTP_USER", "mailer"),
+        ("PRM_SMTP_PASSWORD", SMTP_PASSWORD),
+        ("PRM_SLACK_HOOK", hook.as_str()),
+    ] {
+        env.vars.push((k.to_owned(), v.to_owned()));
+    }
+    let planted = format!(
+        "token {TOKEN} / password {SMTP_PASSWORD} / url pw {URL_PASSWORD} / hook {hook} / {HOOK_SECRET}"
+    );
+    let log = format!("curl -H 'Authorization: token {TOKEN}'\n{planted}\nerror: x\n");
+    env.gh.world(|w| {
+        w.token = TOKEN.to_owned();
+        w.repo(REPO);
+        // The agent's PR: its failure and the review go to the agent's inbox.
+        w.pr(REPO, 1)
+            .body(&planted)
+            .head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint").failure().log(&log);
+        w.thread(REPO, 1).comment("owner", &planted).unresolved();
+        w.review(REPO, 1, "owner")
+            .changes_requested()
+            .body(&planted);
+        // The owner's PR: its failure is an email and a Slack post.
+        w.pr(REPO, 2).body(&planted);
+        w.check_run(REPO, 2, "test").failure().log(&log);
+        // A PR behind a proxy that echoes the token in its error page: it keeps erroring,
+        // and the owner hears so by email and Slack.
+        w.pr(REPO, 3).body(&planted);
+    });
+    env.gh
+        .fault(Fault::echo_authorization(400).when_query_mentions(REPO, 3));
+    let mut outputs = String::new();
+    let mut record = |out: crate::support::env::Out| {
+        outputs.push_str(&out.stdout);
+        outputs.push_str(&out.stderr);
+    };
+    record(env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]));
+    record(env.ok(&["watch", "add", "octo/app#2", "octo/app#3"]));
+    for _ in 0..3 {
+        record(env.run(&["run", "--force"]));
+        env.advance(60);
+    }
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["status", "octo/app#3"],
+        &["status", "octo/app#3", "--json"],
+        &["check", "octo/app#1", "--json", "--full-payload"],
+        &["check", "octo/app#3", "--json"],
+    ] {
+        record(env.run(args));
+    }
+    let error = env.status("octo/app#3")["last_error"].to_string();
+    assert!(
+        error.contains("proxy error"),
+        "the proxy's page was met: {error}"
+    );
+    let mails = smtp.mails();
+    let subjects = smtp.subjects();
+    assert!(
+        subjects.iter().any(|s| s.starts_with("PR #2: test failed")),
+        "{subjects:?}"
+    );
+    assert!(
+        subjects.iter().any(|s| s.starts_with("PR #3: ")),
+        "the erroring PR was reported: {subjects:?}"
+    );
+    let mut sent = String::new();
+    for m in &mails {
+        assert_eq!(m.password.as_deref(), Some(SMTP_PASSWORD), "AUTH itself");
+        sent.push_str(&m.data);
+        for part in ["text/plain", "text/html"] {
+            sent.push_str(&m.part(part).unwrap_or_default());
+        }
+    }
+    let posts = slack.requests();
+    assert!(!posts.is_empty(), "Slack heard");
+    for p in &posts {
+        sent.push_str(&p.body);
+        for (k, v) in &p.headers {
+            sent.push_str(&format!("{k}: {v}\n"));
+        }
+    }
+    let inbox = env
+        .inbox_messages()
+        .iter()
+        .map(ToString::to_string)
+        .collect::<String>();
+    assert!(inbox.contains("error: x"), "the agent got the log: {inbox}");
+    let written = everything_written(env.dir.path());
+    assert!(written.contains("error: x"), "the log tail is stored");
+    for secret in [TOKEN, SMTP_PASSWORD, URL_PASSWORD, HOOK_SECRET] {
+        assert!(!outputs.contains(secret), "{secret} in output: {outputs}");
+        assert!(!sent.contains(secret), "{secret} sent: {sent}");
+        assert!(!inbox.contains(secret), "{secret} in the inbox: {inbox}");
+        assert!(!written.contains(secret), "{secret} in a file");
+    }
+}

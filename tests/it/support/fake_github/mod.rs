@@ -164,6 +164,9 @@ pub enum FaultKind {
     /// Handle the request (its effects happen), then never answer within `Duration`: the
     /// client is expected to die waiting (a test kills it).
     HangAfterHandling(Duration),
+    /// Answer `status` with a body that echoes the request's `Authorization` header, as a
+    /// careless proxy's error page does.
+    EchoAuthorization(u16),
 }
 
 /// The constructors; `.on(pattern)`, `.times(n)`, `.once()`, `.always()` are
@@ -220,6 +223,11 @@ impl Fault {
     /// client between the forge's effect and its record of it.
     pub fn apply_then_hang() -> Self {
         Self::new(FaultKind::HangAfterHandling(Duration::from_secs(60)))
+    }
+
+    /// `code` with an error page that repeats the request's `Authorization` header.
+    pub fn echo_authorization(code: u16) -> Self {
+        Self::new(FaultKind::EchoAuthorization(code))
     }
 
     /// 200 with a truncated JSON body (after handling).
@@ -320,6 +328,7 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         fault,
         Some(
             FaultKind::Status(_)
+                | FaultKind::EchoAuthorization(_)
                 | FaultKind::SecondaryRateLimit { .. }
                 | FaultKind::PrimaryRateLimit { .. }
                 | FaultKind::GraphqlRateLimited { .. }
@@ -438,6 +447,15 @@ fn answer(
             );
         }
         Some(FaultKind::Delay(d)) => std::thread::sleep(*d),
+        Some(FaultKind::EchoAuthorization(code)) => {
+            return Reply::text(
+                *code,
+                &format!(
+                    "proxy error: the upstream refused the request\nAuthorization: {}\n",
+                    authorization.unwrap_or("")
+                ),
+            );
+        }
         _ => {}
     }
 
