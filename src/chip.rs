@@ -178,6 +178,7 @@ mod tests {
             state: crate::model::QueueState::Queued,
             estimated_seconds: Some(720),
             enqueued_at: None,
+            ahead: Vec::new(),
             group_sha: None,
         });
         cases.push((q.clone(), "PR #1 ⏳ 3rd in queue (~12m)"));

@@ -61,6 +61,11 @@ pub fn queue_failures(
     let Ok(group_checks) = forge.commit_checks(&snap.pr, &group) else {
         return;
     };
+    snap.queue_unfinished = checks::newest(&group_checks)
+        .into_iter()
+        .filter(|c| c.state == CheckState::Pending)
+        .map(|c| c.name.clone())
+        .collect();
     snap.queue_failures = read_failures(forge, store, snap, policy, &group_checks, remember);
 }
 

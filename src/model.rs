@@ -686,6 +686,9 @@ pub struct QueueEntry {
     pub enqueued_at: Option<Instant>,
     /// The commit the queue tests: GitHub's merge group, GitLab's train pipeline.
     pub group_sha: Option<Sha>,
+    /// The PRs ahead of it in line, front first, when the forge lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ahead: Vec<u64>,
 }
 
 /// A failed check with what its log says.
@@ -745,6 +748,9 @@ pub struct Snapshot {
     /// queue (with their log tails, as `failed_logs`).
     #[serde(default)]
     pub queue_failures: Vec<FailedCheck>,
+    /// The merge group's checks still unfinished when the PR left the queue (it timed out).
+    #[serde(default)]
+    pub queue_unfinished: Vec<String>,
 }
 
 impl Snapshot {

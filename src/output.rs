@@ -51,6 +51,7 @@ fn queue_json(w: &Watch) -> Value {
             "state": e.state.as_str(),
             "estimated_seconds": e.estimated_seconds,
             "enqueued_at": ts(e.enqueued_at),
+            "ahead": e.ahead,
         }),
         None => Value::Null,
     }
@@ -60,7 +61,7 @@ fn queue_json(w: &Watch) -> Value {
 fn queue_line(w: &Watch) -> Option<String> {
     let e = w.status.memory.picture.queue.as_ref()?;
     Some(format!(
-        "  queue      {} ({}){}{}\n",
+        "  queue      {} ({}){}{}\n{}",
         crate::decide::queue::place(e.position, w.pr.forge),
         e.state.as_str(),
         e.estimated_seconds
@@ -68,7 +69,15 @@ fn queue_line(w: &Watch) -> Option<String> {
             .unwrap_or_default(),
         e.enqueued_at
             .map(|t| format!(", in line since {}", crate::when::absolute(t)))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        if e.ahead.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  ahead      {}\n",
+                crate::decide::queue::ahead_words(w.pr.forge, &e.ahead)
+            )
+        }
     ))
 }
 
@@ -446,18 +455,19 @@ mod tests {
             state: QueueState::Queued,
             estimated_seconds: Some(720),
             enqueued_at: Some(t0()),
+            ahead: vec![5, 7],
             group_sha: None,
         });
         assert_eq!(status_json(&w)["queue"], Value::Null, "not armed");
         w.status.merge_armed = true;
         assert_eq!(
             status_json(&w)["queue"],
-            json!({"position": 3, "state": "QUEUED", "estimated_seconds": 720, "enqueued_at": "2026-11-29T12:00:00Z"})
+            json!({"position": 3, "state": "QUEUED", "estimated_seconds": 720, "enqueued_at": "2026-11-29T12:00:00Z", "ahead": [5, 7]})
         );
         assert_eq!(
             queue_line(&w).as_deref(),
             Some(
-                "  queue      3rd in the merge queue (QUEUED), about 12m to merge, in line since 2026-11-29 12:00:00Z\n"
+                "  queue      3rd in the merge queue (QUEUED), about 12m to merge, in line since 2026-11-29 12:00:00Z\n  ahead      #5, #7\n"
             )
         );
     }

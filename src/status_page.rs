@@ -90,10 +90,25 @@ fn why_words(w: &Watch) -> String {
         Chip::Conflicts => "It conflicts with its base: yours to resolve.".into(),
         Chip::Failing(_) => "Checks failed: yours to look at.".into(),
         Chip::Running { .. } => "Checks are running.".into(),
-        Chip::InQueue { train, .. } => format!(
-            "In the {}: the forge tests it on top of what is ahead of it, then merges it.",
-            if train { "merge train" } else { "merge queue" }
-        ),
+        Chip::InQueue { train, .. } => {
+            let ahead = s
+                .memory
+                .picture
+                .queue
+                .as_ref()
+                .filter(|e| !e.ahead.is_empty())
+                .map(|e| {
+                    format!(
+                        " Ahead of it: {}.",
+                        crate::decide::queue::ahead_words(w.pr.forge, &e.ahead)
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "In the {}: the forge tests it on top of what is ahead of it, then merges it.{ahead}",
+                if train { "merge train" } else { "merge queue" }
+            )
+        }
         Chip::MergingWhenReady => "Armed: it merges when the forge says it is ready.".into(),
         Chip::Unread => "Not read yet: the next run reads it.".into(),
         Chip::Passing if s.pills.cmt > 0 => {

@@ -37,23 +37,45 @@ pub fn place(position: u32, forge: ForgeKind) -> String {
     }
 }
 
-/// Why the forge let the PR go, in words: the failed merge-group checks, when there are any.
-pub fn exit_reason(snap: &Snapshot) -> String {
-    let names: Vec<&str> = snap
-        .queue_failures
+/// What is ahead in line, as the forge names PRs: `#5, #7` (GitHub), `!5, !7` (GitLab).
+pub fn ahead_words(forge: ForgeKind, numbers: &[u64]) -> String {
+    let sigil = match forge {
+        ForgeKind::GitHub => '#',
+        ForgeKind::GitLab => '!',
+    };
+    numbers
         .iter()
-        .map(|f| f.name.as_str())
-        .collect();
+        .map(|n| format!("{sigil}{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why the forge let the PR go, in words that tell the three apart: the merge group's checks
+/// failed (named), they did not finish (a timeout, named), or the PR now conflicts (with what
+/// was ahead of it). With none of these the forge gave no sign, and the words say so.
+pub fn exit_reason(snap: &Snapshot) -> String {
     let group = match snap.pr.forge {
         ForgeKind::GitHub => "the merge group",
         ForgeKind::GitLab => "the merge train",
     };
-    if names.is_empty() {
+    let failed: Vec<&str> = snap
+        .queue_failures
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        format!("{} failed in {group}", failed.join(", "))
+    } else if !snap.queue_unfinished.is_empty() {
+        format!(
+            "timed out waiting for {} in {group}",
+            snap.queue_unfinished.join(", ")
+        )
+    } else if snap.has_conflict() {
+        "a conflict with what was ahead of it".into()
+    } else {
         format!(
             "removed by the forge with no failed check in {group} (a conflict with what is ahead, or a timeout)"
         )
-    } else {
-        format!("{} failed in {group}", names.join(", "))
     }
 }
 

@@ -10,6 +10,7 @@ fn entry(position: u32, state: QueueState) -> QueueEntry {
         state,
         estimated_seconds: Some(720),
         enqueued_at: None,
+        ahead: Vec::new(),
         group_sha: Some(Sha("group".into())),
     }
 }
@@ -150,6 +151,42 @@ fn leaving_without_a_failed_check_says_so_and_disarming_forgets_the_place() {
     let plan = c.decide(&w, &queued_base("a"));
     assert_eq!(plan.status.memory.queued_head, None);
     assert!(notices(&plan).is_empty());
+}
+
+#[test]
+fn a_failure_a_timeout_and_a_conflict_are_told_apart() {
+    let c = Ctx::new();
+    let mut s = queued_base("a");
+    s.queue_entry = Some(entry(2, QueueState::Queued));
+    let entered = c.decide(&armed("a"), &s);
+    let leave = |gone: Snapshot| {
+        let plan = c.decide(&after(&armed("a"), &entered), &gone);
+        notices(&plan)
+            .into_iter()
+            .map(|n| n.1.clone())
+            .find(|n| n.starts_with("left the"))
+            .unwrap_or_default()
+    };
+    let mut failed = queued_base("a");
+    failed.queue_failures = vec![failed_log("test", "boom", false)];
+    failed.queue_unfinished = vec!["lint".into()];
+    assert_eq!(
+        leave(failed),
+        "left the merge queue: test failed in the merge group"
+    );
+    let mut timed_out = queued_base("a");
+    timed_out.queue_unfinished = vec!["test".into(), "lint".into()];
+    assert_eq!(
+        leave(timed_out),
+        "left the merge queue: timed out waiting for test, lint in the merge group"
+    );
+    let mut conflict = queued_base("a");
+    conflict.mergeable = crate::model::Mergeable::Conflicting;
+    conflict.merge_state = MergeState::Dirty;
+    assert_eq!(
+        leave(conflict),
+        "left the merge queue: a conflict with what was ahead of it"
+    );
 }
 
 #[test]

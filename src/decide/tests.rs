@@ -109,6 +109,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         merge_queue: false,
         queue_entry: None,
         queue_failures: vec![],
+        queue_unfinished: vec![],
     }
 }
 

@@ -54,7 +54,7 @@ fn with_email(smtp: &SmtpServer) -> TestEnv {
 
 #[test]
 fn an_armed_pr_joins_the_queue_once_shows_its_place_and_merges_at_the_head() {
-    let mut env = TestEnv::new();
+    let mut env = TestEnv::with_config("report:\n  html_path: out/status.html\n");
     queued_repo(&env, "fixer-bot");
     env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
     env.ok(&["run"]);
@@ -67,12 +67,24 @@ fn an_armed_pr_joins_the_queue_once_shows_its_place_and_merges_at_the_head() {
     assert_eq!(s["queue"]["state"], "QUEUED");
     assert_eq!(s["queue"]["estimated_seconds"], 480);
     assert!(s["queue"]["enqueued_at"].is_string());
+    assert_eq!(s["queue"]["ahead"], json!([5]), "what is ahead: {s}");
     let line = env.ok(&["status"]).stdout;
     assert!(line.contains("PR #1 ⏳ 2nd in queue (~8m)"), "{line}");
     let detail = env.ok(&["status", "octo/app#1"]).stdout;
     assert!(
         detail.contains("2nd in the merge queue (QUEUED)"),
         "{detail}"
+    );
+    assert!(detail.contains("ahead      #5"), "{detail}");
+    let page = std::fs::read_to_string(env.dir.path().join("out/status.html")).unwrap();
+    assert!(
+        page.contains("Ahead of it: #5."),
+        "the page says what is ahead"
+    );
+    assert_eq!(
+        env.gh.requests().count("POST /graphql MergeQueueLine"),
+        1,
+        "the line is read once, only for the run that finds PR 1 behind another"
     );
     assert!(detail.contains("entered the merge queue"), "{detail}");
 
@@ -243,5 +255,72 @@ fn a_server_without_merge_queues_still_ticks() {
         4,
         "{:?}",
         env.gh.requests().counts()
+    );
+}
+
+/// PR 1 in line second (its merge group's `test` still running) when the queue drops it
+/// without a failed check; `conflict` says whether the PR conflicts by then.
+fn dropped_without_a_failure(env: &mut TestEnv, conflict: bool) -> String {
+    queued_repo(env, "dev");
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.gh.world(|w| {
+        let g = w.group_sha(REPO, 1);
+        if !conflict {
+            w.check_run_on(REPO, &g, "test")
+                .event("merge_group")
+                .in_progress();
+        }
+        w.drop_from_queue(REPO, 1);
+        if conflict {
+            w.pr(REPO, 1).conflicting();
+        }
+    });
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string()
+}
+
+#[test]
+fn a_timeout_and_a_conflict_are_told_apart_from_a_check_failure() {
+    let mut env = TestEnv::new();
+    let history = dropped_without_a_failure(&mut env, false);
+    assert!(
+        history.contains("left the merge queue: timed out waiting for test in the merge group"),
+        "{history}"
+    );
+    let mut env = TestEnv::new();
+    let history = dropped_without_a_failure(&mut env, true);
+    assert!(
+        history.contains("left the merge queue: a conflict with what was ahead of it"),
+        "{history}"
+    );
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1);
+}
+
+#[test]
+fn a_server_without_the_queue_list_still_shows_the_place() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.missing_fields
+            .push(("Repository".into(), "mergeQueue".into()));
+    });
+    queued_repo(&env, "dev");
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["last_error"], json!(null), "{s}");
+    assert_eq!(s["queue"]["position"], 2, "{s}");
+    assert_eq!(s["queue"]["ahead"], json!([]));
+    assert_eq!(
+        env.gh.requests().count("POST /graphql MergeQueueLine"),
+        2,
+        "one refused document per run, in the two runs that find PR 1 behind another"
     );
 }

@@ -69,6 +69,7 @@ fn an_armed_mr_joins_the_train_once_shows_its_place_and_merges_at_the_front() {
     assert_eq!(s["queue"]["position"], 2, "{s}");
     assert_eq!(s["queue"]["state"], "QUEUED");
     assert_eq!(s["queue"]["estimated_seconds"], json!(null));
+    assert_eq!(s["queue"]["ahead"], json!([5]), "{s}");
     assert!(s["queue"]["enqueued_at"].is_string());
     let line = env.ok(&["status"]).stdout;
     assert!(line.contains("⏳ 2nd in train"), "{line}");
@@ -78,6 +79,7 @@ fn an_armed_mr_joins_the_train_once_shows_its_place_and_merges_at_the_front() {
         "{detail}"
     );
     assert!(detail.contains("entered the merge train"), "{detail}");
+    assert!(detail.contains("ahead      !5"), "{detail}");
 
     // MR 5's train pipeline passes and it merges; MR 1 is at the front, checking.
     env.gl.world(|w| {

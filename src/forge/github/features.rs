@@ -1,5 +1,5 @@
 //! The parts of GitHub's schema an older GitHub Enterprise Server lacks (`Ref.compare`, merge
-//! queues before 3.8): which ones this client still asks for, and turning one off when a server
+//! queues and `Repository.mergeQueue` before 3.8): which ones this client still asks for, and turning one off when a server
 //! refuses a document for naming it, so each costs at most one refused document per run.
 
 /// Which optional parts of the schema the client asks for.
@@ -9,6 +9,8 @@ pub struct Features {
     pub compare: bool,
     /// `PullRequest.isMergeQueueEnabled` and `mergeQueueEntry`: without them, no PR is queued.
     pub queue: bool,
+    /// `Repository.mergeQueue`: without it, what is ahead of a queued PR is not shown.
+    pub ahead: bool,
 }
 
 impl Default for Features {
@@ -16,6 +18,7 @@ impl Default for Features {
         Features {
             compare: true,
             queue: true,
+            ahead: true,
         }
     }
 }
@@ -34,6 +37,12 @@ impl Features {
         if self.queue && names(&["isMergeQueueEnabled", "mergeQueueEntry", "MergeQueueEntry"]) {
             return Some(Features {
                 queue: false,
+                ..self
+            });
+        }
+        if self.ahead && names(&["mergeQueue", "MergeQueue"]) {
+            return Some(Features {
+                ahead: false,
                 ..self
             });
         }
@@ -61,6 +70,10 @@ mod tests {
                 .without_refused("Field 'isMergeQueueEnabled' doesn't exist on type 'PullRequest'"),
             None
         );
+        let no_ahead = all
+            .without_refused("Field 'mergeQueue' doesn't exist on type 'Repository'")
+            .unwrap();
+        assert!(no_ahead.queue && !no_ahead.ahead);
         assert_eq!(all.without_refused("Something went wrong"), None);
     }
 }

@@ -37,6 +37,10 @@ pub struct GitHub {
     graphql_url: String,
     /// The optional parts of the schema this server has not refused (yet).
     features: std::cell::Cell<Features>,
+    /// The merge queues read this run, by (repository, branch): (position, PR number), front
+    /// first; `None` when the read failed.
+    queue_lines:
+        std::cell::RefCell<std::collections::BTreeMap<(String, String), Option<QueueLine>>>,
 }
 
 /// What GitHub's refusal to enable auto-merge means. "Pull request is in clean status" (or
@@ -104,6 +108,7 @@ impl GitHub {
             api_url: api_url.trim_end_matches('/').to_owned(),
             graphql_url: graphql_url.to_owned(),
             features: std::cell::Cell::new(Features::default()),
+            queue_lines: std::cell::RefCell::new(std::collections::BTreeMap::new()),
         })
     }
 
@@ -277,6 +282,73 @@ impl GitHub {
         }
     }
 
+    /// Fills what is ahead of each PR that waits behind others in a merge queue: one
+    /// `Repository.mergeQueue` read per branch per run, never failing the snapshots.
+    fn fill_ahead(&self, results: &mut [Result<Snapshot, ForgeError>]) {
+        for snap in results.iter_mut().flatten() {
+            let features = self.features.get();
+            if !features.queue || !features.ahead {
+                return;
+            }
+            let Some(position) = snap.queue_entry.as_ref().map(|e| e.position) else {
+                continue;
+            };
+            if position <= 1 {
+                continue;
+            }
+            let Some(line) = self.queue_line(&snap.pr, &snap.base_ref) else {
+                continue;
+            };
+            let number = snap.pr.number;
+            if let Some(entry) = snap.queue_entry.as_mut() {
+                entry.ahead = line
+                    .iter()
+                    .filter(|(p, n)| *p < position && *n != number)
+                    .map(|(_, n)| *n)
+                    .collect();
+            }
+        }
+    }
+
+    /// `branch`'s merge queue, front first, read once per run.
+    fn queue_line(&self, pr: &PrRef, branch: &str) -> Option<QueueLine> {
+        let key = (pr.repo.clone(), branch.to_owned());
+        if let Some(line) = self.queue_lines.borrow().get(&key) {
+            return line.clone();
+        }
+        let (owner, name) = pr.owner_and_name();
+        let answer = self
+            .graphql(
+                queries::QUEUE_LINE,
+                &json!({ "owner": owner, "name": name, "branch": branch }),
+                None,
+                Idempotency::Retry,
+            )
+            .ok()?;
+        if answer.data.is_null() {
+            // A server without `Repository.mergeQueue` is not asked again this run.
+            let _ = answer
+                .errors
+                .iter()
+                .any(|e| self.refused_feature(&e.message));
+            return None;
+        }
+        let nodes: Vec<wire::QueueLineNode> = answer
+            .data
+            .pointer("/repository/mergeQueue/entries/nodes")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        let mut line: QueueLine = nodes
+            .into_iter()
+            .map(|n| (n.position, n.pull_request.number))
+            .collect();
+        line.sort_unstable();
+        self.queue_lines
+            .borrow_mut()
+            .insert(key, Some(line.clone()));
+        Some(line)
+    }
+
     /// Turns off the optional feature a refusal names; whether there was one.
     fn refused_feature(&self, message: &str) -> bool {
         let Some(fewer) = self.features.get().without_refused(message) else {
@@ -438,6 +510,9 @@ fn graphql_method(method: MergeMethod) -> &'static str {
     }
 }
 
+/// A merge queue's entries as (position, PR number), front first.
+type QueueLine = Vec<(u32, u64)>;
+
 impl Forge for GitHub {
     fn read_batch_size(&self) -> usize {
         BATCH_SIZE
@@ -449,6 +524,7 @@ impl Forge for GitHub {
             .flat_map(|chunk| {
                 let mut results = self.read_split(chunk);
                 self.compare_unhinted(chunk, &mut results);
+                self.fill_ahead(&mut results);
                 results
             })
             .collect()

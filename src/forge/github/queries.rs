@@ -65,6 +65,15 @@ fragment Queue on PullRequest {
 }
 ";
 
+/// The PRs in a branch's merge queue with their places (GitHub Enterprise Server before 3.8
+/// lacks `Repository.mergeQueue`): variables `owner`, `name`, `branch`.
+pub const QUEUE_LINE: &str = "query MergeQueueLine($owner: String!, $name: String!, $branch: String!) {
+  repository(owner: $owner, name: $name) {
+    mergeQueue(branch: $branch) { entries(first: 100) { nodes { position pullRequest { number } } } }
+  }
+}
+";
+
 /// The batched snapshot query for `requests`, in order; `pr{i}` answers `requests[i]`. It asks
 /// for the optional parts of the schema `features` allows.
 pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> String {
@@ -242,6 +251,7 @@ pub fn all_documents() -> Vec<(String, String)> {
                 Features {
                     compare: false,
                     queue: false,
+                    ahead: false,
                 },
             ),
         ),
@@ -252,6 +262,7 @@ pub fn all_documents() -> Vec<(String, String)> {
         ("operations".to_owned(), OPERATIONS.to_owned()),
         ("commit checks".to_owned(), commit_checks_query()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
+        ("merge queue line".to_owned(), QUEUE_LINE.to_owned()),
         (
             "annotations".to_owned(),
             annotations_query(&["CR_1".to_owned(), "CR_2".to_owned()]),

@@ -128,6 +128,19 @@ pub struct Oid {
     pub oid: String,
 }
 
+/// An entry of `Repository.mergeQueue.entries`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueLineNode {
+    pub position: u32,
+    pub pull_request: NumberNode,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NumberNode {
+    pub number: u64,
+}
+
 /// The PR's merge-queue entry, when it has one in a state this client knows.
 pub fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
     let e = node.merge_queue_entry.as_ref()?;
@@ -137,6 +150,7 @@ pub fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
         estimated_seconds: e.estimated_time_to_merge,
         enqueued_at: time(e.enqueued_at.as_deref()),
         group_sha: e.head_commit.as_ref().map(|c| Sha(c.oid.clone())),
+        ahead: Vec::new(),
     })
 }
 
@@ -521,6 +535,7 @@ pub fn snapshot_head(
         merge_queue: node.is_merge_queue_enabled,
         queue_entry: queue_entry(node),
         queue_failures: Vec::new(),
+        queue_unfinished: Vec::new(),
     }
 }
 

@@ -193,14 +193,18 @@ impl GitLab {
     }
 
     /// The MR's car in its target branch's train, as a queue entry: from the train's list
-    /// (which gives the place in line), or else from the MR's own car (place unknown: 0).
+    /// (which gives the place in line and what is ahead), or else from the MR's own car (place
+    /// unknown: 0).
     fn train_entry(&self, pr: &PrRef, branch: &str) -> Result<Option<QueueEntry>, ForgeError> {
         if let Some(cars) = self.train(&pr.repo, branch)? {
-            return Ok(cars
-                .iter()
-                .zip(1u32..)
-                .find(|(c, _)| c.merge_request.iid == pr.number)
-                .and_then(|(c, k)| wire::train_entry(c, k)));
+            let Some(k) = cars.iter().position(|c| c.merge_request.iid == pr.number) else {
+                return Ok(None);
+            };
+            let position = u32::try_from(k + 1).unwrap_or(u32::MAX);
+            return Ok(wire::train_entry(&cars[k], position).map(|e| QueueEntry {
+                ahead: cars[..k].iter().map(|c| c.merge_request.iid).collect(),
+                ..e
+            }));
         }
         let path = format!(
             "/projects/{}/merge_trains/merge_requests/{}",

@@ -316,6 +316,7 @@ pub fn train_entry(car: &TrainCar, position: u32) -> Option<QueueEntry> {
         group_sha: pipeline
             .filter(|p| !p.sha.is_empty())
             .map(|p| Sha(p.sha.clone())),
+        ahead: Vec::new(),
     })
 }
 
@@ -495,6 +496,7 @@ pub fn snapshot_head(
         merge_queue: false,
         queue_entry: None,
         queue_failures: Vec::new(),
+        queue_unfinished: Vec::new(),
     }
 }
 

@@ -613,6 +613,8 @@ enum Obj {
     IssueComment(PrKey, usize),
     AutoMerge(PrKey),
     QueueEntry(PrKey),
+    /// A branch's merge queue: (repository, branch).
+    MergeQueue(String, String),
     Conn(Box<Conn>),
     Edge {
         typename: String,
@@ -689,6 +691,7 @@ impl Obj {
             Obj::IssueComment(..) => "IssueComment",
             Obj::AutoMerge(_) => "AutoMergeRequest",
             Obj::QueueEntry(_) => "MergeQueueEntry",
+            Obj::MergeQueue(..) => "MergeQueue",
             Obj::Conn(c) => c.typename,
             Obj::Edge { typename, .. } => typename,
             Obj::PageInfo { .. } => "PageInfo",
@@ -1043,6 +1046,21 @@ impl ObjectValue for NodeObj<'_> {
                 }
             }
             Obj::QueueEntry(key) => self.queue_entry(info, key),
+            Obj::MergeQueue(repo, branch) => match info.field_name() {
+                "id" => leaf(format!("MQ_{repo}_{branch}")),
+                "entries" => {
+                    let items = self
+                        .ctx
+                        .world
+                        .borrow()
+                        .queue_line(repo, branch)
+                        .into_iter()
+                        .map(|n| Obj::QueueEntry((repo.clone(), n)))
+                        .collect();
+                    self.connection(info, "MergeQueueEntryConnection", items)
+                }
+                _ => self.not_implemented(info),
+            },
             Obj::Conn(c) => match info.field_name() {
                 "totalCount" => leaf(c.total),
                 "nodes" => self.list(c.items.iter().map(|(_, o)| o.clone()).collect()),
@@ -1245,6 +1263,12 @@ impl<'c> NodeObj<'c> {
             "autoMergeAllowed" => leaf(r.allow_auto_merge),
             "squashMergeAllowed" => leaf(r.allow_squash),
             "mergeCommitAllowed" => leaf(r.allow_merge_commit),
+            "mergeQueue" => {
+                let branch =
+                    arg_str(info, "branch").map_or_else(|| r.default_branch.clone(), str::to_owned);
+                let required = w.queue_required(repo, &branch);
+                self.opt_obj(required.then(|| Obj::MergeQueue(repo.to_owned(), branch)))
+            }
             "rebaseMergeAllowed" => leaf(r.allow_rebase),
             "deleteBranchOnMerge" | "isArchived" | "isPrivate" | "isFork" => leaf(false),
             "viewerPermission" => leaf("ADMIN"),

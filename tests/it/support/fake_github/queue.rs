@@ -56,6 +56,22 @@ impl World {
         }
     }
 
+    /// The PRs in `branch`'s line, front first.
+    pub fn queue_line(&self, repo: &str, branch: &str) -> Vec<u64> {
+        self.get_repo(repo)
+            .queues
+            .get(branch)
+            .map(|q| q.iter().map(|i| i.number).collect())
+            .unwrap_or_default()
+    }
+
+    /// The queue gives up on the PR without a failed check (its merge group's checks took too
+    /// long, or it conflicts with what is ahead): the entry goes, and auto-merge with it.
+    pub fn drop_from_queue(&mut self, repo: &str, number: u64) {
+        let base = self.get_pr(repo, number).base_ref.clone();
+        self.dequeue(repo, &base, number);
+    }
+
     /// The merge-group commit of the PR's entry (panics when it is not in line).
     pub fn group_sha(&self, repo: &str, number: u64) -> String {
         self.queue_entry(repo, number)
