@@ -24,6 +24,22 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
 
+    /// Diagnostics on stderr from this level (error, warn, info, debug, trace, or tracing
+    /// directives such as `pr_monitor=debug`); default: `RUST_LOG`, else warn (pr-monitor's
+    /// own from info).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+
+    /// How diagnostics are written on stderr: human lines, or one JSON object a line.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT"
+    )]
+    pub log_format: crate::logging::LogFormat,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -32,12 +32,21 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    if let Err(e) = crate::logging::init(cli.log_level.as_deref(), cli.log_format) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let log_format = cli.log_format;
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         // The reader stopped early (`status | head -1`): nothing more to say to anyone.
         Err(e) if crate::stdout::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", crate::secrets::mask(&format!("{e:#}")));
+            let message = crate::secrets::mask(&format!("{e:#}"));
+            match log_format {
+                crate::logging::LogFormat::Text => eprintln!("error: {message}"),
+                crate::logging::LogFormat::Json => tracing::error!("{message}"),
+            }
             let usage = e
                 .chain()
                 .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());

@@ -26,6 +26,7 @@ pub mod holder;
 pub mod html;
 pub mod intent;
 pub mod jobs;
+pub mod logging;
 pub mod logs;
 pub mod metrics;
 pub mod model;

@@ -525,6 +525,8 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
             Some(now + Duration::seconds(i64::try_from(wait).unwrap_or(i64::MAX / 2))),
         )
     };
+    // The per-PR error, for whoever reads the log (the run's results stay on stdout).
+    tracing::warn!(pr = %watch.pr.url(), error = %message, "tick failed");
     let record = TickRecord {
         status,
         next_tick_at: next,

@@ -60,6 +60,10 @@ pub struct HttpClient {
     /// Time this client has slept on rate limits (bounded by `RATE_LIMIT_BUDGET`).
     rate_limit_slept: Cell<Duration>,
     requests: Cell<u64>,
+    /// Points spent against the secondary limits (see [`crate::forge::call::points`]).
+    points: Cell<u64>,
+    /// The primary limit's `remaining` from the last answer that said it.
+    rate_limit_remaining: Cell<Option<u64>>,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -195,6 +199,8 @@ impl HttpClient {
             blocked_until: Cell::new(None),
             rate_limit_slept: Cell::new(Duration::ZERO),
             requests: Cell::new(0),
+            points: Cell::new(0),
+            rate_limit_remaining: Cell::new(None),
         }
     }
 
@@ -210,6 +216,52 @@ impl HttpClient {
     /// How many HTTP requests this client has sent.
     pub fn requests(&self) -> u64 {
         self.requests.get()
+    }
+
+    /// The points this client's requests cost against the secondary limits.
+    pub fn points(&self) -> u64 {
+        self.points.get()
+    }
+
+    /// The rate limit's `remaining`, from the last answer that said it.
+    pub fn rate_limit_remaining(&self) -> Option<u64> {
+        self.rate_limit_remaining.get()
+    }
+
+    /// Counts one call and logs it at debug level: method, path template (GraphQL: with the
+    /// operation), status, duration, points, the limit's remaining. Never the token or a query
+    /// string.
+    fn record(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        status: Option<u16>,
+        started: std::time::Instant,
+    ) {
+        let path = crate::forge::call::template(&path_of(url));
+        let graphql = path.ends_with("/graphql");
+        let points = crate::forge::call::points(
+            method,
+            graphql,
+            graphql && crate::forge::call::is_mutation(body),
+        );
+        self.points.set(self.points.get() + points);
+        let operation = if graphql {
+            crate::forge::call::operation(body)
+        } else {
+            None
+        };
+        tracing::debug!(
+            method,
+            path = %path,
+            operation = operation.as_deref().unwrap_or(""),
+            status = status.unwrap_or(0),
+            duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            points,
+            rate_limit_remaining = self.rate_limit_remaining.get(),
+            "forge call"
+        );
     }
 
     fn agent_for(&self, url: &str) -> &ureq::Agent {
@@ -322,6 +374,26 @@ impl HttpClient {
         auth: bool,
     ) -> Result<(Response, Option<Duration>), ForgeError> {
         self.requests.set(self.requests.get() + 1);
+        let started = std::time::Instant::now();
+        let answered = self.attempt(Attempt {
+            method,
+            url,
+            body,
+            auth,
+        });
+        let status = answered.as_ref().ok().map(|(resp, _)| resp.status);
+        self.record(method, url, body, status, started);
+        answered
+    }
+
+    /// One attempt, unlogged: see [`HttpClient::send_once`].
+    fn attempt(&self, call: Attempt<'_>) -> Result<(Response, Option<Duration>), ForgeError> {
+        let Attempt {
+            method,
+            url,
+            body,
+            auth,
+        } = call;
         let agent = self.agent_for(url);
         let builder = ureq::http::Request::builder().method(method).uri(url);
         let builder = if self.github_headers {
@@ -354,6 +426,12 @@ impl HttpClient {
         let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
         let wait = rate_limit_wait(status, &resp);
         let reset = reset_wait(&resp);
+        if let Some(remaining) = header(&resp, "x-ratelimit-remaining")
+            .or_else(|| header(&resp, "ratelimit-remaining"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            self.rate_limit_remaining.set(Some(remaining));
+        }
         let text = resp
             .body_mut()
             .with_config()
@@ -381,6 +459,15 @@ impl HttpClient {
             wait,
         ))
     }
+}
+
+/// What one attempt sends.
+#[derive(Debug, Clone, Copy)]
+struct Attempt<'a> {
+    method: &'a str,
+    url: &'a str,
+    body: Option<&'a serde_json::Value>,
+    auth: bool,
 }
 
 /// The path of a URL without host or query (query strings may carry signed tokens).

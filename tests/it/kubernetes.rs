@@ -295,6 +295,7 @@ fn the_config_map_passes_config_check_where_the_pod_mounts_it() {
         Some(Path::new("/etc/pr-monitor/config.yaml"))
     );
     assert!(matches!(cli.command, pr_monitor::cli::Command::Run(_)));
+    assert_eq!(cli.log_format, pr_monitor::logging::LogFormat::Json);
 }
 
 #[test]

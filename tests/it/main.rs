@@ -9,6 +9,7 @@ mod gitlab;
 mod graphql_schema;
 mod hardening;
 mod kubernetes;
+mod logging;
 mod merge;
 mod notify_transports;
 mod page_browser;

@@ -1,0 +1,106 @@
+//! Diagnostics on standard error, through `tracing`: what pr-monitor did and what went wrong,
+//! apart from the results a command prints on standard output.
+//!
+//! The filter is `--log-level` (a level or `tracing` directives such as `pr_monitor=debug`),
+//! else `RUST_LOG`, else `warn` with pr-monitor's own events from `info`. `--log-format text`
+//! (the default) writes human lines, coloured on a terminal; `json` writes one JSON object a
+//! line, for a log collector (Kubernetes). Every line passes the secret mask on its way out, so a
+//! token read this run can never reach the log.
+
+use std::io::{IsTerminal as _, Write};
+
+use clap::ValueEnum;
+use tracing_subscriber::EnvFilter;
+
+/// The default filter: warnings from everything, pr-monitor's own events from `info`.
+const DEFAULT_FILTER: &str = "warn,pr_monitor=info";
+/// The cron scheduler reports its own shutdown as errors; they are never pr-monitor's.
+const QUIET: &str = "tokio_cron_scheduler=off";
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LogFormat {
+    /// Human lines (coloured on a terminal).
+    #[default]
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+/// The filter for `--log-level` (`level`), else `RUST_LOG` (`env`), else the default. An
+/// invalid `--log-level` is an error; an invalid `RUST_LOG` falls back to the default.
+pub fn filter(level: Option<&str>, env: Option<&str>) -> Result<EnvFilter, String> {
+    let chosen = match (level, env) {
+        (Some(level), _) => {
+            EnvFilter::try_new(level).map_err(|e| format!("--log-level `{level}`: {e}"))?;
+            level
+        }
+        (None, Some(env)) if EnvFilter::try_new(env).is_ok() => env,
+        _ => DEFAULT_FILTER,
+    };
+    EnvFilter::try_new(format!("{chosen},{QUIET}")).map_err(|e| e.to_string())
+}
+
+/// Standard error, through the secret mask. The fmt layer writes each event with one call.
+#[derive(Debug)]
+struct MaskedStderr;
+
+impl Write for MaskedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = crate::secrets::mask(&String::from_utf8_lossy(buf));
+        std::io::stderr().write_all(text.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Installs the subscriber for this process. Called once, before any command runs.
+pub fn init(level: Option<&str>, format: LogFormat) -> Result<(), String> {
+    let env = std::env::var("RUST_LOG").ok();
+    let filter = filter(level, env.as_deref())?;
+    let terminal = std::io::stderr().is_terminal();
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(|| MaskedStderr);
+    let installed = match format {
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(false)
+            .with_span_list(false)
+            .try_init(),
+        LogFormat::Text if terminal => builder
+            .with_ansi(true)
+            .with_target(false)
+            .without_time()
+            .try_init(),
+        LogFormat::Text => builder.with_ansi(false).try_init(),
+    };
+    installed.map_err(|e| format!("cannot start logging: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_wins_over_rust_log_which_wins_over_the_default() {
+        let cases = [
+            (Some("debug"), Some("trace"), "debug"),
+            (None, Some("pr_monitor=trace"), "pr_monitor=trace"),
+            (None, Some("not a [filter"), DEFAULT_FILTER),
+            (None, None, DEFAULT_FILTER),
+        ];
+        for (level, env, want) in cases {
+            let got = filter(level, env).unwrap().to_string();
+            let want = EnvFilter::try_new(format!("{want},{QUIET}"))
+                .unwrap()
+                .to_string();
+            assert_eq!(got, want, "{level:?} {env:?}");
+        }
+        let err = filter(Some("not a [filter"), None).unwrap_err();
+        assert!(err.starts_with("--log-level `not a [filter`"), "{err}");
+    }
+}

@@ -1,0 +1,86 @@
+//! Diagnostics on stderr: `--log-format json` writes one JSON object a line, `--log-level debug`
+//! adds every forge call (method, path template, status, duration, points) and never the token;
+//! a PR whose tick failed is logged there too, while stdout keeps the run's results.
+
+use serde_json::Value;
+
+use crate::support::env::TestEnv;
+use crate::support::fake_github::Fault;
+
+#[test]
+fn json_log_lines_parse_and_name_each_forge_call_without_the_token() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 1);
+        w.pr("octo/app", 2);
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    let plain = env.ok(&["run", "--force"]);
+    let out = env.ok(&[
+        "run",
+        "--force",
+        "--log-format",
+        "json",
+        "--log-level",
+        "debug",
+    ]);
+    assert_eq!(
+        out.stdout, plain.stdout,
+        "stdout is the results, whatever the log"
+    );
+    let lines: Vec<Value> = out
+        .stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let call = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "forge call" && l["fields"]["path"] == "/graphql")
+        .unwrap_or_else(|| panic!("no forge call line:\n{}", out.stderr));
+    assert_eq!(call["level"], "DEBUG");
+    assert_eq!(call["fields"]["method"], "POST");
+    assert_eq!(call["fields"]["status"], 200);
+    assert_eq!(call["fields"]["points"], 1);
+    assert!(call["fields"]["duration_ms"].is_u64(), "{call}");
+    assert!(
+        !call["fields"]["operation"].as_str().unwrap().is_empty(),
+        "{call}"
+    );
+    assert!(!out.stderr.contains(&env.gh.token()), "{}", out.stderr);
+
+    // Without --log-level, the default (warn; pr-monitor's own from info) is quiet on success.
+    let quiet = env.ok(&["run", "--force", "--log-format", "json"]);
+    assert!(quiet.stderr.is_empty(), "{}", quiet.stderr);
+}
+
+#[test]
+fn a_failed_tick_is_logged_on_stderr_and_rust_log_sets_the_level() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 3).title("Refused");
+    });
+    env.ok(&["watch", "add", "octo/app#3"]);
+    let refused = Fault::status(401).on("POST /graphql").always();
+    env.gh.fault(refused);
+    let out = env.run(&["run", "--log-format", "json"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let failed: Value = out
+        .stderr
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["fields"]["message"] == "tick failed")
+        .unwrap_or_else(|| panic!("{}", out.stderr));
+    assert_eq!(failed["level"], "WARN");
+    assert_eq!(failed["fields"]["pr"], "https://github.com/octo/app/pull/3");
+
+    env.gh.clear_faults();
+    env.vars
+        .push(("RUST_LOG".into(), "pr_monitor=debug".into()));
+    let out = env.ok(&["run", "--force"]);
+    assert!(out.stderr.contains("forge call"), "{}", out.stderr);
+    let bad = env.run(&["run", "--log-level", "not a [filter"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
