@@ -8,6 +8,7 @@ use crate::config::{Config, Policy};
 use crate::forge::Forge;
 use crate::forge::github::GitHub;
 use crate::forge::gitlab::GitLab;
+use crate::forge::http::Usage;
 use crate::model::{ForgeKind, Instant, PrRef};
 use crate::store::Store;
 use crate::watch::Watch;
@@ -35,6 +36,10 @@ pub struct Forges {
     github: Option<Result<GitHub, String>>,
     gitlab: Option<Result<GitLab, String>>,
     owners: std::collections::BTreeMap<ForgeKind, String>,
+    /// What clients dropped by [`Forges::forget`] had used this run.
+    retired: std::collections::BTreeMap<ForgeKind, Usage>,
+    /// The usage already handed out by [`Forges::take_usage`].
+    taken: std::collections::BTreeMap<ForgeKind, Usage>,
 }
 
 impl Forges {
@@ -67,10 +72,49 @@ impl Forges {
     /// Drops the client of `kind`, so the next use reads its token afresh (after a 401: the
     /// token may have been rotated).
     pub fn forget(&mut self, kind: ForgeKind) {
+        let used = self.live_usage(kind);
+        let retired = self.retired.entry(kind).or_default();
+        *retired = retired.then(used);
         match kind {
             ForgeKind::GitHub => self.github = None,
             ForgeKind::GitLab => self.gitlab = None,
         }
+    }
+
+    fn live_usage(&self, kind: ForgeKind) -> Usage {
+        match kind {
+            ForgeKind::GitHub => self
+                .github
+                .as_ref()
+                .and_then(|c| c.as_ref().ok())
+                .map(GitHub::usage),
+            ForgeKind::GitLab => self
+                .gitlab
+                .as_ref()
+                .and_then(|c| c.as_ref().ok())
+                .map(GitLab::usage),
+        }
+        .unwrap_or_default()
+    }
+
+    /// What each forge's clients have used since the last call (since they were built, the
+    /// first time), for the forges that sent anything: each request is counted once.
+    pub fn take_usage(&mut self) -> Vec<(ForgeKind, Usage)> {
+        let mut out = Vec::new();
+        for kind in [ForgeKind::GitHub, ForgeKind::GitLab] {
+            let retired = self.retired.get(&kind).copied().unwrap_or_default();
+            let total = retired.then(self.live_usage(kind));
+            let taken = self.taken.insert(kind, total).unwrap_or_default();
+            let fresh = Usage {
+                requests: total.requests - taken.requests,
+                points: total.points - taken.points,
+                rate_limit_remaining: total.rate_limit_remaining,
+            };
+            if fresh.requests > 0 {
+                out.push((kind, fresh));
+            }
+        }
+        out
     }
 
     /// The login the token of `kind` belongs to (asked once per run).

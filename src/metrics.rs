@@ -200,6 +200,32 @@ pub fn write(config: &crate::config::Config, store: &mut Store, run: RunFacts) -
     crate::pages::write_atomically(path, &text, config.report.file_mode())
 }
 
+/// Counter of HTTP requests sent to a forge, by forge.
+pub const FORGE_REQUESTS_TOTAL: &str = "pr_monitor_forge_requests_total";
+/// Counter of points spent against a forge's secondary limits, by forge.
+pub const FORGE_POINTS_TOTAL: &str = "pr_monitor_forge_points_total";
+/// Gauge of the forge's primary rate limit left, by forge, as last answered.
+pub const RATE_LIMIT_REMAINING: &str = "pr_monitor_rate_limit_remaining";
+
+/// Adds a run's forge requests and points to the counters, and sets the rate-limit gauges.
+pub fn count_forge_usage(
+    store: &mut Store,
+    usage: &[(crate::model::ForgeKind, crate::forge::http::Usage)],
+) -> Result<()> {
+    for (kind, used) in usage {
+        let forge = Labels::of(&[("forge", kind.as_str())]);
+        #[allow(clippy::cast_precision_loss)]
+        let (requests, points) = (used.requests as f64, used.points as f64);
+        store.add_to_counter(FORGE_REQUESTS_TOTAL, &forge, requests)?;
+        store.add_to_counter(FORGE_POINTS_TOTAL, &forge, points)?;
+        if let Some(remaining) = used.rate_limit_remaining {
+            #[allow(clippy::cast_precision_loss)]
+            store.set_gauge(RATE_LIMIT_REMAINING, &forge, remaining as f64)?;
+        }
+    }
+    Ok(())
+}
+
 /// Counts the actions of one PR's plan.
 pub fn count_actions(store: &mut Store, actions: &[crate::decide::Action]) -> Result<()> {
     for a in actions {

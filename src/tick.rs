@@ -172,6 +172,7 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
                 crate::metrics::count_actions(&mut app.store, &plan.actions)?;
             }
         }
+        crate::metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
         crate::pages::write(&app.config, &app.store, now)?;
         crate::metrics::write(
             &app.config,

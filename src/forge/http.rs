@@ -48,6 +48,28 @@ pub struct Response {
     pub body: String,
 }
 
+/// What a client has used: the metrics' forge counters and rate-limit gauge.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub requests: u64,
+    /// Points against the secondary limits (see [`crate::forge::call::points`]).
+    pub points: u64,
+    /// The primary limit's `remaining`, from the last answer that said it.
+    pub rate_limit_remaining: Option<u64>,
+}
+
+impl Usage {
+    /// Both together: counts add up, the later `remaining` wins.
+    #[must_use]
+    pub fn then(self, later: Usage) -> Usage {
+        Usage {
+            requests: self.requests + later.requests,
+            points: self.points + later.points,
+            rate_limit_remaining: later.rate_limit_remaining.or(self.rate_limit_remaining),
+        }
+    }
+}
+
 /// A forge HTTP client bound to one token.
 pub struct HttpClient {
     proxied: ureq::Agent,
@@ -218,14 +240,13 @@ impl HttpClient {
         self.requests.get()
     }
 
-    /// The points this client's requests cost against the secondary limits.
-    pub fn points(&self) -> u64 {
-        self.points.get()
-    }
-
-    /// The rate limit's `remaining`, from the last answer that said it.
-    pub fn rate_limit_remaining(&self) -> Option<u64> {
-        self.rate_limit_remaining.get()
+    /// What this client has used so far: requests, points, the limit's last `remaining`.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            requests: self.requests.get(),
+            points: self.points.get(),
+            rate_limit_remaining: self.rate_limit_remaining.get(),
+        }
     }
 
     /// Counts one call and logs it at debug level: method, path template (GraphQL: with the

@@ -11,6 +11,7 @@ mod hardening;
 mod kubernetes;
 mod logging;
 mod merge;
+mod metrics_file;
 mod notify_transports;
 mod page_browser;
 mod paths;

@@ -117,6 +117,11 @@ impl GitHub {
         self.http.requests()
     }
 
+    /// Requests, points and the rate limit's remaining, for the metrics.
+    pub fn usage(&self) -> crate::forge::http::Usage {
+        self.http.usage()
+    }
+
     fn graphql(
         &self,
         query: &str,

@@ -101,6 +101,11 @@ impl GitLab {
         self.http.requests()
     }
 
+    /// Requests, points and the rate limit's remaining, for the metrics.
+    pub fn usage(&self) -> crate::forge::http::Usage {
+        self.http.usage()
+    }
+
     fn send(
         &self,
         method: &str,
