@@ -142,3 +142,48 @@ fn status_names_its_config_and_database_on_stderr_only() {
     let out = env.ok(&["status", "--json"]);
     assert!(!out.stderr.contains("database"), "{}", out.stderr);
 }
+
+/// Runs `args` with standard error on a pseudo-terminal; returns what it wrote there.
+fn on_a_terminal(env: &TestEnv, args: &[&str]) -> String {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use std::io::Read as _;
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let mut command = env.command_for(args);
+    command.stdout(std::process::Stdio::null()).stderr(terminal);
+    let status = command.status().unwrap();
+    drop(command);
+    assert!(status.success(), "{args:?}");
+    let mut said = Vec::new();
+    let mut master = std::fs::File::from(master);
+    let mut buf = [0u8; 4096];
+    // The terminal's other end is closed: read until the pty says so (EIO).
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        said.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&said).into_owned()
+}
+
+#[test]
+fn run_names_its_config_and_database_on_a_terminal_only() {
+    let env = TestEnv::new();
+    let want = format!(
+        "config {} · database {}",
+        env.config_path().display(),
+        env.dir.path().join("state.db").display()
+    );
+    let said = on_a_terminal(&env, &["run"]);
+    assert!(said.contains(&want), "{said:?}");
+    let piped = env.ok(&["run"]);
+    assert!(!piped.stderr.contains(&want), "{}", piped.stderr);
+}

@@ -149,6 +149,12 @@ impl TestEnv {
             .expect("start pr-monitor")
     }
 
+    /// `pr-monitor --config … --now … ARGS`, ready to run, for a test that wires its own
+    /// standard streams (a pseudo-terminal).
+    pub fn command_for(&self, args: &[&str]) -> Command {
+        self.prepared(self.dir.path(), &self.config_path(), args)
+    }
+
     fn prepared(&self, cwd: &Path, config: &Path, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_pr-monitor"));
         command
