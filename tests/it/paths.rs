@@ -177,6 +177,11 @@ fn on_a_terminal(env: &TestEnv, args: &[&str]) -> String {
 #[test]
 fn run_names_its_config_and_database_on_a_terminal_only() {
     let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app");
+        w.pr("octo/app", 4);
+    });
+    env.ok(&["watch", "add", "octo/app#4"]);
     let want = format!(
         "config {} · database {}",
         env.config_path().display(),
@@ -186,4 +191,14 @@ fn run_names_its_config_and_database_on_a_terminal_only() {
     assert!(said.contains(&want), "{said:?}");
     let piped = env.ok(&["run"]);
     assert!(!piped.stderr.contains(&want), "{}", piped.stderr);
+
+    // Log lines on a terminal are for a person: no timestamp, the level first.
+    let said = on_a_terminal(&env, &["run", "--force", "--log-level", "debug"]);
+    let call = said
+        .lines()
+        .find(|l| l.contains("forge call"))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    let plain = call.replace('\u{1b}', "");
+    assert!(plain.contains("DEBUG"), "{call:?}");
+    assert!(!call.starts_with(|c: char| c.is_ascii_digit()), "{call:?}");
 }
