@@ -36,17 +36,12 @@ pub fn main() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let log_format = cli.log_format;
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         // The reader stopped early (`status | head -1`): nothing more to say to anyone.
         Err(e) if crate::stdout::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let message = crate::secrets::mask(&format!("{e:#}"));
-            match log_format {
-                crate::logging::LogFormat::Text => eprintln!("error: {message}"),
-                crate::logging::LogFormat::Json => tracing::error!("{message}"),
-            }
+            crate::logging::complain(&crate::secrets::mask(&format!("{e:#}")));
             let usage = e
                 .chain()
                 .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());
@@ -170,7 +165,7 @@ fn run(cli: Cli) -> Result<u8> {
         _ => false,
     };
     if says_where {
-        eprintln!("{}", using_line(&config, &db));
+        crate::logging::say(&using_line(&config, &db));
     }
     // Reading commands work on a database they may not write (a read-only file or folder).
     let store = if matches!(

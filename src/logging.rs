@@ -57,8 +57,29 @@ impl Write for MaskedStderr {
     }
 }
 
+/// The format chosen at [`init`].
+static FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
+
+/// A line for the person or collector reading stderr (the daemon's progress, what a command
+/// reads): as it is in text format, an `info` event in JSON.
+pub fn say(line: &str) {
+    match FORMAT.get().copied().unwrap_or_default() {
+        LogFormat::Text => eprintln!("{line}"),
+        LogFormat::Json => tracing::info!("{line}"),
+    }
+}
+
+/// An error line: `error: …` in text format, an `error` event in JSON.
+pub fn complain(message: &str) {
+    match FORMAT.get().copied().unwrap_or_default() {
+        LogFormat::Text => eprintln!("error: {message}"),
+        LogFormat::Json => tracing::error!("{message}"),
+    }
+}
+
 /// Installs the subscriber for this process. Called once, before any command runs.
 pub fn init(level: Option<&str>, format: LogFormat) -> Result<(), String> {
+    let _ = FORMAT.set(format);
     let env = std::env::var("RUST_LOG").ok();
     let filter = filter(level, env.as_deref())?;
     let terminal = std::io::stderr().is_terminal();

@@ -73,10 +73,10 @@ pub fn daemon(app: &mut App) -> Result<u8> {
             let _ = tx.send(Wake::Stop);
         });
     }
-    eprintln!(
+    crate::logging::say(&format!(
         "pr-monitor daemon: sweeping on `{}`; SIGTERM or SIGINT stops it",
         app.config.schedule.as_str()
-    );
+    ));
     let _ = tx.send(Wake::Sweep(None));
     let retry = Duration::from_secs(app.config.pr.poll_sec.max(1));
     loop {
@@ -122,24 +122,21 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                     match tick::run(app, &opts) {
                         Ok(summary) => {
                             for o in &summary.outcomes {
-                                eprintln!(
-                                    "{}",
-                                    crate::output::outcome_line(
-                                        o,
-                                        app.now,
-                                        crate::terminal::Term::PLAIN
-                                    )
-                                );
+                                crate::logging::say(&crate::output::outcome_line(
+                                    o,
+                                    app.now,
+                                    crate::terminal::Term::PLAIN,
+                                ));
                             }
                         }
-                        Err(e) => eprintln!("error: the sweep failed: {e:#}"),
+                        Err(e) => crate::logging::complain(&format!("the sweep failed: {e:#}")),
                     }
                 }
             }
             None => {
                 if let Err(e) = crate::notify::deliver_pending(&mut app.store, &app.config, app.now)
                 {
-                    eprintln!("error: delivering the outbox failed: {e:#}");
+                    crate::logging::complain(&format!("delivering the outbox failed: {e:#}"));
                 }
             }
         }
@@ -149,6 +146,6 @@ pub fn daemon(app: &mut App) -> Result<u8> {
     }
     let _ = runtime.block_on(scheduler.shutdown());
     runtime.shutdown_timeout(Duration::from_secs(1));
-    eprintln!("pr-monitor daemon: stopped");
+    crate::logging::say("pr-monitor daemon: stopped");
     Ok(0)
 }

@@ -53,6 +53,17 @@ fn json_log_lines_parse_and_name_each_forge_call_without_the_token() {
     // Without --log-level, the default (warn; pr-monitor's own from info) is quiet on success.
     let quiet = env.ok(&["run", "--force", "--log-format", "json"]);
     assert!(quiet.stderr.is_empty(), "{}", quiet.stderr);
+
+    // What `status` says on stderr is a JSON line too.
+    let status = env.ok(&["status", "--log-format", "json"]);
+    let said: Value = serde_json::from_str(status.stderr.trim()).unwrap();
+    assert_eq!(said["level"], "INFO", "{said}");
+    assert!(
+        said["fields"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("config ") && m.contains(" · database ")),
+        "{said}"
+    );
 }
 
 #[test]
