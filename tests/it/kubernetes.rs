@@ -193,7 +193,7 @@ fn the_pod_runs_locked_down_within_the_benchmarked_resources() {
     );
     assert_eq!(context.seccomp_profile.unwrap().type_, "RuntimeDefault");
 
-    // The benchmark's largest tick (200 PRs) peaks at 11 MiB resident: the request covers it,
+    // The benchmark's largest tick (200 PRs) peaks at 12 MiB resident: the request covers it,
     // and the limit leaves room.
     let resources = container.resources.unwrap();
     let mebibytes = |q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
