@@ -38,6 +38,7 @@ pub mod palette;
 pub mod plan;
 pub mod private;
 pub mod progress;
+pub mod read;
 pub mod report;
 pub mod schedule;
 pub mod secrets;

@@ -17,9 +17,10 @@ use crate::app::App;
 use crate::config::Policy;
 use crate::decide::{self, Context, Plan};
 use crate::execute::{self, Env};
-use crate::forge::{DEFAULT_READ_BATCH, Forge, ForgeError, SnapshotRequest};
+use crate::forge::{DEFAULT_READ_BATCH, ForgeError};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
+use crate::read::Read;
 use crate::store::{Lease, Leased, Selection, TickRecord};
 use crate::watch::{HistoryEntry, Watch};
 
@@ -132,32 +133,45 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     tell(opts, Step::Reading { due: total });
     let mut outcomes: Vec<(usize, PrOutcome)> = Vec::new();
     let mut done = 0;
-    for chunk in chunks(app, due) {
+    'groups: for group in groups(app, due) {
         if stopped(opts) {
             break;
         }
-        let leased = take_leases(app, chunk, &holder, opts, &mut summary)?;
-        let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
-        let snapshots = read_chunk(app, &watches);
-        let turns = chunk_turns(app, &leased, &snapshots)?;
-        for ((index, watch, lease), snap) in leased.into_iter().zip(snapshots) {
-            done += 1;
-            tell(
-                opts,
-                Step::Ticked {
-                    done,
-                    total,
-                    pr: &watch.pr,
-                },
-            );
+        let everyone: Vec<&Watch> = group.iter().flatten().map(|(_, w)| w).collect();
+        let mut summaries = crate::read::summarise(app, &everyone);
+        for chunk in group {
             if stopped(opts) {
-                if let Some(lease) = lease {
-                    app.store.release(lease)?;
-                }
-                continue;
+                break 'groups;
             }
-            let outcome = act_and_record(app, watch, lease, snap, &turns, opts);
-            outcomes.push((index, outcome));
+            let leased = take_leases(app, chunk, &holder, opts, &mut summary)?;
+            let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
+            let reads = crate::read::read_chunk(
+                app,
+                &watches,
+                &mut summaries,
+                !opts.dry_run,
+                opts.fix_asked,
+            );
+            let turns = chunk_turns(app, &leased, &reads)?;
+            for ((index, watch, lease), read) in leased.into_iter().zip(reads) {
+                done += 1;
+                tell(
+                    opts,
+                    Step::Ticked {
+                        done,
+                        total,
+                        pr: &watch.pr,
+                    },
+                );
+                if stopped(opts) {
+                    if let Some(lease) = lease {
+                        app.store.release(lease)?;
+                    }
+                    continue;
+                }
+                let outcome = act_and_record(app, watch, lease, read, &turns, opts);
+                outcomes.push((index, outcome));
+            }
         }
     }
     outcomes.sort_by_key(|(index, _)| *index);
@@ -188,11 +202,48 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     Ok(summary)
 }
 
+/// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
+/// write not yet reconciled, is read again in full and decided anew, so no action or
+/// reconciliation ever rests on a kept read.
+fn detect_and_decide(
+    app: &mut App,
+    watch: &Watch,
+    read: Read,
+    ctx: &Context<'_>,
+    opts: &RunOptions,
+) -> Result<(Snapshot, Plan), ForgeError> {
+    let decided = |app: &mut App, mut snap: Snapshot| {
+        let forge = app
+            .forges
+            .get(watch.pr.forge, &app.config)
+            .map_err(ForgeError::Unauthorized)?;
+        let policy = ctx.policy;
+        crate::detect::failed_logs(forge, &mut app.store, &mut snap, policy, !opts.dry_run);
+        crate::detect::queue_failures(
+            forge,
+            &mut app.store,
+            &mut snap,
+            policy,
+            &watch.status,
+            !opts.dry_run,
+        );
+        let plan = decide::decide(watch, &snap, ctx);
+        Ok((snap, plan))
+    };
+    let (snap, plan) = decided(app, read.snapshot)?;
+    // A recorded write not yet reconciled is reconciled against a fresh read too.
+    if !read.reused || (plan.actions.is_empty() && ctx.intents.is_empty()) {
+        return Ok((snap, plan));
+    }
+    let fresh = crate::read::reread(app, watch)?;
+    decided(app, fresh)
+}
+
 /// Detect → decide → apply for one PR whose snapshot was read.
 fn tick_one(
     app: &mut App,
     watch: &Watch,
-    mut snap: Snapshot,
+    read: Read,
     update_turn: bool,
     opts: &RunOptions,
 ) -> (Option<Plan>, Option<String>, TickRecord) {
@@ -217,25 +268,6 @@ fn tick_one(
         seen,
         intents,
     } = facts;
-    let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
-        let record = failed_tick(
-            watch,
-            &ForgeError::Unexpected("no forge client".into()),
-            now,
-            policy.poll_sec,
-        )
-        .0;
-        return (None, Some("no forge client".into()), record);
-    };
-    crate::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, !opts.dry_run);
-    crate::detect::queue_failures(
-        forge,
-        &mut app.store,
-        &mut snap,
-        &policy,
-        &watch.status,
-        !opts.dry_run,
-    );
     let ctx = Context {
         policy: &policy,
         now,
@@ -246,7 +278,23 @@ fn tick_one(
         fix_asked: opts.fix_asked,
         intents: &intents,
     };
-    let mut plan = decide::decide(watch, &snap, &ctx);
+    let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, opts) {
+        Ok(decided) => decided,
+        Err(e) => {
+            let (record, message) = failed_tick(watch, &e, now, policy.poll_sec);
+            return (None, Some(message), record);
+        }
+    };
+    let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
+        let record = failed_tick(
+            watch,
+            &ForgeError::Unexpected("no forge client".into()),
+            now,
+            policy.poll_sec,
+        )
+        .0;
+        return (None, Some("no forge client".into()), record);
+    };
     let env = Env {
         watch_id: watch.id,
         config: &app.config,
@@ -260,6 +308,11 @@ fn tick_one(
         intents: &mut app.store,
     };
     let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
+    if !plan.actions.is_empty() && !opts.dry_run {
+        // What the PR looks like after acting is read in full next tick. A cache: a failed
+        // delete only costs that read's savings.
+        let _ = app.store.forget_read(watch.id);
+    }
     let mut history = plan.history.clone();
     history.extend(applied.history);
     if let Some(e) = &applied.error {
@@ -353,23 +406,31 @@ fn stopped(opts: &RunOptions) -> bool {
 /// place in the due order (outcomes are reported in that order).
 type Chunk = Vec<(usize, Watch)>;
 
-/// Splits the due watches into chunks the size of each forge's read batch, forge by forge,
-/// keeping the due order within a forge.
-fn chunks(app: &mut App, due: Vec<Watch>) -> Vec<Chunk> {
+/// Splits the due watches into groups the size of each forge's summary read, each split into
+/// chunks the size of its read batch, forge by forge, keeping the due order within a forge.
+fn groups(app: &mut App, due: Vec<Watch>) -> Vec<Vec<Chunk>> {
     let mut by_forge: BTreeMap<ForgeKind, Chunk> = BTreeMap::new();
     for (index, w) in due.into_iter().enumerate() {
         by_forge.entry(w.pr.forge).or_default().push((index, w));
     }
     let mut out = Vec::new();
     for (kind, watches) in by_forge {
-        let size = app
+        let (group, size) = app
             .forges
             .get(kind, &app.config)
-            .map_or(DEFAULT_READ_BATCH, Forge::read_batch_size)
-            .max(1);
+            .map_or((DEFAULT_READ_BATCH, DEFAULT_READ_BATCH), |f| {
+                (f.summary_batch_size(), f.read_batch_size())
+            });
+        let (group, size) = (group.max(1), size.max(1));
         let mut rest = watches.into_iter().peekable();
         while rest.peek().is_some() {
-            out.push(rest.by_ref().take(size).collect());
+            let members: Chunk = rest.by_ref().take(group).collect();
+            let mut members = members.into_iter().peekable();
+            let mut chunks = Vec::new();
+            while members.peek().is_some() {
+                chunks.push(members.by_ref().take(size).collect());
+            }
+            out.push(chunks);
         }
     }
     out
@@ -411,13 +472,13 @@ fn act_and_record(
     app: &mut App,
     watch: Watch,
     lease: Option<Lease>,
-    snap: Result<Snapshot, ForgeError>,
+    read: Result<Read, ForgeError>,
     turns: &[i64],
     opts: &RunOptions,
 ) -> PrOutcome {
     let now = app.now;
-    let (plan, error, mut record) = match snap {
-        Ok(snap) => tick_one(app, &watch, snap, turns.contains(&watch.id), opts),
+    let (plan, error, mut record) = match read {
+        Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), opts),
         Err(e) => {
             let policy = app.policy_for(&watch);
             let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
@@ -452,55 +513,15 @@ fn act_and_record(
 fn chunk_turns(
     app: &App,
     leased: &[(usize, Watch, Option<Lease>)],
-    snapshots: &[Result<Snapshot, ForgeError>],
+    reads: &[Result<Read, ForgeError>],
 ) -> Result<Vec<i64>> {
     let all = app.store.watches()?;
     let fresh: BTreeMap<i64, &Snapshot> = leased
         .iter()
-        .zip(snapshots)
-        .filter_map(|((_, w, _), s)| s.as_ref().ok().map(|s| (w.id, s)))
+        .zip(reads)
+        .filter_map(|((_, w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
         .collect();
     Ok(decide::update_turns(&all, &fresh))
-}
-
-/// Reads one chunk's snapshots (all of one forge); one result per watch, in order. This is
-/// the seam where reads within a chunk may be spread or split.
-fn read_chunk(app: &mut App, watches: &[&Watch]) -> Vec<Result<Snapshot, ForgeError>> {
-    let Some(kind) = watches.first().map(|w| w.pr.forge) else {
-        return Vec::new();
-    };
-    let requests: Vec<SnapshotRequest> = watches
-        .iter()
-        .map(|w| {
-            let s = &w.status;
-            SnapshotRequest {
-                pr: w.pr.clone(),
-                branches: s
-                    .base_ref
-                    .clone()
-                    .zip(s.head_ref.clone())
-                    .filter(|_| !s.memory.cross_repository),
-            }
-        })
-        .collect();
-    let mut answers = match app.forges.get(kind, &app.config) {
-        Ok(forge) => forge.snapshots(&requests),
-        Err(e) => requests
-            .iter()
-            .map(|_| Err(ForgeError::Unauthorized(e.clone())))
-            .collect(),
-    };
-    answers.resize_with(requests.len(), || {
-        Err(ForgeError::Unexpected("no answer for this PR".into()))
-    });
-    if answers
-        .iter()
-        .any(|a| matches!(a, Err(ForgeError::Unauthorized(_))))
-    {
-        // A rotated token: the next batch reads it afresh.
-        app.forges.forget(kind);
-    }
-    answers
 }
 
 /// The record of a tick that could not read its PR.

@@ -96,6 +96,24 @@ pub struct SnapshotRequest {
     pub branches: Option<(String, String)>,
 }
 
+/// What a cheap summary read needs to know about one PR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryRequest {
+    pub read: SnapshotRequest,
+    /// The stored snapshot has unresolved threads: the summary must see a thread resolved
+    /// (which changes nothing else a summary shows).
+    pub threads: bool,
+}
+
+/// What a cheap summary read saw of one PR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Everything the summary shows but the branch comparison, as one comparable text.
+    pub fingerprint: String,
+    /// Commits the base has that the head lacks, when the branches were compared.
+    pub behind_by: Option<u64>,
+}
+
 /// The read batch of a forge that does not say otherwise.
 pub const DEFAULT_READ_BATCH: usize = 10;
 
@@ -103,6 +121,21 @@ pub const DEFAULT_READ_BATCH: usize = 10;
 pub trait Forge {
     /// One snapshot or error per request, in the same order.
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>>;
+
+    /// A summary per request, in order, of everything a cheap read can see of the PR (head,
+    /// update time, checks, merge state, labels, how far behind, ...): an equal summary means
+    /// the full snapshot read with the earlier one still holds. `None` means this read cannot tell (the
+    /// forge has no summary, or it failed for that PR): read it in full. An error means the
+    /// forge cannot be read at all now (rate limited, unreachable, token refused): a full read
+    /// would fail the same way.
+    fn summaries(&self, requests: &[SummaryRequest]) -> Result<Vec<Option<Summary>>, ForgeError> {
+        Ok(requests.iter().map(|_| None).collect())
+    }
+
+    /// How many PRs one summary read covers (several read batches).
+    fn summary_batch_size(&self) -> usize {
+        self.read_batch_size()
+    }
 
     /// How many PRs one read batch holds: a tick reads, decides and acts this many at a time.
     fn read_batch_size(&self) -> usize {

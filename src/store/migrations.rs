@@ -118,6 +118,15 @@ pub const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX intents_open ON intents (watch_id) WHERE resolved_at IS NULL;
     ",
+    // 6: each watch's last full read and the summary fingerprint seen just before it, so an
+    // unchanged summary reuses the read instead of paying for it again.
+    "
+    CREATE TABLE last_reads (
+        watch_id  INTEGER PRIMARY KEY REFERENCES watches (id) ON DELETE CASCADE,
+        summary   TEXT NOT NULL,
+        snapshot  TEXT NOT NULL
+    ) STRICT;
+    ",
 ];
 
 /// The schema version this build writes.

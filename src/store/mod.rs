@@ -8,8 +8,10 @@
 mod intents;
 mod metrics;
 mod migrations;
+mod reads;
 
 pub use metrics::{Labels, StoredMetric};
+pub use reads::KeptRead;
 
 use std::path::Path;
 use std::time::Duration;

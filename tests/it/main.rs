@@ -3,6 +3,7 @@
 
 mod agreement;
 mod check;
+mod economy;
 mod fake_github_selftest;
 mod fixtures;
 mod gitlab;

@@ -402,12 +402,16 @@ fn waited_out_then_deferred(short: Fault, long: Fault) {
     for pr in ["octo/app#1", "octo/app#2"] {
         assert_eq!(env.status(pr)["last_error"], json!(null), "{pr}");
     }
+    let counts = env.gh.requests().counts();
     assert_eq!(
-        env.gh
-            .requests()
-            .count("POST /graphql PullRequestSnapshots"),
-        2,
-        "one refused, one answered"
+        counts.get("POST /graphql PullRequestSummaries"),
+        Some(&2),
+        "the summary refused, then answered: {counts:?}"
+    );
+    assert_eq!(
+        counts.get("POST /graphql PullRequestSnapshots"),
+        Some(&1),
+        "{counts:?}"
     );
     env.gh.clear_requests();
     env.gh.fault(long.always());
@@ -616,8 +620,8 @@ fn a_server_without_branch_comparison_still_reads_every_pr() {
         assert!(s["head_sha"].is_string());
     }
     // One refused document per run at most: the client stops asking for the comparison.
-    // Run 1: a snapshot, a refused comparison. Run 2: a refused snapshot with the comparison, then
-    // one without.
+    // Run 1: a summary, a snapshot, a refused comparison. Run 2: a refused summary with the
+    // comparison, then one without, which shows nothing changed: no snapshot.
     assert_eq!(
         env.gh.requests().count("POST /graphql CompareBranches"),
         1,
@@ -627,8 +631,16 @@ fn a_server_without_branch_comparison_still_reads_every_pr() {
     assert_eq!(
         env.gh
             .requests()
-            .count("POST /graphql PullRequestSnapshots"),
+            .count("POST /graphql PullRequestSummaries"),
         3,
+        "{:?}",
+        env.gh.requests().counts()
+    );
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        1,
         "{:?}",
         env.gh.requests().counts()
     );

@@ -20,7 +20,9 @@ pub fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, status_error};
-use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
+use crate::forge::{
+    Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
+};
 use crate::model::{Check, ChecksSource, MergeMethod, PrRef, Sha, Snapshot};
 use features::Features;
 use queries::Paged;
@@ -55,6 +57,27 @@ fn auto_merge_refusal(msg: String) -> Refusal {
     } else {
         Refusal::Other(msg)
     }
+}
+
+/// One PR's summary from its `s{i}` answer, or `None` when it cannot tell: the PR is
+/// missing or errored, or a connection is longer than the page the summary reads.
+fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
+    let mut value = answer.clone();
+    let behind_by = value
+        .as_object_mut()
+        .and_then(|o| o.remove("baseRef"))
+        .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
+    let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
+    let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
+    let over = |pointer: &str| pr.pointer(pointer).and_then(Value::as_u64).unwrap_or(0) > 100;
+    let unclear = failed
+        || more("/statusCheckRollup/contexts/pageInfo/hasNextPage")
+        || over("/labels/totalCount")
+        || over("/reviewThreads/totalCount");
+    (!unclear).then(|| Summary {
+        fingerprint: value.to_string(),
+        behind_by,
+    })
 }
 
 /// One GraphQL error, as GitHub reports it.
@@ -363,6 +386,54 @@ impl GitHub {
         true
     }
 
+    /// Summarises one batch: a fingerprint per PR, `None` where the answer cannot tell (an
+    /// error, a missing PR, a connection longer than its one page), `None` for every PR when
+    /// the request failed for a reason a full read may not share; an error when the forge
+    /// cannot be read at all.
+    fn summary_batch(
+        &self,
+        requests: &[SummaryRequest],
+    ) -> Result<Vec<Option<Summary>>, ForgeError> {
+        let unclear = || Ok(requests.iter().map(|_| None).collect());
+        let read = || {
+            self.graphql(
+                &queries::summary_query(requests, self.features.get()),
+                &json!({}),
+                None,
+                Idempotency::Retry,
+            )
+        };
+        let mut answer = read();
+        // A server without an optional part of the schema: ask again without it.
+        let refused = match &answer {
+            Ok(a) if a.data.is_null() => a.errors.iter().any(|e| self.refused_feature(&e.message)),
+            Err(ForgeError::Refused(msg)) => self.refused_feature(msg),
+            _ => false,
+        };
+        if refused {
+            answer = read();
+        }
+        let answer = match answer {
+            Ok(a) if !a.data.is_null() => a,
+            Err(
+                e @ (ForgeError::RateLimited { .. }
+                | ForgeError::Unreachable(_)
+                | ForgeError::Unauthorized(_)),
+            ) => return Err(e),
+            _ => return unclear(),
+        };
+        Ok((0..requests.len())
+            .map(|i| {
+                let alias = queries::summary_alias(i);
+                let failed = answer
+                    .errors
+                    .iter()
+                    .any(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()));
+                summary_of(answer.data.get(&alias)?, failed)
+            })
+            .collect())
+    }
+
     /// Reads a batch, splitting it when the request fails so one bad PR cannot fail the rest.
     fn read_split(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         match self.read_batch(requests) {
@@ -521,6 +592,18 @@ type QueueLine = Vec<(u32, u64)>;
 impl Forge for GitHub {
     fn read_batch_size(&self) -> usize {
         BATCH_SIZE
+    }
+
+    fn summary_batch_size(&self) -> usize {
+        queries::SUMMARY_BATCH
+    }
+
+    fn summaries(&self, requests: &[SummaryRequest]) -> Result<Vec<Option<Summary>>, ForgeError> {
+        let mut out = Vec::with_capacity(requests.len());
+        for chunk in requests.chunks(queries::SUMMARY_BATCH) {
+            out.extend(self.summary_batch(chunk)?);
+        }
+        Ok(out)
     }
 
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {

@@ -6,7 +6,7 @@
 //! page are continued with the page queries below, addressed by node id.
 
 use super::features::Features;
-use crate::forge::SnapshotRequest;
+use crate::forge::{SnapshotRequest, SummaryRequest};
 
 /// The fragments shared by the snapshot and page queries.
 pub const FRAGMENTS: &str = include_str!("snapshot.graphql");
@@ -80,25 +80,106 @@ pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> Strin
     let mut q = String::from("query PullRequestSnapshots {\n");
     let queue = if features.queue { " ...Queue" } else { "" };
     for (i, req) in requests.iter().enumerate() {
-        let (owner, name) = req.pr.owner_and_name();
-        q.push_str(&format!(
-            "  {}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ ...Pr{queue} }}\n",
-            alias(i),
-            literal(owner),
-            literal(name),
-            req.pr.number
+        q.push_str(&pr_selection(
+            &alias(i),
+            req,
+            &format!("...Pr{queue}"),
+            features,
         ));
-        if let Some((base, head)) = req.branches.as_ref().filter(|_| features.compare) {
-            q.push_str(&format!(
-                "    baseRef: ref(qualifiedName: {}) {{ compare(headRef: {}) {{ behindBy aheadBy status }} }}\n",
-                literal(&format!("refs/heads/{base}")),
-                literal(head)
-            ));
-        }
-        q.push_str("  }\n");
     }
     q.push_str("}\n");
     q.push_str(FRAGMENTS);
+    if features.queue {
+        q.push_str(QUEUE_FRAGMENT);
+    }
+    q
+}
+
+/// One PR's aliased selection: its repository's settings, `pr_fields` of the PR, and the
+/// comparison of its branches when they are known and the server compares.
+fn pr_selection(alias: &str, req: &SnapshotRequest, pr_fields: &str, features: Features) -> String {
+    let (owner, name) = req.pr.owner_and_name();
+    let mut q = format!(
+        "  {alias}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ {pr_fields} }}\n",
+        literal(owner),
+        literal(name),
+        req.pr.number
+    );
+    if let Some((base, head)) = req.branches.as_ref().filter(|_| features.compare) {
+        q.push_str(&format!(
+            "    baseRef: ref(qualifiedName: {}) {{ compare(headRef: {}) {{ behindBy aheadBy status }} }}\n",
+            literal(&format!("refs/heads/{base}")),
+            literal(head)
+        ));
+    }
+    q.push_str("  }\n");
+    q
+}
+
+/// What the summary query reads of each PR: every scalar the snapshot has, the update time
+/// (bumped by commits, comments and reviews), labels, and each check context's identity and
+/// state. Two connections per PR: 100 PRs cost 2 points.
+pub const SUMMARY_FRAGMENT: &str = "
+fragment Summary on PullRequest {
+  id
+  updatedAt
+  title
+  state
+  isDraft
+  headRefName
+  headRefOid
+  baseRefName
+  isCrossRepository
+  mergeable
+  mergeStateStatus
+  reviewDecision
+  autoMergeRequest { enabledAt mergeMethod }
+  labels(first: 100) { totalCount nodes { name } }
+  statusCheckRollup {
+    state
+    contexts(first: 100) {
+      totalCount
+      pageInfo { hasNextPage }
+      nodes {
+        __typename
+        ... on CheckRun { databaseId name status conclusion startedAt completedAt }
+        ... on StatusContext { context state targetUrl description createdAt }
+      }
+    }
+  }
+}
+";
+
+/// PRs summarised per summary request: two connections each keeps it at 2 points.
+pub const SUMMARY_BATCH: usize = 100;
+
+/// The alias of the `i`-th PR in a summary query.
+pub fn summary_alias(i: usize) -> String {
+    format!("s{i}")
+}
+
+/// The batched summary query for `requests`, in order; `s{i}` answers `requests[i]`, and
+/// `rateLimit` says what it cost and what is left.
+pub fn summary_query(requests: &[SummaryRequest], features: Features) -> String {
+    let mut q =
+        String::from("query PullRequestSummaries {\n  rateLimit { cost remaining resetAt }\n");
+    let queue = if features.queue { " ...Queue" } else { "" };
+    for (i, req) in requests.iter().enumerate() {
+        let threads = if req.threads {
+            " reviewThreads(first: 100) { totalCount nodes { isResolved } }"
+        } else {
+            ""
+        };
+        q.push_str(&pr_selection(
+            &summary_alias(i),
+            &req.read,
+            &format!("...Summary{queue}{threads}"),
+            features,
+        ));
+    }
+    q.push_str("}\n");
+    q.push_str(&fragments_for("...Repo"));
+    q.push_str(SUMMARY_FRAGMENT);
     if features.queue {
         q.push_str(QUEUE_FRAGMENT);
     }
@@ -259,6 +340,21 @@ pub fn all_documents() -> Vec<(String, String)> {
             "compare".to_owned(),
             compare_query(&[(&pr, "main", "feature/y")]),
         ),
+        (
+            "summary".to_owned(),
+            summary_query(&summary_sample(&sample), Features::default()),
+        ),
+        (
+            "summary without optional fields".to_owned(),
+            summary_query(
+                &summary_sample(&sample),
+                Features {
+                    compare: false,
+                    queue: false,
+                    ahead: false,
+                },
+            ),
+        ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
         ("commit checks".to_owned(), commit_checks_query()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
@@ -272,6 +368,18 @@ pub fn all_documents() -> Vec<(String, String)> {
         docs.push((format!("page {p:?}"), page_query(p)));
     }
     docs
+}
+
+/// Summary requests for `sample`, the first asking for threads too.
+fn summary_sample(sample: &[SnapshotRequest]) -> Vec<SummaryRequest> {
+    sample
+        .iter()
+        .enumerate()
+        .map(|(i, read)| SummaryRequest {
+            read: read.clone(),
+            threads: i == 0,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,231 @@
+//! Two-phase reads: a cheap summary of every PR of a chunk first, then the full snapshot only
+//! for the PRs whose summary differs from the one kept with their last full read (or that have
+//! none). A PR whose summary is unchanged is decided on its kept snapshot; the tick reads it
+//! in full again before acting on it (see [`crate::tick`]), so every forge write and message
+//! rests on a fresh read. A summary that cannot tell (an error, a forge without summaries, a
+//! connection longer than its page) always falls through to the full read.
+
+use std::collections::BTreeMap;
+
+use crate::app::App;
+use crate::forge::{ForgeError, SnapshotRequest, Summary, SummaryRequest};
+use crate::model::Snapshot;
+use crate::store::KeptRead;
+use crate::watch::Watch;
+
+/// One PR's snapshot for this tick, and whether it is a kept one rather than read now.
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub snapshot: Snapshot,
+    pub reused: bool,
+}
+
+/// What the full read of `w` asks: the branches seen last tick let the client compare them
+/// in the same request (never for a fork, whose branch name means nothing in the base).
+pub fn snapshot_request(w: &Watch) -> SnapshotRequest {
+    let s = &w.status;
+    SnapshotRequest {
+        pr: w.pr.clone(),
+        branches: s
+            .base_ref
+            .clone()
+            .zip(s.head_ref.clone())
+            .filter(|_| !s.memory.cross_repository),
+    }
+}
+
+/// Whether a kept read still holds: its summary is the one just read, and the branches are as
+/// far apart as it says.
+pub fn reusable(kept: Option<&KeptRead>, summary: Option<&Summary>) -> bool {
+    matches!((kept, summary), (Some(k), Some(s))
+        if k.summary == s.fingerprint && k.snapshot.behind_by == s.behind_by)
+}
+
+/// A group's summaries, read before its chunks, with the kept reads they are compared with.
+#[derive(Debug)]
+pub struct Summaries {
+    /// Fingerprint by watch id (absent: the summary cannot tell); an error when the forge
+    /// cannot be read at all.
+    by_watch: Result<BTreeMap<i64, Summary>, ForgeError>,
+    kept: BTreeMap<i64, KeptRead>,
+}
+
+impl Default for Summaries {
+    fn default() -> Self {
+        Summaries {
+            by_watch: Ok(BTreeMap::new()),
+            kept: BTreeMap::new(),
+        }
+    }
+}
+
+/// Reads the summaries of a group of watches (all of one forge) in as few requests as the
+/// forge allows.
+pub fn summarise(app: &mut App, watches: &[&Watch]) -> Summaries {
+    let Some(kind) = watches.first().map(|w| w.pr.forge) else {
+        return Summaries::default();
+    };
+    let ids: Vec<i64> = watches.iter().map(|w| w.id).collect();
+    // A kept read that cannot be loaded is no kept read: the PR is read in full.
+    let kept = app.store.kept_reads(&ids).unwrap_or_default();
+    let Ok(forge) = app.forges.get(kind, &app.config) else {
+        // The chunk's read reports why.
+        return Summaries::default();
+    };
+    let requests: Vec<SummaryRequest> = watches
+        .iter()
+        .map(|w| SummaryRequest {
+            read: snapshot_request(w),
+            threads: kept
+                .get(&w.id)
+                .is_some_and(|k| k.snapshot.unresolved_threads().next().is_some()),
+        })
+        .collect();
+    let by_watch = forge.summaries(&requests).map(|found| {
+        ids.iter()
+            .zip(found)
+            .filter_map(|(id, s)| s.map(|s| (*id, s)))
+            .collect()
+    });
+    Summaries { by_watch, kept }
+}
+
+/// Reads one chunk (all of one forge) against its group's `summaries`: one result per watch,
+/// in order. With `keep` the full reads are kept with their summaries for the next tick (a dry
+/// run keeps nothing); with `fresh` every PR is read in full.
+pub fn read_chunk(
+    app: &mut App,
+    watches: &[&Watch],
+    summaries: &mut Summaries,
+    keep: bool,
+    fresh: bool,
+) -> Vec<Result<Read, ForgeError>> {
+    let Some(kind) = watches.first().map(|w| w.pr.forge) else {
+        return Vec::new();
+    };
+    let by_watch = match &summaries.by_watch {
+        Ok(by_watch) => by_watch,
+        Err(e) => {
+            if matches!(e, ForgeError::Unauthorized(_)) {
+                // A rotated token: the next group reads it afresh.
+                app.forges.forget(kind);
+            }
+            return watches.iter().map(|_| Err(e.clone())).collect();
+        }
+    };
+    let forge = match app.forges.get(kind, &app.config) {
+        Ok(forge) => forge,
+        Err(e) => {
+            return watches
+                .iter()
+                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
+                .collect();
+        }
+    };
+    let mut out: Vec<Option<Result<Read, ForgeError>>> = Vec::with_capacity(watches.len());
+    let mut wanted: Vec<&Watch> = Vec::new();
+    for w in watches {
+        if !fresh && reusable(summaries.kept.get(&w.id), by_watch.get(&w.id)) {
+            out.push(summaries.kept.remove(&w.id).map(|k| {
+                Ok(Read {
+                    snapshot: k.snapshot,
+                    reused: true,
+                })
+            }));
+        } else {
+            out.push(None);
+            wanted.push(w);
+        }
+    }
+    let requests: Vec<SnapshotRequest> = wanted.iter().map(|w| snapshot_request(w)).collect();
+    let mut answers = if requests.is_empty() {
+        Vec::new()
+    } else {
+        forge.snapshots(&requests)
+    };
+    answers.resize_with(requests.len(), || {
+        Err(ForgeError::Unexpected("no answer for this PR".into()))
+    });
+    let mut answers = wanted.into_iter().zip(answers);
+    for slot in &mut out {
+        if slot.is_some() {
+            continue;
+        }
+        let Some((w, answer)) = answers.next() else {
+            break;
+        };
+        if let (true, Ok(snap)) = (keep, &answer) {
+            // A cache: a failed write only means the PR is read in full next tick.
+            let _ = match by_watch.get(&w.id) {
+                Some(summary) => app.store.keep_read(w.id, &summary.fingerprint, snap),
+                None => app.store.forget_read(w.id),
+            };
+        }
+        *slot = Some(answer.map(|snapshot| Read {
+            snapshot,
+            reused: false,
+        }));
+    }
+    let out: Vec<Result<Read, ForgeError>> = out
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into()))))
+        .collect();
+    if out
+        .iter()
+        .any(|a| matches!(a, Err(ForgeError::Unauthorized(_))))
+    {
+        // A rotated token: the next batch reads it afresh.
+        app.forges.forget(kind);
+    }
+    out
+}
+
+/// Reads one PR in full again (a kept read whose plan wants to act).
+pub fn reread(app: &mut App, watch: &Watch) -> Result<Snapshot, ForgeError> {
+    let forge = app
+        .forges
+        .get(watch.pr.forge, &app.config)
+        .map_err(ForgeError::Unauthorized)?;
+    forge
+        .snapshots(&[snapshot_request(watch)])
+        .pop()
+        .unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(summary: &str, behind_by: Option<u64>) -> KeptRead {
+        let mut snapshot = crate::decide::tests::snap("aaa");
+        snapshot.behind_by = behind_by;
+        KeptRead {
+            summary: summary.to_owned(),
+            snapshot,
+        }
+    }
+
+    fn seen(fingerprint: &str, behind_by: Option<u64>) -> Summary {
+        Summary {
+            fingerprint: fingerprint.to_owned(),
+            behind_by,
+        }
+    }
+
+    #[test]
+    fn a_kept_read_holds_only_while_its_summary_is_the_one_just_read() {
+        let k = kept("a", Some(0));
+        let cases: [(Option<&KeptRead>, Option<Summary>, bool); 7] = [
+            (Some(&k), Some(seen("a", Some(0))), true),
+            (Some(&k), Some(seen("b", Some(0))), false),
+            (Some(&k), Some(seen("a", Some(1))), false),
+            (Some(&k), Some(seen("a", None)), false),
+            (Some(&k), None, false),
+            (None, Some(seen("a", Some(0))), false),
+            (None, None, false),
+        ];
+        for (kept, summary, want) in cases {
+            assert_eq!(reusable(kept, summary.as_ref()), want, "{summary:?}");
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Request economy on GitHub, in the unit GitHub charges: every run starts with one summary
+//! query over up to 100 PRs (2 points for 100), and only the PRs whose summary changed, or
+//! that have no kept read yet, are read in full. Points are deterministic, so each case
+//! asserts them exactly from the fake's log.
+
+use serde_json::json;
+
+use crate::support::env::TestEnv;
+
+const REPO: &str = "octo/app";
+
+/// 100 watched PRs: 50 green and idle, 50 with a check still running; all read once.
+fn hundred_prs() -> TestEnv {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=100 {
+            w.pr(REPO, n);
+            if n <= 50 {
+                w.check_run(REPO, n, "test").success();
+            } else {
+                w.check_run(REPO, n, "test").in_progress();
+            }
+        }
+    });
+    let refs: Vec<String> = (1..=100).map(|n| format!("{REPO}#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    env
+}
+
+/// Runs once more after every PR is due again; (points, requests) that run spent.
+fn next_run(env: &mut TestEnv) -> (u64, usize) {
+    env.advance(600);
+    env.gh.clear_requests();
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    (log.points(""), log.total())
+}
+
+#[test]
+fn a_first_look_reads_every_pr_in_full_after_the_summary() {
+    let mut env = hundred_prs();
+    let log = env.gh.requests();
+    assert_eq!(
+        log.count("POST /graphql PullRequestSummaries"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(log.points("POST /graphql PullRequestSummaries"), 2);
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 10);
+    assert_eq!(log.points("POST /graphql PullRequestSnapshots"), 160);
+}
+
+#[test]
+fn idle_prs_and_prs_with_running_checks_cost_one_summary_for_a_hundred() {
+    let mut env = hundred_prs();
+    let before: Vec<serde_json::Value> = [1, 51]
+        .iter()
+        .map(|n| env.status(&format!("{REPO}#{n}")))
+        .collect();
+    let (points, requests) = next_run(&mut env);
+    assert_eq!(
+        (points, requests),
+        (2, 1),
+        "0.02 points per PR: {:?}",
+        env.gh.requests().counts()
+    );
+    for (n, was) in [1, 51].iter().zip(before) {
+        let s = env.status(&format!("{REPO}#{n}"));
+        for key in ["pills", "why", "head_sha", "state", "last_error"] {
+            assert_eq!(s[key], was[key], "#{n} {key} decided as before");
+        }
+    }
+    assert_eq!(
+        env.status(&format!("{REPO}#51"))["pills"]["ci"],
+        json!(false)
+    );
+}
+
+#[test]
+fn a_new_head_is_read_in_full() {
+    let mut env = hundred_prs();
+    let sha = env.gh.world(|w| w.push(REPO, 7, "someone"));
+    let (points, _) = next_run(&mut env);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
+    assert_eq!(points, 2 + 2, "{:?}", log.counts());
+    assert_eq!(env.status(&format!("{REPO}#7"))["head_sha"], json!(sha));
+}
+
+#[test]
+fn new_feedback_is_read_in_full() {
+    let mut env = hundred_prs();
+    env.gh.world(|w| {
+        w.thread(REPO, 8)
+            .comment("reviewer", "please rename this")
+            .unresolved();
+    });
+    let (points, _) = next_run(&mut env);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
+    assert_eq!(points, 2 + 2, "{:?}", log.counts());
+    assert_eq!(env.status(&format!("{REPO}#8"))["pills"]["cmt"], json!(1));
+}
+
+#[test]
+fn a_finished_check_is_read_in_full() {
+    let mut env = hundred_prs();
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 60, "test").failure();
+    });
+    let (_, _) = next_run(&mut env);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
+    assert_eq!(
+        env.status(&format!("{REPO}#60"))["pills"]["ci"],
+        json!(true)
+    );
+}
+
+#[test]
+fn an_armed_pr_whose_base_moved_is_read_in_full_and_updated() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO)
+            .required_checks(&["test"])
+            .strict()
+            .required_approvals(1);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+        w.pr(REPO, 2);
+        w.check_run(REPO, 2, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["watch", "add", "octo/app#2"]);
+    env.ok(&["run"]);
+    env.advance(600);
+    env.ok(&["run"]);
+    let updates = env.gh.world(|w| w.branch_updates(REPO, 1));
+    env.gh.world(|w| w.advance_base(REPO, "main", 1));
+    let (points, _) = next_run(&mut env);
+    let log = env.gh.requests();
+    // The base moved under both PRs: one summary (1 point for two PRs), one snapshot of both
+    // (312 connection requests: 3 points), and the armed one's branch update (1).
+    assert_eq!(log.points("POST /graphql PullRequestSummaries"), 1);
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
+    assert_eq!(log.points("POST /graphql PullRequestSnapshots"), 3);
+    assert_eq!(points, 1 + 3 + 1, "{:?}", log.counts());
+    assert_eq!(env.gh.world(|w| w.branch_updates(REPO, 1)), updates + 1);
+}
+
+#[test]
+fn a_kept_read_that_would_act_is_read_again_before_acting() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    next_run(&mut env);
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        0,
+        "nothing changed: the kept read decides"
+    );
+    // An hour on, the same summary: the check never finished, which counts as a failure the
+    // owner hears about. That is an action, so the PR is read in full first.
+    env.advance(3600);
+    env.gh.clear_requests();
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSummaries"), 1);
+    assert_eq!(
+        log.count("POST /graphql PullRequestSnapshots"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(env.status("octo/app#1")["pills"]["ci"], json!(true));
+}
