@@ -42,7 +42,7 @@ fn next_run(env: &mut TestEnv) -> (u64, usize) {
 
 #[test]
 fn a_first_look_reads_every_pr_in_full_after_the_summary() {
-    let mut env = hundred_prs();
+    let env = hundred_prs();
     let log = env.gh.requests();
     assert_eq!(
         log.count("POST /graphql PullRequestSummaries"),

@@ -121,20 +121,9 @@ fn pr_selection(alias: &str, req: &SnapshotRequest, pr_fields: &str, features: F
 /// state. Two connections per PR: 100 PRs cost 2 points.
 pub const SUMMARY_FRAGMENT: &str = "
 fragment Summary on PullRequest {
-  id
+  ...PrState
   updatedAt
-  title
-  state
-  isDraft
-  headRefName
-  headRefOid
-  baseRefName
-  isCrossRepository
-  mergeable
-  mergeStateStatus
   reviewDecision
-  autoMergeRequest { enabledAt mergeMethod }
-  labels(first: 100) { totalCount nodes { name } }
   statusCheckRollup {
     state
     contexts(first: 100) {
@@ -179,6 +168,7 @@ pub fn summary_query(requests: &[SummaryRequest], features: Features) -> String 
     }
     q.push_str("}\n");
     q.push_str(&fragments_for("...Repo"));
+    q.push_str(&fragments_for("...PrState"));
     q.push_str(SUMMARY_FRAGMENT);
     if features.queue {
         q.push_str(QUEUE_FRAGMENT);
