@@ -273,7 +273,8 @@ fn stuck(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
     );
 }
 
-/// Seed 000's cadence: `poll_sec` while checks run, a fix is in flight, a merge is armed,
+/// Seed 000's cadence: `poll_sec` while checks run, a fix is in flight, a failure waits for
+/// its log, a merge is armed,
 /// mergeability is still being computed, or there was activity in the last two minutes;
 /// `idle_poll_sec` otherwise.
 pub fn next_tick(
@@ -289,6 +290,7 @@ pub fn next_tick(
     let active = cond.verdict.in_progress()
         || status.pills.ci_fixing
         || status.memory.fix.is_some()
+        || status.memory.log_waits > 0
         || status.merge_armed
         || cond.mergeability_unknown
         || recent(snap.head.committed_at)

@@ -2,7 +2,8 @@
 //! log of each failed check (up to five), keep its cleaned tail and classify it, reading the
 //! check's own output and annotations too. Each job is read once and its tail and verdict
 //! cached in the database, a log the forge no longer has included; a read that fails leaves
-//! the tail empty and is tried again next tick.
+//! the tail empty, says why (`FailedCheck::unreadable`, so the decision core can wait for
+//! it) and is tried again next tick.
 
 use crate::checks;
 use crate::config::Policy;
@@ -122,17 +123,20 @@ fn read_failures(
     let mut out = Vec::new();
     for (c, hit) in failed.iter().zip(cached) {
         let reason = c.failure_reason.as_deref();
-        let (log_tail, classification) = hit.unwrap_or_else(|| {
-            let (tail, class, fresh) =
-                read_and_classify(forge, snap, policy, c, notes_for(c), reason);
-            if let (true, Some(job), true) = (remember, c.job_id, fresh) {
-                let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
-                let json = serde_json::to_string(&class).unwrap_or_default();
-                // A cache: a failed write only means the log is read again next tick.
-                let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
-            }
-            (tail, class)
-        });
+        let (log_tail, classification, unreadable) = hit.map_or_else(
+            || {
+                let (tail, class, failed_read) =
+                    read_and_classify(forge, snap, policy, c, notes_for(c), reason);
+                if let (true, Some(job), None) = (remember, c.job_id, &failed_read) {
+                    let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
+                    let json = serde_json::to_string(&class).unwrap_or_default();
+                    // A cache: a failed write only means the log is read again next tick.
+                    let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
+                }
+                (tail, class, failed_read)
+            },
+            |(tail, class)| (tail, class, None),
+        );
         out.push(FailedCheck {
             name: c.name.clone(),
             url: c.url.clone(),
@@ -141,13 +145,14 @@ fn read_failures(
             completed_at: c.completed_at,
             log_tail,
             classification,
+            unreadable,
         });
     }
     out
 }
 
-/// Reads one failed job's log and classifies the failure; the flag says whether the forge
-/// answered (a missing log included), so the answer may be cached. A failed read is not
+/// Reads one failed job's log and classifies the failure, with why the read failed when the
+/// forge did not answer (a missing log is an answer, and may be cached). A failed read is not
 /// cached, so it is tried again next tick.
 fn read_and_classify(
     forge: &dyn Forge,
@@ -156,7 +161,7 @@ fn read_and_classify(
     c: &Check,
     notes: Option<String>,
     reason: Option<&str>,
-) -> (String, Classification, bool) {
+) -> (String, Classification, Option<String>) {
     let read = c.job_id.map(|job| forge.job_log(&snap.pr, job));
     let raw = match &read {
         Some(Ok(Some(raw))) => raw.as_str(),
@@ -169,5 +174,9 @@ fn read_and_classify(
         output.push_str(&n);
     }
     let class = flake::classify(&tail, &output, reason, &policy.infra_patterns);
-    (tail, class, matches!(read, Some(Ok(_))))
+    let failed_read = match read {
+        Some(Err(e)) => Some(crate::secrets::mask(&e.to_string())),
+        _ => None,
+    };
+    (tail, class, failed_read)
 }

@@ -703,6 +703,10 @@ pub struct FailedCheck {
     /// The cleaned, masked tail of the job's log (empty when the forge keeps none).
     pub log_tail: String,
     pub classification: crate::flake::Classification,
+    /// Why the log could not be read this tick (the forge failed to answer); `None` when it
+    /// was read, cached, or the forge keeps none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 /// Everything detect learned about one PR in one tick: the input of the decision core.

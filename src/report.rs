@@ -285,6 +285,7 @@ mod tests {
                 completed_at: None,
                 log_tail: "error: unused variable `x`".into(),
                 classification: Classification::Real,
+                unreadable: None,
             }],
             feedback: vec![Feedback {
                 source: "review_thread".into(),

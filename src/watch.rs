@@ -204,6 +204,8 @@ pub struct Memory {
     /// The head the queue let go: never queued again; a new head or the owner's
     /// `merge --when-ready` lifts this.
     pub queue_left_head: Option<Sha>,
+    /// Ticks in a row that waited for a failed check's log the forge did not answer for.
+    pub log_waits: u32,
 }
 
 /// What the decision core reads and writes about a PR.
@@ -354,7 +356,8 @@ mod tests {
         },
         "stuck_reported_for": "abc",
         "queued_head": "abc",
-        "queue_left_head": "abd"
+        "queue_left_head": "abd",
+        "log_waits": 1
     }"#;
 
     #[test]

@@ -118,12 +118,17 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
             m.fix = None;
             m.handled_failure = None;
             m.last_fix_fingerprint = None;
+            m.log_waits = 0;
         }
         Verdict::Failed { failed } => {
             let key = failure_key(snap, failed);
             if !ctx.fix_asked && d.status.memory.handled_failure.as_deref() == Some(key.as_str()) {
                 return;
             }
+            if !ctx.fix_asked && wait_for_logs(d, snap) {
+                return;
+            }
+            d.status.memory.log_waits = 0;
             d.status.memory.handled_failure = Some(key);
             if !cond.overdue.is_empty() {
                 let secs = ctx.policy.pending_timeout_sec.unwrap_or_default();
@@ -138,6 +143,39 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
             failure_table(d, snap, cond, ctx, failed);
         }
     }
+}
+
+/// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
+/// on with what could be read.
+pub const MAX_LOG_WAITS: u32 = 3;
+
+/// A failed check's log could not be read this tick: the failure waits for the next tick
+/// (nothing sent, no attempt spent, no re-run, no guard moved), and the history says why.
+/// Whether it waits.
+fn wait_for_logs(d: &mut Draft, snap: &Snapshot) -> bool {
+    let Some(unread) = snap.failed_logs.iter().find(|f| f.unreadable.is_some()) else {
+        return false;
+    };
+    if d.status.memory.log_waits >= MAX_LOG_WAITS {
+        d.note(
+            format!(
+                "the log of {} still cannot be read: acting on the failure without it",
+                unread.name
+            ),
+            None,
+        );
+        return false;
+    }
+    d.status.memory.log_waits += 1;
+    d.note(
+        format!(
+            "the log of {} could not be read ({}): the failure waits for the next tick, no attempt spent",
+            unread.name,
+            unread.unreadable.as_deref().unwrap_or("")
+        ),
+        None,
+    );
+    true
 }
 
 /// Identifies one failure on one head: a re-run's failure is a new one.

@@ -378,6 +378,7 @@ pub(crate) fn failed_log(name: &str, tail: &str, infra: bool) -> FailedCheck {
         } else {
             Classification::Real
         },
+        unreadable: None,
     }
 }
 
@@ -1312,4 +1313,44 @@ fn a_conflicted_armed_pr_asks_for_auto_merge_only_once_the_conflict_clears() {
         };
         assert_eq!(enables(&plan), want, "{what}: {:?}", plan.actions);
     }
+}
+
+#[test]
+fn a_log_that_could_not_be_read_defers_the_fix_without_spending_an_attempt() {
+    let c = Ctx::new();
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let mut unread = failing("a", "fixer-bot", "", false);
+    unread.failed_logs[0].unreadable = Some("HTTP 500".into());
+    let waited = c.decide(&w, &unread);
+    assert!(sent(&waited).is_empty(), "{:?}", waited.actions);
+    assert_eq!(waited.status.attempts, 0);
+    assert_eq!(waited.status.memory.handled_failure, None);
+    assert_eq!(waited.status.memory.last_fix_fingerprint, None);
+    assert!(
+        waited
+            .history
+            .iter()
+            .any(|h| h.what.contains("could not be read") && h.what.contains("no attempt spent")),
+        "{:?}",
+        waited.history
+    );
+    assert_eq!(
+        waited.next_tick_at,
+        Some(t0() + Duration::seconds(i64::try_from(c.policy.poll_sec).unwrap())),
+        "the next tick comes soon"
+    );
+    // The next tick reads the log: the fix goes with it, one attempt.
+    let read = failing("a", "fixer-bot", "error: x", false);
+    let sent_plan = c.decide(&after(&w, &waited), &read);
+    assert_eq!(sent(&sent_plan).len(), 1);
+    assert_eq!(sent_plan.status.attempts, 1);
+    assert_eq!(sent_plan.status.memory.log_waits, 0);
+    // A log that never comes is waited for a bounded number of ticks.
+    let mut w = w;
+    for _ in 0..super::remediate::MAX_LOG_WAITS {
+        let plan = c.decide(&w, &unread);
+        assert!(sent(&plan).is_empty());
+        w = after(&w, &plan);
+    }
+    assert_eq!(sent(&c.decide(&w, &unread)).len(), 1);
 }

@@ -528,3 +528,43 @@ fn each_failed_job_is_read_once_even_without_a_log() {
         "cached, the missing log too"
     );
 }
+
+/// The forge fails to give the log of the agent's failed check (a 500 through every retry):
+/// the fix waits for the next tick instead of going without its log and spending an attempt.
+#[test]
+fn a_log_that_could_not_be_read_defers_the_fix_to_the_next_tick() {
+    use crate::support::fake_github::Fault;
+    let mut env = TestEnv::new();
+    agent_pr_failing(&env, "error: unused variable `x`\n");
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.gh.fault(
+        Fault::status(500)
+            .on("GET /repos/{o}/{r}/actions/jobs/{id}/logs")
+            .times(4),
+    );
+    env.ok(&["run"]);
+    assert!(
+        env.inbox_messages().is_empty(),
+        "nothing sent without its log"
+    );
+    let s = env.status("octo/app#1");
+    assert_eq!(s["attempts"], 0, "{s}");
+    assert!(
+        history(&env)
+            .iter()
+            .any(|h| h.contains("the log of lint could not be read")),
+        "{:?}",
+        history(&env)
+    );
+    assert_eq!(env.gh.pending_faults(), 0, "every retry of the read failed");
+
+    env.advance(30);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(
+        msgs[0]["checks"][0]["log_tail"],
+        "error: unused variable `x`"
+    );
+    assert_eq!(env.status("octo/app#1")["attempts"], 1);
+}
