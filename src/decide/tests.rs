@@ -1347,7 +1347,7 @@ fn a_log_that_could_not_be_read_defers_the_fix_without_spending_an_attempt() {
     assert_eq!(sent_plan.status.memory.log_waits, 0);
     // A log that never comes is waited for a bounded number of ticks.
     let mut w = w;
-    for _ in 0..super::remediate::MAX_LOG_WAITS {
+    for _ in 0..remediate::MAX_LOG_WAITS {
         let plan = c.decide(&w, &unread);
         assert!(sent(&plan).is_empty());
         w = after(&w, &plan);
