@@ -79,6 +79,7 @@ pub fn summarise(app: &mut App, watches: &[&Watch]) -> Summaries {
             threads: kept
                 .get(&w.id)
                 .is_some_and(|k| k.snapshot.unresolved_threads().next().is_some()),
+            behind_by: kept.get(&w.id).and_then(|k| k.snapshot.behind_by),
         })
         .collect();
     let by_watch = forge.summaries(&requests).map(|found| {

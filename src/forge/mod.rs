@@ -103,6 +103,9 @@ pub struct SummaryRequest {
     /// The stored snapshot has unresolved threads: the summary must see a thread resolved
     /// (which changes nothing else a summary shows).
     pub threads: bool,
+    /// How far behind its base the stored snapshot says the PR is: a forge whose summary
+    /// cannot count commits but can tell that neither branch moved answers with this.
+    pub behind_by: Option<u64>,
 }
 
 /// What a cheap summary read saw of one PR.

@@ -7,6 +7,7 @@ mod economy;
 mod fake_github_selftest;
 mod fixtures;
 mod gitlab;
+mod gitlab_economy;
 mod graphql_schema;
 mod hardening;
 mod kubernetes;

@@ -368,6 +368,7 @@ fn summary_sample(sample: &[SnapshotRequest]) -> Vec<SummaryRequest> {
         .map(|(i, read)| SummaryRequest {
             read: read.clone(),
             threads: i == 0,
+            behind_by: None,
         })
         .collect()
 }

@@ -17,17 +17,24 @@
 //! 5N + 1 requests when no head has a pipeline yet, 6N + 1 otherwise. Arming auto-merge
 //! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
 
+mod summary;
 mod wire;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
-use crate::forge::{Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, UpdateMethod};
+use crate::forge::{
+    Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
+};
 use crate::model::{Check, ForgeKind, MergeMethod, PrRef, QueueEntry, RepoSettings, Sha, Snapshot};
+
+/// How many MRs one summary covers (a listing holds 100).
+const SUMMARY_BATCH: usize = 100;
 
 /// The most pages read of one list: a guard against a server that never says "last page".
 const MAX_PAGES: u32 = 100;
@@ -311,6 +318,47 @@ impl GitLab {
         }
     }
 
+    /// The fingerprints of a project's MRs `iids` (see [`summary`]): one listing per 100 MRs,
+    /// one page of pipelines and one read per target branch. An MR the listing lacks, or that
+    /// a summary cannot tell, has none.
+    fn project_summaries(
+        &self,
+        repo: &str,
+        iids: &[u64],
+    ) -> Result<BTreeMap<u64, String>, ForgeError> {
+        let pid = project_id(repo);
+        let mut mrs: Vec<wire::MergeRequest> = Vec::new();
+        for chunk in iids.chunks(100) {
+            let list = chunk.iter().fold(String::new(), |mut out, i| {
+                let _ = write!(out, "&iids[]={i}");
+                out
+            });
+            mrs.extend(self.get_all::<wire::MergeRequest>(
+                &format!("/projects/{pid}/merge_requests?per_page=100{list}"),
+                "merge requests",
+            )?);
+        }
+        let pipelines: Vec<wire::Pipeline> = self.get(
+            &format!("/projects/{pid}/pipelines?order_by=updated_at&sort=desc&per_page=100"),
+            "pipelines",
+        )?;
+        let mut tips = BTreeMap::new();
+        for branch in summary::target_branches(&mrs) {
+            let b: wire::Branch = self.get(
+                &format!(
+                    "/projects/{pid}/repository/branches/{}",
+                    project_id(&branch)
+                ),
+                "branch",
+            )?;
+            tips.insert(branch, b.commit.id);
+        }
+        Ok(mrs
+            .iter()
+            .filter_map(|mr| Some((mr.iid, summary::fingerprint(mr, &pipelines, &tips)?)))
+            .collect())
+    }
+
     /// `PUT …/merge` with the sha guard; GitLab's refusals in the shapes callers act on.
     fn put_merge(&self, pr: &PrRef, body: &Value) -> Result<(), ForgeError> {
         let resp = self.send(
@@ -355,6 +403,48 @@ impl Forge for GitLab {
 
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
         requests.iter().map(|r| self.snapshot(&r.pr)).collect()
+    }
+
+    /// Per project, one listing of the watched MRs and what tells a change (see [`summary`]).
+    /// The fingerprint holds the target branch's tip, so an equal one means the MR is exactly
+    /// as far behind as the stored snapshot says. A project that cannot be summarised is read
+    /// in full; a forge that cannot be read at all now fails the summary.
+    fn summaries(&self, requests: &[SummaryRequest]) -> Result<Vec<Option<Summary>>, ForgeError> {
+        let mut by_project: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        for r in requests {
+            by_project
+                .entry(r.read.pr.repo.as_str())
+                .or_default()
+                .push(r.read.pr.number);
+        }
+        let mut seen: BTreeMap<&str, BTreeMap<u64, String>> = BTreeMap::new();
+        for (repo, iids) in by_project {
+            match self.project_summaries(repo, &iids) {
+                Ok(found) => {
+                    seen.insert(repo, found);
+                }
+                Err(
+                    e @ (ForgeError::RateLimited { .. }
+                    | ForgeError::Unauthorized(_)
+                    | ForgeError::Unreachable(_)),
+                ) => return Err(e),
+                Err(_) => {}
+            }
+        }
+        Ok(requests
+            .iter()
+            .map(|r| {
+                let fingerprint = seen.get(r.read.pr.repo.as_str())?.get(&r.read.pr.number)?;
+                Some(Summary {
+                    fingerprint: fingerprint.clone(),
+                    behind_by: r.behind_by,
+                })
+            })
+            .collect())
+    }
+
+    fn summary_batch_size(&self) -> usize {
+        SUMMARY_BATCH
     }
 
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {

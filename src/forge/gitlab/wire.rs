@@ -60,6 +60,21 @@ pub struct MergeRequest {
     pub head_pipeline: Option<Pipeline>,
     #[serde(default)]
     pub labels: Vec<String>,
+    #[serde(default)]
+    pub updated_at: Option<String>,
+    #[serde(default)]
+    pub user_notes_count: Option<u64>,
+}
+
+/// `GET /projects/:id/repository/branches/:branch`.
+#[derive(Debug, Deserialize)]
+pub struct Branch {
+    pub commit: BranchCommit,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct BranchCommit {
+    pub id: String,
 }
 
 impl MergeRequest {

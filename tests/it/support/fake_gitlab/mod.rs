@@ -69,7 +69,7 @@ pub type RequestLog = fake_server::RequestLog<FaultKind>;
 
 /// The placeholders of the route templates (see [`RequestLog::matching`]).
 const PLACEHOLDERS: &[&str] = &[
-    "{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}", "{branch}",
+    "{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}", "{branch}", "{name}",
 ];
 
 impl FakeGitLab {
@@ -147,6 +147,7 @@ fn template(path: &str) -> (String, Vec<String>) {
             "pipelines" => Some("{pid}"),
             "jobs" if i == 3 => Some("{job}"),
             "merge_trains" if *seg != "merge_requests" => Some("{branch}"),
+            "branches" => Some("{name}"),
             _ => None,
         };
         match placeholder {
@@ -215,6 +216,17 @@ fn handle(shared: &Shared<World, FaultKind>, req: &Incoming) -> Reply {
     };
     shared.set_status(seq, reply.status);
     reply
+}
+
+/// Every value of a repeated parameter (`iids[]=1&iids[]=2`, brackets escaped or not).
+fn param_all(query: Option<&str>, name: &str) -> Vec<String> {
+    query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, _)| decode(k) == name)
+        .map(|(_, v)| decode(v))
+        .collect()
 }
 
 fn param(query: Option<&str>, name: &str) -> Option<String> {
@@ -315,10 +327,15 @@ fn route(
         ("GET", "/projects/{id}") => json(200, &World::project_json(&w.projects[&project])),
         ("GET", "/projects/{id}/merge_requests") => {
             let state = param(query, "state");
+            let iids: Vec<u64> = param_all(query, "iids[]")
+                .iter()
+                .filter_map(|i| i.parse().ok())
+                .collect();
             let items = w
                 .mrs
                 .values()
                 .filter(|m| m.project == project)
+                .filter(|m| iids.is_empty() || iids.contains(&m.iid))
                 .filter(|m| state.as_deref().is_none_or(|s| s == "all" || s == m.state))
                 .map(|m| w.mr_json(m, false))
                 .collect();
@@ -414,6 +431,13 @@ fn route(
             Ok(()) => json(202, &json!({ "rebase_in_progress": true })),
             Err(ApiError(code, msg)) => message(code, &msg),
         },
+        ("GET", "/projects/{id}/repository/branches/{name}") => {
+            json(200, &w.branch_json(&project, &params[1]))
+        }
+        ("GET", "/projects/{id}/pipelines") => {
+            let items = w.pipelines_json(&project);
+            paged(w, query, items)
+        }
         ("GET", "/projects/{id}/repository/commits/{sha}") => match w.commits.get(&params[1]) {
             Some(c) => json(200, &World::commit_json(c)),
             None => not_found("Commit"),

@@ -149,6 +149,9 @@ pub struct Mr {
     pub approved_by: Vec<String>,
     pub discussions: Vec<Discussion>,
     pub merge_error: Option<String>,
+    /// When the fake last changed the MR itself (its `updated_at` also follows its head
+    /// commit and notes).
+    pub touched_at: DateTime<Utc>,
 }
 
 /// What clients made the fake do.
@@ -213,6 +216,8 @@ pub struct World {
     pub commits: BTreeMap<String, Commit>,
     pub pipelines: BTreeMap<u64, Pipeline>,
     pub statuses: Vec<ExternalStatus>,
+    /// How many times each (project, branch) moved by a merge: its tip commit.
+    pub branch_moves: BTreeMap<(String, String), u64>,
     /// The merge trains, by (project, target branch), front first.
     pub trains: BTreeMap<(String, String), Vec<super::train::Car>>,
     pub events: Vec<Event>,
@@ -237,6 +242,7 @@ impl Default for World {
             commits: BTreeMap::new(),
             pipelines: BTreeMap::new(),
             statuses: Vec::new(),
+            branch_moves: BTreeMap::new(),
             trains: BTreeMap::new(),
             events: Vec::new(),
             raw_mrs: BTreeMap::new(),
@@ -293,7 +299,10 @@ pub struct MrBuilder<'w> {
 
 impl MrBuilder<'_> {
     fn mr(&mut self) -> &mut Mr {
-        self.w.mrs.get_mut(&self.key).expect("the MR exists")
+        let now = self.w.now;
+        let mr = self.w.mrs.get_mut(&self.key).expect("the MR exists");
+        mr.touched_at = now;
+        mr
     }
     pub fn title(mut self, t: &str) -> Self {
         self.mr().title = t.into();
@@ -538,6 +547,7 @@ impl World {
                     approved_by: Vec::new(),
                     discussions: Vec::new(),
                     merge_error: None,
+                    touched_at: then,
                 },
             );
         }
@@ -550,10 +560,15 @@ impl World {
             .expect("the MR exists")
     }
 
+    /// The MR, to change: its `updated_at` becomes now.
     pub fn get_mr_mut(&mut self, project: &str, iid: u64) -> &mut Mr {
-        self.mrs
+        let now = self.now;
+        let mr = self
+            .mrs
             .get_mut(&(project.to_owned(), iid))
-            .expect("the MR exists")
+            .expect("the MR exists");
+        mr.touched_at = now;
+        mr
     }
 
     /// A new pipeline on the MR's current head (it becomes the head pipeline).
@@ -732,6 +747,7 @@ impl World {
     pub(super) fn do_merge(&mut self, key: &(String, u64), squash: bool, at_once: bool) {
         let (project, target, sha) = {
             let mr = self.mrs.get_mut(key).expect("the MR exists");
+            mr.touched_at = self.now;
             mr.state = "merged".into();
             mr.auto_merge = None;
             (mr.project.clone(), mr.target_branch.clone(), mr.sha.clone())
@@ -742,6 +758,10 @@ impl World {
                 other.diverged += 1;
             }
         }
+        *self
+            .branch_moves
+            .entry((project.clone(), target.clone()))
+            .or_default() += 1;
         self.events.push(Event::Merged {
             project,
             iid: key.1,
@@ -975,7 +995,7 @@ impl World {
             "description": "",
             "state": mr.state,
             "created_at": stamp(self.now - Duration::hours(2)),
-            "updated_at": stamp(self.now),
+            "updated_at": stamp(self.updated_at(mr)),
             "target_branch": mr.target_branch,
             "source_branch": mr.source_branch,
             "author": Self::user_json(&mr.author),
@@ -1007,6 +1027,36 @@ impl World {
             v["diverged_commits_count"] = json!(mr.diverged);
         }
         v
+    }
+
+    /// The MR's `updated_at`: the last change to it, its head commit or its notes.
+    pub fn updated_at(&self, mr: &Mr) -> DateTime<Utc> {
+        let notes = mr.discussions.iter().flat_map(|d| &d.notes);
+        notes
+            .map(|n| n.updated_at)
+            .chain(self.commits.get(&mr.sha).map(|c| c.committed_date))
+            .fold(mr.touched_at, DateTime::max)
+    }
+
+    /// `GET /projects/:id/repository/branches/:branch`: the tip moves with every merge.
+    pub fn branch_json(&self, project: &str, branch: &str) -> Value {
+        let moves = self
+            .branch_moves
+            .get(&(project.to_owned(), branch.to_owned()))
+            .copied()
+            .unwrap_or(0);
+        let tip = format!("{moves:0>8x}{:0>32x}", self.projects[project].id);
+        json!({ "name": branch, "merged": false, "protected": true, "default": branch == self.projects[project].default_branch, "commit": { "id": tip, "short_id": &tip[..8] } })
+    }
+
+    /// `GET /projects/:id/pipelines`: the project's pipelines, newest first.
+    pub fn pipelines_json(&self, project: &str) -> Vec<Value> {
+        self.pipelines
+            .values()
+            .rev()
+            .filter(|p| p.project == project)
+            .map(|p| self.pipeline_json(p))
+            .collect()
     }
 
     pub fn commit_json(c: &Commit) -> Value {

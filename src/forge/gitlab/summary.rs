@@ -1,0 +1,143 @@
+//! GitLab's cheap read (the first phase of two-phase detection): per project, one listing of
+//! the watched MRs by `iids[]`, one page of the project's pipelines (newest first) and the tip
+//! of each target branch, folded into one fingerprint per MR. An equal fingerprint means the
+//! MR's full read still holds: its head, update time (notes, pushes, state, labels), merge
+//! status, the head's newest pipeline and its status, and the target branch (so how far behind
+//! it is) are all as they were. An MR with auto-merge on is never summarised: its pipeline
+//! guard and train place need the full read.
+
+use std::collections::BTreeMap;
+
+use super::wire;
+
+/// The fingerprint of `mr`, or `None` when a summary cannot tell (auto-merge on, no head).
+/// `pipelines` are the project's, newest first; `tips` the target branches' tip commits.
+pub fn fingerprint(
+    mr: &wire::MergeRequest,
+    pipelines: &[wire::Pipeline],
+    tips: &BTreeMap<String, String>,
+) -> Option<String> {
+    if mr.merge_when_pipeline_succeeds == Some(true) || mr.auto_merge == Some(true) {
+        return None;
+    }
+    let sha = mr.head_sha().unwrap_or_default();
+    let pipeline = pipelines
+        .iter()
+        .find(|p| !sha.is_empty() && p.sha == sha)
+        .map_or_else(
+            || "-".to_owned(),
+            |p| format!("{}:{}", p.id, p.status.as_deref().unwrap_or("?")),
+        );
+    let tip = if mr.is_open() {
+        Some(tips.get(&mr.target_branch)?.as_str())
+    } else {
+        None
+    };
+    Some(
+        [
+            mr.state.as_str(),
+            &mr.draft
+                .or(mr.work_in_progress)
+                .unwrap_or(false)
+                .to_string(),
+            sha,
+            mr.updated_at.as_deref().unwrap_or("?"),
+            mr.detailed_merge_status.as_deref().unwrap_or("?"),
+            mr.merge_status.as_deref().unwrap_or("?"),
+            &mr.has_conflicts.to_string(),
+            &mr.labels.join(","),
+            &mr.target_branch,
+            &mr.title,
+            &mr.user_notes_count.map_or("?".into(), |n| n.to_string()),
+            &pipeline,
+            tip.unwrap_or("-"),
+        ]
+        .join("\u{1f}"),
+    )
+}
+
+/// The target branches whose tips the open MRs' fingerprints need.
+pub fn target_branches(mrs: &[wire::MergeRequest]) -> Vec<String> {
+    let mut out: Vec<String> = mrs
+        .iter()
+        .filter(|m| m.is_open())
+        .map(|m| m.target_branch.clone())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mr() -> wire::MergeRequest {
+        wire::parse(
+            r#"{"id": 1, "iid": 7, "title": "t", "state": "opened", "sha": "aaa",
+                "target_branch": "main", "updated_at": "2026-11-29T12:00:00Z",
+                "detailed_merge_status": "mergeable", "user_notes_count": 2, "labels": ["x"]}"#,
+            "mr",
+        )
+        .unwrap()
+    }
+
+    fn pipeline(id: u64, sha: &str, status: &str) -> wire::Pipeline {
+        wire::Pipeline {
+            id,
+            sha: sha.into(),
+            status: Some(status.into()),
+        }
+    }
+
+    #[test]
+    fn what_changes_the_fingerprint() {
+        let tips = BTreeMap::from([("main".to_owned(), "t1".to_owned())]);
+        let pipes = vec![pipeline(9, "aaa", "running"), pipeline(8, "aaa", "failed")];
+        let base = fingerprint(&mr(), &pipes, &tips).unwrap();
+        assert_eq!(
+            fingerprint(&mr(), &pipes, &tips),
+            Some(base.clone()),
+            "stable"
+        );
+        let mut changes: Vec<(&str, Option<String>)> = Vec::new();
+        let mut m = mr();
+        m.sha = Some("bbb".into());
+        changes.push(("a new head", fingerprint(&m, &pipes, &tips)));
+        let mut m = mr();
+        m.updated_at = Some("2026-11-29T12:05:00Z".into());
+        changes.push(("a note", fingerprint(&m, &pipes, &tips)));
+        let mut m = mr();
+        m.user_notes_count = Some(3);
+        changes.push(("a note count", fingerprint(&m, &pipes, &tips)));
+        let mut m = mr();
+        m.detailed_merge_status = Some("not_approved".into());
+        changes.push(("merge status", fingerprint(&m, &pipes, &tips)));
+        changes.push((
+            "the pipeline finished",
+            fingerprint(&mr(), &[pipeline(9, "aaa", "success")], &tips),
+        ));
+        changes.push((
+            "a new pipeline",
+            fingerprint(&mr(), &[pipeline(10, "aaa", "created")], &tips),
+        ));
+        let moved = BTreeMap::from([("main".to_owned(), "t2".to_owned())]);
+        changes.push(("the base moved", fingerprint(&mr(), &pipes, &moved)));
+        for (what, f) in changes {
+            assert!(f.is_some_and(|f| f != base), "{what}");
+        }
+        let mut armed = mr();
+        armed.merge_when_pipeline_succeeds = Some(true);
+        assert_eq!(
+            fingerprint(&armed, &pipes, &tips),
+            None,
+            "armed: read in full"
+        );
+        assert_eq!(
+            fingerprint(&mr(), &pipes, &BTreeMap::new()),
+            None,
+            "no tip for the target branch"
+        );
+        assert_eq!(target_branches(&[mr(), mr()]), ["main"]);
+    }
+}

@@ -1,0 +1,116 @@
+//! Request economy on GitLab: a run reads each project's watched MRs in one listing by
+//! `iids[]`, with one page of its pipelines and its target branch's tip, and reads in full only
+//! the MRs whose summary changed or that have no kept read yet. Requests are deterministic, so
+//! each case asserts them exactly from the fake's log.
+
+use crate::support::fake_gitlab::GitLabEnv;
+
+const P: &str = "g/p";
+
+/// The requests of a summary alone: the listing, the pipelines, the target branch.
+const SUMMARY: usize = 3;
+
+/// The requests of one open MR's full read with a pipeline on its head (MR, head commit, jobs,
+/// statuses, discussions, approvals), plus the project's settings once per run.
+const FULL: usize = 6;
+
+/// 30 watched MRs with passing pipelines, all read once.
+fn thirty_mrs() -> GitLabEnv {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        for n in 1..=30 {
+            w.mr(P, n);
+            w.job(P, n, "test").success();
+        }
+    });
+    let refs: Vec<String> = (1..=30).map(|n| format!("{P}!{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    env
+}
+
+/// Runs once more after every MR is due again; the requests that run sent.
+fn next_run(env: &mut GitLabEnv) -> usize {
+    env.advance(600);
+    env.gl.clear_requests();
+    env.ok(&["run"]);
+    env.gl.requests().total()
+}
+
+#[test]
+fn a_first_look_reads_every_mr_in_full_after_the_summary() {
+    let env = thirty_mrs();
+    let log = env.gl.requests();
+    assert_eq!(
+        log.count("GET /projects/{id}/merge_requests"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(log.count("GET /projects/{id}/merge_requests/{iid}"), 30);
+    assert_eq!(log.total(), SUMMARY + 30 * FULL + 1, "{:?}", log.counts());
+    let listing = &log.matching("GET /projects/{id}/merge_requests")[0];
+    let query = listing.query.clone().unwrap_or_default();
+    assert!(
+        query.contains("iids[]=1&") && query.contains("iids[]=30"),
+        "{query}"
+    );
+}
+
+#[test]
+fn idle_mrs_cost_a_tenth_of_a_request_each() {
+    let mut env = thirty_mrs();
+    let before = env.status("g/p!7");
+    let sent = next_run(&mut env);
+    assert_eq!(sent, SUMMARY, "{:?}", env.gl.requests().counts());
+    let after = env.status("g/p!7");
+    for key in ["pills", "why", "head_sha", "state", "last_error"] {
+        assert_eq!(after[key], before[key], "{key} decided as before");
+    }
+    assert!(
+        after["last_tick_at"] != before["last_tick_at"],
+        "ticked: {after}"
+    );
+}
+
+#[test]
+fn a_new_pipeline_or_a_new_note_reads_only_that_mr() {
+    let mut env = thirty_mrs();
+    env.gl.world(|w| {
+        w.push(P, 3, "dev");
+        w.job(P, 3, "test").running();
+    });
+    assert_eq!(
+        next_run(&mut env),
+        SUMMARY + FULL + 1,
+        "a new head and pipeline"
+    );
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/g%2Fp/merge_requests/3"),
+        1
+    );
+    env.gl
+        .world(|w| w.comment(P, 9, "reviewer", "one question"));
+    assert_eq!(next_run(&mut env), SUMMARY + FULL + 1, "a new note");
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/g%2Fp/merge_requests/9"),
+        1
+    );
+    assert_eq!(next_run(&mut env), SUMMARY, "idle again");
+    env.gl.world(|w| {
+        w.job(P, 3, "test").failed().trace("error: boom\n");
+    });
+    assert_eq!(
+        next_run(&mut env),
+        SUMMARY + FULL + 1 + 1,
+        "the pipeline failed: MR 3 and its failed job's trace"
+    );
+    assert_eq!(env.status("g/p!3")["pills"]["ci"], true);
+}
