@@ -403,3 +403,39 @@ fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
     assert_eq!(env.status("octo/app#1")["state"], "merged");
 }
+
+/// A write whose intent cannot be recorded first (the database refuses the row, as a full
+/// disk would) is not made: the tick is incomplete, and the next one makes it.
+#[test]
+fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let db = || rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
+    db().execute_batch(
+        "CREATE TRIGGER refuse_intents BEFORE INSERT ON intents
+         BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+    )
+    .expect("a refusing trigger");
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        env.gh.world(|w| w.merges(REPO, 1)),
+        0,
+        "no merge without its intent"
+    );
+    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    assert!(
+        history.contains("its intent could not be recorded first"),
+        "{history}"
+    );
+    db().execute_batch("DROP TRIGGER refuse_intents")
+        .expect("drop the trigger");
+    env.advance(30);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
+}
