@@ -384,17 +384,23 @@ fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_
     assert!(told[0].contains("test failed"), "{told:?}");
 }
 
-/// The process dies after GitHub merged and before anything was recorded: the next run reads
-/// the PR merged and records it so, without a second merge.
-#[test]
-fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
-    let mut env = TestEnv::new();
+/// An armed PR, green, on a repository without auto-merge: the next tick merges it itself.
+fn armed_pr_ready_to_merge() -> TestEnv {
+    let env = TestEnv::new();
     env.gh.world(|w| {
         w.repo(REPO).auto_merge_allowed(false);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").success();
     });
     env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env
+}
+
+/// The process dies after GitHub merged and before anything was recorded: the next run reads
+/// the PR merged and records it so, without a second merge.
+#[test]
+fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
+    let mut env = armed_pr_ready_to_merge();
     run_killed_after(&env, "PUT /repos/{o}/{r}/pulls/{n}/merge", |w| {
         w.merges(REPO, 1) > 0
     });
@@ -408,13 +414,7 @@ fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
 /// disk would) is not made: the tick is incomplete, and the next one makes it.
 #[test]
 fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
-    let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO).auto_merge_allowed(false);
-        w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").success();
-    });
-    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let mut env = armed_pr_ready_to_merge();
     let db = || rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
     db().execute_batch(
         "CREATE TRIGGER refuse_intents BEFORE INSERT ON intents
