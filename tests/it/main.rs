@@ -10,6 +10,7 @@ mod gitlab;
 mod gitlab_economy;
 mod graphql_schema;
 mod hardening;
+mod kill_sweep;
 mod kubernetes;
 mod logging;
 mod merge;

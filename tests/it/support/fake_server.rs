@@ -7,7 +7,7 @@
 //! [`Incoming`] and writing a [`Reply`], the test-facing calls `world(|w| …)`, `fault(..)`,
 //! `clear_faults()`, `pending_faults()`, `requests()` and `clear_requests()`, the request log
 //! ([`LoggedRequest`], [`RequestLog`]: counts by route template, checked against the forge's
-//! placeholders) and fault matching (`on(pattern)`, `times`, `once`, `always`).
+//! placeholders) and fault matching (`on(pattern)`, `times`, `once`, `always`, `after`).
 //!
 //! What a forge supplies: its world and fault kinds, a handler `fn(&Shared<W, K>, &Incoming) ->
 //! Reply` that routes, logs ([`Shared::log`], [`Shared::set_status`]) and answers, and its own
@@ -160,13 +160,20 @@ impl<W, K: Clone> Shared<W, K> {
     pub fn log(&self, mut entry: LoggedRequest<K>) -> (usize, Option<K>) {
         let fault = {
             let mut faults = lock(&self.faults);
-            faults
+            let mut firing = None;
+            for f in faults
                 .iter_mut()
-                .find(|f| f.remaining() > 0 && f.matches(&entry))
-                .map(|f| {
+                .filter(|f| f.remaining() > 0 && f.matches(&entry))
+            {
+                if f.skip > 0 {
+                    f.skip -= 1;
+                } else {
                     f.fired += 1;
-                    f.kind.clone()
-                })
+                    firing = Some(f.kind.clone());
+                    break;
+                }
+            }
+            firing
         };
         entry.fault.clone_from(&fault);
         let mut log = lock(&self.log);
@@ -319,6 +326,8 @@ pub struct Fault<K> {
     pub mentions: Option<(String, u64)>,
     /// Remaining firings; `None` until set (then once, or always when PR-scoped).
     pub times: Option<u32>,
+    /// Matching requests to let through before the first firing.
+    pub skip: u32,
     fired: u32,
 }
 
@@ -330,6 +339,7 @@ impl<K> Fault<K> {
             on: None,
             mentions: None,
             times: None,
+            skip: 0,
             fired: 0,
         }
     }
@@ -347,6 +357,12 @@ impl<K> Fault<K> {
 
     pub fn once(self) -> Self {
         self.times(1)
+    }
+
+    /// Lets the first `n` matching requests through; fires from the one after.
+    pub fn after(mut self, n: u32) -> Self {
+        self.skip = n;
+        self
     }
 
     pub fn always(self) -> Self {

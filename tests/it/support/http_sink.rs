@@ -40,6 +40,8 @@ pub struct Reply {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
+    /// Recorded, then not answered until [`HttpSink::release`].
+    held: bool,
 }
 
 impl Reply {
@@ -48,6 +50,16 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: String::new(),
+            held: false,
+        }
+    }
+
+    /// A 200 that is held back after the request is recorded, until [`HttpSink::release`]
+    /// (the listener answers nothing else meanwhile): for tests that kill the client mid-send.
+    pub fn held() -> Self {
+        Reply {
+            held: true,
+            ..Reply::status(200)
         }
     }
 
@@ -68,6 +80,9 @@ impl Reply {
 struct Shared {
     requests: Mutex<Vec<Recorded>>,
     script: Mutex<VecDeque<Reply>>,
+    /// Set by [`HttpSink::release`]: a held reply may go.
+    released: Mutex<bool>,
+    release: std::sync::Condvar,
 }
 
 /// The listener. Dropping it stops it.
@@ -119,6 +134,13 @@ impl HttpSink {
                     body,
                     status: reply.status,
                 });
+                if reply.held {
+                    let mut released = s.released.lock().expect("lock");
+                    while !*released {
+                        released = s.release.wait(released).expect("lock");
+                    }
+                    *released = false;
+                }
                 let mut resp =
                     tiny_http::Response::from_string(reply.body).with_status_code(reply.status);
                 for (k, v) in &reply.headers {
@@ -135,6 +157,12 @@ impl HttpSink {
             shared,
             thread: Some(thread),
         }
+    }
+
+    /// Lets a [`Reply::held`] answer go.
+    pub fn release(&self) {
+        *self.shared.released.lock().expect("lock") = true;
+        self.shared.release.notify_all();
     }
 
     /// The address of `path` on this listener (`/hook` → `http://127.0.0.1:PORT/hook`).

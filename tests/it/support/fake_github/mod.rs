@@ -492,6 +492,7 @@ fn answer(
     match fault {
         Some(FaultKind::StatusAfterHandling(code)) => server_error(*code, is_graphql),
         Some(FaultKind::HangAfterHandling(d)) => {
+            shared.world().held_answers += 1;
             std::thread::sleep(*d);
             server_error(504, is_graphql)
         }

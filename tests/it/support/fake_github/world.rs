@@ -267,6 +267,9 @@ pub struct World {
     /// Plain-text job logs by job id (= check run `databaseId`).
     pub job_logs: BTreeMap<u64, String>,
     pub events: Vec<Event>,
+    /// Requests handled whose answer is being held back (`Fault::apply_then_hang`): a test
+    /// waits for this to know the write happened before it kills the client.
+    pub held_answers: usize,
     /// Whether GitHub's auto-merge merges an armed PR once it reads CLEAN or UNSTABLE (checked at
     /// the start of every request and by [`World::settle`]). On by default.
     pub auto_merge_executes: bool,
@@ -576,6 +579,7 @@ impl World {
             repos: BTreeMap::new(),
             job_logs: BTreeMap::new(),
             events: Vec::new(),
+            held_answers: 0,
             auto_merge_executes: true,
             missing_fields: Vec::new(),
             rate: RateLimit {
