@@ -237,7 +237,7 @@ fn a_lease_held_by_a_live_run_is_left_to_it_and_named() {
 #[test]
 fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
     let env = slow_agent_env(
-        "echo $PR_MONITOR_MESSAGE_ID >> agent-calls.txt; touch agent-started; while [ ! -e go-on ]; do sleep 0.1; done",
+        "echo $PR_MONITOR_MESSAGE_ID >> agent-calls.txt; touch agent-started; i=0; while [ ! -e go-on ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo >> agent-ended.txt",
     );
     let mut first = env.spawn(&["run"]);
     wait_for_the_agent(&env);
@@ -249,6 +249,16 @@ fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
     let calls = std::fs::read_to_string(env.dir.path().join("agent-calls.txt")).unwrap();
     let ids: Vec<&str> = calls.lines().collect();
     assert_eq!(ids.len(), 2, "{calls:?}");
+    // The killed run's agent outlives it: wait for it to end before its folder goes.
+    let ended = env.dir.path().join("agent-ended.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&ended).map_or(0, |s| s.lines().count()) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agents never ended"
+        );
+        std::thread::yield_now();
+    }
     assert_eq!(ids[0], ids[1], "the same message, by its id");
     let again = env.ok(&["run", "--force"]);
     assert!(!again.stdout.contains("message"), "{}", again.stdout);
