@@ -34,11 +34,14 @@ pub fn snapshot_request(w: &Watch) -> SnapshotRequest {
     }
 }
 
-/// Whether a kept read still holds: its summary is the one just read, and the branches are as
-/// far apart as it says.
+/// Whether a kept read still holds: its summary is the one just read, the branches are as far
+/// apart as it says, and as many threads are unresolved (where the summary counted them).
 pub fn reusable(kept: Option<&KeptRead>, summary: Option<&Summary>) -> bool {
     matches!((kept, summary), (Some(k), Some(s))
-        if k.summary == s.fingerprint && k.snapshot.behind_by == s.behind_by)
+        if k.summary == s.fingerprint
+            && k.snapshot.behind_by == s.behind_by
+            && s.unresolved_threads
+                .is_none_or(|n| n == k.snapshot.unresolved_threads().count()))
 }
 
 /// A group's summaries, read before its chunks, with the kept reads they are compared with.
@@ -210,6 +213,7 @@ mod tests {
         Summary {
             fingerprint: fingerprint.to_owned(),
             behind_by,
+            unresolved_threads: None,
         }
     }
 
@@ -228,5 +232,12 @@ mod tests {
         for (kept, summary, want) in cases {
             assert_eq!(reusable(kept, summary.as_ref()), want, "{summary:?}");
         }
+        // The kept snapshot has no unresolved thread: a summary counting one does not match.
+        let counted = |n| Summary {
+            unresolved_threads: Some(n),
+            ..seen("a", Some(0))
+        };
+        assert!(reusable(Some(&k), Some(&counted(0))));
+        assert!(!reusable(Some(&k), Some(&counted(1))));
     }
 }

@@ -308,11 +308,6 @@ fn tick_one(
         intents: &mut app.store,
     };
     let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
-    if !plan.actions.is_empty() && !opts.dry_run {
-        // What the PR looks like after acting is read in full next tick. A cache: a failed
-        // delete only costs that read's savings.
-        let _ = app.store.forget_read(watch.id);
-    }
     let mut history = plan.history.clone();
     history.extend(applied.history);
     if let Some(e) = &applied.error {

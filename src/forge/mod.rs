@@ -111,10 +111,13 @@ pub struct SummaryRequest {
 /// What a cheap summary read saw of one PR.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
-    /// Everything the summary shows but the branch comparison, as one comparable text.
+    /// Everything the summary shows but the branch comparison and the thread count, as one
+    /// comparable text.
     pub fingerprint: String,
     /// Commits the base has that the head lacks, when the branches were compared.
     pub behind_by: Option<u64>,
+    /// Unresolved review threads, when the summary was asked to count them.
+    pub unresolved_threads: Option<usize>,
 }
 
 /// The read batch of a forge that does not say otherwise.

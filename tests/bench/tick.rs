@@ -6,16 +6,26 @@
 //! request log, the wall time of the `pr-monitor run` process, its CPU time and its peak
 //! resident memory. All rows come from one run of this program, so they compare side by side.
 //!
-//! The scenarios:
+//! For each size N (100 and 1,000 PRs; `PRM_BENCH_SIZES=100,1000,10000` for more) and each
+//! forge latency (0 and 50 ms, the fake waiting before every answer), one folder and fake hold
+//! the PRs, and three ticks run one after another:
 //! - `first`: the first tick, every PR due and seen for the first time (`run`);
-//! - `steady`: a second tick with nothing changed (`run --force` after a first `run`);
-//! - `new-head`: a tick after PR 1 got a new head by the agent with a failing check
-//!   (`run --force` after a first `run` and the push).
+//! - `steady`: nothing changed, every PR due again (`run --force`): the idle PRs and those
+//!   whose checks are still running, all unchanged;
+//! - `failed`: PR 1 got a new head by the agent with a failing check (`run --force`).
+//!
+//! `points` is what GitHub would charge, from the fake's log (GraphQL by GitHub's formula,
+//! REST 1 each). The `baseline` row is the seed's way: one PR at a time over REST, eight
+//! requests per PR per poll (PR, check runs, check suites, statuses, reviews, issue comments,
+//! review comments, threads), 8 points per PR; its requests are sent to the same fake with the
+//! same latency for a sample of 20 PRs on one reused connection, and the wall time is scaled to
+//! N. The ratios compare it with `steady`.
 //!
 //! The PRs: 2 or 3 check runs each; every fifth has a failing `test` with a log (on the
-//! agent's commit or a human's, alternately); 3 review threads (one unresolved), 2 comments
-//! and a review; one in four is watched with `--merge-when-ready` (the repository wants an
-//! approval, so none merges). From N = 50, PR 2 has 150 review threads, past one page.
+//! agent's commit or a human's, alternately); every tenth one more check still running; 3
+//! review threads (one unresolved), 2 comments and a review; one in four is watched with
+//! `--merge-when-ready` (the repository wants an approval, so none merges). PR 2 has 150
+//! review threads, past one page.
 //!
 //! Peak memory and CPU time come from GNU time (`/usr/bin/time -f '%U %S %M'`, Debian package
 //! `time`), which reads the child's `rusage` from `wait4` when it reaps it: `ru_maxrss` is the
@@ -43,15 +53,18 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use env::TestEnv;
-use fake_github::{FakeGitHub, RequestLog};
+use fake_github::{FakeGitHub, Fault, RequestLog};
 
 const REPO: &str = "octo/app";
-const SIZES: [u64; 4] = [1, 10, 50, 200];
-/// PRs per snapshot request (pr-monitor's batch size).
-const BATCH: u64 = 10;
+const SIZES: [u64; 2] = [100, 1000];
+const LATENCIES_MS: [u64; 2] = [0, 50];
+/// The baseline's requests per PR per poll, and the PRs its wall time is sampled on.
+const BASELINE_PER_PR: u64 = 8;
+const BASELINE_SAMPLE: u64 = 20;
 /// GNU time: the child's `rusage`, from `wait4`.
 const GNU_TIME: &str = "/usr/bin/time";
 
+const SUMMARIES: &str = "POST /graphql PullRequestSummaries";
 const SNAPSHOTS: &str = "POST /graphql PullRequestSnapshots";
 const PAGES: &str = "POST /graphql Page";
 const LOG_REDIRECTS: &str = "GET /repos/{o}/{r}/actions/jobs/{id}/logs";
@@ -61,17 +74,17 @@ const LOG_BLOBS: &str = "GET /_blobs/job-logs/{id}";
 enum Scenario {
     First,
     Steady,
-    NewHead,
+    Failed,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 3] = [Scenario::First, Scenario::Steady, Scenario::NewHead];
+    const ALL: [Scenario; 3] = [Scenario::First, Scenario::Steady, Scenario::Failed];
 
     fn name(self) -> &'static str {
         match self {
             Scenario::First => "first",
             Scenario::Steady => "steady",
-            Scenario::NewHead => "new-head",
+            Scenario::Failed => "failed",
         }
     }
 }
@@ -81,7 +94,9 @@ impl Scenario {
 struct Row {
     scenario: Scenario,
     n: u64,
+    latency_ms: u64,
     requests: Requests,
+    points: u64,
     wall: Duration,
     usage: Option<Usage>,
 }
@@ -98,6 +113,7 @@ struct Usage {
 #[derive(Debug)]
 struct Requests {
     total: usize,
+    summaries: usize,
     snapshots: usize,
     pages: usize,
     /// Log fetches: the API's redirect and the blob download, two requests per log.
@@ -118,26 +134,19 @@ impl Requests {
             .counts()
             .into_iter()
             .filter(|(key, _)| {
-                ![SNAPSHOTS, PAGES, LOG_REDIRECTS, LOG_BLOBS].contains(&key.as_str())
+                ![SUMMARIES, SNAPSHOTS, PAGES, LOG_REDIRECTS, LOG_BLOBS].contains(&key.as_str())
                     && !writes.contains_key(key)
             })
             .collect();
         Requests {
             total: log.total(),
+            summaries: log.count(SUMMARIES),
             snapshots: log.count(SNAPSHOTS),
             pages: log.count(PAGES),
             logs: log.count(LOG_REDIRECTS) + log.count(LOG_BLOBS),
             writes,
             other,
         }
-    }
-
-    fn writes_total(&self) -> usize {
-        self.writes.values().sum()
-    }
-
-    fn other_total(&self) -> usize {
-        self.other.values().sum()
     }
 }
 
@@ -169,7 +178,10 @@ fn populate(gh: &FakeGitHub, n: u64) {
             if i % 2 == 0 {
                 w.check_run(REPO, i, "build").success();
             }
-            let threads = if i == 2 && n >= 50 { 150 } else { 3 };
+            if i % 10 == 1 {
+                w.check_run(REPO, i, "e2e").in_progress();
+            }
+            let threads = if i == 2 { 150 } else { 3 };
             for t in 0..threads {
                 let thread = w
                     .thread(REPO, i)
@@ -258,52 +270,98 @@ fn usage(file: &Path) -> Option<Usage> {
     })
 }
 
-fn measure(scenario: Scenario, n: u64, gnu_time: bool) -> Row {
+/// The three ticks on one folder and fake of `n` PRs answering after `latency_ms`.
+fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> Vec<Row> {
     let env = TestEnv::new();
     populate(&env.gh, n);
     watch_all(&env, n);
-    let args: &[&str] = match scenario {
-        Scenario::First => &["run"],
-        Scenario::Steady => {
-            env.ok(&["run"]);
-            &["run", "--force"]
-        }
-        Scenario::NewHead => {
-            env.ok(&["run"]);
-            env.gh.world(|w| {
-                w.push(REPO, 1, "fixer-bot");
-                w.check_run(REPO, 1, "lint").success();
-                w.check_run(REPO, 1, "test")
-                    .failure()
-                    .log("running 40 tests\ntest parse::empty ... FAILED\nerror: test failed\n");
-            });
-            &["run", "--force"]
-        }
-    };
-    env.gh.clear_requests();
-    let (wall, usage) = timed_run(&env, args, gnu_time);
-    Row {
-        scenario,
-        n,
-        requests: Requests::of(&env.gh.requests()),
-        wall,
-        usage,
+    if latency_ms > 0 {
+        env.gh.fault(Fault::delay(latency_ms).always());
     }
+    let mut rows = Vec::new();
+    for scenario in Scenario::ALL {
+        let args: &[&str] = match scenario {
+            Scenario::First => &["run"],
+            Scenario::Steady => &["run", "--force"],
+            Scenario::Failed => {
+                env.gh.world(|w| {
+                    w.push(REPO, 1, "fixer-bot");
+                    w.check_run(REPO, 1, "lint").success();
+                    w.check_run(REPO, 1, "test").failure().log(
+                        "running 40 tests\ntest parse::empty ... FAILED\nerror: test failed\n",
+                    );
+                });
+                &["run", "--force"]
+            }
+        };
+        env.gh.clear_requests();
+        let (wall, usage) = timed_run(&env, args, gnu_time);
+        let log = env.gh.requests();
+        rows.push(Row {
+            scenario,
+            n,
+            latency_ms,
+            requests: Requests::of(&log),
+            points: log.points(""),
+            wall,
+            usage,
+        });
+    }
+    rows
 }
 
-fn print_table(rows: &[Row]) {
+/// The seed-style poll of `BASELINE_SAMPLE` PRs, one request after another on one connection
+/// to the same fake (which answers after `latency_ms`): the wall time per PR.
+fn baseline_per_pr(latency_ms: u64) -> Duration {
+    let env = TestEnv::new();
+    populate(&env.gh, BASELINE_SAMPLE);
+    if latency_ms > 0 {
+        env.gh.fault(Fault::delay(latency_ms).always());
+    }
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let base = env.gh.url();
+    let token = format!("Bearer {}", env.gh.token());
+    let start = Instant::now();
+    for i in 1..=BASELINE_SAMPLE {
+        let sha = env.gh.world(|w| w.get_pr(REPO, i).head_sha().to_owned());
+        let paths = [
+            format!("/repos/{REPO}/pulls/{i}"),
+            format!("/repos/{REPO}/commits/{sha}/check-runs"),
+            format!("/repos/{REPO}/commits/{sha}/check-suites"),
+            format!("/repos/{REPO}/commits/{sha}/status"),
+            format!("/repos/{REPO}/pulls/{i}/reviews"),
+            format!("/repos/{REPO}/issues/{i}/comments"),
+            format!("/repos/{REPO}/pulls/{i}/comments"),
+            format!("/repos/{REPO}/pulls/{i}/threads"),
+        ];
+        for path in paths {
+            let mut resp = agent
+                .get(&format!("{base}{path}"))
+                .header("Authorization", &token)
+                .call()
+                .expect("the fake answers");
+            let _ = resp.body_mut().read_to_string();
+        }
+    }
+    start.elapsed() / u32::try_from(BASELINE_SAMPLE).unwrap()
+}
+
+fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
     println!(
-        "{:<9} {:>4} {:>8} {:>6} {:>5} {:>8} {:>5} {:>5} {:>6} {:>5} {:>8} {:>6} {:>8}",
-        "scenario",
+        "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7} {:>5} {:>5} {:>5} {:>5} {:>9} {:>7} {:>8}",
+        "tick",
         "N",
+        "lat ms",
         "requests",
-        "req/PR",
+        "points",
+        "pts/PR",
+        "summ",
         "snap",
-        "min snap",
         "pages",
         "logs",
-        "writes",
-        "other",
         "wall ms",
         "cpu ms",
         "peak KiB"
@@ -312,22 +370,43 @@ fn print_table(rows: &[Row]) {
         let q = &r.requests;
         let na = || "n/a".to_owned();
         println!(
-            "{:<9} {:>4} {:>8} {:>6.2} {:>5} {:>8} {:>5} {:>5} {:>6} {:>5} {:>8.0} {:>6} {:>8}",
+            "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0} {:>7} {:>8}",
             r.scenario.name(),
             r.n,
+            r.latency_ms,
             q.total,
-            q.total as f64 / r.n as f64,
+            r.points,
+            r.points as f64 / r.n as f64,
+            q.summaries,
             q.snapshots,
-            r.n.div_ceil(BATCH),
             q.pages,
             q.logs,
-            q.writes_total(),
-            q.other_total(),
             r.wall.as_secs_f64() * 1000.0,
             r.usage
                 .map_or_else(na, |u| format!("{:.0}", u.cpu_secs * 1000.0)),
             r.usage.map_or_else(na, |u| u.peak_rss_kib.to_string()),
         );
+        if r.scenario == Scenario::Steady {
+            let per_pr = baseline.get(&r.latency_ms).copied().unwrap_or_default();
+            let wall = per_pr.as_secs_f64() * r.n as f64;
+            let points = BASELINE_PER_PR * r.n;
+            println!(
+                "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0}   (x{:.0} points, x{:.0} wall of steady)",
+                "baseline",
+                r.n,
+                r.latency_ms,
+                points,
+                points,
+                BASELINE_PER_PR as f64,
+                "-",
+                "-",
+                "-",
+                "-",
+                wall * 1000.0,
+                points as f64 / r.points.max(1) as f64,
+                wall / r.wall.as_secs_f64(),
+            );
+        }
     }
 }
 
@@ -339,9 +418,10 @@ fn breakdown(label: &str, rows: &[Row], of: impl Fn(&Requests) -> &BTreeMap<Stri
             .map(|(k, n)| format!("{k} x{n}"))
             .collect();
         println!(
-            "  {:<8} N={:<3}  {}",
+            "  {:<8} N={:<5} {:>2} ms  {}",
             r.scenario.name(),
             r.n,
+            r.latency_ms,
             keys.join(", ")
         );
     }
@@ -358,21 +438,35 @@ fn main() {
     println!();
 
     let started = Instant::now();
+    let sizes: Vec<u64> = std::env::var("PRM_BENCH_SIZES").map_or_else(
+        |_| SIZES.to_vec(),
+        |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+    );
+    let baseline: BTreeMap<u64, Duration> = LATENCIES_MS
+        .iter()
+        .map(|&ms| (ms, baseline_per_pr(ms)))
+        .collect();
     let mut rows = Vec::new();
-    for n in SIZES {
-        for scenario in Scenario::ALL {
-            rows.push(measure(scenario, n, gnu_time));
+    for &n in &sizes {
+        for ms in LATENCIES_MS {
+            rows.extend(measure(n, ms, gnu_time));
         }
     }
-    print_table(&rows);
+    print_table(&rows, &baseline);
 
     println!();
-    println!("snap: snapshot batches; min snap: ceil(N/10); pages: page queries past 100 items;");
+    println!(
+        "points: GitHub's charge (GraphQL by its formula, REST 1 each); summ: summary queries;"
+    );
+    println!("snap: snapshot batches of 10; pages: page queries past 100 items;");
     println!("logs: log fetches, 2 requests each (the API's redirect, then the blob);");
     println!(
         "wall ms: the process, the fake's answers included; cpu ms: user + system, 10 ms steps;"
     );
-    println!("peak KiB: ru_maxrss of the process.");
+    println!("peak KiB: ru_maxrss of the process;");
+    println!(
+        "baseline: 8 REST requests per PR one after another, wall scaled from {BASELINE_SAMPLE} PRs."
+    );
     breakdown("writes", &rows, |q| &q.writes);
     breakdown("other", &rows, |q| &q.other);
     println!("bench time: {:.1} s", started.elapsed().as_secs_f64());

@@ -67,16 +67,34 @@ fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
         .as_object_mut()
         .and_then(|o| o.remove("baseRef"))
         .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
+    let threads = value
+        .get_mut("pullRequest")
+        .and_then(Value::as_object_mut)
+        .and_then(|pr| pr.remove("reviewThreads"));
+    let over_threads = threads
+        .as_ref()
+        .and_then(|t| t.get("totalCount").and_then(Value::as_u64))
+        .unwrap_or(0)
+        > 100;
+    let unresolved_threads = threads.as_ref().map(|t| {
+        t.get("nodes").and_then(Value::as_array).map_or(0, |nodes| {
+            nodes
+                .iter()
+                .filter(|n| n.get("isResolved").and_then(Value::as_bool) == Some(false))
+                .count()
+        })
+    });
     let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
     let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
     let over = |pointer: &str| pr.pointer(pointer).and_then(Value::as_u64).unwrap_or(0) > 100;
     let unclear = failed
         || more("/statusCheckRollup/contexts/pageInfo/hasNextPage")
         || over("/labels/totalCount")
-        || over("/reviewThreads/totalCount");
+        || over_threads;
     (!unclear).then(|| Summary {
         fingerprint: value.to_string(),
         behind_by,
+        unresolved_threads,
     })
 }
 

@@ -438,6 +438,7 @@ impl Forge for GitLab {
                 Some(Summary {
                     fingerprint: fingerprint.clone(),
                     behind_by: r.behind_by,
+                    unresolved_threads: None,
                 })
             })
             .collect())
