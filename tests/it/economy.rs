@@ -186,3 +186,43 @@ fn a_kept_read_that_would_act_is_read_again_before_acting() {
     );
     assert_eq!(env.status("octo/app#1")["pills"]["ci"], json!(true));
 }
+
+#[test]
+fn a_thread_resolved_without_a_word_is_read_in_full() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=2 {
+            w.pr(REPO, n);
+            w.check_run(REPO, n, "test").success();
+            w.thread(REPO, n)
+                .comment("reviewer", "please rename this")
+                .unresolved();
+        }
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    next_run(&mut env);
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        0,
+        "the thread count matches the kept reads"
+    );
+    // Resolving changes no update time: the summary's count of unresolved threads tells.
+    env.gh.world(|w| {
+        let thread = &mut w.get_pr_mut(REPO, 1).threads[0];
+        thread.resolved = true;
+        thread.resolved_by = Some("reviewer".to_owned());
+    });
+    next_run(&mut env);
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        1
+    );
+    assert_eq!(env.status("octo/app#1")["pills"]["cmt"], json!(0));
+    assert_eq!(env.status("octo/app#2")["pills"]["cmt"], json!(1));
+}
