@@ -42,7 +42,7 @@ pub fn hold_env<'a>(names: impl IntoIterator<Item = &'a str>) {
 }
 
 /// A URL's last path segment is held on its own only from this length: a key, not a word
-/// (`…/T0/B0/XXXXXXXXXXXXXXXXXXXXXXXX` holds its key, `…/api/webhook` does not hold `webhook`).
+/// (`…/T0/B0/<24-character key>` holds its key, `…/api/webhook` does not hold `webhook`).
 const SEGMENT_MIN_LEN: usize = 16;
 
 /// Remembers a secret URL (a Slack webhook): the whole URL, and its secret parts on their own
