@@ -1,32 +1,21 @@
 //! The GitHub client: GraphQL for reads (many PRs per request) and for the mutations GitHub
 //! only offers there, REST for job logs, re-runs and the sha-guarded merge.
 
+mod client;
 pub mod features;
 pub mod queries;
+mod read;
 mod wire;
+mod write;
 
-/// Converts `statusCheckRollup.contexts.nodes` (the PR-level fallback when commit-pinned check
-/// data is missing) into checks.
-pub fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
-    let contexts: Vec<Option<wire::RollupContext>> =
-        wire::parse(nodes.clone(), "status check rollup")?;
-    Ok(contexts
-        .into_iter()
-        .flatten()
-        .map(wire::rollup_check)
-        .collect())
-}
+pub use read::rollup_checks;
 
-use serde_json::{Value, json};
-
-use crate::forge::http::{HttpClient, Idempotency, status_error};
+use crate::forge::http::HttpClient;
 use crate::forge::{
-    Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
+    Forge, ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
 };
-use crate::model::{Check, ChecksSource, MergeMethod, PrRef, Sha, Snapshot};
+use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot};
 use features::Features;
-use queries::Paged;
-use wire::{Conn, PageAnswer};
 
 /// PRs read per snapshot request: keeps each query far under GitHub's node limit.
 pub const BATCH_SIZE: usize = 10;
@@ -43,100 +32,6 @@ pub struct GitHub {
     /// first; `None` when the read failed.
     queue_lines:
         std::cell::RefCell<std::collections::BTreeMap<(String, String), Option<QueueLine>>>,
-}
-
-/// What GitHub's refusal to enable auto-merge means. "Pull request is in clean status" (or
-/// "unstable status" where no check is required): nothing to wait for. "Auto merge is not
-/// allowed for this repository" or "protected branch rules not configured": no auto-merge here.
-fn auto_merge_refusal(msg: String) -> Refusal {
-    let lower = msg.to_ascii_lowercase();
-    if lower.contains("not allowed") || lower.contains("protected branch rules not configured") {
-        Refusal::Unavailable(msg)
-    } else if lower.contains("clean status") || lower.contains("unstable status") {
-        Refusal::AlreadyClean(msg)
-    } else {
-        Refusal::Other(msg)
-    }
-}
-
-/// One PR's summary from its `s{i}` answer, or `None` when it cannot tell: the PR is
-/// missing or errored, or a connection is longer than the page the summary reads.
-fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
-    let mut value = answer.clone();
-    let behind_by = value
-        .as_object_mut()
-        .and_then(|o| o.remove("baseRef"))
-        .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
-    let threads = value
-        .get_mut("pullRequest")
-        .and_then(Value::as_object_mut)
-        .and_then(|pr| pr.remove("reviewThreads"));
-    let over_threads = threads
-        .as_ref()
-        .and_then(|t| t.get("totalCount").and_then(Value::as_u64))
-        .unwrap_or(0)
-        > 100;
-    let unresolved_threads = threads.as_ref().map(|t| {
-        t.get("nodes").and_then(Value::as_array).map_or(0, |nodes| {
-            nodes
-                .iter()
-                .filter(|n| n.get("isResolved").and_then(Value::as_bool) == Some(false))
-                .count()
-        })
-    });
-    let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
-    let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
-    let over = |pointer: &str| pr.pointer(pointer).and_then(Value::as_u64).unwrap_or(0) > 100;
-    let unclear = failed
-        || more("/statusCheckRollup/contexts/pageInfo/hasNextPage")
-        || over("/labels/totalCount")
-        || over_threads;
-    (!unclear).then(|| Summary {
-        fingerprint: value.to_string(),
-        behind_by,
-        unresolved_threads,
-    })
-}
-
-/// One GraphQL error, as GitHub reports it.
-#[derive(Debug, Clone, serde::Deserialize)]
-struct GqlError {
-    #[serde(default)]
-    message: String,
-    #[serde(rename = "type", default)]
-    kind: Option<String>,
-    #[serde(default)]
-    path: Vec<Value>,
-}
-
-impl GqlError {
-    fn to_forge_error(&self) -> ForgeError {
-        match self.kind.as_deref() {
-            Some("NOT_FOUND") => ForgeError::NotFound(self.message.clone()),
-            Some("RATE_LIMITED") => ForgeError::RateLimited {
-                retry_after_secs: None,
-            },
-            Some("FORBIDDEN") => ForgeError::Unauthorized(self.message.clone()),
-            _ => ForgeError::Refused(self.message.clone()),
-        }
-    }
-}
-
-/// A GraphQL answer: data (possibly partial) and errors.
-#[derive(Debug, Default)]
-struct Answer {
-    data: Value,
-    errors: Vec<GqlError>,
-}
-
-impl Answer {
-    /// The data, or the first error if there is any and `strict`.
-    fn into_data(self) -> Result<Value, ForgeError> {
-        match self.errors.first() {
-            Some(e) => Err(e.to_forge_error()),
-            None => Ok(self.data),
-        }
-    }
 }
 
 impl GitHub {
@@ -162,451 +57,13 @@ impl GitHub {
     pub fn usage(&self) -> crate::forge::http::Usage {
         self.http.usage()
     }
-
-    fn graphql(
-        &self,
-        query: &str,
-        variables: &Value,
-        operation: Option<&str>,
-        idem: Idempotency,
-    ) -> Result<Answer, ForgeError> {
-        let mut body = json!({ "query": query, "variables": variables });
-        if let Some(op) = operation {
-            body["operationName"] = json!(op);
-        }
-        let resp = self
-            .http
-            .send("POST", &self.graphql_url, Some(&body), idem)?;
-        if resp.status != 200 {
-            return Err(status_error(&resp));
-        }
-        let mut v: Value = serde_json::from_str(&resp.body)
-            .map_err(|e| ForgeError::Unexpected(format!("GraphQL answer is not JSON: {e}")))?;
-        let errors: Vec<GqlError> =
-            serde_json::from_value(v.get_mut("errors").map_or(Value::Null, Value::take))
-                .unwrap_or_default();
-        let data = v.get_mut("data").map_or(Value::Null, Value::take);
-        if data.is_null() && errors.is_empty() {
-            return Err(ForgeError::Unexpected(
-                "GraphQL answer has neither data nor errors".into(),
-            ));
-        }
-        if let Some(e) = errors
-            .iter()
-            .find(|e| e.kind.as_deref() == Some("RATE_LIMITED"))
-        {
-            return Err(e.to_forge_error());
-        }
-        Ok(Answer { data, errors })
-    }
-
-    fn rest(
-        &self,
-        method: &str,
-        path: &str,
-        body: Option<&Value>,
-        idem: Idempotency,
-    ) -> Result<crate::forge::http::Response, ForgeError> {
-        self.http
-            .send(method, &format!("{}{path}", self.api_url), body, idem)
-    }
-
-    /// Reads one batch; an `Err` means the whole request failed (the caller splits it).
-    fn read_batch(
-        &self,
-        requests: &[SnapshotRequest],
-    ) -> Result<Vec<Result<Snapshot, ForgeError>>, ForgeError> {
-        let answer = self.graphql(
-            &queries::snapshot_query(requests, self.features.get()),
-            &json!({}),
-            None,
-            Idempotency::Retry,
-        )?;
-        if answer.data.is_null() {
-            return Err(answer.errors.first().map_or_else(
-                || ForgeError::Unexpected("empty answer".into()),
-                GqlError::to_forge_error,
-            ));
-        }
-        Ok(requests
-            .iter()
-            .enumerate()
-            .map(|(i, req)| {
-                let alias = queries::alias(i);
-                let value = answer.data.get(&alias).cloned().unwrap_or(Value::Null);
-                let error_for = || {
-                    answer
-                        .errors
-                        .iter()
-                        .find(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()))
-                        .map_or_else(
-                            || {
-                                ForgeError::NotFound(format!(
-                                    "{} does not exist or is not visible to this token",
-                                    req.pr
-                                ))
-                            },
-                            GqlError::to_forge_error,
-                        )
-                };
-                if value.is_null() || value.get("pullRequest").is_none_or(Value::is_null) {
-                    return Err(error_for());
-                }
-                self.complete_snapshot(&req.pr, wire::parse(value, "pull request")?)
-            })
-            .collect())
-    }
-
-    /// The rollup of a commit's checks (one page: the fallback is for tokens without checks
-    /// access, where the rollup is all there is).
-    fn rollup(&self, commit_id: &str) -> Result<Vec<Check>, ForgeError> {
-        let data = self
-            .graphql(
-                queries::ROLLUP,
-                &json!({ "id": commit_id }),
-                None,
-                Idempotency::Retry,
-            )?
-            .into_data()?;
-        rollup_checks(
-            data.pointer("/node/statusCheckRollup/contexts/nodes")
-                .unwrap_or(&Value::Null),
-        )
-    }
-
-    /// Fills `behind_by` for snapshots read without branch hints, in one request: GitHub's
-    /// `mergeStateStatus` hides BEHIND under BLOCKED, so behind is read from the branches.
-    /// A failure here leaves `behind_by` unknown; it never fails the snapshots.
-    fn compare_unhinted(
-        &self,
-        requests: &[SnapshotRequest],
-        results: &mut [Result<Snapshot, ForgeError>],
-    ) {
-        if !self.features.get().compare {
-            return;
-        }
-        let wanted: Vec<usize> = (0..requests.len())
-            .filter(|&i| requests[i].branches.is_none())
-            .filter(|&i| matches!(&results[i], Ok(s) if s.state == crate::model::PrState::Open && !s.cross_repository && s.behind_by.is_none()))
-            .collect();
-        if wanted.is_empty() {
-            return;
-        }
-        let items: Vec<(&PrRef, &str, &str)> = wanted
-            .iter()
-            .filter_map(|&i| {
-                results[i]
-                    .as_ref()
-                    .ok()
-                    .map(|s| (&s.pr, s.base_ref.as_str(), s.head_ref.as_str()))
-            })
-            .collect();
-        let Ok(answer) = self.graphql(
-            &queries::compare_query(&items),
-            &json!({}),
-            None,
-            Idempotency::Retry,
-        ) else {
-            return;
-        };
-        if answer.data.is_null()
-            && answer
-                .errors
-                .iter()
-                .any(|e| self.refused_feature(&e.message))
-        {
-            return;
-        }
-        for (k, &i) in wanted.iter().enumerate() {
-            let behind = answer
-                .data
-                .pointer(&format!("/c{k}/baseRef/compare/behindBy"))
-                .and_then(Value::as_u64);
-            if let Ok(snap) = &mut results[i] {
-                snap.behind_by = behind;
-            }
-        }
-    }
-
-    /// Fills what is ahead of each PR that waits behind others in a merge queue: one
-    /// `Repository.mergeQueue` read per branch per run, never failing the snapshots.
-    fn fill_ahead(&self, results: &mut [Result<Snapshot, ForgeError>]) {
-        for snap in results.iter_mut().flatten() {
-            let features = self.features.get();
-            if !features.queue || !features.ahead {
-                return;
-            }
-            let Some(position) = snap.queue_entry.as_ref().map(|e| e.position) else {
-                continue;
-            };
-            if position <= 1 {
-                continue;
-            }
-            let Some(line) = self.queue_line(&snap.pr, &snap.base_ref) else {
-                continue;
-            };
-            let number = snap.pr.number;
-            if let Some(entry) = snap.queue_entry.as_mut() {
-                entry.ahead = line
-                    .iter()
-                    .filter(|(p, n)| *p < position && *n != number)
-                    .map(|(_, n)| *n)
-                    .collect();
-            }
-        }
-    }
-
-    /// `branch`'s merge queue, front first, read once per run.
-    fn queue_line(&self, pr: &PrRef, branch: &str) -> Option<QueueLine> {
-        let key = (pr.repo.clone(), branch.to_owned());
-        if let Some(line) = self.queue_lines.borrow().get(&key) {
-            return line.clone();
-        }
-        let (owner, name) = pr.owner_and_name();
-        let answer = self
-            .graphql(
-                queries::QUEUE_LINE,
-                &json!({ "owner": owner, "name": name, "branch": branch }),
-                None,
-                Idempotency::Retry,
-            )
-            .ok()?;
-        if answer.data.is_null() {
-            // A server without `Repository.mergeQueue` is not asked again this run.
-            let _ = answer
-                .errors
-                .iter()
-                .any(|e| self.refused_feature(&e.message));
-            return None;
-        }
-        let nodes: Vec<wire::QueueLineNode> = answer
-            .data
-            .pointer("/repository/mergeQueue/entries/nodes")
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_default();
-        let mut line: QueueLine = nodes
-            .into_iter()
-            .map(|n| (n.position, n.pull_request.number))
-            .collect();
-        line.sort_unstable();
-        self.queue_lines
-            .borrow_mut()
-            .insert(key, Some(line.clone()));
-        Some(line)
-    }
-
-    /// Turns off the optional feature a refusal names; whether there was one.
-    fn refused_feature(&self, message: &str) -> bool {
-        let Some(fewer) = self.features.get().without_refused(message) else {
-            return false;
-        };
-        self.features.set(fewer);
-        true
-    }
-
-    /// Summarises one batch: a fingerprint per PR, `None` where the answer cannot tell (an
-    /// error, a missing PR, a connection longer than its one page), `None` for every PR when
-    /// the request failed for a reason a full read may not share; an error when the forge
-    /// cannot be read at all.
-    fn summary_batch(
-        &self,
-        requests: &[SummaryRequest],
-    ) -> Result<Vec<Option<Summary>>, ForgeError> {
-        let unclear = || Ok(requests.iter().map(|_| None).collect());
-        let read = || {
-            self.graphql(
-                &queries::summary_query(requests, self.features.get()),
-                &json!({}),
-                None,
-                Idempotency::Retry,
-            )
-        };
-        let mut answer = read();
-        // A server without an optional part of the schema: ask again without it.
-        let refused = match &answer {
-            Ok(a) if a.data.is_null() => a.errors.iter().any(|e| self.refused_feature(&e.message)),
-            Err(ForgeError::Refused(msg)) => self.refused_feature(msg),
-            _ => false,
-        };
-        if refused {
-            answer = read();
-        }
-        let answer = match answer {
-            Ok(a) if !a.data.is_null() => a,
-            Err(
-                e @ (ForgeError::RateLimited { .. }
-                | ForgeError::Unreachable(_)
-                | ForgeError::Unauthorized(_)),
-            ) => return Err(e),
-            _ => return unclear(),
-        };
-        Ok((0..requests.len())
-            .map(|i| {
-                let alias = queries::summary_alias(i);
-                let failed = answer
-                    .errors
-                    .iter()
-                    .any(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()));
-                summary_of(answer.data.get(&alias)?, failed)
-            })
-            .collect())
-    }
-
-    /// Reads a batch, splitting it when the request fails so one bad PR cannot fail the rest.
-    fn read_split(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
-        match self.read_batch(requests) {
-            Ok(results) => results,
-            // A server without an optional part of the schema: read again without it, from now on.
-            Err(ForgeError::Refused(msg)) if self.refused_feature(&msg) => {
-                self.read_split(requests)
-            }
-            Err(e) if requests.len() == 1 => vec![Err(e)],
-            Err(
-                e @ (ForgeError::RateLimited { .. }
-                | ForgeError::Unreachable(_)
-                | ForgeError::Unauthorized(_)),
-            ) => requests.iter().map(|_| Err(e.clone())).collect(),
-            Err(_) => {
-                let (a, b) = requests.split_at(requests.len() / 2);
-                let mut out = self.read_split(a);
-                out.extend(self.read_split(b));
-                out
-            }
-        }
-    }
-
-    /// The rest of a connection after its first page.
-    fn complete<T: serde::de::DeserializeOwned>(
-        &self,
-        node_id: &str,
-        paged: Paged,
-        first: Conn<T>,
-    ) -> Result<Vec<T>, ForgeError> {
-        let mut cursor = first.next_cursor();
-        let mut items = first.into_nodes();
-        let query = queries::page_query(paged);
-        while let Some(after) = cursor {
-            let data = self
-                .graphql(
-                    &query,
-                    &json!({ "id": node_id, "after": after }),
-                    None,
-                    Idempotency::Retry,
-                )?
-                .into_data()?;
-            let page: PageAnswer<T> = wire::parse(data, "page")?;
-            let conn = page
-                .node
-                .and_then(|mut m| m.pop_first().map(|(_, c)| c))
-                .ok_or_else(|| {
-                    ForgeError::Unexpected(format!("page of {paged:?} for {node_id} is missing"))
-                })?;
-            cursor = conn.next_cursor();
-            items.extend(conn.into_nodes());
-        }
-        Ok(items)
-    }
-
-    /// Every check run of a commit's check suites, past the first pages.
-    fn suite_checks(
-        &self,
-        commit_id: &str,
-        suites: Conn<wire::SuiteNode>,
-    ) -> Result<Vec<Check>, ForgeError> {
-        let mut checks = Vec::new();
-        for suite in self.complete(commit_id, Paged::CheckSuites, suites)? {
-            let runs = match suite.check_runs {
-                Some(runs) => self.complete(&suite.id, Paged::CheckRuns, runs)?,
-                None => Vec::new(),
-            };
-            checks.extend(
-                runs.into_iter()
-                    .map(|r| wire::run_check(r, suite.workflow_run.as_ref())),
-            );
-        }
-        Ok(checks)
-    }
-
-    fn complete_snapshot(&self, pr: &PrRef, repo: wire::RepoNode) -> Result<Snapshot, ForgeError> {
-        let mut repo = repo;
-        let node = repo
-            .pull_request
-            .take()
-            .ok_or_else(|| ForgeError::NotFound(pr.to_string()))?;
-        let mut node = node;
-        let commits = std::mem::replace(
-            &mut node.commits,
-            Conn {
-                page_info: None,
-                nodes: Vec::new(),
-            },
-        );
-        let commit = commits
-            .into_nodes()
-            .into_iter()
-            .map(|c| c.commit)
-            .next()
-            .filter(|c| c.oid == node.head_ref_oid);
-        let mut snap = wire::snapshot_head(pr, &repo, &node, commit.as_ref());
-
-        if let Some(commit) = commit {
-            let mut checks: Vec<Check> = Vec::new();
-            if commit.check_suites.is_none() && commit.status.is_none() {
-                // Commit-pinned data is missing (the token cannot read it): fall back to the
-                // PR's rollup of the same head.
-                snap.checks = self.rollup(&commit.id)?;
-                snap.checks_source = ChecksSource::PrChecks;
-            } else if let Some(suites) = commit.check_suites {
-                checks = self.suite_checks(&commit.id, suites)?;
-            }
-            if let Some(status) = commit.status {
-                checks.extend(status.contexts.into_iter().map(wire::status_check));
-            }
-            if snap.checks_source != ChecksSource::PrChecks {
-                snap.checks = checks;
-            }
-        }
-
-        let threads = self.complete(&node.id, Paged::ReviewThreads, node.review_threads)?;
-        snap.threads = threads
-            .into_iter()
-            .map(|mut t| {
-                let first = std::mem::replace(
-                    &mut t.comments,
-                    Conn {
-                        page_info: None,
-                        nodes: Vec::new(),
-                    },
-                );
-                let comments = self.complete(&t.id, Paged::ThreadComments, first)?;
-                Ok(wire::thread(t, comments))
-            })
-            .collect::<Result<_, ForgeError>>()?;
-        snap.reviews = self
-            .complete(&node.id, Paged::Reviews, node.reviews)?
-            .into_iter()
-            .filter_map(wire::review)
-            .collect();
-        snap.comments = self
-            .complete(&node.id, Paged::Comments, node.comments)?
-            .into_iter()
-            .map(wire::comment)
-            .collect();
-        Ok(snap)
-    }
-}
-
-fn graphql_method(method: MergeMethod) -> &'static str {
-    match method {
-        MergeMethod::Squash => "SQUASH",
-        MergeMethod::Merge => "MERGE",
-        MergeMethod::Rebase => "REBASE",
-    }
 }
 
 /// A merge queue's entries as (position, PR number), front first.
 type QueueLine = Vec<(u32, u64)>;
 
+/// Each verb is the inherent method of the same name: the reads in `read.rs`, the writes in
+/// `write.rs`.
 impl Forge for GitHub {
     fn read_batch_size(&self) -> usize {
         BATCH_SIZE
@@ -617,273 +74,67 @@ impl Forge for GitHub {
     }
 
     fn summaries(&self, requests: &[SummaryRequest]) -> Result<Vec<Option<Summary>>, ForgeError> {
-        let mut out = Vec::with_capacity(requests.len());
-        for chunk in requests.chunks(queries::SUMMARY_BATCH) {
-            out.extend(self.summary_batch(chunk)?);
-        }
-        Ok(out)
+        GitHub::summaries(self, requests)
     }
 
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
-        requests
-            .chunks(BATCH_SIZE)
-            .flat_map(|chunk| {
-                let mut results = self.read_split(chunk);
-                self.compare_unhinted(chunk, &mut results);
-                self.fill_ahead(&mut results);
-                results
-            })
-            .collect()
+        GitHub::snapshots(self, requests)
     }
 
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
-        let (owner, name) = repo.split_once('/').unwrap_or((repo, ""));
-        let mut out = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            let vars = json!({ "owner": owner, "name": name, "after": after });
-            let data = self
-                .graphql(
-                    queries::OPERATIONS,
-                    &vars,
-                    Some("OpenPullRequests"),
-                    Idempotency::Retry,
-                )?
-                .into_data()?;
-            let conn: Conn<wire::OpenPrNode> = wire::parse(
-                data.pointer("/repository/pullRequests")
-                    .cloned()
-                    .unwrap_or(Value::Null),
-                "open pull requests",
-            )?;
-            after = conn.next_cursor();
-            for node in conn.into_nodes() {
-                out.push(OpenPr {
-                    pr: PrRef::github(repo, node.number),
-                    author: node.author.map(|a| a.login),
-                    labels: node
-                        .labels
-                        .map(|l| l.into_nodes().into_iter().map(|n| n.name).collect())
-                        .unwrap_or_default(),
-                });
-            }
-            if after.is_none() {
-                return Ok(out);
-            }
-        }
+        GitHub::open_prs(self, repo)
     }
 
     fn viewer_login(&self) -> Result<String, ForgeError> {
-        let data = self
-            .graphql(
-                queries::OPERATIONS,
-                &json!({}),
-                Some("Viewer"),
-                Idempotency::Retry,
-            )?
-            .into_data()?;
-        data.pointer("/viewer/login")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| ForgeError::Unexpected("viewer has no login".into()))
+        GitHub::viewer_login(self)
     }
 
     fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
-        self.http.get_text(&format!(
-            "{}/repos/{}/actions/jobs/{job_id}/logs",
-            self.api_url, pr.repo
-        ))
+        GitHub::job_log(self, pr, job_id)
     }
 
     fn annotations(
         &self,
-        _pr: &PrRef,
+        pr: &PrRef,
         check_node_ids: &[String],
     ) -> Result<Vec<String>, ForgeError> {
-        let answer = self.graphql(
-            &queries::annotations_query(check_node_ids),
-            &json!({}),
-            None,
-            Idempotency::Retry,
-        )?;
-        Ok((0..check_node_ids.len())
-            .map(|i| {
-                let nodes = answer
-                    .data
-                    .pointer(&format!("/a{i}/annotations/nodes"))
-                    .and_then(Value::as_array);
-                nodes
-                    .into_iter()
-                    .flatten()
-                    .map(|n| {
-                        ["path", "title", "message"]
-                            .iter()
-                            .filter_map(|k| n[*k].as_str())
-                            .collect::<Vec<_>>()
-                            .join(": ")
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .collect())
+        GitHub::annotations(self, pr, check_node_ids)
+    }
+
+    fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
+        GitHub::commit_checks(self, pr, sha)
     }
 
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
-        let resp = self.rest(
-            "POST",
-            &format!("/repos/{}/actions/runs/{run_id}/rerun-failed-jobs", pr.repo),
-            Some(&json!({})),
-            Idempotency::Once,
-        )?;
-        if (200..300).contains(&resp.status) {
-            Ok(())
-        } else {
-            Err(status_error(&resp))
-        }
+        GitHub::rerun_failed(self, pr, run_id)
     }
 
-    /// A merge update goes through REST's `update-branch` with the expected head; a rebase
-    /// through GraphQL's `updatePullRequestBranch` (REST cannot rebase). A conflict or a head
-    /// is `MergeConflict`, a head that moved `HeadMoved`; "no new commits on the base" is
-    /// `Refused`.
     fn update_branch(
         &self,
         snap: &Snapshot,
         expected_head: &Sha,
         method: UpdateMethod,
     ) -> Result<(), ForgeError> {
-        let typed = |msg: String| {
-            let lower = msg.to_ascii_lowercase();
-            if lower.contains("conflict") {
-                ForgeError::MergeConflict(msg)
-            } else if lower.contains("expected head") || lower.contains("head ref") {
-                ForgeError::HeadMoved(msg)
-            } else {
-                ForgeError::Refused(msg)
-            }
-        };
-        if method == UpdateMethod::Merge {
-            let body = json!({ "expected_head_sha": expected_head.as_str() });
-            let path = format!(
-                "/repos/{}/pulls/{}/update-branch",
-                snap.pr.repo, snap.pr.number
-            );
-            let resp = self.rest("PUT", &path, Some(&body), Idempotency::Once)?;
-            return match resp.status {
-                200..=299 => Ok(()),
-                _ => match status_error(&resp) {
-                    ForgeError::Refused(msg) => Err(typed(msg)),
-                    e => Err(e),
-                },
-            };
-        }
-        let vars = json!({
-            "pullRequestId": snap.node_id,
-            "expectedHeadOid": expected_head.as_str(),
-            "updateMethod": "REBASE",
-        });
-        let answer = self.graphql(
-            queries::OPERATIONS,
-            &vars,
-            Some("UpdateBranch"),
-            Idempotency::Once,
-        )?;
-        match answer.errors.first() {
-            None => Ok(()),
-            Some(e) => Err(match e.to_forge_error() {
-                ForgeError::Refused(msg) => typed(msg),
-                other => other,
-            }),
-        }
+        GitHub::update_branch(self, snap, expected_head, method)
     }
 
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
-        let vars = json!({
-            "pullRequestId": snap.node_id,
-            "mergeMethod": graphql_method(method),
-            "expectedHeadOid": snap.head.sha.as_str(),
-        });
-        self.graphql(
-            queries::OPERATIONS,
-            &vars,
-            Some("EnableAutoMerge"),
-            Idempotency::Once,
-        )
-        .and_then(Answer::into_data)
-        .map(drop)
-        .map_err(|e| match e {
-            ForgeError::Refused(msg) => ForgeError::AutoMergeRefused(auto_merge_refusal(msg)),
-            other => other,
-        })
-    }
-
-    fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
-        let (owner, name) = pr.owner_and_name();
-        let data = self
-            .graphql(
-                &queries::commit_checks_query(),
-                &json!({ "owner": owner, "name": name, "oid": sha.as_str() }),
-                None,
-                Idempotency::Retry,
-            )?
-            .into_data()?;
-        let Some(commit) = data.pointer("/repository/object").filter(|v| !v.is_null()) else {
-            return Ok(Vec::new());
-        };
-        let id = commit["id"].as_str().unwrap_or_default().to_owned();
-        let suites: Conn<wire::SuiteNode> =
-            wire::parse(commit["checkSuites"].clone(), "check suites")?;
-        self.suite_checks(&id, suites)
+        GitHub::enable_auto_merge(self, snap, method)
     }
 
     fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {
-        let vars = json!({ "pullRequestId": snap.node_id });
-        self.graphql(
-            queries::OPERATIONS,
-            &vars,
-            Some("DisableAutoMerge"),
-            Idempotency::Once,
-        )?
-        .into_data()
-        .map(drop)
+        GitHub::disable_auto_merge(self, snap)
     }
 
     fn merge(&self, pr: &PrRef, sha: &Sha, method: MergeMethod) -> Result<(), ForgeError> {
-        let body = json!({ "merge_method": method.as_str(), "sha": sha.as_str() });
-        let resp = self.rest(
-            "PUT",
-            &format!("/repos/{}/pulls/{}/merge", pr.repo, pr.number),
-            Some(&body),
-            Idempotency::Once,
-        )?;
-        if resp.status == 200 {
-            Ok(())
-        } else {
-            Err(status_error(&resp))
-        }
+        GitHub::merge(self, pr, sha, method)
     }
 
-    fn reply_to_thread(&self, _pr: &PrRef, thread_id: &str, body: &str) -> Result<(), ForgeError> {
-        let vars = json!({ "threadId": thread_id, "body": body });
-        self.graphql(
-            queries::OPERATIONS,
-            &vars,
-            Some("ReplyToThread"),
-            Idempotency::Once,
-        )?
-        .into_data()
-        .map(drop)
+    fn reply_to_thread(&self, pr: &PrRef, thread_id: &str, body: &str) -> Result<(), ForgeError> {
+        GitHub::reply_to_thread(self, pr, thread_id, body)
     }
 
-    fn resolve_thread(&self, _pr: &PrRef, thread_id: &str) -> Result<(), ForgeError> {
-        let vars = json!({ "threadId": thread_id });
-        self.graphql(
-            queries::OPERATIONS,
-            &vars,
-            Some("ResolveThread"),
-            Idempotency::Once,
-        )?
-        .into_data()
-        .map(drop)
+    fn resolve_thread(&self, pr: &PrRef, thread_id: &str) -> Result<(), ForgeError> {
+        GitHub::resolve_thread(self, pr, thread_id)
     }
 }
