@@ -62,23 +62,8 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
         match action {
             Action::Notify(n) => notices.push(n.clone()),
             Action::SendToAgent(req) => {
-                let payload = report::agent_message(req, snap, env.owner, env.now);
-                out.outbox.push(OutboxMessage {
-                    id: req.id.clone(),
-                    pr: snap.pr.url(),
-                    channel: format!("inbox:{}", req.agent),
-                    kind: payload["kind"].as_str().unwrap_or_default().to_owned(),
-                    subject: report::subject(
-                        &snap.pr,
-                        &format!(
-                            "{} for {}",
-                            payload["kind"].as_str().unwrap_or(""),
-                            req.agent
-                        ),
-                    ),
-                    payload: payload.to_string(),
-                    created_at: env.now,
-                });
+                out.outbox
+                    .push(agent_outbox_message(req, snap, env.owner, env.now));
             }
             Action::RerunFailed { run_ids, guards } => {
                 if !intend(
@@ -340,6 +325,32 @@ fn merge(
             incomplete(out, &e);
         }
         Err(e) => note(out, env.now, format!("merge refused: {e}")),
+    }
+}
+
+/// The outbox row of a message for the PR's agent.
+pub fn agent_outbox_message(
+    req: &crate::plan::AgentRequest,
+    snap: &Snapshot,
+    owner: &str,
+    now: Instant,
+) -> OutboxMessage {
+    let payload = report::agent_message(req, snap, owner, now);
+    OutboxMessage {
+        id: req.id.clone(),
+        pr: snap.pr.url(),
+        channel: format!("inbox:{}", req.agent),
+        kind: payload["kind"].as_str().unwrap_or_default().to_owned(),
+        subject: report::subject(
+            &snap.pr,
+            &format!(
+                "{} for {}",
+                payload["kind"].as_str().unwrap_or(""),
+                req.agent
+            ),
+        ),
+        payload: payload.to_string(),
+        created_at: now,
     }
 }
 

@@ -226,6 +226,10 @@ pub fn bare_notice_payload(notice: &Notice, pr: &PrRef) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod golden;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -271,7 +275,7 @@ mod tests {
     use crate::model::FailedCheck;
     use crate::watch::Why;
 
-    fn request() -> AgentRequest {
+    pub(super) fn request() -> AgentRequest {
         AgentRequest {
             id: "octo-app-1-a-ci-1".into(),
             agent: "fixer".into(),
