@@ -1,5 +1,6 @@
 use std::path::{Path, PathBuf};
 
+use super::load::{io_reason, strip_location};
 use super::*;
 use crate::model::{ForgeKind, PrRef};
 
