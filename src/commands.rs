@@ -33,7 +33,7 @@ pub fn main() -> ExitCode {
         }
     };
     if let Err(e) = crate::logging::init(cli.log_level.as_deref(), cli.log_format) {
-        eprintln!("error: {e}");
+        crate::logging::to_stderr(&format!("error: {e}\n"));
         return ExitCode::from(2);
     }
     match run(cli) {

@@ -6,6 +6,10 @@
 //! (the default) writes human lines, coloured on a terminal; `json` writes one JSON object a
 //! line, for a log collector (Kubernetes). Every line passes the secret mask on its way out, so a
 //! token read this run can never reach the log.
+//!
+//! Standard error may be closed (`2>&-`) or a pipe whose reader is gone: a line that cannot be
+//! written is dropped ([`to_stderr`]) — there is no one left to tell — and never panics, so a
+//! command's decisions and exit code do not depend on whether anyone reads its diagnostics.
 
 use std::io::{IsTerminal as _, Write};
 
@@ -47,14 +51,20 @@ struct MaskedStderr;
 
 impl Write for MaskedStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = crate::secrets::mask(&String::from_utf8_lossy(buf));
-        std::io::stderr().write_all(text.as_bytes())?;
+        to_stderr(&crate::secrets::mask(&String::from_utf8_lossy(buf)));
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
+        Ok(())
     }
+}
+
+/// Writes `text` to standard error, dropping it when standard error cannot take it (closed,
+/// or a pipe whose reader is gone): diagnostics never stop a command.
+pub fn to_stderr(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// The format chosen at [`init`].
@@ -64,7 +74,7 @@ static FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
 /// reads): as it is in text format, an `info` event in JSON.
 pub fn say(line: &str) {
     match FORMAT.get().copied().unwrap_or_default() {
-        LogFormat::Text => eprintln!("{line}"),
+        LogFormat::Text => to_stderr(&format!("{line}\n")),
         LogFormat::Json => tracing::info!("{line}"),
     }
 }
@@ -72,7 +82,7 @@ pub fn say(line: &str) {
 /// An error line: `error: …` in text format, an `error` event in JSON.
 pub fn complain(message: &str) {
     match FORMAT.get().copied().unwrap_or_default() {
-        LogFormat::Text => eprintln!("error: {message}"),
+        LogFormat::Text => to_stderr(&format!("error: {message}\n")),
         LogFormat::Json => tracing::error!("{message}"),
     }
 }
@@ -85,6 +95,9 @@ pub fn init(level: Option<&str>, format: LogFormat) -> Result<(), String> {
     let terminal = std::io::stderr().is_terminal();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        // Its own complaint about a failed write would go to the same closed stderr, by a
+        // printing macro that panics.
+        .log_internal_errors(false)
         .with_writer(|| MaskedStderr);
     let installed = match format {
         LogFormat::Json => builder

@@ -1,5 +1,8 @@
 //! The `intents` table: a forge write recorded before it is made ([`crate::intent`]), read
-//! back open by the next tick of its watch, and marked resolved in that tick's record.
+//! back open by the next tick of its watch, and marked resolved in that tick's record. A
+//! resolved intent is kept for a while (it explains a history line) and then pruned in a later
+//! record of its watch: at most [`KEEP_RESOLVED`] per watch, none resolved more than
+//! [`KEEP_RESOLVED_SECS`] before that record, so the table never grows with a PR's age.
 
 use anyhow::Result;
 use rusqlite::params;
@@ -60,14 +63,35 @@ impl Store {
     }
 }
 
-/// Marks `ids` resolved at `at`, inside a tick's record.
-pub(super) fn resolve(tx: &rusqlite::Transaction<'_>, ids: &[i64], at: Instant) -> Result<()> {
+/// The most resolved intents kept per watch.
+pub const KEEP_RESOLVED: i64 = 20;
+
+/// How long a resolved intent is kept, before the record of its watch's tick.
+pub const KEEP_RESOLVED_SECS: i64 = 7 * 86_400;
+
+/// Marks `ids` resolved at `at`, inside a tick's record of `watch_id`, and prunes the watch's
+/// resolved intents beyond [`KEEP_RESOLVED`] or [`KEEP_RESOLVED_SECS`].
+pub(super) fn resolve(
+    tx: &rusqlite::Transaction<'_>,
+    watch_id: i64,
+    ids: &[i64],
+    at: Instant,
+) -> Result<()> {
     for id in ids {
         tx.execute(
             "UPDATE intents SET resolved_at = ?2 WHERE id = ?1 AND resolved_at IS NULL",
             params![id, ts(at)],
         )?;
     }
+    let oldest_kept = at - chrono::Duration::seconds(KEEP_RESOLVED_SECS);
+    tx.execute(
+        "DELETE FROM intents
+         WHERE watch_id = ?1 AND resolved_at IS NOT NULL
+           AND (resolved_at < ?2 OR id NOT IN (
+                SELECT id FROM intents WHERE watch_id = ?1 AND resolved_at IS NOT NULL
+                ORDER BY id DESC LIMIT ?3))",
+        params![watch_id, ts(oldest_kept), KEEP_RESOLVED],
+    )?;
     Ok(())
 }
 

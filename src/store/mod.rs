@@ -639,7 +639,7 @@ impl Store {
         )?;
         insert_history(&tx, &url, &rec.history)?;
         insert_outbox(&tx, &rec.outbox)?;
-        intents::resolve(&tx, &rec.resolved_intents, rec.last_tick_at)?;
+        intents::resolve(&tx, watch_id, &rec.resolved_intents, rec.last_tick_at)?;
         for (source, id, updated) in &rec.seen {
             tx.execute(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)

@@ -367,6 +367,87 @@ fn a_closed_stdout_keeps_a_failed_runs_exit_code() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
+/// Runs `args` with standard error a pipe whose reader is already gone (every write to it
+/// fails with EPIPE), standard output read.
+fn with_broken_stderr(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    env.command_for(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(writer)
+        .output()
+        .expect("run pr-monitor")
+}
+
+/// Runs `args` with file descriptor 2 closed (`2>&-`), standard output read.
+fn with_stderr_closed(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    let inner = env.command_for(args);
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg("exec \"$0\" \"$@\" 2>&-")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(env.dir.path());
+    for (k, v) in inner.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    sh.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("run pr-monitor")
+}
+
+/// A closed standard error (a reader gone, or `2>&-`) never panics and never loses what a
+/// command decided: a run whose PR could not be ticked still exits 1 and records why, and
+/// `status` (which names its config on stderr first) still prints everything and exits 0.
+#[test]
+fn a_closed_stderr_never_panics_or_loses_a_decision() {
+    use crate::support::fake_github::Fault;
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        w.pr(REPO, 1);
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.gh
+        .fault(Fault::malformed().on("POST /graphql").always());
+    type Closing = fn(&TestEnv, &[&str]) -> std::process::Output;
+    for (how, closed) in [
+        ("a reader gone", with_broken_stderr as Closing),
+        ("2>&-", with_stderr_closed),
+    ] {
+        let out = closed(&env, &["run", "--force"]);
+        assert_eq!(out.status.code(), Some(1), "{how}: {out:?}");
+        let s = env.status("octo/app#1");
+        assert!(
+            s["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{how}: the failed tick is recorded: {s}"
+        );
+        let status = closed(&env, &["status"]);
+        assert_eq!(status.status.code(), Some(0), "{how}: {status:?}");
+        assert!(
+            String::from_utf8_lossy(&status.stdout).contains("PR #1 "),
+            "{how}: {status:?}"
+        );
+        let bad = closed(&env, &["status", "octo/app#404"]);
+        assert_eq!(
+            bad.status.code(),
+            Some(2),
+            "{how}: an error keeps its code: {bad:?}"
+        );
+    }
+    env.gh.clear_faults();
+    let out = with_broken_stderr(&env, &["run", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        env.status("octo/app#1")["last_error"],
+        serde_json::Value::Null
+    );
+}
+
 /// Every byte of every file under `dir` (database, inbox, page), as text.
 fn everything_written(dir: &std::path::Path) -> String {
     let mut out = String::new();

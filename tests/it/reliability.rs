@@ -449,3 +449,143 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
     env.ok(&["run"]);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
 }
+
+/// Like [`armed_pr_about_to_update`], under a job whose branch updates rebase: the new head
+/// has no parent link to the recorded head, and the token's login committed it.
+fn armed_pr_about_to_rebase() -> TestEnv {
+    let mut env = TestEnv::new();
+    env.job(
+        "rebasing",
+        "name: rebasing\npolicy:\n  update_method: rebase\n",
+    );
+    env.gh.world(|w| {
+        w.repo(REPO)
+            .auto_merge_allowed(false)
+            .required_checks(&["test"])
+            .strict();
+        w.pr(REPO, 1).head_commit(|c| c.by("dev"));
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "--job",
+        "rebasing",
+        "--merge-when-ready",
+        "octo/app#1",
+    ]);
+    env.ok(&["run"]);
+    env.advance(30);
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+        w.advance_base(REPO, "main", 1);
+    });
+    env
+}
+
+/// A rebase update (`update_method: rebase`) applied and answered 502: its head, rewritten
+/// with no parent link, is known as pr-monitor's own by who committed it.
+#[test]
+fn a_rebase_update_answered_502_after_it_applied_never_disarms() {
+    use crate::support::fake_github::Fault;
+    let mut env = armed_pr_about_to_rebase();
+    env.gh
+        .fault(Fault::status_after_handling(502).on("POST /graphql UpdateBranch"));
+    env.run(&["run"]);
+    merges_after_our_update(&mut env);
+}
+
+/// The process dies after GitHub rebased the branch and before anything was recorded.
+#[test]
+fn a_crash_between_a_rebase_update_and_its_record_never_disarms() {
+    let mut env = armed_pr_about_to_rebase();
+    run_killed_after(&env, "POST /graphql UpdateBranch", |w| {
+        w.branch_updates(REPO, 1) > 0
+    });
+    merges_after_our_update(&mut env);
+}
+
+/// The process dies right after GitHub accepted auto-merge and before anything was recorded:
+/// the next runs do not ask again while the forge shows it on, the merge happens once, and
+/// the owner hears "merged" once.
+#[test]
+fn a_crash_right_after_arming_auto_merge_neither_arms_twice_nor_loses_the_merge() {
+    use crate::support::http_sink::HttpSink;
+    let slack = HttpSink::start();
+    let mut env = TestEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
+    env.vars
+        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    run_killed_after(&env, "POST /graphql EnableAutoMerge", |w| {
+        w.auto_merge_enables(REPO, 1) > 0
+    });
+    for _ in 0..2 {
+        env.advance(30);
+        env.ok(&["run", "--force"]);
+    }
+    assert_eq!(
+        env.gh.world(|w| w.auto_merge_enables(REPO, 1)),
+        1,
+        "armed once"
+    );
+    let s = env.status("octo/app#1");
+    assert_eq!(s["merge_armed"], true, "{s}");
+    assert_eq!(s["merge_via"], "auto_merge", "{s}");
+    env.advance(60);
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+        w.settle();
+    });
+    env.ok(&["run", "--force"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
+    assert_eq!(env.status("octo/app#1")["state"], "merged");
+    let told: Vec<String> = slack
+        .requests()
+        .iter()
+        .map(|r| r.json()["text"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(told[0].contains("merged"), "{told:?}");
+}
+
+/// Resolved intents do not pile up: an armed PR whose auto-merge is turned off behind its back
+/// every tick records an intent per tick, and the table keeps at most 20 resolved ones per PR,
+/// none resolved more than 7 days before the PR's latest tick.
+#[test]
+fn resolved_intents_are_kept_a_bounded_time_and_number() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let rows = |env: &TestEnv| -> (i64, i64) {
+        let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
+        db.query_row(
+            "SELECT count(*), count(resolved_at) FROM intents",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("count the intents")
+    };
+    for _ in 0..25 {
+        env.gh.world(|w| w.get_pr_mut(REPO, 1).auto_merge = None);
+        env.ok(&["run", "--force"]);
+        env.advance(30);
+    }
+    assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 25);
+    let (all, resolved) = rows(&env);
+    assert_eq!(all - resolved, 1, "the last one is still open");
+    assert_eq!(resolved, 20, "at most 20 resolved kept");
+    env.advance(8 * 86_400);
+    env.ok(&["run", "--force"]);
+    assert_eq!(rows(&env), (1, 1), "older than 7 days: gone");
+}
