@@ -338,10 +338,8 @@ fn a_closed_stdout_ends_status_quietly() {
     }
 }
 
-/// A run whose PR could not be ticked exits 1 whether or not anyone reads what it prints; a
-/// closed standard output adds no message and no other exit code.
-#[test]
-fn a_closed_stdout_keeps_a_failed_runs_exit_code() {
+/// One watched PR whose every GraphQL read answers a truncated body: its tick fails.
+fn one_pr_whose_reads_fail() -> TestEnv {
     use crate::support::fake_github::Fault;
     let env = TestEnv::new();
     env.gh.world(|w| {
@@ -351,6 +349,14 @@ fn a_closed_stdout_keeps_a_failed_runs_exit_code() {
     env.ok(&["watch", "add", "octo/app#1"]);
     env.gh
         .fault(Fault::malformed().on("POST /graphql").always());
+    env
+}
+
+/// A run whose PR could not be ticked exits 1 whether or not anyone reads what it prints; a
+/// closed standard output adds no message and no other exit code.
+#[test]
+fn a_closed_stdout_keeps_a_failed_runs_exit_code() {
+    let env = one_pr_whose_reads_fail();
     for run in [&["run", "--force"][..], &["run", "--force", "--json"]] {
         let out = with_closed_stdout(&env, run);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -405,15 +411,7 @@ fn with_stderr_closed(env: &TestEnv, args: &[&str]) -> std::process::Output {
 /// `status` (which names its config on stderr first) still prints everything and exits 0.
 #[test]
 fn a_closed_stderr_never_panics_or_loses_a_decision() {
-    use crate::support::fake_github::Fault;
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO);
-        w.pr(REPO, 1);
-    });
-    env.ok(&["watch", "add", "octo/app#1"]);
-    env.gh
-        .fault(Fault::malformed().on("POST /graphql").always());
+    let env = one_pr_whose_reads_fail();
     type Closing = fn(&TestEnv, &[&str]) -> std::process::Output;
     for (how, closed) in [
         ("a reader gone", with_broken_stderr as Closing),

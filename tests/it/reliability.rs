@@ -268,16 +268,30 @@ fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
 /// the check green: the next tick updates the branch. Self-merge, so the fake never merges on
 /// its own and only pr-monitor's decision can merge it.
 fn armed_pr_about_to_update() -> TestEnv {
+    armed_pr_about_to_update_under(None)
+}
+
+/// [`armed_pr_about_to_update`], watched under the job `job` (YAML) when one is given.
+fn armed_pr_about_to_update_under(job: Option<&str>) -> TestEnv {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
         w.repo(REPO)
             .auto_merge_allowed(false)
             .required_checks(&["test"])
             .strict();
-        w.pr(REPO, 1);
+        w.pr(REPO, 1).head_commit(|c| c.by("dev"));
         w.check_run(REPO, 1, "test").in_progress();
     });
-    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    let mut add = vec!["watch", "add", "--merge-when-ready", "octo/app#1"];
+    if let Some(yaml) = job {
+        let name = yaml
+            .strip_prefix("name: ")
+            .and_then(|r| r.lines().next())
+            .expect("a job names itself first");
+        env.job(name, yaml);
+        add.extend(["--job", name]);
+    }
+    env.ok(&add);
     env.ok(&["run"]);
     env.advance(30);
     env.gh.world(|w| {
@@ -453,34 +467,7 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
 /// Like [`armed_pr_about_to_update`], under a job whose branch updates rebase: the new head
 /// has no parent link to the recorded head, and the token's login committed it.
 fn armed_pr_about_to_rebase() -> TestEnv {
-    let mut env = TestEnv::new();
-    env.job(
-        "rebasing",
-        "name: rebasing\npolicy:\n  update_method: rebase\n",
-    );
-    env.gh.world(|w| {
-        w.repo(REPO)
-            .auto_merge_allowed(false)
-            .required_checks(&["test"])
-            .strict();
-        w.pr(REPO, 1).head_commit(|c| c.by("dev"));
-        w.check_run(REPO, 1, "test").in_progress();
-    });
-    env.ok(&[
-        "watch",
-        "add",
-        "--job",
-        "rebasing",
-        "--merge-when-ready",
-        "octo/app#1",
-    ]);
-    env.ok(&["run"]);
-    env.advance(30);
-    env.gh.world(|w| {
-        w.update_check_run(REPO, 1, "test").success();
-        w.advance_base(REPO, "main", 1);
-    });
-    env
+    armed_pr_about_to_update_under(Some("name: rebasing\npolicy:\n  update_method: rebase\n"))
 }
 
 /// A rebase update (`update_method: rebase`) applied and answered 502: its head, rewritten
