@@ -357,15 +357,29 @@ fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
     merges_after_our_update(&mut env);
 }
 
+/// A Slack sink, and an env whose owner notices go to it.
+fn posting_to_slack() -> (crate::support::http_sink::HttpSink, TestEnv) {
+    let slack = crate::support::http_sink::HttpSink::start();
+    let mut env = TestEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
+    env.vars
+        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    (slack, env)
+}
+
+/// The texts `slack` received, in order.
+fn posted(slack: &crate::support::http_sink::HttpSink) -> Vec<String> {
+    slack
+        .requests()
+        .iter()
+        .map(|r| r.json()["text"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
 /// The process dies right after GitHub accepted an infrastructure re-run: the next runs
 /// neither re-run that job on that head again nor lose the owner's "failed again" notice.
 #[test]
 fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_again() {
-    use crate::support::http_sink::HttpSink;
-    let slack = HttpSink::start();
-    let mut env = TestEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
-    env.vars
-        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    let (slack, mut env) = posting_to_slack();
     let run_id = env.gh.world(|w| {
         w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
@@ -399,11 +413,7 @@ fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_
     );
     let s = env.status("octo/app#1");
     assert_eq!(s["why"], "infra_again", "{s}");
-    let told: Vec<String> = slack
-        .requests()
-        .iter()
-        .map(|r| r.json()["text"].as_str().unwrap_or("").to_owned())
-        .collect();
+    let told = posted(&slack);
     assert_eq!(told.len(), 1, "{told:?}");
     assert!(told[0].contains("test failed"), "{told:?}");
 }
@@ -497,11 +507,7 @@ fn a_crash_between_a_rebase_update_and_its_record_never_disarms() {
 /// the owner hears "merged" once.
 #[test]
 fn a_crash_right_after_arming_auto_merge_neither_arms_twice_nor_loses_the_merge() {
-    use crate::support::http_sink::HttpSink;
-    let slack = HttpSink::start();
-    let mut env = TestEnv::with_config("notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n");
-    env.vars
-        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
+    let (slack, mut env) = posting_to_slack();
     env.gh.world(|w| {
         w.repo(REPO).required_checks(&["test"]);
         w.pr(REPO, 1);
@@ -533,11 +539,7 @@ fn a_crash_right_after_arming_auto_merge_neither_arms_twice_nor_loses_the_merge(
     env.ok(&["run", "--force"]);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
     assert_eq!(env.status("octo/app#1")["state"], "merged");
-    let told: Vec<String> = slack
-        .requests()
-        .iter()
-        .map(|r| r.json()["text"].as_str().unwrap_or("").to_owned())
-        .collect();
+    let told = posted(&slack);
     assert_eq!(told.len(), 1, "{told:?}");
     assert!(told[0].contains("merged"), "{told:?}");
 }
