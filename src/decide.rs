@@ -16,7 +16,7 @@ pub use crate::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan}
 use chrono::Duration;
 
 use crate::checks::{self, Verdict};
-use crate::config::{NotifyKind, Policy};
+use crate::config::Policy;
 use crate::model::{Instant, Login, PrState, Snapshot};
 use crate::watch::{HistoryEntry, Watch, WatchStatus};
 
@@ -129,17 +129,8 @@ impl Draft {
             why: why.map(str::to_owned),
         });
     }
-    pub fn notify(
-        &mut self,
-        kind: NotifyKind,
-        headline: impl Into<String>,
-        detail: impl Into<String>,
-    ) {
-        self.actions.push(Action::Notify(Notice {
-            kind,
-            headline: headline.into(),
-            detail: detail.into(),
-        }));
+    pub fn notify(&mut self, notice: Notice) {
+        self.actions.push(Action::Notify(notice));
     }
 }
 
@@ -260,17 +251,14 @@ fn stuck(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
         return;
     }
     d.status.memory.stuck_reported_for = Some(snap.head.sha.clone());
-    let hours = waited / 3600;
-    let minutes = (waited % 3600) / 60;
     d.note(
-        format!("stuck: the head has not moved for {hours}h{minutes:02}m"),
+        format!(
+            "stuck: the head has not moved for {}",
+            crate::report::hours_minutes(waited)
+        ),
         None,
     );
-    d.notify(
-        NotifyKind::Stuck,
-        format!("stuck for {hours}h{minutes:02}m"),
-        snap.url.clone(),
-    );
+    d.notify(Notice::Stuck { for_secs: waited });
 }
 
 /// Seed 000's cadence: `poll_sec` while checks run, a fix is in flight, a failure waits for

@@ -5,7 +5,7 @@
 //! first: its intent is committed to the store before the call ([`crate::intent`]), and a
 //! write whose intent cannot be recorded is not made.
 
-use crate::config::{Config, NotifyKind, Policy};
+use crate::config::{Config, Policy};
 use crate::decide::{Action, Notice, Plan};
 use crate::forge::{Forge, ForgeError, Refusal};
 use crate::intent::{IntentKind, IntentLog};
@@ -115,10 +115,9 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
                         env.now,
                         format!("cnf lit: the branch update found a conflict ({msg})"),
                     );
-                    notices.push(Notice {
-                        kind: NotifyKind::Conflict,
-                        headline: format!("merge conflicts with {}", snap.base_ref),
-                        detail: msg,
+                    notices.push(Notice::Conflict {
+                        base: snap.base_ref.clone(),
+                        found: Some(msg),
                     });
                 }
                 Some(Err(e)) => {
@@ -156,11 +155,7 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
     plan.actions = actions;
     if out.merged {
         record_merged(plan);
-        notices.push(Notice {
-            kind: NotifyKind::Merge,
-            headline: "merged".into(),
-            detail: snap.url.clone(),
-        });
+        notices.push(Notice::Merged);
     }
     for n in notices {
         out.outbox
@@ -377,24 +372,25 @@ pub fn owner_messages(
     payload: &serde_json::Value,
     now: Instant,
 ) -> Vec<OutboxMessage> {
-    if !policy.notify_on.contains(&notice.kind) {
+    let kind = notice.kind();
+    if !policy.notify_on.contains(&kind) {
         return Vec::new();
     }
     let subject = payload["subject"].as_str().unwrap_or_default().to_owned();
     policy
         .notify
         .iter()
-        .filter(|c| config.notify.carries(**c, notice.kind))
+        .filter(|c| config.notify.carries(**c, kind))
         .map(|channel| OutboxMessage {
             id: pr.message_id(&[
-                notice.kind.as_str(),
+                kind.as_str(),
                 channel.as_str(),
                 &now.timestamp().to_string(),
-                &report::fnv64(&notice.headline)[..8],
+                &report::fnv64(&report::headline(notice))[..8],
             ]),
             pr: pr.url(),
             channel: channel.as_str().to_owned(),
-            kind: notice.kind.as_str().to_owned(),
+            kind: kind.as_str().to_owned(),
             subject: subject.clone(),
             payload: payload.to_string(),
             created_at: now,

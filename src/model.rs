@@ -38,6 +38,14 @@ impl ForgeKind {
             ForgeKind::GitLab => "gitlab",
         }
     }
+
+    /// What the forge calls its merge queue: GitHub's merge queue, GitLab's merge train.
+    pub fn queue_noun(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "merge queue",
+            ForgeKind::GitLab => "merge train",
+        }
+    }
 }
 
 impl FromStr for ForgeKind {

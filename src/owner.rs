@@ -6,11 +6,11 @@ use anyhow::{Result, anyhow};
 
 use crate::app::{App, UsageError};
 use crate::checks;
-use crate::decide::Notice;
 use crate::decide::merge as merge_rules;
 use crate::execute::{self, Env};
 use crate::forge::SnapshotRequest;
 use crate::model::{CheckState, PrRef, Snapshot};
+use crate::plan::{Disarm, Notice};
 use crate::store::{NewWatch, Selection};
 use crate::tick::{self, RunOptions};
 
@@ -144,7 +144,7 @@ pub enum MergeRequest {
 }
 
 /// Queues the owner's notice about `pr` and delivers it.
-fn tell(app: &mut App, snap: &Snapshot, headline: &str, detail: &str) -> Result<()> {
+fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
     let watch = app.store.watch(&snap.pr)?;
     let policy = watch
         .as_ref()
@@ -159,12 +159,7 @@ fn tell(app: &mut App, snap: &Snapshot, headline: &str, detail: &str) -> Result<
         now: app.now,
         dry_run: false,
     };
-    let notice = Notice {
-        kind: crate::config::NotifyKind::Merge,
-        headline: headline.into(),
-        detail: detail.into(),
-    };
-    let messages = execute::notice_messages(&env, snap, &status, &notice);
+    let messages = execute::notice_messages(&env, snap, &status, notice);
     app.store.enqueue(&messages)?;
     crate::notify::deliver_pending(&mut app.store, &app.config, app.now)?;
     Ok(())
@@ -195,7 +190,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             }
             app.store.set_merge_armed(pr, true, app.now)?;
             app.log(pr, "merge armed by the owner".into())?;
-            tell(app, &snap, "merge armed", "merges once its checks pass")?;
+            tell(app, &snap, &Notice::MergeArmed)?;
             if !app.json {
                 crate::outln!("armed {} to merge when ready", pr.url())?;
             }
@@ -215,8 +210,9 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                 tell(
                     app,
                     &snap,
-                    "disarmed",
-                    "the owner cancelled merge when ready",
+                    &Notice::Disarmed {
+                        reason: Disarm::Cancelled,
+                    },
                 )?;
             }
             if !app.json {
@@ -229,7 +225,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                     "not merged: {} merges into `{}` only through the {}; use merge --when-ready",
                     pr.url(),
                     snap.base_ref,
-                    crate::decide::queue::noun(pr.forge)
+                    pr.forge.queue_noun()
                 )));
             }
             if snap.draft {

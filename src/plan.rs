@@ -3,8 +3,8 @@
 //! `report` and the shell, so none of them needs the rules to name it.
 
 use crate::config::{NotifyKind, UpdateMethod};
-use crate::model::{FailedCheck, Instant, MergeMethod, Sha};
-use crate::watch::{HistoryEntry, WatchStatus};
+use crate::model::{FailedCheck, ForgeKind, Instant, MergeMethod, Sha};
+use crate::watch::{HistoryEntry, WatchStatus, Why};
 
 /// What an agent message is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -57,18 +57,113 @@ pub struct AgentRequest {
     pub agent: String,
     pub kind: MessageKind,
     /// fix_sent | fix_asked
-    pub reason: crate::watch::Why,
+    pub reason: Why,
     pub checks: Vec<FailedCheck>,
     pub feedback: Vec<Feedback>,
 }
 
-/// A notice for the owner. The words come from `report`; this says what and why.
+/// A notice for the owner: what happened, with the facts its words need. Closed: every notice
+/// pr-monitor sends is one of these, its kind is [`Notice::kind`], and its words are
+/// `report`'s ([`crate::report::headline`], [`crate::report::detail`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
-    pub kind: NotifyKind,
-    /// After `PR #342: `, e.g. `lint failed`, `merged`, `merge armed`.
-    pub headline: String,
-    pub detail: String,
+pub enum Notice {
+    /// Checks failed and it is the owner's move (`ci` lit), for `why`.
+    ChecksFailed {
+        names: Vec<String>,
+        why: Why,
+        attempts: u32,
+    },
+    /// A guard stopped auto-fix.
+    GuardStopped {
+        guard: Guard,
+        attempts: u32,
+    },
+    /// The branch conflicts with `base` (`cnf` lit); `found` is the forge's words when a
+    /// branch update found the conflict.
+    Conflict {
+        base: String,
+        found: Option<String>,
+    },
+    /// More review threads are unresolved (`cmt` rose).
+    Unresolved {
+        threads: u32,
+    },
+    /// The owner armed the merge.
+    MergeArmed,
+    /// The armed merge was disarmed, for `reason`.
+    Disarmed {
+        reason: Disarm,
+    },
+    Merged,
+    /// The merge queue (GitHub) or train (GitLab) let `head` go, for `why`; `evidence` is the
+    /// failed checks' log tails, if any.
+    LeftQueue {
+        forge: ForgeKind,
+        why: String,
+        head: Sha,
+        evidence: String,
+    },
+    /// The head has not moved for this many seconds past the stuck timeout.
+    Stuck {
+        for_secs: i64,
+    },
+    /// The watch's ticks keep failing.
+    KeepsErroring {
+        error: String,
+    },
+}
+
+/// The guards that stop auto-fix, with the failed checks' names where a failure tripped it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// The fix is over and the head has not moved.
+    NoNewCommit,
+    MaxAttempts {
+        names: Vec<String>,
+    },
+    SameFailure {
+        names: Vec<String>,
+    },
+}
+
+impl Guard {
+    /// The why the status shows for it.
+    pub fn why(&self) -> Why {
+        match self {
+            Guard::NoNewCommit => Why::NoNewCommit,
+            Guard::MaxAttempts { .. } => Why::MaxAttempts,
+            Guard::SameFailure { .. } => Why::SameFailure,
+        }
+    }
+}
+
+/// Why an armed merge was disarmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disarm {
+    /// The decision core's reason, in its words (a human push, a base that is not the default …).
+    Because(String),
+    /// The PR closed without merging.
+    Closed,
+    /// The owner ran `merge --cancel`.
+    Cancelled,
+}
+
+impl Notice {
+    /// Which `notify_on` kind it is (the contract's spelling through [`NotifyKind::as_str`]).
+    pub fn kind(&self) -> NotifyKind {
+        match self {
+            Notice::ChecksFailed { .. } => NotifyKind::Ci,
+            Notice::GuardStopped { .. } => NotifyKind::Guard,
+            Notice::Conflict { .. } => NotifyKind::Conflict,
+            Notice::Unresolved { .. } => NotifyKind::Review,
+            Notice::MergeArmed
+            | Notice::Disarmed { .. }
+            | Notice::Merged
+            | Notice::LeftQueue { .. } => NotifyKind::Merge,
+            Notice::Stuck { .. } => NotifyKind::Stuck,
+            Notice::KeepsErroring { .. } => NotifyKind::Error,
+        }
+    }
 }
 
 /// Something the shell must do.

@@ -563,10 +563,8 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
 
 /// The owner's notice about a watch that keeps erroring (sent once per streak).
 fn error_notice(app: &App, watch: &Watch, error: &str) -> Vec<crate::store::OutboxMessage> {
-    let notice = decide::Notice {
-        kind: crate::config::NotifyKind::Error,
-        headline: "keeps failing to tick".into(),
-        detail: error.to_owned(),
+    let notice = crate::plan::Notice::KeepsErroring {
+        error: error.to_owned(),
     };
     let payload = crate::report::bare_notice_payload(&notice, &watch.pr);
     execute::owner_messages(

@@ -5,9 +5,10 @@
 //! Never approves, never merges what the owner did not arm.
 
 use crate::checks::Verdict;
-use crate::config::{NotifyKind, UpdateBranch};
+use crate::config::UpdateBranch;
 use crate::decide::{Action, Condition, Context, Draft};
 use crate::model::{Login, MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
+use crate::plan::{Disarm, Notice};
 use crate::watch::{MergeVia, Watch};
 
 /// The method to merge with: the configured one when the repo allows it, else the first the
@@ -142,7 +143,9 @@ fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
         d.actions.push(Action::DisableAutoMerge);
     }
     d.note(format!("merge disarmed: {reason}"), None);
-    d.notify(NotifyKind::Merge, "disarmed", reason.to_owned());
+    d.notify(Notice::Disarmed {
+        reason: Disarm::Because(reason.to_owned()),
+    });
 }
 
 /// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
@@ -152,18 +155,16 @@ pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
             // Merged is the end of an armed merge: disarmed, how it merged kept for history.
             d.status.merge_armed = false;
             if watch.status.state != crate::model::PrState::Merged {
-                d.notify(NotifyKind::Merge, "merged", snap.url.clone());
+                d.notify(Notice::Merged);
             }
         }
         crate::model::PrState::Closed if watch.status.merge_armed => {
             d.status.merge_armed = false;
             d.status.merge_via = None;
             d.note("merge disarmed: the PR closed", None);
-            d.notify(
-                NotifyKind::Merge,
-                "disarmed",
-                "the PR closed without merging",
-            );
+            d.notify(Notice::Disarmed {
+                reason: Disarm::Closed,
+            });
         }
         _ => {}
     }
@@ -285,7 +286,7 @@ fn queued(
         d.note(
             format!(
                 "merge via the {} ({})",
-                super::queue::noun(snap.pr.forge),
+                snap.pr.forge.queue_noun(),
                 method.as_str()
             ),
             None,
@@ -306,7 +307,7 @@ fn queued(
             format!(
                 "putting {} in the {}",
                 snap.head.sha.short(),
-                super::queue::noun(snap.pr.forge)
+                snap.pr.forge.queue_noun()
             ),
             None,
         );

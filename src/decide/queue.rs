@@ -4,17 +4,9 @@
 //! the same head is never queued again; a new head or the owner's `merge --when-ready` lifts
 //! that.
 
-use crate::config::NotifyKind;
 use crate::decide::{Condition, Context, Draft};
 use crate::model::{ForgeKind, Snapshot};
-
-/// "merge queue" on GitHub, "merge train" on GitLab.
-pub fn noun(forge: ForgeKind) -> &'static str {
-    match forge {
-        ForgeKind::GitHub => "merge queue",
-        ForgeKind::GitLab => "merge train",
-    }
-}
+use crate::plan::Notice;
 
 /// `1st`, `2nd`, `3rd`, `11th`, `22nd`.
 pub fn ordinal(n: u32) -> String {
@@ -31,9 +23,9 @@ pub fn ordinal(n: u32) -> String {
 /// (position 0).
 pub fn place(position: u32, forge: ForgeKind) -> String {
     if position == 0 {
-        format!("in the {}", noun(forge))
+        format!("in the {}", forge.queue_noun())
     } else {
-        format!("{} in the {}", ordinal(position), noun(forge))
+        format!("{} in the {}", ordinal(position), forge.queue_noun())
     }
 }
 
@@ -84,7 +76,7 @@ pub fn exit_reason(snap: &Snapshot) -> String {
 /// head go.
 pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
     let head = &snap.head.sha;
-    let noun = noun(snap.pr.forge);
+    let noun = snap.pr.forge.queue_noun();
     if d.status
         .memory
         .queue_left_head
@@ -131,15 +123,12 @@ pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Cont
             if super::remediate::merge_group_to_agent(d, snap, cond, ctx, &snap.queue_failures) {
                 return false;
             }
-            let detail = if evidence.is_empty() {
-                format!(
-                    "{} is not queued again until a new head or `merge --when-ready`",
-                    head.short()
-                )
-            } else {
-                evidence
-            };
-            d.notify(NotifyKind::Merge, format!("left the {noun}: {why}"), detail);
+            d.notify(Notice::LeftQueue {
+                forge: snap.pr.forge,
+                why,
+                head: head.clone(),
+                evidence,
+            });
             false
         }
         None => {

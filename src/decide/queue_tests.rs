@@ -2,6 +2,7 @@
 
 use super::tests::{Ctx, after, armed, check, failed_log, notices, sent, snap};
 use super::*;
+use crate::config::NotifyKind;
 use crate::model::{CheckState, MergeState, QueueEntry, QueueState, Sha};
 
 fn entry(position: u32, state: QueueState) -> QueueEntry {

@@ -2,10 +2,12 @@
 //! feedback. Appends to the draft plan; never does I/O.
 
 use crate::checks::Verdict;
-use crate::config::{Handler, NotifyKind};
+use crate::config::Handler;
 use crate::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
 use crate::feedback;
 use crate::model::{FailedCheck, Login, Snapshot};
+use crate::plan::{Guard, Notice};
+use crate::report;
 use crate::watch::{FixInFlight, Watch, Why};
 
 pub(super) fn remediate(
@@ -25,11 +27,10 @@ pub(super) fn remediate(
     if cond.conflict {
         if !had_conflict {
             d.note(format!("cnf lit: conflicts with {}", snap.base_ref), None);
-            d.notify(
-                NotifyKind::Conflict,
-                format!("merge conflicts with {}", snap.base_ref),
-                snap.url.clone(),
-            );
+            d.notify(Notice::Conflict {
+                base: snap.base_ref.clone(),
+                found: None,
+            });
         }
         if ctx.policy.conflicts == Handler::Agent
             && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
@@ -89,11 +90,7 @@ fn fix_over_without_commit(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
         >= i64::try_from(ctx.policy.fix_timeout_sec).unwrap_or(i64::MAX);
     if fix.head_sha == snap.head.sha && (fix.done_at.is_some() || timed_out) {
         d.status.memory.fix = None;
-        stop(
-            d,
-            Why::NoNewCommit,
-            "auto-fix stopped: the last fix pushed no new commit",
-        );
+        stop(d, Guard::NoNewCommit);
     }
 }
 
@@ -192,11 +189,6 @@ fn failure_key(snap: &Snapshot, failed: &[String]) -> String {
     format!("{}:{}", snap.head.sha, parts.join(","))
 }
 
-/// Names the failure for a headline: `lint failed`, `lint, test failed`.
-fn headline(failed: &[String]) -> String {
-    format!("{} failed", failed.join(", "))
-}
-
 fn failure_table(
     d: &mut Draft,
     snap: &Snapshot,
@@ -270,23 +262,18 @@ fn failure_table(
     } else if d.status.attempts >= policy.max_attempts {
         stop(
             d,
-            Why::MaxAttempts,
-            &format!(
-                "auto-fix stopped after {} attempts; {}",
-                d.status.attempts,
-                headline(failed)
-            ),
+            Guard::MaxAttempts {
+                names: failed.to_vec(),
+            },
         );
     } else if d.status.memory.last_fix_fingerprint.as_deref()
         == Some(fingerprint(failed, logs).as_str())
     {
         stop(
             d,
-            Why::SameFailure,
-            &format!(
-                "auto-fix stopped: the same failure came back ({})",
-                headline(failed)
-            ),
+            Guard::SameFailure {
+                names: failed.to_vec(),
+            },
         );
     } else {
         send_fix(d, snap, ctx, &agent, Why::FixSent, failed, logs);
@@ -321,25 +308,29 @@ fn light_ci(d: &mut Draft, failed: &[String], why: Why) {
     d.status.pills.ci = true;
     d.status.pills.ci_fixing = false;
     d.status.why = Some(why);
-    d.note(format!("ci lit: {}", headline(failed)), Some(why.as_str()));
-    d.notify(
-        NotifyKind::Ci,
-        headline(failed),
-        why.explain(d.status.attempts),
+    d.note(
+        format!("ci lit: {}", report::failed(failed)),
+        Some(why.as_str()),
     );
+    d.notify(Notice::ChecksFailed {
+        names: failed.to_vec(),
+        why,
+        attempts: d.status.attempts,
+    });
 }
 
 /// A guard stops auto-fix: lights `ci`, records why, tells the owner once.
-fn stop(d: &mut Draft, why: Why, headline: &str) {
+fn stop(d: &mut Draft, guard: Guard) {
+    let why = guard.why();
     d.status.pills.ci = true;
     d.status.pills.ci_fixing = false;
     d.status.why = Some(why);
-    d.note(headline.to_owned(), Some(why.as_str()));
-    d.notify(
-        NotifyKind::Guard,
-        headline.to_owned(),
-        why.explain(d.status.attempts),
-    );
+    let notice = Notice::GuardStopped {
+        guard,
+        attempts: d.status.attempts,
+    };
+    d.note(report::headline(&notice), Some(why.as_str()));
+    d.notify(notice);
 }
 
 fn send_fix(
@@ -376,7 +367,7 @@ fn send_fix(
     d.note(
         format!(
             "sent {} to {agent} (attempt {})",
-            headline(failed),
+            report::failed(failed),
             d.status.attempts
         ),
         Some(why.as_str()),
@@ -428,7 +419,7 @@ pub(crate) fn fingerprint(failed: &[String], logs: &[FailedCheck]) -> String {
             last_digit = digit;
         }
     }
-    crate::report::fnv64(&text)
+    report::fnv64(&text)
 }
 
 /// Review feedback: `cmt` counts unresolved threads; with `reviews: agent`, new items from
@@ -445,11 +436,9 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
             None,
         );
         if cond.unresolved_threads > before && ctx.policy.reviews == Handler::Owner {
-            d.notify(
-                NotifyKind::Review,
-                format!("{} unresolved review thread(s)", cond.unresolved_threads),
-                snap.url.clone(),
-            );
+            d.notify(Notice::Unresolved {
+                threads: cond.unresolved_threads,
+            });
         }
     }
     if ctx.policy.reviews != Handler::Agent {

@@ -5,6 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::config::NotifyKind;
 use crate::model::{
     Check, CheckKind, CheckState, ForgeKind, HeadCommit, MergeMethod, MergeState, Mergeable, PrRef,
     RepoSettings, ReviewThread, Sha,
@@ -454,7 +455,7 @@ pub(crate) fn notices(plan: &Plan) -> Vec<(NotifyKind, String)> {
     plan.actions
         .iter()
         .filter_map(|a| match a {
-            Action::Notify(n) => Some((n.kind, n.headline.clone())),
+            Action::Notify(n) => Some((n.kind(), crate::report::headline(n))),
             _ => None,
         })
         .collect()

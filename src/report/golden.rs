@@ -6,7 +6,6 @@
 use serde_json::Value;
 
 use super::*;
-use crate::config::NotifyKind;
 use crate::decide::tests::{snap, t0};
 use crate::model::FailedCheck;
 use crate::plan::Feedback;
@@ -93,10 +92,10 @@ fn agent_messages_of_every_kind_are_stored_as_pinned() {
 }
 
 fn ci_notice() -> Notice {
-    Notice {
-        kind: NotifyKind::Ci,
-        headline: "lint, e2e failed".into(),
-        detail: "The head commit isn't one the agent made, so auto-fix leaves it to you.".into(),
+    Notice::ChecksFailed {
+        names: vec!["lint".into(), "e2e".into()],
+        why: Why::NotAgentCommit,
+        attempts: 0,
     }
 }
 
@@ -131,10 +130,8 @@ fn an_owner_notice_is_stored_as_pinned() {
 
 #[test]
 fn the_error_notice_is_stored_as_pinned() {
-    let notice = Notice {
-        kind: NotifyKind::Error,
-        headline: "keeps failing to tick".into(),
-        detail: "the forge answered 500".into(),
+    let notice = Notice::KeepsErroring {
+        error: "the forge answered 500".into(),
     };
     let stored = bare_notice_payload(&notice, &snap("a").pr).to_string();
     assert_eq!(
@@ -291,6 +288,160 @@ fn an_agent_message_row_carries_the_pinned_channel_kind_and_subject() {
         assert_eq!(
             m.payload,
             agent_message(&req, &snap("a"), "owner", t0()).to_string()
+        );
+    }
+}
+
+/// Every notice's kind and words, one row per variant: the words the owner reads, and the
+/// headline that names the notice in its message ids.
+#[test]
+fn every_notice_says_its_pinned_words() {
+    use crate::config::NotifyKind as K;
+    use crate::model::{ForgeKind, Sha};
+    use crate::plan::{Disarm, Guard};
+    let url = "https://github.com/octo/app/pull/1";
+    let names = || vec!["lint".to_owned(), "test".to_owned()];
+    let rows: Vec<(Notice, K, &str, &str)> = vec![
+        (
+            Notice::ChecksFailed {
+                names: names(),
+                why: Why::AutoFixOff,
+                attempts: 0,
+            },
+            K::Ci,
+            "lint, test failed",
+            "Auto-fix is off for this PR.",
+        ),
+        (
+            Notice::GuardStopped {
+                guard: Guard::MaxAttempts { names: names() },
+                attempts: 3,
+            },
+            K::Guard,
+            "auto-fix stopped after 3 attempts; lint, test failed",
+            "Auto-fix stopped after 3 attempts.",
+        ),
+        (
+            Notice::GuardStopped {
+                guard: Guard::SameFailure { names: names() },
+                attempts: 1,
+            },
+            K::Guard,
+            "auto-fix stopped: the same failure came back (lint, test failed)",
+            "The same failure came back after a fix.",
+        ),
+        (
+            Notice::GuardStopped {
+                guard: Guard::NoNewCommit,
+                attempts: 1,
+            },
+            K::Guard,
+            "auto-fix stopped: the last fix pushed no new commit",
+            "The last fix pushed no new commit.",
+        ),
+        (
+            Notice::Conflict {
+                base: "main".into(),
+                found: None,
+            },
+            K::Conflict,
+            "merge conflicts with main",
+            url,
+        ),
+        (
+            Notice::Conflict {
+                base: "main".into(),
+                found: Some("merge conflict in a.rs".into()),
+            },
+            K::Conflict,
+            "merge conflicts with main",
+            "merge conflict in a.rs",
+        ),
+        (
+            Notice::Unresolved { threads: 2 },
+            K::Review,
+            "2 unresolved review thread(s)",
+            url,
+        ),
+        (
+            Notice::MergeArmed,
+            K::Merge,
+            "merge armed",
+            "merges once its checks pass",
+        ),
+        (
+            Notice::Disarmed {
+                reason: Disarm::Because("a human pushed".into()),
+            },
+            K::Merge,
+            "disarmed",
+            "a human pushed",
+        ),
+        (
+            Notice::Disarmed {
+                reason: Disarm::Closed,
+            },
+            K::Merge,
+            "disarmed",
+            "the PR closed without merging",
+        ),
+        (
+            Notice::Disarmed {
+                reason: Disarm::Cancelled,
+            },
+            K::Merge,
+            "disarmed",
+            "the owner cancelled merge when ready",
+        ),
+        (Notice::Merged, K::Merge, "merged", url),
+        (
+            Notice::LeftQueue {
+                forge: ForgeKind::GitHub,
+                why: "test failed in the merge group".into(),
+                head: Sha("abcdef0123456".into()),
+                evidence: String::new(),
+            },
+            K::Merge,
+            "left the merge queue: test failed in the merge group",
+            "abcdef0 is not queued again until a new head or `merge --when-ready`",
+        ),
+        (
+            Notice::LeftQueue {
+                forge: ForgeKind::GitLab,
+                why: "the pipeline failed".into(),
+                head: Sha("abc".into()),
+                evidence: "test:\nboom".into(),
+            },
+            K::Merge,
+            "left the merge train: the pipeline failed",
+            "test:\nboom",
+        ),
+        (
+            Notice::Stuck {
+                for_secs: 3 * 3600 + 5 * 60 + 9,
+            },
+            K::Stuck,
+            "stuck for 3h05m",
+            url,
+        ),
+        (
+            Notice::KeepsErroring {
+                error: "HTTP 500".into(),
+            },
+            K::Error,
+            "keeps failing to tick",
+            "HTTP 500",
+        ),
+    ];
+    for (notice, kind, head, body) in rows {
+        assert_eq!(
+            (
+                notice.kind(),
+                headline(&notice).as_str(),
+                detail(&notice, url).as_str()
+            ),
+            (kind, head, body),
+            "{notice:?}"
         );
     }
 }
