@@ -1,0 +1,57 @@
+//! Small persisted values: the meta table and the log cache.
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, params};
+
+use super::Store;
+use crate::model::ForgeKind;
+
+impl Store {
+    /// A small persisted value (e.g. when a job's repository was last listed).
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// A cached log tail and its classification (JSON), for a job that finished at `completed_at`.
+    pub fn cached_log(
+        &self,
+        forge: ForgeKind,
+        job_id: u64,
+        completed_at: &str,
+    ) -> Result<Option<(String, String)>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT tail, classification FROM log_cache WHERE forge = ?1 AND job_id = ?2 AND completed_at = ?3",
+                params![forge.as_str(), job_id as i64, completed_at],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    pub fn cache_log(
+        &mut self,
+        forge: ForgeKind,
+        job_id: u64,
+        completed_at: &str,
+        tail: &str,
+        classification: &str,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO log_cache (forge, job_id, completed_at, tail, classification) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![forge.as_str(), job_id as i64, completed_at, tail, classification],
+        )?;
+        Ok(())
+    }
+}

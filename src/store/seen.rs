@@ -1,0 +1,56 @@
+//! The seen table: what the tick already handled, and `check`'s own key space beside it.
+
+use anyhow::Result;
+use rusqlite::params;
+
+use super::Store;
+use crate::model::PrRef;
+
+/// The prefix of `check`'s sources in the `seen` table.
+pub const CHECK_SEEN: &str = "check:";
+
+impl Store {
+    /// What the tick already handled for `pr`: (source, id) → updated_at.
+    pub fn seen(&self, pr: &PrRef) -> Result<std::collections::BTreeMap<(String, String), String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT source, item_id, updated_at FROM seen WHERE pr = ?1 AND source NOT LIKE 'check:%'",
+        )?;
+        let rows = stmt.query_map([pr.url()], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// What `check` already reported for `pr`: (source, id) → updated_at. `check` keeps its
+    /// own key space in the `seen` table (sources prefixed [`CHECK_SEEN`]), so looking at a PR
+    /// never changes what the tick forwards, and a tick never hides news from `check`.
+    pub fn check_seen(
+        &self,
+        pr: &PrRef,
+    ) -> Result<std::collections::BTreeMap<(String, String), String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT substr(source, ?2), item_id, updated_at FROM seen WHERE pr = ?1 AND source LIKE 'check:%'",
+        )?;
+        let from = i64::try_from(CHECK_SEEN.len() + 1)?;
+        let rows = stmt.query_map(params![pr.url(), from], |r| {
+            Ok(((r.get(0)?, r.get(1)?), r.get(2)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Records what `check` reported (its own key space, see [`Store::check_seen`]).
+    pub fn mark_check_seen(
+        &mut self,
+        pr: &PrRef,
+        items: &[(String, String, String)],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for (source, id, updated) in items {
+            tx.execute(
+                "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
+                params![pr.url(), format!("{CHECK_SEEN}{source}"), id, updated],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}

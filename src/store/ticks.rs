@@ -1,0 +1,225 @@
+//! One tick's hold on a watch and its outcome: the lease (taken, taken over from a gone
+//! holder, or held), and the one transaction that records what the tick decided and releases
+//! the lease.
+
+use anyhow::{Context, Result};
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::outbox::{OutboxMessage, insert_outbox};
+use super::watches::insert_history;
+use super::{Store, intents, ts};
+use crate::holder::Holder;
+use crate::model::{ForgeKind, Instant, PrRef, Sha};
+use crate::secrets;
+use crate::watch::{HistoryEntry, MergeVia, WatchStatus, Why};
+
+/// Proof that this process holds a PR's lease: only [`Store::lease`] makes one, and
+/// [`Store::record`] requires it.
+#[derive(Debug)]
+pub struct Lease {
+    watch_id: i64,
+    owner: String,
+}
+
+/// What asking for a lease gave.
+#[derive(Debug)]
+pub enum Leased {
+    /// The lease was free (or expired, or already this run's).
+    Taken(Lease),
+    /// The lease was held by a run whose process is gone; it is this run's now.
+    TakenOver(Lease, Holder),
+    /// Another run holds it (named, when its lease names its holder).
+    Held(Option<Holder>),
+}
+
+/// What one tick decided for one PR, written atomically.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TickRecord {
+    pub status: WatchStatus,
+    pub next_tick_at: Option<Instant>,
+    pub last_tick_at: Instant,
+    pub last_error: Option<String>,
+    pub history: Vec<HistoryEntry>,
+    /// Items now handled: (source, id, updated_at).
+    pub seen: Vec<(String, String, String)>,
+    /// Messages caused by this tick, delivered after the commit.
+    pub outbox: Vec<OutboxMessage>,
+    /// The intents this tick's read reconciled (see [`crate::intent`]).
+    pub resolved_intents: Vec<i64>,
+}
+
+/// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
+fn leased_url(tx: &rusqlite::Transaction<'_>, watch_id: i64, owner: &str) -> Result<String> {
+    let row: Option<(String, String, i64)> = tx
+        .query_row(
+            "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
+            params![watch_id, owner],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let (forge, repo, number) =
+        row.context("the watch's lease was lost (removed, or taken by another run)")?;
+    let forge = forge.parse::<ForgeKind>().map_err(anyhow::Error::msg)?;
+    Ok(PrRef {
+        forge,
+        repo,
+        number: u64::try_from(number)?,
+    }
+    .url())
+}
+
+impl Store {
+    /// Takes the lease on a watch for `secs` of real time for `holder`, unless another run holds
+    /// it. A lease whose holder `gone` says has ended (its process is gone) is taken over at
+    /// once, in one statement that checks it is still that holder's; any other held lease waits
+    /// for its expiry.
+    pub fn lease(
+        &mut self,
+        watch_id: i64,
+        holder: &Holder,
+        secs: i64,
+        gone: &dyn Fn(&Holder) -> bool,
+    ) -> Result<Leased> {
+        let real_now = crate::clock::wall_secs();
+        let owner = holder.key();
+        let taken = self.conn.execute(
+            "UPDATE watches SET lease_owner = ?2, lease_until = ?3
+             WHERE id = ?1 AND (lease_until IS NULL OR lease_until < ?4 OR lease_owner = ?2)",
+            params![watch_id, owner, real_now + secs, real_now],
+        )? == 1;
+        let lease = Lease {
+            watch_id,
+            owner: owner.clone(),
+        };
+        if taken {
+            return Ok(Leased::Taken(lease));
+        }
+        let current: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT lease_owner FROM watches WHERE id = ?1",
+                [watch_id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        let Some((key, other)) = current.and_then(|k| Holder::parse(&k).map(|h| (k, h))) else {
+            return Ok(Leased::Held(None));
+        };
+        if !gone(&other) {
+            return Ok(Leased::Held(Some(other)));
+        }
+        let taken_over = self.conn.execute(
+            "UPDATE watches SET lease_owner = ?2, lease_until = ?3 WHERE id = ?1 AND lease_owner = ?4",
+            params![watch_id, owner, real_now + secs, key],
+        )? == 1;
+        Ok(if taken_over {
+            Leased::TakenOver(lease, other)
+        } else {
+            Leased::Held(None)
+        })
+    }
+
+    /// The leases held now (by the wall clock) by runs that name their holder: watch id and
+    /// holder, by watch id.
+    pub fn held(&self) -> Result<Vec<(i64, Holder)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, lease_owner FROM watches WHERE lease_owner IS NOT NULL AND lease_until >= ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([crate::clock::wall_secs()], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let rows = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, key)| Holder::parse(&key).map(|h| (id, h)))
+            .collect())
+    }
+
+    /// Writes one tick's outcome for the leased watch, and releases the lease, in one transaction.
+    pub fn record(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let url = leased_url(&tx, watch_id, &owner)?;
+        let s = &rec.status;
+        tx.execute(
+            "UPDATE watches SET state = ?2, title = ?3, head_sha = ?4, head_seen_at = ?5, head_ref = ?6,
+                    base_ref = ?7, pill_ci = ?8, pill_ci_fixing = ?9, pill_cnf = ?10, pill_cmt = ?11,
+                    why = ?12, attempts = ?13, merge_armed = ?14, merge_via = ?15, armed_at = ?16,
+                    memory = ?17, next_tick_at = ?18, last_tick_at = ?19, last_error = ?20,
+                    lease_owner = NULL, lease_until = NULL
+             WHERE id = ?1",
+            params![
+                watch_id,
+                s.state.as_str(),
+                s.title,
+                s.head_sha.as_ref().map(Sha::as_str),
+                s.head_seen_at.map(ts),
+                s.head_ref,
+                s.base_ref,
+                s.pills.ci,
+                s.pills.ci_fixing,
+                s.pills.cnf,
+                s.pills.cmt,
+                s.why.map(Why::as_str),
+                s.attempts,
+                s.merge_armed,
+                s.merge_via.map(MergeVia::as_str),
+                s.armed_at.map(ts),
+                serde_json::to_string(&s.memory)?,
+                rec.next_tick_at.map(ts),
+                ts(rec.last_tick_at),
+                secrets::mask_opt(rec.last_error.as_deref()),
+            ],
+        )?;
+        insert_history(&tx, &url, &rec.history)?;
+        insert_outbox(&tx, &rec.outbox)?;
+        intents::resolve(&tx, watch_id, &rec.resolved_intents, rec.last_tick_at)?;
+        for (source, id, updated) in &rec.seen {
+            tx.execute(
+                "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
+                params![url, source, id, updated],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Writes only the failure of a tick on a watch whose stored row cannot be read in full
+    /// ([`Watch::unreadable`]): `last_error`, the times and the history. The rest of the row
+    /// is left as it is, for the owner to look at.
+    pub fn record_failure(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let url = leased_url(&tx, watch_id, &owner)?;
+        tx.execute(
+            "UPDATE watches SET next_tick_at = ?2, last_tick_at = ?3, last_error = ?4,
+                    lease_owner = NULL, lease_until = NULL
+             WHERE id = ?1",
+            params![
+                watch_id,
+                rec.next_tick_at.map(ts),
+                ts(rec.last_tick_at),
+                secrets::mask_opt(rec.last_error.as_deref())
+            ],
+        )?;
+        insert_history(&tx, &url, &rec.history)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Gives a lease back without recording anything (a dry run, or a run that stops early).
+    pub fn release(&mut self, lease: Lease) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
+        self.conn.execute(
+            "UPDATE watches SET lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND lease_owner = ?2",
+            params![watch_id, owner],
+        )?;
+        Ok(())
+    }
+}

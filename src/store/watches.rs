@@ -1,0 +1,331 @@
+//! The watches table: adding, pausing, arming and removing watches, reading them back (a row
+//! that cannot be read in full is carried as unreadable, never guessed), the due query, and
+//! the history rows.
+
+use anyhow::Result;
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+
+use super::{Store, parse_ts, ts};
+use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
+use crate::secrets;
+use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
+
+/// Settings given when a PR is first watched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewWatch {
+    pub job: Option<String>,
+    pub agent: Option<String>,
+    pub auto_fix: Option<bool>,
+    pub merge_armed: bool,
+}
+
+/// Which watches a query selects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Only watches of this job.
+    pub job: Option<String>,
+    /// Only these PRs (empty: all).
+    pub prs: Vec<PrRef>,
+}
+
+const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
+     title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
+     why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
+
+/// A watch row. What cannot be read (an unknown forge or state, a corrupt `memory`) is never
+/// guessed silently: the watch carries it in `unreadable`, and the tick refuses to act on it.
+fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
+    let forge: String = row.get("forge")?;
+    let state: String = row.get("state")?;
+    let memory: String = row.get("memory")?;
+    let mut unreadable = Vec::new();
+    let forge = forge.parse::<ForgeKind>().unwrap_or_else(|e| {
+        unreadable.push(format!("forge: {e}"));
+        ForgeKind::GitHub
+    });
+    let state = state.parse::<PrState>().unwrap_or_else(|e| {
+        unreadable.push(format!("state: {e}"));
+        PrState::Open
+    });
+    let memory = serde_json::from_str::<Memory>(&memory).unwrap_or_else(|e| {
+        unreadable.push(format!("memory: {e}"));
+        Memory::default()
+    });
+    Ok(Watch {
+        id: row.get("id")?,
+        pr: PrRef {
+            forge,
+            repo: row.get("repo")?,
+            number: row.get::<_, i64>("number")? as u64,
+        },
+        job: row.get("job")?,
+        agent: row.get("agent")?,
+        auto_fix: row.get("auto_fix")?,
+        paused: row.get("paused")?,
+        added_at: parse_ts(row.get("added_at")?).unwrap_or_default(),
+        status: WatchStatus {
+            state,
+            title: row.get("title")?,
+            head_sha: row.get::<_, Option<String>>("head_sha")?.map(Sha),
+            head_seen_at: parse_ts(row.get("head_seen_at")?),
+            head_ref: row.get("head_ref")?,
+            base_ref: row.get("base_ref")?,
+            pills: Pills {
+                ci: row.get("pill_ci")?,
+                ci_fixing: row.get("pill_ci_fixing")?,
+                cnf: row.get("pill_cnf")?,
+                cmt: row.get("pill_cmt")?,
+            },
+            why: row
+                .get::<_, Option<String>>("why")?
+                .as_deref()
+                .and_then(Why::parse),
+            attempts: row.get("attempts")?,
+            merge_armed: row.get("merge_armed")?,
+            merge_via: row
+                .get::<_, Option<String>>("merge_via")?
+                .as_deref()
+                .and_then(MergeVia::parse),
+            armed_at: parse_ts(row.get("armed_at")?),
+            memory,
+        },
+        next_tick_at: parse_ts(row.get("next_tick_at")?),
+        last_tick_at: parse_ts(row.get("last_tick_at")?),
+        last_error: row.get("last_error")?,
+        unreadable: (!unreadable.is_empty()).then(|| unreadable.join("; ")),
+    })
+}
+
+pub(super) fn insert_history(
+    tx: &rusqlite::Transaction<'_>,
+    url: &str,
+    entries: &[HistoryEntry],
+) -> Result<()> {
+    for h in entries {
+        tx.execute(
+            "INSERT INTO history (pr, at, what, why) VALUES (?1, ?2, ?3, ?4)",
+            params![
+                url,
+                ts(h.at),
+                secrets::mask(&h.what),
+                secrets::mask_opt(h.why.as_deref())
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// `pr` as it is watched: forges ignore the letter case of repository paths, so
+    /// `OCTO/App#1` names the watch of `octo/app#1`, and every row keyed by the PR uses the
+    /// spelling it was first watched under. An unwatched PR is returned as given.
+    pub fn known(&self, pr: &PrRef) -> Result<PrRef> {
+        let repo: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT repo FROM watches WHERE forge = ?1 AND repo = ?2 COLLATE NOCASE AND number = ?3
+                 ORDER BY id LIMIT 1",
+                params![pr.forge.as_str(), pr.repo, i64::try_from(pr.number)?],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(PrRef {
+            repo: repo.unwrap_or_else(|| pr.repo.clone()),
+            ..pr.clone()
+        })
+    }
+
+    /// Starts watching `pr`, due at `now`. Returns false when it was already watched, in any
+    /// letter case (its settings are then updated with whatever `new` sets, and it is made
+    /// due again).
+    pub fn add_watch(&mut self, pr: &PrRef, new: &NewWatch, now: Instant) -> Result<bool> {
+        let pr = &self.known(pr)?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let inserted = tx.execute(
+            "INSERT INTO watches (forge, repo, number, job, agent, auto_fix, merge_armed, armed_at, added_at, next_tick_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN ?7 THEN ?8 END, ?8, ?8)
+             ON CONFLICT (forge, repo, number) DO NOTHING",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64, new.job, new.agent, new.auto_fix, new.merge_armed, ts(now)],
+        )? == 1;
+        if !inserted {
+            tx.execute(
+                "UPDATE watches SET job = COALESCE(?4, job), agent = COALESCE(?5, agent),
+                        auto_fix = COALESCE(?6, auto_fix),
+                        armed_at = CASE WHEN ?7 AND NOT merge_armed THEN ?8 ELSE armed_at END,
+                        merge_armed = merge_armed OR ?7,
+                        next_tick_at = CASE WHEN state = 'open' THEN ?8 ELSE next_tick_at END
+                 WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+                params![
+                    pr.forge.as_str(),
+                    pr.repo,
+                    pr.number as i64,
+                    new.job,
+                    new.agent,
+                    new.auto_fix,
+                    new.merge_armed,
+                    ts(now)
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(inserted)
+    }
+
+    /// Re-opens a finished watch (merged or closed) so it is polled again, as `watch add` does.
+    pub fn reopen(&mut self, pr: &PrRef, now: Instant) -> Result<()> {
+        self.conn.execute(
+            "UPDATE watches SET state = 'open', next_tick_at = ?4
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3 AND state != 'open'",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64, ts(now)],
+        )?;
+        Ok(())
+    }
+
+    /// Stops watching `pr`. Returns false when it was not watched.
+    pub fn remove_watch(&mut self, pr: &PrRef) -> Result<bool> {
+        Ok(self.conn.execute(
+            "DELETE FROM watches WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64],
+        )? == 1)
+    }
+
+    /// Pauses or resumes `pr`; a resumed watch is due at `now`. Returns false when not watched.
+    pub fn set_paused(&mut self, pr: &PrRef, paused: bool, now: Instant) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE watches SET paused = ?4,
+                    next_tick_at = CASE WHEN NOT ?4 AND state = 'open' THEN ?5 ELSE next_tick_at END
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+            params![
+                pr.forge.as_str(),
+                pr.repo,
+                pr.number as i64,
+                paused,
+                ts(now)
+            ],
+        )? == 1)
+    }
+
+    /// Arms or disarms merge-when-ready (the owner's command); an armed watch is due at `now`.
+    /// Arming also lifts a merge queue's refusal of the current head: the owner asked again.
+    pub fn set_merge_armed(&mut self, pr: &PrRef, armed: bool, now: Instant) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE watches SET
+                    armed_at = CASE WHEN ?4 THEN COALESCE(CASE WHEN merge_armed THEN armed_at END, ?5) END,
+                    merge_via = CASE WHEN ?4 THEN merge_via END,
+                    merge_armed = ?4,
+                    memory = CASE WHEN ?4 THEN json_remove(memory, '$.queue_left_head') ELSE memory END,
+                    next_tick_at = CASE WHEN state = 'open' THEN ?5 ELSE next_tick_at END
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3",
+            params![pr.forge.as_str(), pr.repo, pr.number as i64, armed, ts(now)],
+        )? == 1)
+    }
+
+    /// One watch, if `pr` is watched.
+    pub fn watch(&self, pr: &PrRef) -> Result<Option<Watch>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {WATCH_COLUMNS} FROM watches WHERE forge = ?1 AND repo = ?2 AND number = ?3"),
+                params![pr.forge.as_str(), pr.repo, pr.number as i64],
+                watch_from_row,
+            )
+            .optional()?)
+    }
+
+    /// Every watch, oldest first.
+    pub fn watches(&self) -> Result<Vec<Watch>> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("SELECT {WATCH_COLUMNS} FROM watches ORDER BY id"))?;
+        let rows = stmt.query_map([], watch_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The watches a run should tick: open, not paused, due at `now` (any time with `force`),
+    /// within `sel`. Uses the `watches_due` index when not forced.
+    pub fn due(&self, now: Instant, force: bool, sel: &Selection) -> Result<Vec<Watch>> {
+        let sql = if force {
+            format!(
+                "SELECT {WATCH_COLUMNS} FROM watches WHERE paused = 0 AND state = 'open' ORDER BY id"
+            )
+        } else {
+            format!(
+                "SELECT {WATCH_COLUMNS} FROM watches
+                 WHERE paused = 0 AND next_tick_at IS NOT NULL AND next_tick_at <= ?1 ORDER BY next_tick_at, id"
+            )
+        };
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = if force {
+            stmt.query_map([], watch_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?
+        } else {
+            stmt.query_map([ts(now)], watch_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|w| sel.job.is_none() || w.job == sel.job)
+            .filter(|w| sel.prs.is_empty() || sel.prs.contains(&w.pr))
+            .collect())
+    }
+
+    /// The newest `limit` history rows of a PR, oldest first.
+    pub fn history(&self, pr: &PrRef, limit: usize) -> Result<Vec<HistoryEntry>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT at, what, why FROM (SELECT id, at, what, why FROM history WHERE pr = ?1 ORDER BY id DESC LIMIT ?2)
+             ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![pr.url(), limit as i64], |r| {
+            Ok(HistoryEntry {
+                at: parse_ts(r.get(0)?).unwrap_or_default(),
+                what: r.get(1)?,
+                why: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Adds history rows outside a tick (owner commands).
+    pub fn log(&mut self, pr: &PrRef, entries: &[HistoryEntry]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        insert_history(&tx, &pr.url(), entries)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records a command agent's run on `pr`: its window decides whose the next head is, and
+    /// it counts as activity. Does nothing for a PR that is not watched.
+    pub fn record_agent_run(&mut self, pr: &PrRef, started: Instant, ended: Instant) -> Result<()> {
+        let Some(mut w) = self.watch(pr)? else {
+            return Ok(());
+        };
+        w.status.memory.agent_run = Some((started, ended));
+        w.status.memory.agent_activity_at = Some(ended);
+        if let Some(fix) = w.status.memory.fix.as_mut().filter(|f| f.done_at.is_none()) {
+            fix.done_at = Some(ended);
+        }
+        self.conn.execute(
+            "UPDATE watches SET memory = ?2 WHERE id = ?1",
+            params![w.id, serde_json::to_string(&w.status.memory)?],
+        )?;
+        Ok(())
+    }
+
+    /// Records that the agent finished message `id`: the fix in flight with that id ends now.
+    /// Returns the PR it was for, if any watch had it in flight.
+    pub fn fix_done(&mut self, id: &str, at: Instant) -> Result<Option<PrRef>> {
+        for mut w in self.watches()? {
+            if let Some(fix) = w.status.memory.fix.as_mut().filter(|f| f.message_id == id) {
+                fix.done_at = Some(at);
+                self.conn.execute(
+                    "UPDATE watches SET memory = ?2, next_tick_at = CASE WHEN state = 'open' THEN ?3 ELSE next_tick_at END WHERE id = ?1",
+                    params![w.id, serde_json::to_string(&w.status.memory)?, ts(at)],
+                )?;
+                return Ok(Some(w.pr));
+            }
+        }
+        Ok(None)
+    }
+}
