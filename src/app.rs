@@ -30,71 +30,110 @@ fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String
         .map_err(|e| format!("{forge} token: {e:#}"))
 }
 
+/// A forge client threads can share: a run's parallel reads and its acting thread use one.
+pub type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
+
 /// The forge clients of a run, built (and their tokens read) on first use.
 #[derive(Debug, Default)]
 pub struct Forges {
-    github: Option<Result<GitHub, String>>,
-    gitlab: Option<Result<GitLab, String>>,
+    github: Option<Result<std::sync::Arc<GitHub>, String>>,
+    gitlab: Option<Result<std::sync::Arc<GitLab>, String>>,
     owners: std::collections::BTreeMap<ForgeKind, String>,
-    /// What clients dropped by [`Forges::forget`] had used this run.
-    retired: std::collections::BTreeMap<ForgeKind, Usage>,
+    /// Clients dropped by [`Forges::forget`]: a read under way may still be using one, so
+    /// what they used is summed when asked.
+    retired: Vec<(ForgeKind, UsageOf)>,
     /// The usage already handed out by [`Forges::take_usage`].
     taken: std::collections::BTreeMap<ForgeKind, Usage>,
+}
+
+/// A dropped client, kept for its usage.
+#[derive(Debug)]
+enum UsageOf {
+    GitHub(std::sync::Arc<GitHub>),
+    GitLab(std::sync::Arc<GitLab>),
 }
 
 impl Forges {
     /// The client for `kind`.
     pub fn get(&mut self, kind: ForgeKind, config: &Config) -> Result<&dyn Forge, String> {
         match kind {
-            ForgeKind::GitHub => {
-                let client = self.github.get_or_insert_with(|| {
-                    let token = read_token(&config.github.token(), "GitHub")?;
-                    GitHub::new(&config.github.api_url, &config.github.graphql_url(), token)
-                });
-                client
-                    .as_ref()
-                    .map(|c| c as &dyn Forge)
-                    .map_err(Clone::clone)
-            }
-            ForgeKind::GitLab => {
-                let client = self.gitlab.get_or_insert_with(|| {
-                    let token = read_token(&config.gitlab.token(), "GitLab")?;
-                    GitLab::new(&config.gitlab.api_url, token)
-                });
-                client
-                    .as_ref()
-                    .map(|c| c as &dyn Forge)
-                    .map_err(Clone::clone)
-            }
+            ForgeKind::GitHub => self
+                .github(config)
+                .as_ref()
+                .map(|c| &**c as &dyn Forge)
+                .map_err(Clone::clone),
+            ForgeKind::GitLab => self
+                .gitlab(config)
+                .as_ref()
+                .map(|c| &**c as &dyn Forge)
+                .map_err(Clone::clone),
         }
+    }
+
+    /// The client for `kind`, to hand to another thread.
+    pub fn shared(&mut self, kind: ForgeKind, config: &Config) -> Result<SharedForge, String> {
+        match kind {
+            ForgeKind::GitHub => self
+                .github(config)
+                .as_ref()
+                .map(|c| std::sync::Arc::clone(c) as SharedForge)
+                .map_err(Clone::clone),
+            ForgeKind::GitLab => self
+                .gitlab(config)
+                .as_ref()
+                .map(|c| std::sync::Arc::clone(c) as SharedForge)
+                .map_err(Clone::clone),
+        }
+    }
+
+    fn github(&mut self, config: &Config) -> &Result<std::sync::Arc<GitHub>, String> {
+        self.github.get_or_insert_with(|| {
+            let token = read_token(&config.github.token(), "GitHub")?;
+            GitHub::new(&config.github.api_url, &config.github.graphql_url(), token)
+                .map(std::sync::Arc::new)
+        })
+    }
+
+    fn gitlab(&mut self, config: &Config) -> &Result<std::sync::Arc<GitLab>, String> {
+        self.gitlab.get_or_insert_with(|| {
+            let token = read_token(&config.gitlab.token(), "GitLab")?;
+            GitLab::new(&config.gitlab.api_url, token).map(std::sync::Arc::new)
+        })
     }
 
     /// Drops the client of `kind`, so the next use reads its token afresh (after a 401: the
     /// token may have been rotated).
     pub fn forget(&mut self, kind: ForgeKind) {
-        let used = self.live_usage(kind);
-        let retired = self.retired.entry(kind).or_default();
-        *retired = retired.then(used);
-        match kind {
-            ForgeKind::GitHub => self.github = None,
-            ForgeKind::GitLab => self.gitlab = None,
-        }
+        let dropped = match kind {
+            ForgeKind::GitHub => self.github.take().and_then(Result::ok).map(UsageOf::GitHub),
+            ForgeKind::GitLab => self.gitlab.take().and_then(Result::ok).map(UsageOf::GitLab),
+        };
+        self.retired.extend(dropped.map(|c| (kind, c)));
     }
 
+    /// What every client of `kind` built this run has used.
     fn live_usage(&self, kind: ForgeKind) -> Usage {
-        match kind {
+        let live = match kind {
             ForgeKind::GitHub => self
                 .github
                 .as_ref()
                 .and_then(|c| c.as_ref().ok())
-                .map(GitHub::usage),
+                .map(|c| c.usage()),
             ForgeKind::GitLab => self
                 .gitlab
                 .as_ref()
                 .and_then(|c| c.as_ref().ok())
-                .map(GitLab::usage),
-        }
-        .unwrap_or_default()
+                .map(|c| c.usage()),
+        };
+        self.retired
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, c)| match c {
+                UsageOf::GitHub(c) => c.usage(),
+                UsageOf::GitLab(c) => c.usage(),
+            })
+            .chain(live)
+            .fold(Usage::default(), Usage::then)
     }
 
     /// What each forge's clients have used since the last call (since they were built, the
@@ -102,8 +141,7 @@ impl Forges {
     pub fn take_usage(&mut self) -> Vec<(ForgeKind, Usage)> {
         let mut out = Vec::new();
         for kind in [ForgeKind::GitHub, ForgeKind::GitLab] {
-            let retired = self.retired.get(&kind).copied().unwrap_or_default();
-            let total = retired.then(self.live_usage(kind));
+            let total = self.live_usage(kind);
             let taken = self.taken.insert(kind, total).unwrap_or_default();
             let fresh = Usage {
                 requests: total.requests - taken.requests,

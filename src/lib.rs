@@ -36,6 +36,7 @@ pub mod owner;
 pub mod pages;
 pub mod palette;
 pub mod plan;
+pub mod pool;
 pub mod private;
 pub mod progress;
 pub mod read;

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::app::App;
 use crate::forge::{ForgeError, SnapshotRequest, Summary, SummaryRequest};
-use crate::model::Snapshot;
+use crate::model::{ForgeKind, Snapshot};
 use crate::store::KeptRead;
 use crate::watch::Watch;
 
@@ -62,20 +62,16 @@ impl Default for Summaries {
     }
 }
 
-/// Reads the summaries of a group of watches (all of one forge) in as few requests as the
-/// forge allows.
-pub fn summarise(app: &mut App, watches: &[&Watch]) -> Summaries {
-    let Some(kind) = watches.first().map(|w| w.pr.forge) else {
-        return Summaries::default();
-    };
+/// What a group's summary read asks (all of one forge), with the kept reads its answers are
+/// compared with: a PR with a kept read showing unresolved threads has them counted.
+pub fn summary_requests(
+    app: &App,
+    watches: &[&Watch],
+) -> (Vec<i64>, BTreeMap<i64, KeptRead>, Vec<SummaryRequest>) {
     let ids: Vec<i64> = watches.iter().map(|w| w.id).collect();
     // A kept read that cannot be loaded is no kept read: the PR is read in full.
     let kept = app.store.kept_reads(&ids).unwrap_or_default();
-    let Ok(forge) = app.forges.get(kind, &app.config) else {
-        // The chunk's read reports why.
-        return Summaries::default();
-    };
-    let requests: Vec<SummaryRequest> = watches
+    let requests = watches
         .iter()
         .map(|w| SummaryRequest {
             read: snapshot_request(w),
@@ -85,27 +81,50 @@ pub fn summarise(app: &mut App, watches: &[&Watch]) -> Summaries {
             behind_by: kept.get(&w.id).and_then(|k| k.snapshot.behind_by),
         })
         .collect();
-    let by_watch = forge.summaries(&requests).map(|found| {
-        ids.iter()
-            .zip(found)
-            .filter_map(|(id, s)| s.map(|s| (*id, s)))
-            .collect()
-    });
-    Summaries { by_watch, kept }
+    (ids, kept, requests)
 }
 
-/// Reads one chunk (all of one forge) against its group's `summaries`: one result per watch,
-/// in order. With `keep` the full reads are kept with their summaries for the next tick (a dry
-/// run keeps nothing); with `fresh` every PR is read in full.
-pub fn read_chunk(
+impl Summaries {
+    /// A group's summaries from the forge's answer to [`summary_requests`].
+    pub fn new(
+        ids: &[i64],
+        kept: BTreeMap<i64, KeptRead>,
+        answer: Result<Vec<Option<Summary>>, ForgeError>,
+    ) -> Self {
+        let by_watch = answer.map(|found| {
+            ids.iter()
+                .zip(found)
+                .filter_map(|(id, s)| s.map(|s| (*id, s)))
+                .collect()
+        });
+        Summaries { by_watch, kept }
+    }
+}
+
+/// A chunk's read half done: each PR's kept read, or a place for its full read.
+#[derive(Debug)]
+pub struct ChunkReads {
+    kind: ForgeKind,
+    slots: Vec<Option<Result<Read, ForgeError>>>,
+    /// The PRs read in full, in the order of the requests.
+    wanted: Vec<i64>,
+}
+
+/// The first half of reading one chunk (all of one forge) against its group's `summaries`:
+/// the PRs whose kept read holds take it (with `fresh`, none does), and the requests for the
+/// others' full reads. An answer is one snapshot per request, in order, given to
+/// [`finish_chunk`].
+pub fn plan_chunk(
     app: &mut App,
     watches: &[&Watch],
     summaries: &mut Summaries,
-    keep: bool,
     fresh: bool,
-) -> Vec<Result<Read, ForgeError>> {
-    let Some(kind) = watches.first().map(|w| w.pr.forge) else {
-        return Vec::new();
+) -> (ChunkReads, Vec<SnapshotRequest>) {
+    let kind = watches.first().map_or(ForgeKind::GitHub, |w| w.pr.forge);
+    let mut plan = ChunkReads {
+        kind,
+        slots: Vec::with_capacity(watches.len()),
+        wanted: Vec::new(),
     };
     let by_watch = match &summaries.by_watch {
         Ok(by_watch) => by_watch,
@@ -114,65 +133,69 @@ pub fn read_chunk(
                 // A rotated token: the next group reads it afresh.
                 app.forges.forget(kind);
             }
-            return watches.iter().map(|_| Err(e.clone())).collect();
+            plan.slots = watches.iter().map(|_| Some(Err(e.clone()))).collect();
+            return (plan, Vec::new());
         }
     };
-    let forge = match app.forges.get(kind, &app.config) {
-        Ok(forge) => forge,
-        Err(e) => {
-            return watches
-                .iter()
-                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
-                .collect();
-        }
-    };
-    let mut out: Vec<Option<Result<Read, ForgeError>>> = Vec::with_capacity(watches.len());
-    let mut wanted: Vec<&Watch> = Vec::new();
+    let mut requests = Vec::new();
     for w in watches {
         if !fresh && reusable(summaries.kept.get(&w.id), by_watch.get(&w.id)) {
-            out.push(summaries.kept.remove(&w.id).map(|k| {
+            plan.slots.push(summaries.kept.remove(&w.id).map(|k| {
                 Ok(Read {
                     snapshot: k.snapshot,
                     reused: true,
                 })
             }));
         } else {
-            out.push(None);
-            wanted.push(w);
+            plan.slots.push(None);
+            plan.wanted.push(w.id);
+            requests.push(snapshot_request(w));
         }
     }
-    let requests: Vec<SnapshotRequest> = wanted.iter().map(|w| snapshot_request(w)).collect();
-    let mut answers = if requests.is_empty() {
-        Vec::new()
-    } else {
-        forge.snapshots(&requests)
-    };
-    answers.resize_with(requests.len(), || {
+    (plan, requests)
+}
+
+/// The second half: one result per watch of the chunk, in order, from the forge's `answers`
+/// to the requests [`plan_chunk`] made. With `keep` the full reads are kept with their
+/// summaries for the next tick (a dry run keeps nothing).
+pub fn finish_chunk(
+    app: &mut App,
+    plan: ChunkReads,
+    summaries: &Summaries,
+    mut answers: Vec<Result<Snapshot, ForgeError>>,
+    keep: bool,
+) -> Vec<Result<Read, ForgeError>> {
+    let ChunkReads {
+        kind,
+        slots,
+        wanted,
+    } = plan;
+    answers.resize_with(wanted.len(), || {
         Err(ForgeError::Unexpected("no answer for this PR".into()))
     });
+    let by_watch = summaries.by_watch.as_ref().ok();
     let mut answers = wanted.into_iter().zip(answers);
-    for slot in &mut out {
-        if slot.is_some() {
-            continue;
-        }
-        let Some((w, answer)) = answers.next() else {
-            break;
-        };
-        if let (true, Ok(snap)) = (keep, &answer) {
-            // A cache: a failed write only means the PR is read in full next tick.
-            let _ = match by_watch.get(&w.id) {
-                Some(summary) => app.store.keep_read(w.id, &summary.fingerprint, snap),
-                None => app.store.forget_read(w.id),
-            };
-        }
-        *slot = Some(answer.map(|snapshot| Read {
-            snapshot,
-            reused: false,
-        }));
-    }
-    let out: Vec<Result<Read, ForgeError>> = out
+    let out: Vec<Result<Read, ForgeError>> = slots
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into()))))
+        .map(|slot| {
+            if let Some(read) = slot {
+                return read;
+            }
+            let Some((id, answer)) = answers.next() else {
+                return Err(ForgeError::Unexpected("no answer for this PR".into()));
+            };
+            if let (true, Ok(snap)) = (keep, &answer) {
+                // A cache: a failed write only means the PR is read in full next tick.
+                let _ = match by_watch.and_then(|b| b.get(&id)) {
+                    Some(summary) => app.store.keep_read(id, &summary.fingerprint, snap),
+                    None => app.store.forget_read(id),
+                };
+            }
+            answer.map(|snapshot| Read {
+                snapshot,
+                reused: false,
+            })
+        })
         .collect();
     if out
         .iter()

@@ -20,7 +20,10 @@ use crate::execute::{self, Env};
 use crate::forge::{DEFAULT_READ_BATCH, ForgeError};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
-use crate::read::Read;
+use crate::app::SharedForge;
+use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
+use crate::pool::READS_IN_FLIGHT;
+use crate::read::{ChunkReads, Read, Summaries};
 use crate::store::{Lease, Leased, Selection, TickRecord};
 use crate::watch::{HistoryEntry, Watch};
 
@@ -120,10 +123,9 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     } else {
         crate::jobs::sync(app)?
     };
-    let all = app.store.watches()?;
     let due = app.store.due(now, opts.force, &opts.selection)?;
     let mut summary = RunSummary {
-        watched: all.len(),
+        watched: app.store.count_watches()?,
         jobs,
         ..RunSummary::default()
     };
@@ -131,49 +133,15 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
 
     let total = due.len();
     tell(opts, Step::Reading { due: total });
-    let mut outcomes: Vec<(usize, PrOutcome)> = Vec::new();
-    let mut done = 0;
-    'groups: for group in groups(app, due) {
-        if stopped(opts) {
-            break;
-        }
-        let everyone: Vec<&Watch> = group.iter().flatten().map(|(_, w)| w).collect();
-        let mut summaries = crate::read::summarise(app, &everyone);
-        for chunk in group {
-            if stopped(opts) {
-                break 'groups;
-            }
-            let leased = take_leases(app, chunk, &holder, opts, &mut summary)?;
-            let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
-            let reads = crate::read::read_chunk(
-                app,
-                &watches,
-                &mut summaries,
-                !opts.dry_run,
-                opts.fix_asked,
-            );
-            let turns = chunk_turns(app, &leased, &reads)?;
-            for ((index, watch, lease), read) in leased.into_iter().zip(reads) {
-                done += 1;
-                tell(
-                    opts,
-                    Step::Ticked {
-                        done,
-                        total,
-                        pr: &watch.pr,
-                    },
-                );
-                if stopped(opts) {
-                    if let Some(lease) = lease {
-                        app.store.release(lease)?;
-                    }
-                    continue;
-                }
-                let outcome = act_and_record(app, watch, lease, read, &turns, opts);
-                outcomes.push((index, outcome));
-            }
-        }
+    let mut tally = Tally {
+        done: 0,
+        total,
+        outcomes: Vec::new(),
+    };
+    if total > 0 {
+        tick_due(app, due, opts, &holder, &mut summary, &mut tally)?;
     }
+    let mut outcomes = tally.outcomes;
     outcomes.sort_by_key(|(index, _)| *index);
     summary.outcomes = outcomes.into_iter().map(|(_, o)| o).collect();
     if !opts.dry_run {
@@ -200,6 +168,262 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     }
     tell(opts, Step::Done);
     Ok(summary)
+}
+
+/// The PRs of a run decided so far, in the due order's places.
+struct Tally {
+    done: usize,
+    total: usize,
+    outcomes: Vec<(usize, PrOutcome)>,
+}
+
+/// A read a pool thread makes.
+enum Job {
+    Summaries {
+        group: usize,
+        forge: SharedForge,
+        requests: Vec<SummaryRequest>,
+    },
+    Snapshots {
+        chunk: usize,
+        forge: SharedForge,
+        requests: Vec<SnapshotRequest>,
+    },
+}
+
+/// What a pool thread read.
+enum Answer {
+    Summaries {
+        group: usize,
+        answer: Result<Vec<Option<Summary>>, ForgeError>,
+    },
+    Snapshots {
+        chunk: usize,
+        answer: Vec<Result<Snapshot, ForgeError>>,
+    },
+}
+
+fn read_in_pool(job: Job) -> Answer {
+    match job {
+        Job::Summaries {
+            group,
+            forge,
+            requests,
+        } => Answer::Summaries {
+            group,
+            answer: forge.summaries(&requests),
+        },
+        Job::Snapshots {
+            chunk,
+            forge,
+            requests,
+        } => Answer::Snapshots {
+            chunk,
+            answer: forge.snapshots(&requests),
+        },
+    }
+}
+
+/// A group under way: its kept reads until its summaries arrive, its chunks not yet read, and
+/// how many are being read.
+struct Group {
+    id: usize,
+    ids: Vec<i64>,
+    kept: BTreeMap<i64, crate::store::KeptRead>,
+    summaries: Option<Summaries>,
+    chunks: std::collections::VecDeque<Chunk>,
+    reading: usize,
+}
+
+impl Group {
+    fn finished(&self) -> bool {
+        self.summaries.is_some() && self.chunks.is_empty() && self.reading == 0
+    }
+}
+
+/// A chunk whose snapshots are being read: its leases and the half-done read.
+struct Reading {
+    group: usize,
+    leased: Vec<(usize, Watch, Option<Lease>)>,
+    plan: ChunkReads,
+}
+
+/// How many groups' summaries (and kept reads) are held at once: enough to keep the reads
+/// flowing, few enough that memory does not grow with the number of PRs.
+const GROUPS_AHEAD: usize = 4;
+
+/// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
+/// group's summary, a chunk's snapshots) are under way on the pool's threads while this
+/// thread leases each chunk just before its read is sent and acts on each chunk as soon as
+/// its read is back, in the order the reads finish, so a slow or hanging read holds only its
+/// own chunk. Until a first chunk has been acted on, one read goes at a time: a run whose
+/// forge refuses the token or has no budget left learns it from one request, and a small run
+/// (two chunks) reads, acts and records one chunk before reading the next.
+fn tick_due(
+    app: &mut App,
+    due: Vec<Watch>,
+    opts: &RunOptions,
+    holder: &Holder,
+    summary: &mut RunSummary,
+    tally: &mut Tally,
+) -> Result<()> {
+    let mut waiting: std::collections::VecDeque<Vec<Chunk>> = groups(app, due).into();
+    crate::pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
+        let mut open: Vec<Group> = Vec::new();
+        let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
+        let (mut groups_started, mut chunks_sent) = (0, 0);
+        let mut acted = false;
+        loop {
+            let window = if acted { READS_IN_FLIGHT } else { 1 };
+            while !stopped(opts) && pool.in_flight() < window {
+                if let Some(g) = open
+                    .iter_mut()
+                    .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
+                {
+                    let Some(chunk) = g.chunks.pop_front() else {
+                        continue;
+                    };
+                    let leased = take_leases(app, chunk, holder, opts, summary)?;
+                    let Some(kind) = leased.first().map(|(_, w, _)| w.pr.forge) else {
+                        continue;
+                    };
+                    let Some(summaries) = g.summaries.as_mut() else {
+                        continue;
+                    };
+                    let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
+                    let (plan, requests) =
+                        crate::read::plan_chunk(app, &watches, summaries, opts.fix_asked);
+                    let reads = if requests.is_empty() {
+                        crate::read::finish_chunk(app, plan, summaries, Vec::new(), false)
+                    } else {
+                        match app.forges.shared(kind, &app.config) {
+                            Ok(forge) => {
+                                pool.send(Job::Snapshots {
+                                    chunk: chunks_sent,
+                                    forge,
+                                    requests,
+                                });
+                                g.reading += 1;
+                                let group = g.id;
+                                reading.insert(
+                                    chunks_sent,
+                                    Reading {
+                                        group,
+                                        leased,
+                                        plan,
+                                    },
+                                );
+                                chunks_sent += 1;
+                                continue;
+                            }
+                            Err(e) => leased
+                                .iter()
+                                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
+                                .collect(),
+                        }
+                    };
+                    act_on_chunk(app, leased, reads, opts, tally)?;
+                    acted = true;
+                    continue;
+                }
+                if open.len() >= GROUPS_AHEAD {
+                    break;
+                }
+                let Some(chunks) = waiting.pop_front() else {
+                    break;
+                };
+                let everyone: Vec<&Watch> = chunks.iter().flatten().map(|(_, w)| w).collect();
+                let Some(kind) = everyone.first().map(|w| w.pr.forge) else {
+                    continue;
+                };
+                let (ids, kept, requests) = crate::read::summary_requests(app, &everyone);
+                let mut group = Group {
+                    id: groups_started,
+                    ids,
+                    kept,
+                    summaries: None,
+                    chunks: chunks.into(),
+                    reading: 0,
+                };
+                groups_started += 1;
+                match app.forges.shared(kind, &app.config) {
+                    Ok(forge) => pool.send(Job::Summaries {
+                        group: group.id,
+                        forge,
+                        requests,
+                    }),
+                    // The chunks' reads report why.
+                    Err(_) => group.summaries = Some(Summaries::default()),
+                }
+                open.push(group);
+            }
+            open.retain(|g| !g.finished());
+            let Some(answer) = pool.recv() else {
+                break;
+            };
+            match answer {
+                Answer::Summaries { group, answer } => {
+                    if let Some(g) = open.iter_mut().find(|g| g.id == group) {
+                        let kept = std::mem::take(&mut g.kept);
+                        g.summaries = Some(Summaries::new(&g.ids, kept, answer));
+                    }
+                }
+                Answer::Snapshots { chunk, answer } => {
+                    let Some(Reading {
+                        group,
+                        leased,
+                        plan,
+                    }) = reading.remove(&chunk)
+                    else {
+                        continue;
+                    };
+                    let Some(g) = open.iter_mut().find(|g| g.id == group) else {
+                        continue;
+                    };
+                    g.reading -= 1;
+                    let empty = Summaries::default();
+                    let summaries = g.summaries.as_ref().unwrap_or(&empty);
+                    let reads =
+                        crate::read::finish_chunk(app, plan, summaries, answer, !opts.dry_run);
+                    act_on_chunk(app, leased, reads, opts, tally)?;
+                    acted = true;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Detect → decide → apply → record for every PR of a read chunk, in the chunk's order; a
+/// stop asked for releases the leases of the PRs not yet decided.
+fn act_on_chunk(
+    app: &mut App,
+    leased: Vec<(usize, Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    opts: &RunOptions,
+    tally: &mut Tally,
+) -> Result<()> {
+    let turns = chunk_turns(app, &leased, &reads)?;
+    for ((index, watch, lease), read) in leased.into_iter().zip(reads) {
+        tally.done += 1;
+        tell(
+            opts,
+            Step::Ticked {
+                done: tally.done,
+                total: tally.total,
+                pr: &watch.pr,
+            },
+        );
+        if stopped(opts) {
+            if let Some(lease) = lease {
+                app.store.release(lease)?;
+            }
+            continue;
+        }
+        let outcome = act_and_record(app, watch, lease, read, &turns, opts);
+        tally.outcomes.push((index, outcome));
+    }
+    Ok(())
 }
 
 /// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
@@ -510,7 +734,8 @@ fn chunk_turns(
     leased: &[(usize, Watch, Option<Lease>)],
     reads: &[Result<Read, ForgeError>],
 ) -> Result<Vec<i64>> {
-    let all = app.store.watches()?;
+    // Only armed watches can hold a turn.
+    let all = app.store.armed_watches()?;
     let fresh: BTreeMap<i64, &Snapshot> = leased
         .iter()
         .zip(reads)

@@ -7,11 +7,11 @@
 //! out when the reset is near, otherwise every later request of this client
 //! fails fast until the reset (the limit is shared by everything one token does).
 
-use std::cell::Cell;
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::forge::ForgeError;
+use crate::forge::locked::{Gate, Locked};
 
 /// How many times a failed read is tried again.
 pub const RETRIES: u32 = 3;
@@ -28,6 +28,9 @@ const MIN_RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
 const RATE_LIMIT_BUDGET: Duration = Duration::from_secs(120);
 /// How long a client that gave up on a rate limit stays blocked, at least.
 const GIVE_UP_BLOCK: Duration = Duration::from_secs(60);
+
+/// The most requests one client has under way at once, over its reused connections.
+pub const MAX_IN_FLIGHT: usize = 8;
 
 /// Whether a request may be repeated after an unknown outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,14 +81,16 @@ pub struct HttpClient {
     /// Send GitHub's `Accept` and API-version headers (off for GitLab).
     github_headers: bool,
     backoff: Duration,
-    blocked_until: Cell<Option<SystemTime>>,
+    blocked_until: Locked<Option<SystemTime>>,
     /// Time this client has slept on rate limits (bounded by `RATE_LIMIT_BUDGET`).
-    rate_limit_slept: Cell<Duration>,
-    requests: Cell<u64>,
+    rate_limit_slept: Locked<Duration>,
+    requests: Locked<u64>,
     /// Points spent against the secondary limits (see [`crate::forge::call::points`]).
-    points: Cell<u64>,
+    points: Locked<u64>,
     /// The primary limit's `remaining` from the last answer that said it.
-    rate_limit_remaining: Cell<Option<u64>>,
+    rate_limit_remaining: Locked<Option<u64>>,
+    /// Bounds the requests this client has under way at once (its threads share it).
+    in_flight: Gate,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -218,11 +223,12 @@ impl HttpClient {
             token,
             github_headers: true,
             backoff: Duration::from_millis(250),
-            blocked_until: Cell::new(None),
-            rate_limit_slept: Cell::new(Duration::ZERO),
-            requests: Cell::new(0),
-            points: Cell::new(0),
-            rate_limit_remaining: Cell::new(None),
+            blocked_until: Locked::new(None),
+            rate_limit_slept: Locked::new(Duration::ZERO),
+            requests: Locked::new(0),
+            points: Locked::new(0),
+            rate_limit_remaining: Locked::new(None),
+            in_flight: Gate::new(MAX_IN_FLIGHT),
         }
     }
 
@@ -267,7 +273,7 @@ impl HttpClient {
             graphql,
             graphql && crate::forge::call::is_mutation(body),
         );
-        self.points.set(self.points.get() + points);
+        self.points.update(|n| *n += points);
         let operation = if graphql {
             crate::forge::call::operation(body)
         } else {
@@ -394,7 +400,7 @@ impl HttpClient {
         body: Option<&serde_json::Value>,
         auth: bool,
     ) -> Result<(Response, Option<Duration>), ForgeError> {
-        self.requests.set(self.requests.get() + 1);
+        self.requests.update(|n| *n += 1);
         let started = std::time::Instant::now();
         let answered = self.attempt(Attempt {
             method,
@@ -416,6 +422,8 @@ impl HttpClient {
             auth,
         } = call;
         let agent = self.agent_for(url);
+        // Held until the answer is read, so the connection is back in the pool when it opens.
+        let _slot = self.in_flight.enter();
         let builder = ureq::http::Request::builder().method(method).uri(url);
         let builder = if self.github_headers {
             builder

@@ -9,6 +9,7 @@ pub mod call;
 pub mod github;
 pub mod gitlab;
 pub mod http;
+pub mod locked;
 
 use std::fmt;
 

@@ -243,6 +243,25 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// How many watches there are.
+    pub fn count_watches(&self) -> Result<usize> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM watches", [], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// The open, unpaused watches armed to merge: the only ones that can hold a turn to
+    /// update their branch.
+    pub fn armed_watches(&self) -> Result<Vec<Watch>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {WATCH_COLUMNS} FROM watches
+             WHERE merge_armed = 1 AND paused = 0 AND state = 'open' ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([], watch_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The watches a run should tick: open, not paused, due at `now` (any time with `force`),
     /// within `sel`. Uses the `watches_due` index when not forced.
     pub fn due(&self, now: Instant, force: bool, sel: &Selection) -> Result<Vec<Watch>> {

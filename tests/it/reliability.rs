@@ -43,6 +43,48 @@ fn each_batch_acts_before_the_next_is_read() {
 }
 
 #[test]
+fn a_slow_batch_holds_only_its_own_prs() {
+    use crate::support::fake_github::Fault;
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        for n in 1..=30 {
+            w.pr(REPO, n);
+            w.check_run(REPO, n, "test").success();
+        }
+    });
+    let refs: Vec<String> = (1..=30).map(|n| format!("{REPO}#{n}")).collect();
+    let mut args = vec!["watch", "add", "--merge-when-ready"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    // The second batch (PRs 11 to 20) is answered five seconds late.
+    env.gh.fault(
+        Fault::delay(5000)
+            .on("POST /graphql PullRequestSnapshots")
+            .when_query_mentions(REPO, 11)
+            .once(),
+    );
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    let first_merge = |batch: std::ops::RangeInclusive<u64>| {
+        log.writes()
+            .iter()
+            .filter(|r| r.prs.iter().any(|(_, n)| batch.contains(n)))
+            .map(|r| r.seq)
+            .min()
+            .expect("the batch is merged")
+    };
+    let (slow, third) = (first_merge(11..=20), first_merge(21..=30));
+    assert!(
+        third < slow,
+        "the third batch is merged while the second is still being read: {third} vs {slow}"
+    );
+    for n in 1..=30 {
+        assert_eq!(env.gh.world(|w| w.merges(REPO, n)), 1, "PR {n}");
+    }
+}
+
+#[test]
 fn a_persistent_rate_limit_with_retry_after_zero_is_waited_on_a_bounded_number_of_times() {
     use crate::support::fake_github::Fault;
     let env = TestEnv::new();

@@ -27,11 +27,11 @@ pub struct GitHub {
     api_url: String,
     graphql_url: String,
     /// The optional parts of the schema this server has not refused (yet).
-    features: std::cell::Cell<Features>,
+    features: crate::forge::locked::Locked<Features>,
     /// The merge queues read this run, by (repository, branch): (position, PR number), front
     /// first; `None` when the read failed.
     queue_lines:
-        std::cell::RefCell<std::collections::BTreeMap<(String, String), Option<QueueLine>>>,
+        crate::forge::locked::Locked<std::collections::BTreeMap<(String, String), Option<QueueLine>>>,
 }
 
 impl GitHub {
@@ -43,8 +43,8 @@ impl GitHub {
             http: HttpClient::new(token),
             api_url: api_url.trim_end_matches('/').to_owned(),
             graphql_url: graphql_url.to_owned(),
-            features: std::cell::Cell::new(Features::default()),
-            queue_lines: std::cell::RefCell::new(std::collections::BTreeMap::new()),
+            features: crate::forge::locked::Locked::new(Features::default()),
+            queue_lines: crate::forge::locked::Locked::new(std::collections::BTreeMap::new()),
         })
     }
 

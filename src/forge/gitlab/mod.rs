@@ -20,7 +20,6 @@
 mod summary;
 mod wire;
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -28,6 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
+use crate::forge::locked::Locked;
 use crate::forge::{
     Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
 };
@@ -46,10 +46,10 @@ pub struct GitLab {
     http: HttpClient,
     api_url: String,
     /// Project settings read this run, by project path.
-    projects: RefCell<BTreeMap<String, ProjectFacts>>,
+    projects: Locked<BTreeMap<String, ProjectFacts>>,
     /// Merge trains read this run, by (project path, target branch); `None` when the server
     /// does not list trains (then an MR's own car is read instead).
-    trains: RefCell<BTreeMap<(String, String), Option<Train>>>,
+    trains: Locked<BTreeMap<(String, String), Option<Train>>>,
 }
 
 /// A merge train's cars, front first.
@@ -98,8 +98,8 @@ impl GitLab {
         Ok(GitLab {
             http: HttpClient::without_github_headers(token),
             api_url: api_url.trim_end_matches('/').to_owned(),
-            projects: RefCell::new(BTreeMap::new()),
-            trains: RefCell::new(BTreeMap::new()),
+            projects: Locked::new(BTreeMap::new()),
+            trains: Locked::new(BTreeMap::new()),
         })
     }
 
