@@ -7,20 +7,27 @@ use crate::support::env::TestEnv;
 
 const REPO: &str = "octo/app";
 
-#[test]
-fn each_batch_acts_before_the_next_is_read() {
+/// PRs 1 to `n`, green, watched with `--merge-when-ready` in a repository without auto-merge
+/// (pr-monitor merges them itself).
+fn ready_to_merge(n: u64) -> TestEnv {
     let env = TestEnv::new();
     env.gh.world(|w| {
         w.repo(REPO).auto_merge_allowed(false);
-        for n in 1..=11 {
-            w.pr(REPO, n);
-            w.check_run(REPO, n, "test").success();
+        for i in 1..=n {
+            w.pr(REPO, i);
+            w.check_run(REPO, i, "test").success();
         }
     });
-    let refs: Vec<String> = (1..=11).map(|n| format!("{REPO}#{n}")).collect();
+    let refs: Vec<String> = (1..=n).map(|i| format!("{REPO}#{i}")).collect();
     let mut args = vec!["watch", "add", "--merge-when-ready"];
     args.extend(refs.iter().map(String::as_str));
     env.ok(&args);
+    env
+}
+
+#[test]
+fn each_batch_acts_before_the_next_is_read() {
+    let env = ready_to_merge(11);
     env.ok(&["run"]);
     let log = env.gh.requests();
     let reads: Vec<usize> = log
@@ -45,18 +52,7 @@ fn each_batch_acts_before_the_next_is_read() {
 #[test]
 fn a_slow_batch_holds_only_its_own_prs() {
     use crate::support::fake_github::Fault;
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO).auto_merge_allowed(false);
-        for n in 1..=30 {
-            w.pr(REPO, n);
-            w.check_run(REPO, n, "test").success();
-        }
-    });
-    let refs: Vec<String> = (1..=30).map(|n| format!("{REPO}#{n}")).collect();
-    let mut args = vec!["watch", "add", "--merge-when-ready"];
-    args.extend(refs.iter().map(String::as_str));
-    env.ok(&args);
+    let env = ready_to_merge(30);
     // The second batch (PRs 11 to 20) is answered five seconds late.
     env.gh.fault(
         Fault::delay(5000)
