@@ -14,14 +14,14 @@ use anyhow::Result;
 use chrono::Duration;
 
 use crate::app::App;
+use crate::app::SharedForge;
 use crate::config::Policy;
 use crate::decide::{self, Context, Plan};
 use crate::execute::{self, Env};
 use crate::forge::{DEFAULT_READ_BATCH, ForgeError};
+use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
-use crate::app::SharedForge;
-use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
 use crate::pool::READS_IN_FLIGHT;
 use crate::read::{ChunkReads, Read, Summaries};
 use crate::store::{Lease, Leased, Selection, TickRecord};

@@ -30,8 +30,9 @@ pub struct GitHub {
     features: crate::forge::locked::Locked<Features>,
     /// The merge queues read this run, by (repository, branch): (position, PR number), front
     /// first; `None` when the read failed.
-    queue_lines:
-        crate::forge::locked::Locked<std::collections::BTreeMap<(String, String), Option<QueueLine>>>,
+    queue_lines: crate::forge::locked::Locked<
+        std::collections::BTreeMap<(String, String), Option<QueueLine>>,
+    >,
 }
 
 impl GitHub {
