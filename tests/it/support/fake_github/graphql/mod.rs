@@ -5,7 +5,7 @@
 //! would refuse is refused here too, with GitHub's wording for the common mistakes (unknown
 //! field, unused fragment). Execution uses `apollo_compiler`'s resolver engine (aliases,
 //! fragments, inline fragments, `__typename`, variables, null propagation, result coercion)
-//! with one resolver per GitHub type below. A field the schema has but this fake does not
+//! with one resolver per GitHub type (`resolve.rs`). A field the schema has but this fake does not
 //! model answers a loud `FAKE_NOT_IMPLEMENTED` error: add it here.
 //!
 //! Before execution a static pass checks GitHub's limits the way GitHub does: every connection

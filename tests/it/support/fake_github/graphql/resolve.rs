@@ -324,6 +324,19 @@ fn arg_str<'i>(info: &'i ResolveInfo<'_>, name: &str) -> Option<&'i str> {
     info.arguments().get(name).and_then(JsonValue::as_str)
 }
 
+/// A list-of-strings argument (`states`, `labels` …); empty when absent.
+fn arg_strings(info: &ResolveInfo<'_>, name: &str) -> Vec<String> {
+    info.arguments()
+        .get(name)
+        .and_then(JsonValue::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn arg_int(info: &ResolveInfo<'_>, name: &str) -> Option<i64> {
     info.arguments().get(name).and_then(JsonValue::as_i64)
 }
@@ -837,26 +850,8 @@ impl<'c> NodeObj<'c> {
                 }
             }
             "pullRequests" => {
-                let states: Vec<String> = info
-                    .arguments()
-                    .get("states")
-                    .and_then(JsonValue::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|s| s.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let labels: Vec<String> = info
-                    .arguments()
-                    .get("labels")
-                    .and_then(JsonValue::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|s| s.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let states = arg_strings(info, "states");
+                let labels = arg_strings(info, "labels");
                 let head = arg_str(info, "headRefName");
                 let base = arg_str(info, "baseRefName");
                 let items = r
@@ -1104,16 +1099,7 @@ impl<'c> NodeObj<'c> {
                 self.connection(info, "PullRequestReviewThreadConnection", items)
             }
             "reviews" => {
-                let states: Vec<String> = info
-                    .arguments()
-                    .get("states")
-                    .and_then(JsonValue::as_array)
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|s| s.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let states = arg_strings(info, "states");
                 let author = arg_str(info, "author");
                 let items = pr
                     .reviews
