@@ -9,6 +9,7 @@ use crate::config::{Config, Policy};
 use crate::decide::{Action, Notice, Plan};
 use crate::forge::{Forge, ForgeError, Refusal};
 use crate::intent::{IntentKind, IntentLog};
+use crate::message::{NoticePayload, to_json};
 use crate::model::{Instant, MergeMethod, PrState, Sha, Snapshot};
 use crate::report;
 use crate::store::OutboxMessage;
@@ -62,8 +63,8 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
         match action {
             Action::Notify(n) => notices.push(n.clone()),
             Action::SendToAgent(req) => {
-                out.outbox
-                    .push(agent_outbox_message(req, snap, env.owner, env.now));
+                let message = agent_outbox_message(req, snap, env.owner, env.now);
+                queue(&mut out, env.now, message.map(|m| vec![m]));
             }
             Action::RerunFailed { run_ids, guards } => {
                 if !intend(
@@ -158,10 +159,22 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
         notices.push(Notice::Merged);
     }
     for n in notices {
-        out.outbox
-            .extend(notice_messages(env, snap, &plan.status, &n));
+        let messages = notice_messages(env, snap, &plan.status, &n);
+        queue(&mut out, env.now, messages);
     }
     out
+}
+
+/// Queues messages for the outbox; one that could not be written leaves the tick incomplete.
+fn queue(out: &mut Applied, now: Instant, messages: serde_json::Result<Vec<OutboxMessage>>) {
+    match messages {
+        Ok(messages) => out.outbox.extend(messages),
+        Err(e) => {
+            let why = format!("a message could not be written: {e}");
+            note(out, now, why.clone());
+            out.error = Some(why);
+        }
+    }
 }
 
 /// The tick that merges records the outcome at once: merged, disarmed (how it merged is kept
@@ -329,24 +342,18 @@ pub fn agent_outbox_message(
     snap: &Snapshot,
     owner: &str,
     now: Instant,
-) -> OutboxMessage {
+) -> serde_json::Result<OutboxMessage> {
     let payload = report::agent_message(req, snap, owner, now);
-    OutboxMessage {
+    let kind = req.kind.as_str();
+    Ok(OutboxMessage {
         id: req.id.clone(),
         pr: snap.pr.url(),
         channel: format!("inbox:{}", req.agent),
-        kind: payload["kind"].as_str().unwrap_or_default().to_owned(),
-        subject: report::subject(
-            &snap.pr,
-            &format!(
-                "{} for {}",
-                payload["kind"].as_str().unwrap_or(""),
-                req.agent
-            ),
-        ),
-        payload: payload.to_string(),
+        kind: kind.to_owned(),
+        subject: report::subject(&snap.pr, &format!("{kind} for {}", req.agent)),
+        payload: to_json(&payload)?,
         created_at: now,
-    }
+    })
 }
 
 /// The owner's messages for one notice, with the snapshot's facts, one per channel the
@@ -356,7 +363,7 @@ pub fn notice_messages(
     snap: &Snapshot,
     status: &WatchStatus,
     notice: &Notice,
-) -> Vec<OutboxMessage> {
+) -> serde_json::Result<Vec<OutboxMessage>> {
     let payload = report::notice_payload(notice, snap, &status.pills);
     owner_messages(env.config, env.policy, &snap.pr, notice, &payload, env.now)
 }
@@ -369,15 +376,15 @@ pub fn owner_messages(
     policy: &Policy,
     pr: &crate::model::PrRef,
     notice: &Notice,
-    payload: &serde_json::Value,
+    payload: &NoticePayload,
     now: Instant,
-) -> Vec<OutboxMessage> {
+) -> serde_json::Result<Vec<OutboxMessage>> {
     let kind = notice.kind();
     if !policy.notify_on.contains(&kind) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let subject = payload["subject"].as_str().unwrap_or_default().to_owned();
-    policy
+    let text = to_json(payload)?;
+    Ok(policy
         .notify
         .iter()
         .filter(|c| config.notify.carries(**c, kind))
@@ -391,9 +398,9 @@ pub fn owner_messages(
             pr: pr.url(),
             channel: channel.as_str().to_owned(),
             kind: kind.as_str().to_owned(),
-            subject: subject.clone(),
-            payload: payload.to_string(),
+            subject: payload.subject.clone(),
+            payload: text.clone(),
             created_at: now,
         })
-        .collect()
+        .collect())
 }

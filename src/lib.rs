@@ -28,6 +28,7 @@ pub mod intent;
 pub mod jobs;
 pub mod logging;
 pub mod logs;
+pub mod message;
 pub mod metrics;
 pub mod model;
 pub mod notify;

@@ -159,7 +159,7 @@ fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
         now: app.now,
         dry_run: false,
     };
-    let messages = execute::notice_messages(&env, snap, &status, notice);
+    let messages = execute::notice_messages(&env, snap, &status, notice)?;
     app.store.enqueue(&messages)?;
     crate::notify::deliver_pending(&mut app.store, &app.config, app.now)?;
     Ok(())

@@ -35,7 +35,8 @@ impl MessageKind {
     }
 }
 
-/// One piece of review feedback handed to the agent.
+/// One piece of review feedback handed to the agent; serialised as an agent message's
+/// `feedback[]` item (its update time is the seen state's, not the agent's).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Feedback {
     /// issue_comment | review | review_thread | review_comment
@@ -46,6 +47,7 @@ pub struct Feedback {
     pub path: Option<String>,
     pub line: Option<u64>,
     pub url: Option<String>,
+    #[serde(default, skip_serializing)]
     pub updated_at: String,
 }
 

@@ -705,11 +705,12 @@ fn act_and_record(
         }
     };
     if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
-        record.outbox.extend(error_notice(
-            app,
-            &watch,
-            record.last_error.as_deref().unwrap_or(""),
-        ));
+        match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
+            Ok(messages) => record.outbox.extend(messages),
+            Err(e) => {
+                tracing::warn!(pr = %watch.pr.url(), error = %e, "the error notice could not be written");
+            }
+        }
     }
     // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
     // full) is that PR's failure, not the run's: the others go on.
@@ -787,7 +788,11 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
 }
 
 /// The owner's notice about a watch that keeps erroring (sent once per streak).
-fn error_notice(app: &App, watch: &Watch, error: &str) -> Vec<crate::store::OutboxMessage> {
+fn error_notice(
+    app: &App,
+    watch: &Watch,
+    error: &str,
+) -> serde_json::Result<Vec<crate::store::OutboxMessage>> {
     let notice = crate::plan::Notice::KeepsErroring {
         error: error.to_owned(),
     };

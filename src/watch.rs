@@ -7,6 +7,7 @@ use crate::model::{Instant, PrRef, PrState, Sha};
 
 /// The owner-facing signals on a PR (seed 000's pills).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Pills {
     /// Failed checks the owner must look at.
     pub ci: bool,
@@ -16,6 +17,26 @@ pub struct Pills {
     pub cnf: bool,
     /// Unresolved review threads.
     pub cmt: u32,
+}
+
+impl Pills {
+    /// The lit pills as words: `ci`, `ci…`, `cnf`, `cmt:2`.
+    pub fn words(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ci {
+            out.push("ci".to_owned());
+        }
+        if self.ci_fixing {
+            out.push("ci…".to_owned());
+        }
+        if self.cnf {
+            out.push("cnf".to_owned());
+        }
+        if self.cmt > 0 {
+            out.push(format!("cmt:{}", self.cmt));
+        }
+        out
+    }
 }
 
 /// What the watcher last did about a failure, and why (seed 000's "Why" table).

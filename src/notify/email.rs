@@ -22,7 +22,7 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::{Message, SmtpTransport, Transport};
 
 use super::DeliveryError;
-use super::notice::{Notice, web_link};
+use super::notice::{NoticePayload, web_link};
 use crate::config::{EmailConfig, TokenSource};
 use crate::forge::http::is_loopback;
 use crate::html::escape;
@@ -123,7 +123,7 @@ fn transport(config: &EmailConfig) -> Result<SmtpTransport, DeliveryError> {
 
 /// Sends the owner notice `payload` (outbox message `id`) to the configured recipients.
 pub fn send(config: &EmailConfig, id: &str, payload: &str) -> Result<(), DeliveryError> {
-    let notice = Notice::parse(payload)?;
+    let notice = NoticePayload::parse(payload)?;
     let message = message(config, id, &notice)?;
     let transport = transport(config)?;
     transport
@@ -167,7 +167,11 @@ fn message_id(id: &str, from: &Mailbox) -> String {
 }
 
 /// The email for a notice.
-fn message(config: &EmailConfig, id: &str, notice: &Notice) -> Result<Message, DeliveryError> {
+fn message(
+    config: &EmailConfig,
+    id: &str,
+    notice: &NoticePayload,
+) -> Result<Message, DeliveryError> {
     let from = mailbox("sender", &config.from)?;
     let mut builder = Message::builder()
         .message_id(Some(message_id(id, &from)))
@@ -194,7 +198,7 @@ fn message(config: &EmailConfig, id: &str, notice: &Notice) -> Result<Message, D
 }
 
 /// The HTML part: the text, a link to the PR, and the failed checks, all escaped.
-pub fn html(notice: &Notice) -> String {
+pub fn html(notice: &NoticePayload) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head><body>\n",
         escape(&notice.subject)
@@ -214,9 +218,9 @@ pub fn html(notice: &Notice) -> String {
             .collect();
         out.push_str(&format!("<p>{}</p>\n", words.join(" ")));
     }
-    if !notice.failed_checks.is_empty() {
+    if !notice.checks().is_empty() {
         out.push_str("<p>Failed checks:</p>\n<ul>\n");
-        for check in &notice.failed_checks {
+        for check in notice.checks() {
             let name = escape(&check.name);
             match check.url.as_deref().and_then(web_link) {
                 Some(url) => {
@@ -253,8 +257,8 @@ mod tests {
         }
     }
 
-    fn notice() -> Notice {
-        Notice::parse(
+    fn notice() -> NoticePayload {
+        NoticePayload::parse(
             r#"{"subject":"PR #342: lint failed","text":"PR #342: lint failed\nhttps://github.com/o/r/pull/342\nlint failed on abc\n",
             "url":"https://github.com/o/r/pull/342","title":"<script>alert(1)</script> & \"q\"","kind":"ci",
             "pills":{"ci":true,"ci_fixing":false,"cnf":false,"cmt":0},

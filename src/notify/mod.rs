@@ -23,6 +23,7 @@ use anyhow::Result;
 pub use agent::CommandRun;
 
 use crate::config::Config;
+use crate::message::{DigestItem, NoticePayload};
 use crate::model::PrRef;
 use crate::store::{OutboxRow, Store};
 use crate::watch::HistoryEntry;
@@ -137,41 +138,50 @@ pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> 
 /// Owner notices from one tick on one channel beyond this many go out as one digest.
 pub const DIGEST_AFTER: usize = 5;
 
-/// One digest message standing for `rows` (owner notices of one channel from one tick).
-pub fn digest(rows: &[OutboxRow]) -> OutboxRow {
+/// One digest message standing for `rows` (owner notices of one channel from one tick). A
+/// member whose payload cannot be read is listed by its subject alone.
+pub fn digest(rows: &[OutboxRow]) -> serde_json::Result<OutboxRow> {
     let first = &rows[0].message;
     let ids: Vec<&str> = rows.iter().map(|r| r.message.id.as_str()).collect();
     let subject = format!("pr-monitor: {} pull requests changed", rows.len());
     let mut text = format!("{subject}\n\n");
     let mut items = Vec::new();
     for r in rows {
-        let payload =
-            serde_json::from_str::<serde_json::Value>(&r.message.payload).unwrap_or_default();
-        let url = payload["url"].as_str().unwrap_or_default();
-        let title = payload["title"].as_str().unwrap_or_default();
+        let member: NoticePayload = serde_json::from_str(&r.message.payload).unwrap_or_default();
+        let url = member.url.unwrap_or_default();
+        let title = member.title.unwrap_or_default();
         text.push_str(&format!("- {}  {url}\n", r.message.subject));
         if !title.is_empty() {
-            text.push_str(&format!("  {}\n", crate::text::one_line(title)));
+            text.push_str(&format!("  {}\n", crate::text::one_line(&title)));
         }
-        items.push(serde_json::json!({ "subject": r.message.subject, "url": url, "title": title }));
+        items.push(DigestItem {
+            subject: r.message.subject.clone(),
+            url,
+            title,
+        });
     }
-    let payload =
-        serde_json::json!({ "subject": subject, "text": text, "kind": "digest", "items": items });
-    OutboxRow {
+    let payload = NoticePayload {
+        subject: subject.clone(),
+        text,
+        kind: "digest".to_owned(),
+        items,
+        ..NoticePayload::default()
+    };
+    Ok(OutboxRow {
         message: crate::store::OutboxMessage {
             id: format!("digest-{}", &crate::report::fnv64(&ids.join(","))[..12]),
             pr: first.pr.clone(),
             channel: first.channel.clone(),
             kind: "digest".into(),
             subject,
-            payload: payload.to_string(),
+            payload: crate::message::to_json(&payload)?,
             created_at: first.created_at,
         },
         attempts: rows.iter().map(|r| r.attempts).max().unwrap_or(0),
         delivered_at: None,
         last_error: None,
         permanent: false,
-    }
+    })
 }
 
 /// Groups the pending rows: a tick's owner notices on one channel beyond [`DIGEST_AFTER`]
@@ -194,8 +204,11 @@ fn batches(rows: Vec<OutboxRow>) -> Vec<(OutboxRow, Vec<OutboxRow>)> {
     let mut out: Vec<(OutboxRow, Vec<OutboxRow>)> =
         single.into_iter().map(|r| (r.clone(), vec![r])).collect();
     for (_, group) in groups {
-        if group.len() > DIGEST_AFTER {
-            out.push((digest(&group), group));
+        let digest = (group.len() > DIGEST_AFTER)
+            .then(|| digest(&group))
+            .and_then(Result::ok);
+        if let Some(digest) = digest {
+            out.push((digest, group));
         } else {
             out.extend(group.into_iter().map(|r| (r.clone(), vec![r])));
         }

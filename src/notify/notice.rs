@@ -1,87 +1,18 @@
-//! The owner notice as the email and Slack transports read it: the JSON payload
-//! `report::notice_payload` writes into the outbox, turned into a typed value in one place.
+//! The owner notice as the email and Slack transports read it: the [`NoticePayload`]
+//! `report::notice_payload` writes into the outbox, read back and cleaned in one place.
 //!
 //! Every field but `subject` is optional, because older rows and the tick's error notice carry
 //! fewer fields. Nothing here is trusted: titles, check names and URLs come from the forge, and
 //! each transport escapes them for its own markup.
 
-use serde::Deserialize;
+pub use crate::message::{CheckLink, DigestItem, NoticePayload};
 
 use super::DeliveryError;
 
-/// An owner notice.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct Notice {
-    /// `PR #342: lint failed`: the email subject and Slack's first line.
-    pub subject: String,
-    /// The plain-text message.
-    pub text: String,
-    /// The PR's web address.
-    pub url: Option<String>,
-    /// The PR's title (forge text).
-    pub title: Option<String>,
-    /// `ci`, `guard`, `merge` … or `test`.
-    pub kind: String,
-    /// The PR's pills when the notice was made.
-    pub pills: Option<Pills>,
-    /// The failed checks, each with its page.
-    pub failed_checks: Vec<CheckLink>,
-    /// A digest's notices, one per PR.
-    pub items: Vec<DigestItem>,
-}
-
-/// One notice of a digest: its subject, its PR's address and title.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct DigestItem {
-    pub subject: String,
-    pub url: String,
-    pub title: String,
-}
-
-/// The pills of a notice.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct Pills {
-    pub ci: bool,
-    pub ci_fixing: bool,
-    pub cnf: bool,
-    pub cmt: u64,
-}
-
-impl Pills {
-    /// The lit pills as words: `ci`, `ci…`, `cnf`, `cmt:2`.
-    pub fn words(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        if self.ci {
-            out.push("ci".to_owned());
-        }
-        if self.ci_fixing {
-            out.push("ci…".to_owned());
-        }
-        if self.cnf {
-            out.push("cnf".to_owned());
-        }
-        if self.cmt > 0 {
-            out.push(format!("cmt:{}", self.cmt));
-        }
-        out
-    }
-}
-
-/// A failed check and its page.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct CheckLink {
-    pub name: String,
-    pub url: Option<String>,
-}
-
-impl Notice {
+impl NoticePayload {
     /// Reads an outbox payload. A payload that is not a notice can never be sent: permanent.
-    pub fn parse(payload: &str) -> Result<Notice, DeliveryError> {
-        let notice: Notice = serde_json::from_str(payload).map_err(|e| {
+    pub fn parse(payload: &str) -> Result<NoticePayload, DeliveryError> {
+        let notice: NoticePayload = serde_json::from_str(payload).map_err(|e| {
             DeliveryError::permanent(format!("the message is not an owner notice: {e}"))
         })?;
         let notice = notice.cleaned();
@@ -93,22 +24,24 @@ impl Notice {
 
     /// Every text with terminal escapes, control characters and bidi marks removed (one line
     /// each, but the plain text), before any transport lays it out.
-    fn cleaned(self) -> Notice {
+    fn cleaned(self) -> NoticePayload {
         use crate::text::{one_line, strip_controls};
         let line = |s: Option<String>| s.map(|s| one_line(&s));
-        Notice {
+        NoticePayload {
             subject: one_line(&self.subject),
             text: strip_controls(&self.text),
             url: line(self.url),
             title: line(self.title),
-            failed_checks: self
-                .failed_checks
-                .into_iter()
-                .map(|c| CheckLink {
-                    name: one_line(&c.name),
-                    url: line(c.url),
-                })
-                .collect(),
+            failed_checks: self.failed_checks.map(|checks| {
+                checks
+                    .into_iter()
+                    .map(|c| CheckLink {
+                        name: one_line(&c.name),
+                        url: line(c.url),
+                        log_excerpt: strip_controls(&c.log_excerpt),
+                    })
+                    .collect()
+            }),
             items: self
                 .items
                 .into_iter()
@@ -154,18 +87,22 @@ mod tests {
         let full = r#"{"subject":"PR #1: lint failed","text":"t","url":"https://github.com/o/r/pull/1",
             "title":"Fix","kind":"ci","pills":{"ci":true,"ci_fixing":false,"cnf":true,"cmt":2},
             "failed_checks":[{"name":"lint","url":"https://ci/1"},{"name":"e2e","url":null}]}"#;
-        let n = Notice::parse(full).unwrap();
+        let n = NoticePayload::parse(full).unwrap();
         assert_eq!(n.label(), "Fix");
         assert_eq!(n.pills.unwrap().words(), ["ci", "cnf", "cmt:2"]);
-        assert_eq!(n.failed_checks[1].url, None);
+        assert_eq!(n.checks()[1].url, None);
 
         let short = r#"{"subject":"PR #1: keeps failing to tick","text":"t","url":"https://github.com/o/r/pull/1","kind":"error"}"#;
-        let n = Notice::parse(short).unwrap();
+        let n = NoticePayload::parse(short).unwrap();
         assert_eq!(n.label(), "https://github.com/o/r/pull/1");
-        assert!(n.failed_checks.is_empty() && n.pills.is_none());
+        assert!(n.checks().is_empty() && n.pills.is_none());
 
-        assert!(Notice::parse("[]").unwrap_err().permanent);
-        assert!(Notice::parse(r#"{"text":"x"}"#).unwrap_err().permanent);
+        assert!(NoticePayload::parse("[]").unwrap_err().permanent);
+        assert!(
+            NoticePayload::parse(r#"{"text":"x"}"#)
+                .unwrap_err()
+                .permanent
+        );
     }
 
     /// Email and Slack read notices only through `parse`: no escape, control or bidi mark of
@@ -176,12 +113,12 @@ mod tests {
             "title":"Fix\u001b[2J\n\u2066x","kind":"ci",
             "failed_checks":[{"name":"li\u001b[1mnt\u0008","url":"https://ci/1\u200f"}],
             "items":[{"subject":"s\u0007","url":"u","title":"t\u001b[0m"}]}"#;
-        let n = Notice::parse(hostile).unwrap();
+        let n = NoticePayload::parse(hostile).unwrap();
         assert_eq!(n.subject, "PR #1: lint failed");
         assert_eq!(n.text, "a\nb");
         assert_eq!(n.title.as_deref(), Some("Fix x"));
-        assert_eq!(n.failed_checks[0].name, "lint");
-        assert_eq!(n.failed_checks[0].url.as_deref(), Some("https://ci/1"));
+        assert_eq!(n.checks()[0].name, "lint");
+        assert_eq!(n.checks()[0].url.as_deref(), Some("https://ci/1"));
         assert_eq!(
             (n.items[0].subject.as_str(), n.items[0].title.as_str()),
             ("s", "t")

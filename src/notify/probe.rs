@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::deliver;
 use crate::config::Config;
+use crate::message::NoticePayload;
 use crate::model::Instant;
 use crate::store::{OutboxMessage, OutboxRow};
 
@@ -33,18 +34,19 @@ impl ChannelResult {
 }
 
 /// The owner notice sent to email and Slack.
-pub fn test_notice(now: Instant) -> Value {
+pub fn test_notice(now: Instant) -> NoticePayload {
     let text = format!(
         "{TEST_SUBJECT}\nSent by `pr-monitor notify test` at {}. Notices about watched pull \
          requests will arrive here.\n",
         crate::model::stamp(now)
     );
-    json!({
-        "subject": TEST_SUBJECT,
-        "text": text,
-        "kind": "test",
-        "failed_checks": [],
-    })
+    NoticePayload {
+        subject: TEST_SUBJECT.to_owned(),
+        text,
+        kind: "test".to_owned(),
+        failed_checks: Some(Vec::new()),
+        ..NoticePayload::default()
+    }
 }
 
 /// The agent message sent to each agent: the inbox message shape with `kind: "test"`.
@@ -78,7 +80,8 @@ fn run_id() -> String {
 /// Sends the test messages, email first, then Slack, then the agents by name.
 pub fn send_all(config: &Config, now: Instant) -> Vec<ChannelResult> {
     let run = run_id();
-    let notice = test_notice(now).to_string();
+    // A notice that could not be written is an empty payload: each channel then reports it.
+    let notice = crate::message::to_json(&test_notice(now)).unwrap_or_default();
     let mut messages = Vec::new();
     for channel in config.notify.channels() {
         let channel = channel.as_str();

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::DeliveryError;
 use super::http::{Post, post};
-use super::notice::{Notice, web_link};
+use super::notice::{NoticePayload, web_link};
 use crate::config::{Secret, SlackConfig, TokenSource};
 use crate::forge::http::is_https_or_loopback;
 use crate::text::clip;
@@ -44,7 +44,7 @@ pub fn send(config: &SlackConfig, id: &str, payload: &str) -> Result<(), Deliver
 
 /// Sends the owner notice `payload` (outbox message `id`) to the webhook at `url`.
 pub fn post_notice(url: &Secret, id: &str, payload: &str) -> Result<(), DeliveryError> {
-    let notice = Notice::parse(payload)?;
+    let notice = NoticePayload::parse(payload)?;
     let body = body(&notice).to_string();
     post(&Post {
         url: url.expose(),
@@ -60,7 +60,7 @@ const BLOCK_LIMIT: usize = 50;
 
 /// A digest: its subject, then every PR as a line with its headline and link, packed into as
 /// few sections as Slack's limits allow; past the block limit the rest are counted.
-fn digest_body(notice: &Notice) -> Value {
+fn digest_body(notice: &NoticePayload) -> Value {
     let lines: Vec<String> = notice
         .items
         .iter()
@@ -114,7 +114,7 @@ fn digest_body(notice: &Notice) -> Value {
 }
 
 /// The webhook's JSON body for a notice.
-pub fn body(notice: &Notice) -> Value {
+pub fn body(notice: &NoticePayload) -> Value {
     if !notice.items.is_empty() {
         return digest_body(notice);
     }
@@ -133,7 +133,7 @@ pub fn body(notice: &Notice) -> Value {
 
 /// The section's mrkdwn: subject, PR link, pills, failed checks — as many checks as fit in
 /// Slack's limit, the rest counted.
-fn section(notice: &Notice) -> String {
+fn section(notice: &NoticePayload) -> String {
     let mut head = vec![format!("*{}*", escape(&clip(&notice.subject, MAX_TEXT)))];
     if let Some(url) = notice.link() {
         head.push(link(url, &clip(notice.label(), MAX_TEXT)));
@@ -144,9 +144,9 @@ fn section(notice: &Notice) -> String {
             head.push(words.join(" "));
         }
     }
-    let total = notice.failed_checks.len();
+    let total = notice.checks().len();
     let checks: Vec<String> = notice
-        .failed_checks
+        .checks()
         .iter()
         .take(MAX_CHECKS)
         .map(|c| {
@@ -201,8 +201,8 @@ fn link(url: &str, label: &str) -> String {
 mod tests {
     use super::*;
 
-    fn notice() -> Notice {
-        Notice::parse(
+    fn notice() -> NoticePayload {
+        NoticePayload::parse(
             r#"{"subject":"PR #342: lint failed","text":"t","url":"https://github.com/o/r/pull/342",
             "title":"Fix <!channel> & stuff | now","kind":"ci",
             "pills":{"ci":true,"ci_fixing":false,"cnf":false,"cmt":1},
@@ -231,8 +231,10 @@ mod tests {
 
     #[test]
     fn a_notice_without_a_pr_or_checks_is_just_its_subject() {
-        let n = Notice::parse(r#"{"subject":"pr-monitor test message","text":"t","kind":"test"}"#)
-            .unwrap();
+        let n = NoticePayload::parse(
+            r#"{"subject":"pr-monitor test message","text":"t","kind":"test"}"#,
+        )
+        .unwrap();
         let b = body(&n);
         assert_eq!(b["text"], "pr-monitor test message");
         assert_eq!(b["blocks"][0]["text"]["text"], "*pr-monitor test message*");
@@ -241,12 +243,14 @@ mod tests {
     #[test]
     fn many_failed_checks_are_counted() {
         let mut n = notice();
-        n.failed_checks = (0..12)
-            .map(|i| super::super::notice::CheckLink {
-                name: format!("c{i}"),
-                url: None,
-            })
-            .collect();
+        n.failed_checks = Some(
+            (0..12)
+                .map(|i| super::super::notice::CheckLink {
+                    name: format!("c{i}"),
+                    ..Default::default()
+                })
+                .collect(),
+        );
         let text = body(&n)["blocks"][0]["text"]["text"]
             .as_str()
             .unwrap()
@@ -259,12 +263,15 @@ mod tests {
         let mut n = notice();
         n.subject = format!("PR #1: {} failed", "<!here>".repeat(100));
         n.title = Some("t".repeat(300));
-        n.failed_checks = (0..12)
-            .map(|i| super::super::notice::CheckLink {
-                name: format!("{i}{}", "n".repeat(300)),
-                url: Some(format!("https://ci.example/{}", "x".repeat(100))),
-            })
-            .collect();
+        n.failed_checks = Some(
+            (0..12)
+                .map(|i| super::super::notice::CheckLink {
+                    name: format!("{i}{}", "n".repeat(300)),
+                    url: Some(format!("https://ci.example/{}", "x".repeat(100))),
+                    ..Default::default()
+                })
+                .collect(),
+        );
         let b = body(&n);
         let section = b["blocks"][0]["text"]["text"].as_str().unwrap();
         assert!(section.chars().count() <= 3000, "{}", section.len());
@@ -276,8 +283,8 @@ mod tests {
         assert!(!fallback.contains("<!here>"), "{fallback}");
     }
 
-    fn digest(n: usize) -> Notice {
-        Notice {
+    fn digest(n: usize) -> NoticePayload {
+        NoticePayload {
             subject: format!("pr-monitor: {n} pull requests changed"),
             kind: "digest".into(),
             items: (1..=n)
@@ -287,7 +294,7 @@ mod tests {
                     title: format!("Title {i} <!here>"),
                 })
                 .collect(),
-            ..Notice::default()
+            ..NoticePayload::default()
         }
     }
 

@@ -3,10 +3,9 @@
 //! for byte as stored. The shapes are the contract's; a change here is a change to what
 //! receivers read.
 
-use serde_json::Value;
-
 use super::*;
 use crate::decide::tests::{snap, t0};
+use crate::message::to_json;
 use crate::model::FailedCheck;
 use crate::plan::Feedback;
 use crate::watch::{Pills, Why};
@@ -86,7 +85,7 @@ fn agent_messages_of_every_kind_are_stored_as_pinned() {
             r#""conflict":{"base":"main","files":[]},"#,
         ),
     ] {
-        let stored = agent_message(&request(kind), &snap("a"), "owner", t0()).to_string();
+        let stored = to_json(&agent_message(&request(kind), &snap("a"), "owner", t0())).unwrap();
         assert_eq!(stored, agent_json(kind, word, conflict), "{word}");
     }
 }
@@ -109,7 +108,7 @@ fn an_owner_notice_is_stored_as_pinned() {
         cnf: true,
         cmt: 2,
     };
-    let stored = notice_payload(&ci_notice(), &s, &pills).to_string();
+    let stored = to_json(&notice_payload(&ci_notice(), &s, &pills)).unwrap();
     let want = concat!(
         r#"{"failed_checks":[{"log_excerpt":"error: unused","name":"lint","url":"https://ci/7"},"#,
         r#"{"log_excerpt":"","name":"e2e","url":null}],"kind":"ci","#,
@@ -121,7 +120,7 @@ fn an_owner_notice_is_stored_as_pinned() {
         r#""title":"Add a feature","url":"https://github.com/octo/app/pull/1"}"#
     );
     assert_eq!(stored, want);
-    let plain = notice_payload(&ci_notice(), &snap("a"), &Pills::default()).to_string();
+    let plain = to_json(&notice_payload(&ci_notice(), &snap("a"), &Pills::default())).unwrap();
     assert!(
         plain.starts_with(r#"{"failed_checks":[],"kind":"ci","pills":{"ci":false,"ci_fixing":false,"cmt":0,"cnf":false},"#),
         "{plain}"
@@ -133,7 +132,7 @@ fn the_error_notice_is_stored_as_pinned() {
     let notice = Notice::KeepsErroring {
         error: "the forge answered 500".into(),
     };
-    let stored = bare_notice_payload(&notice, &snap("a").pr).to_string();
+    let stored = to_json(&bare_notice_payload(&notice, &snap("a").pr)).unwrap();
     assert_eq!(
         stored,
         concat!(
@@ -146,7 +145,7 @@ fn the_error_notice_is_stored_as_pinned() {
 
 #[test]
 fn the_notify_test_messages_are_stored_as_pinned() {
-    let notice = crate::notify::probe::test_notice(t0()).to_string();
+    let notice = to_json(&crate::notify::probe::test_notice(t0())).unwrap();
     assert_eq!(
         notice,
         concat!(
@@ -167,15 +166,15 @@ fn the_notify_test_messages_are_stored_as_pinned() {
     );
 }
 
-fn outbox_row(id: &str, channel: &str, payload: &Value) -> crate::store::OutboxRow {
+fn outbox_row(id: &str, channel: &str, payload: &NoticePayload) -> crate::store::OutboxRow {
     crate::store::OutboxRow {
         message: crate::store::OutboxMessage {
             id: id.into(),
             pr: "https://github.com/octo/app/pull/1".into(),
             channel: channel.parse().unwrap(),
             kind: "ci".into(),
-            subject: payload["subject"].as_str().unwrap().into(),
-            payload: payload.to_string(),
+            subject: payload.subject.clone(),
+            payload: to_json(payload).unwrap(),
             created_at: t0(),
         },
         attempts: 1,
@@ -200,7 +199,7 @@ fn a_digest_is_stored_as_pinned() {
             )
         })
         .collect();
-    let digest = crate::notify::digest(&rows);
+    let digest = crate::notify::digest(&rows).unwrap();
     assert_eq!(digest.message.id, "digest-9e0e6078ed54");
     assert_eq!(digest.message.kind, "digest");
     assert_eq!(
@@ -230,8 +229,9 @@ fn owner_messages_carry_the_pinned_id_channel_kind_and_subject() {
     let s = snap("a");
     let payload = notice_payload(&ci_notice(), &s, &Pills::default());
     let rows =
-        crate::execute::owner_messages(&config, &policy, &s.pr, &ci_notice(), &payload, t0());
-    let want = payload.to_string();
+        crate::execute::owner_messages(&config, &policy, &s.pr, &ci_notice(), &payload, t0())
+            .unwrap();
+    let want = to_json(&payload).unwrap();
     let got: Vec<_> = rows
         .iter()
         .map(|m| {
@@ -266,7 +266,7 @@ fn an_agent_message_row_carries_the_pinned_channel_kind_and_subject() {
         (MessageKind::Conflict, "conflict"),
     ] {
         let req = request(kind);
-        let m = crate::execute::agent_outbox_message(&req, &snap("a"), "owner", t0());
+        let m = crate::execute::agent_outbox_message(&req, &snap("a"), "owner", t0()).unwrap();
         assert_eq!(
             (
                 m.id.as_str(),
@@ -287,7 +287,7 @@ fn an_agent_message_row_carries_the_pinned_channel_kind_and_subject() {
         );
         assert_eq!(
             m.payload,
-            agent_message(&req, &snap("a"), "owner", t0()).to_string()
+            to_json(&agent_message(&req, &snap("a"), "owner", t0())).unwrap()
         );
     }
 }

@@ -1,0 +1,127 @@
+//! The messages pr-monitor writes into its outbox, as typed values shared by their writer
+//! (`report`, the digest and `notify test`) and their readers (the email and Slack transports):
+//! the owner notice payload, the agent message (the contract's inbox shape), and the channel a
+//! message goes through.
+//!
+//! Stored text is written through [`to_json`]: keys in alphabetical order, as the outbox has
+//! always held them, whatever order the fields are declared in here.
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{Feedback, MessageKind};
+use crate::watch::{Pills, Why};
+
+/// The JSON text of a message as the outbox stores it (keys sorted).
+pub fn to_json<T: Serialize>(message: &T) -> serde_json::Result<String> {
+    serde_json::to_value(message).map(|v| v.to_string())
+}
+
+/// An owner notice for email and Slack. Every field but `subject` may be absent: the error
+/// notice, digests and `notify test` carry fewer fields, and rows written by older versions
+/// are read the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NoticePayload {
+    /// `PR #342: lint failed · octo/app`: the email subject and Slack's first line.
+    pub subject: String,
+    /// The plain-text message.
+    pub text: String,
+    /// The PR's web address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The PR's title (forge text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `ci`, `guard`, `merge` … (a notice's `notify_on` kind), `digest` or `test`.
+    pub kind: String,
+    /// The PR's pills when the notice was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pills: Option<Pills>,
+    /// The failed checks, each with its page (absent from the error notice and digests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_checks: Option<Vec<CheckLink>>,
+    /// A digest's notices, one per PR.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<DigestItem>,
+}
+
+impl NoticePayload {
+    /// The failed checks it names (none when absent).
+    pub fn checks(&self) -> &[CheckLink] {
+        self.failed_checks.as_deref().unwrap_or_default()
+    }
+}
+
+/// A failed check and its page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckLink {
+    pub name: String,
+    pub url: Option<String>,
+    /// The last lines of its log, cleaned.
+    pub log_excerpt: String,
+}
+
+/// One notice of a digest: its subject, its PR's address and title.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DigestItem {
+    pub subject: String,
+    pub url: String,
+    pub title: String,
+}
+
+/// The version of the agent message's shape, carried as `schema`; raised only when a field
+/// changes meaning or goes away.
+pub const AGENT_MESSAGE_SCHEMA: u32 = 1;
+
+/// A message for a coding agent (the contract's inbox shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentMessage {
+    /// [`AGENT_MESSAGE_SCHEMA`].
+    pub schema: u32,
+    pub id: String,
+    pub created_at: String,
+    /// Always `pr-monitor`.
+    pub from: String,
+    pub agent: String,
+    pub kind: MessageKind,
+    pub reason: Why,
+    pub pr: AgentPr,
+    /// At most five.
+    pub checks: Vec<AgentCheck>,
+    pub feedback: Vec<Feedback>,
+    /// The markdown brief.
+    pub body: String,
+    /// A conflict message's base branch and files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<AgentConflict>,
+}
+
+/// The PR an agent message is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentPr {
+    pub url: String,
+    pub forge: crate::model::ForgeKind,
+    pub repo: String,
+    pub number: u64,
+    pub title: String,
+    pub head_sha: String,
+    pub base: String,
+}
+
+/// A failed check handed to the agent, with the tail of its log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentCheck {
+    pub name: String,
+    pub url: Option<String>,
+    pub log_tail: String,
+}
+
+/// What a conflict message says of the conflict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentConflict {
+    pub base: String,
+    /// The conflicting files, when the forge tells.
+    pub files: Vec<String>,
+}
