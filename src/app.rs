@@ -136,6 +136,21 @@ impl Forges {
             .fold(Usage::default(), Usage::then)
     }
 
+    /// What each client built this run knows of its rate-limit budget.
+    pub fn budgets(&self) -> Vec<(ForgeKind, crate::forge::rate::Budget)> {
+        let github = self
+            .github
+            .as_ref()
+            .and_then(|c| c.as_ref().ok())
+            .map(|c| (ForgeKind::GitHub, c.budget()));
+        let gitlab = self
+            .gitlab
+            .as_ref()
+            .and_then(|c| c.as_ref().ok())
+            .map(|c| (ForgeKind::GitLab, c.budget()));
+        github.into_iter().chain(gitlab).collect()
+    }
+
     /// What each forge's clients have used since the last call (since they were built, the
     /// first time), for the forges that sent anything: each request is counted once.
     pub fn take_usage(&mut self) -> Vec<(ForgeKind, Usage)> {

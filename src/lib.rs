@@ -8,6 +8,7 @@
 
 pub mod agent_cli;
 pub mod app;
+pub mod budget;
 pub mod check;
 pub mod checks;
 pub mod chip;
@@ -16,6 +17,7 @@ pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod decide;
+pub mod deferral;
 pub mod detect;
 pub mod execute;
 pub mod feedback;

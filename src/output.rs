@@ -38,7 +38,21 @@ pub fn status_json(w: &Watch) -> Value {
         "agent": w.agent,
         "paused": w.paused,
         "queue": queue_json(w),
+        "deferred": deferred_json(w),
     })
+}
+
+/// The `deferred` field of `status --json`: when an open PR was pushed past its forge's
+/// rate-limit reset for budget, until when and why; null otherwise.
+fn deferred_json(w: &Watch) -> Value {
+    match w.status.memory.budget_deferral.as_ref() {
+        Some(d) if w.status.state == PrState::Open => json!({
+            "at": crate::model::stamp(d.at),
+            "until": crate::model::stamp(d.until),
+            "why": d.why,
+        }),
+        _ => Value::Null,
+    }
 }
 
 /// The contract's `queue` object: the PR's entry in the merge queue or train, or null.
@@ -200,6 +214,19 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
     ));
     if let Some(e) = &w.last_error {
         out.push_str(&format!("  error      {}\n", one_line(e)));
+    }
+    if let Some(d) = w
+        .status
+        .memory
+        .budget_deferral
+        .as_ref()
+        .filter(|_| s.state == PrState::Open)
+    {
+        out.push_str(&format!(
+            "  deferred   until {}: {}\n",
+            both(Some(d.until), now),
+            one_line(&d.why)
+        ));
     }
     if !history.is_empty() {
         out.push_str("  history\n");

@@ -100,6 +100,8 @@ pub struct RunSummary {
     pub delivery_failures: Vec<(String, String)>,
     /// What syncing the jobs' watch lists did (PRs added, listings that failed).
     pub jobs: Vec<String>,
+    /// Due watches pushed past their forge's rate-limit reset for budget, unread.
+    pub deferred: Vec<Watch>,
 }
 
 impl RunSummary {
@@ -124,12 +126,19 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
         crate::jobs::sync(app)?
     };
     let due = app.store.due(now, opts.force, &opts.selection)?;
+    let holder = Holder::new_run();
+    // A dry run writes nothing; `fix` and a run of named PRs are asked for by hand.
+    let (due, deferred) = if opts.dry_run || opts.fix_asked || !opts.selection.prs.is_empty() {
+        (due, Vec::new())
+    } else {
+        crate::deferral::defer_due(app, due, &holder)?
+    };
     let mut summary = RunSummary {
         watched: app.store.count_watches()?,
         jobs,
+        deferred,
         ..RunSummary::default()
     };
-    let holder = Holder::new_run();
 
     let total = due.len();
     tell(opts, Step::Reading { due: total });
@@ -155,6 +164,11 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
             }
         }
         crate::metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
+        let mut read: BTreeMap<ForgeKind, u64> = BTreeMap::new();
+        for outcome in &summary.outcomes {
+            *read.entry(outcome.watch.pr.forge).or_default() += 1;
+        }
+        crate::deferral::remember(app, &read)?;
         crate::pages::write(&app.config, &app.store, now)?;
         crate::metrics::write(
             &app.config,
@@ -704,6 +718,8 @@ fn act_and_record(
             (None, Some(message), record)
         }
     };
+    // A tick ends any deferral for budget: the PR had its turn.
+    record.status.memory.budget_deferral = None;
     if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
         match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
             Ok(messages) => record.outbox.extend(messages),

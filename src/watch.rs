@@ -227,6 +227,19 @@ pub struct Memory {
     pub queue_left_head: Option<Sha>,
     /// Ticks in a row that waited for a failed check's log the forge did not answer for.
     pub log_waits: u32,
+    /// The run that pushed this PR past the forge's rate-limit reset, and why; its next tick
+    /// clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_deferral: Option<BudgetDeferral>,
+}
+
+/// An idle PR pushed past the forge's rate-limit reset because the budget left would not
+/// cover every due PR (see [`crate::budget`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetDeferral {
+    pub at: Instant,
+    pub until: Instant,
+    pub why: String,
 }
 
 /// What the decision core reads and writes about a PR.

@@ -10,8 +10,11 @@
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::collections::BTreeMap;
+
 use crate::forge::ForgeError;
 use crate::forge::locked::{Gate, Locked};
+use crate::forge::rate::{self, RateFigures};
 
 /// How many times a failed read is tried again.
 pub const RETRIES: u32 = 3;
@@ -91,6 +94,10 @@ pub struct HttpClient {
     rate_limit_remaining: Locked<Option<u64>>,
     /// Bounds the requests this client has under way at once (its threads share it).
     in_flight: Gate,
+    /// The last figures of each budget resource the forge's answers named.
+    rates: Locked<BTreeMap<String, RateFigures>>,
+    /// GraphQL points charged this run, as the answers' `rateLimit { cost }` said.
+    graphql_cost: Locked<u64>,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -229,6 +236,8 @@ impl HttpClient {
             points: Locked::new(0),
             rate_limit_remaining: Locked::new(None),
             in_flight: Gate::new(MAX_IN_FLIGHT),
+            rates: Locked::new(BTreeMap::new()),
+            graphql_cost: Locked::new(0),
         }
     }
 
@@ -253,6 +262,45 @@ impl HttpClient {
             points: self.points.get(),
             rate_limit_remaining: self.rate_limit_remaining.get(),
         }
+    }
+
+    /// The last figures of each budget resource the forge's answers named this run.
+    pub fn rates(&self) -> Vec<RateFigures> {
+        self.rates.borrow().values().cloned().collect()
+    }
+
+    /// A fingerprint of this client's token (see [`rate::identity`]).
+    pub fn identity(&self) -> String {
+        rate::identity(&self.token)
+    }
+
+    /// This client's budget at `url`'s host: `reads` is the resource PR reads spend, `spent`
+    /// what they spent so far.
+    pub fn budget(&self, url: &str, reads: &'static str, spent: u64) -> rate::Budget {
+        rate::Budget {
+            host: rate::host_of(url),
+            identity: self.identity(),
+            reads,
+            figures: self.rates(),
+            spent,
+        }
+    }
+
+    /// Keeps `figures` as the latest of their resource.
+    pub fn note_rate(&self, figures: RateFigures) {
+        let mut rates = self.rates.borrow_mut();
+        let kept = rate::merged(rates.get(&figures.resource), figures);
+        rates.insert(kept.resource.clone(), kept);
+    }
+
+    /// Counts `points` charged to the GraphQL budget (an answer's `rateLimit { cost }`).
+    pub fn note_graphql_cost(&self, points: u64) {
+        self.graphql_cost.update(|c| *c += points);
+    }
+
+    /// GraphQL points charged this run, as the answers said.
+    pub fn graphql_cost(&self) -> u64 {
+        self.graphql_cost.get()
     }
 
     /// Counts one call and logs it at debug level: method, path template (GraphQL: with the
@@ -460,6 +508,12 @@ impl HttpClient {
             .and_then(|v| v.trim().parse::<u64>().ok())
         {
             self.rate_limit_remaining.set(Some(remaining));
+        }
+        if auth {
+            let lookup = |name: &str| header(&resp, name);
+            if let Some(figures) = rate::from_headers(&lookup, !self.github_headers) {
+                self.note_rate(figures);
+            }
         }
         let text = resp
             .body_mut()

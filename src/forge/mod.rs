@@ -10,6 +10,7 @@ pub mod github;
 pub mod gitlab;
 pub mod http;
 pub mod locked;
+pub mod rate;
 
 use std::fmt;
 
@@ -148,6 +149,10 @@ pub trait Forge {
     fn read_batch_size(&self) -> usize {
         DEFAULT_READ_BATCH
     }
+
+    /// Where this client's rate-limit budget is kept (host, token fingerprint), the resource
+    /// its PR reads spend, and what its answers said of the budget so far.
+    fn budget(&self) -> rate::Budget;
 
     /// Every open PR of `repo` (for a job's `repo:` watch entries).
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError>;

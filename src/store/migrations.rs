@@ -127,6 +127,22 @@ pub const MIGRATIONS: &[&str] = &[
         snapshot  TEXT NOT NULL
     ) STRICT;
     ",
+    // 7: the forge's rate-limit budget as its last answer told it, per host, token
+    // fingerprint and resource, with what a PR read cost on it last run (milli-points).
+    "
+    CREATE TABLE rate_limits (
+        host         TEXT NOT NULL,
+        identity     TEXT NOT NULL,
+        resource     TEXT NOT NULL,
+        lim          INTEGER,
+        remaining    INTEGER NOT NULL,
+        used         INTEGER,
+        reset_at     INTEGER,
+        seen_at      INTEGER NOT NULL,
+        milli_per_pr INTEGER,
+        PRIMARY KEY (host, identity, resource)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -5,6 +5,7 @@
 //! Each tick's outcome for a PR is written in one transaction; a lease keeps two overlapping
 //! runs from acting on the same PR.
 
+mod budget;
 mod cache;
 mod intents;
 mod metrics;
@@ -15,6 +16,7 @@ mod seen;
 mod ticks;
 mod watches;
 
+pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
 pub use reads::KeptRead;

@@ -1,6 +1,6 @@
 //! One tick's hold on a watch and its outcome: the lease (taken, taken over from a gone
-//! holder, or held), and the one transaction that records what the tick decided and releases
-//! the lease.
+//! holder, or held), and the one transaction that records what the tick decided (or that the
+//! watch was deferred for budget, unread) and releases the lease.
 
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
@@ -11,7 +11,7 @@ use super::{Store, intents, ts};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, PrRef, Sha};
 use crate::secrets;
-use crate::watch::{HistoryEntry, MergeVia, WatchStatus, Why};
+use crate::watch::{BudgetDeferral, HistoryEntry, MergeVia, WatchStatus, Why};
 
 /// Proof that this process holds a PR's lease: only [`Store::lease`] makes one, and
 /// [`Store::record`] requires it.
@@ -209,6 +209,36 @@ impl Store {
             ],
         )?;
         insert_history(&tx, &url, &rec.history)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Pushes a leased watch past the forge's rate-limit reset without reading it: its next
+    /// tick at `deferral.until`, the deferral kept in its memory (for `status`), `history`
+    /// added; the lease is released. Nothing else of the watch changes.
+    pub fn defer(
+        &mut self,
+        lease: Lease,
+        deferral: &BudgetDeferral,
+        history: &[HistoryEntry],
+    ) -> Result<()> {
+        let Lease { watch_id, owner } = lease;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let url = leased_url(&tx, watch_id, &owner)?;
+        tx.execute(
+            "UPDATE watches SET next_tick_at = ?2,
+                    memory = json_set(memory, '$.budget_deferral', json(?3)),
+                    lease_owner = NULL, lease_until = NULL
+             WHERE id = ?1",
+            params![
+                watch_id,
+                ts(deferral.until),
+                secrets::mask(&serde_json::to_string(deferral)?)
+            ],
+        )?;
+        insert_history(&tx, &url, history)?;
         tx.commit()?;
         Ok(())
     }

@@ -444,7 +444,8 @@ fn a_snapshot_batch_may_ask_for_at_most_half_a_million_nodes() {
 fn viewer_and_authentication() {
     let gh = FakeGitHub::start();
     let (_, body) = graphql(&gh, OPERATIONS, &json!({}), Some("Viewer"));
-    assert_eq!(body, json!({"data": {"viewer": {"login": "owner"}}}));
+    assert_eq!(body["data"]["viewer"], json!({"login": "owner"}));
+    assert_eq!(body["data"]["rateLimit"]["cost"], json!(1), "{body}");
 
     let resp = agent()
         .post(&gh.graphql_url())
@@ -1044,4 +1045,68 @@ fn queries_cost_githubs_documented_points_and_the_log_counts_them() {
     assert_eq!(log.points("POST /graphql Example"), 2);
     assert_eq!(log.points("POST /graphql"), 3);
     assert_eq!(log.points(""), 4, "a REST call is one point");
+}
+
+#[test]
+fn the_budget_falls_refuses_what_it_cannot_cover_and_resets() {
+    let gh = FakeGitHub::start();
+    gh.world(|w| {
+        w.pr("octo/app", 1);
+        w.rate.limit = 2;
+    });
+    let ask = || {
+        let mut resp = agent()
+            .post(&gh.graphql_url())
+            .header("Authorization", &format!("Bearer {}", gh.token()))
+            .send_json(json!({"query": "query { rateLimit { cost remaining resetAt } }"}))
+            .expect("POST /graphql");
+        let remaining = resp
+            .headers()
+            .get("x-ratelimit-remaining")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let reset = resp
+            .headers()
+            .get("x-ratelimit-reset")
+            .map(|v| v.to_str().unwrap().parse::<i64>().unwrap());
+        let body: Value = serde_json::from_str(&resp.body_mut().read_to_string().unwrap()).unwrap();
+        (resp.status().as_u16(), remaining, reset, body)
+    };
+    let (status, remaining, reset, body) = ask();
+    assert_eq!((status, remaining.as_deref()), (200, Some("1")));
+    assert_eq!(body["data"]["rateLimit"]["remaining"], json!(1), "{body}");
+    let reset = reset.unwrap();
+    let reset_at = chrono::DateTime::from_timestamp(reset, 0).unwrap();
+    assert_eq!(
+        body["data"]["rateLimit"]["resetAt"],
+        json!(reset_at.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+    );
+    assert_eq!(ask().1.as_deref(), Some("0"), "it falls with each query");
+    let (status, remaining, _, body) = ask();
+    assert_eq!(
+        (
+            status,
+            remaining.as_deref(),
+            body["errors"][0]["type"].clone()
+        ),
+        (200, Some("0"), json!("RATE_LIMITED")),
+        "spent: GitHub's HTTP 200 rate limit"
+    );
+    assert_eq!(
+        gh.requests().points("POST /graphql"),
+        2,
+        "a refusal costs nothing"
+    );
+    // REST's own budget is spent the same way: 403 once nothing is left.
+    gh.world(|w| w.rate.core_used = 2);
+    let (status, _) = rest(&gh, "GET", "/user", None);
+    assert_eq!(status, 403);
+    // Past its reset time the budget is whole again.
+    gh.world(|w| w.rate.reset_epoch = chrono::Utc::now().timestamp() - 1);
+    let (status, remaining, reset, _) = ask();
+    assert_eq!((status, remaining.as_deref()), (200, Some("1")));
+    assert!(
+        reset.unwrap() > chrono::Utc::now().timestamp() + 3000,
+        "the next reset is an hour on"
+    );
+    assert_eq!(rest(&gh, "GET", "/user", None).0, 200);
 }

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agreement;
+mod budget;
 mod check;
 mod economy;
 mod fake_github_selftest;

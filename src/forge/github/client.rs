@@ -71,6 +71,12 @@ impl GitHub {
             serde_json::from_value(v.get_mut("errors").map_or(Value::Null, Value::take))
                 .unwrap_or_default();
         let data = v.get_mut("data").map_or(Value::Null, Value::take);
+        if let Some(figures) = crate::forge::rate::from_graphql(&data) {
+            self.http.note_rate(figures);
+        }
+        if let Some(cost) = crate::forge::rate::graphql_cost(&data) {
+            self.http.note_graphql_cost(cost);
+        }
         if data.is_null() && errors.is_empty() {
             return Err(ForgeError::Unexpected(
                 "GraphQL answer has neither data nor errors".into(),

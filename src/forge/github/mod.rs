@@ -82,6 +82,14 @@ impl Forge for GitHub {
         GitHub::snapshots(self, requests)
     }
 
+    fn budget(&self) -> crate::forge::rate::Budget {
+        self.http.budget(
+            &self.graphql_url,
+            crate::forge::rate::GITHUB_GRAPHQL,
+            self.http.graphql_cost(),
+        )
+    }
+
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
         GitHub::open_prs(self, repo)
     }

@@ -8,6 +8,10 @@
 use super::features::Features;
 use crate::forge::{SnapshotRequest, SummaryRequest};
 
+/// Asked by every query: what it cost and what is left of the GraphQL budget, and when it
+/// resets (mutations cannot ask; their answers' headers say it).
+pub const RATE_LIMIT: &str = "  rateLimit { cost remaining resetAt }\n";
+
 /// The fragments shared by the snapshot and page queries.
 pub const FRAGMENTS: &str = include_str!("snapshot.graphql");
 
@@ -17,6 +21,7 @@ pub const OPERATIONS: &str = include_str!("mutations.graphql");
 /// The PR-level rollup of a head commit's checks: the fallback when commit-pinned data is
 /// missing. Variable `id`: the commit's node id.
 pub const ROLLUP: &str = "query Rollup($id: ID!) {
+  rateLimit { cost remaining resetAt }
   node(id: $id) {
     ... on Commit {
       statusCheckRollup {
@@ -36,7 +41,7 @@ pub const ROLLUP: &str = "query Rollup($id: ID!) {
 
 /// The annotations of several check runs in one request: `a{i}` answers `ids[i]`.
 pub fn annotations_query(ids: &[String]) -> String {
-    let mut q = String::from("query Annotations {\n");
+    let mut q = format!("query Annotations {{\n{RATE_LIMIT}");
     for (i, id) in ids.iter().enumerate() {
         q.push_str(&format!(
             "  a{i}: node(id: {}) {{ ... on CheckRun {{ annotations(first: 50) {{ nodes {{ title message path }} }} }} }}\n",
@@ -68,6 +73,7 @@ fragment Queue on PullRequest {
 /// The PRs in a branch's merge queue with their places (GitHub Enterprise Server before 3.8
 /// lacks `Repository.mergeQueue`): variables `owner`, `name`, `branch`.
 pub const QUEUE_LINE: &str = "query MergeQueueLine($owner: String!, $name: String!, $branch: String!) {
+  rateLimit { cost remaining resetAt }
   repository(owner: $owner, name: $name) {
     mergeQueue(branch: $branch) { entries(first: 100) { nodes { position pullRequest { number } } } }
   }
@@ -77,7 +83,7 @@ pub const QUEUE_LINE: &str = "query MergeQueueLine($owner: String!, $name: Strin
 /// The batched snapshot query for `requests`, in order; `pr{i}` answers `requests[i]`. It asks
 /// for the optional parts of the schema `features` allows.
 pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> String {
-    let mut q = String::from("query PullRequestSnapshots {\n");
+    let mut q = format!("query PullRequestSnapshots {{\n{RATE_LIMIT}");
     let queue = if features.queue { " ...Queue" } else { "" };
     for (i, req) in requests.iter().enumerate() {
         q.push_str(&pr_selection(
@@ -150,8 +156,7 @@ pub fn summary_alias(i: usize) -> String {
 /// The batched summary query for `requests`, in order; `s{i}` answers `requests[i]`, and
 /// `rateLimit` says what it cost and what is left.
 pub fn summary_query(requests: &[SummaryRequest], features: Features) -> String {
-    let mut q =
-        String::from("query PullRequestSummaries {\n  rateLimit { cost remaining resetAt }\n");
+    let mut q = format!("query PullRequestSummaries {{\n{RATE_LIMIT}");
     let queue = if features.queue { " ...Queue" } else { "" };
     for (i, req) in requests.iter().enumerate() {
         let threads = if req.threads {
@@ -179,7 +184,7 @@ pub fn summary_query(requests: &[SummaryRequest], features: Features) -> String 
 /// Compares base and head branches of PRs read without branch hints (a first look): `c{i}`
 /// answers `items[i]` = (PR, base branch, head branch).
 pub fn compare_query(items: &[(&crate::model::PrRef, &str, &str)]) -> String {
-    let mut q = String::from("query CompareBranches {\n");
+    let mut q = format!("query CompareBranches {{\n{RATE_LIMIT}");
     for (i, (pr, base, head)) in items.iter().enumerate() {
         let (owner, name) = pr.owner_and_name();
         q.push_str(&format!(
@@ -198,7 +203,7 @@ pub fn compare_query(items: &[(&crate::model::PrRef, &str, &str)]) -> String {
 /// `name`, `oid`.
 pub fn commit_checks_query() -> String {
     format!(
-        "query CommitChecks($owner: String!, $name: String!, $oid: GitObjectID!) {{\n  \
+        "query CommitChecks($owner: String!, $name: String!, $oid: GitObjectID!) {{\n{RATE_LIMIT}  \
          repository(owner: $owner, name: $name) {{\n    object(oid: $oid) {{\n      ... on Commit {{\n        \
          id\n        checkSuites(first: 50) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ ...Suite }} }}\n      \
          }}\n    }}\n  }}\n}}\n{}",
@@ -290,7 +295,7 @@ pub fn page_query(paged: Paged) -> String {
     let (node_type, field, spread) = paged.parts();
     let first = if paged == Paged::CheckSuites { 50 } else { 100 };
     format!(
-        "query Page($id: ID!, $after: String) {{\n  node(id: $id) {{\n    ... on {node_type} {{\n      \
+        "query Page($id: ID!, $after: String) {{\n{RATE_LIMIT}  node(id: $id) {{\n    ... on {node_type} {{\n      \
          {field}(first: {first}, after: $after) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {spread} }} }}\n    \
          }}\n  }}\n}}\n{}",
         fragments_for(spread)
@@ -376,6 +381,23 @@ fn summary_sample(sample: &[SnapshotRequest]) -> Vec<SummaryRequest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_query_asks_what_it_cost_and_what_is_left() {
+        for (name, doc) in all_documents() {
+            for operation in doc
+                .split("\nquery ")
+                .skip(usize::from(!doc.starts_with("query ")))
+            {
+                let body = operation.split("\nmutation ").next().unwrap_or(operation);
+                let opening = body.split_once('{').map_or("", |(_, rest)| rest);
+                assert!(
+                    opening.trim_start().starts_with(RATE_LIMIT.trim()),
+                    "{name}: {body}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn snapshot_query_aliases_each_pr_in_order_and_escapes_names() {

@@ -378,6 +378,14 @@ impl GitLab {
 }
 
 impl Forge for GitLab {
+    fn budget(&self) -> crate::forge::rate::Budget {
+        self.http.budget(
+            &self.api_url,
+            crate::forge::rate::GITLAB_RESOURCE,
+            self.http.requests(),
+        )
+    }
+
     /// A commit's pipeline jobs and external checks, as GitLab lists them among its statuses.
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
         let statuses: Vec<wire::CommitStatus> = self.get_all(

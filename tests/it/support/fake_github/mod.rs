@@ -323,7 +323,32 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         u64::from(route.is_api() && route != Route::RateLimit)
     };
     let authorization = entry.authorization.clone();
+    let charge = entry.points;
+    // The budget is whole again once its reset time (real time) has passed.
+    shared
+        .world()
+        .rate
+        .reset_if_due(chrono::Utc::now().timestamp());
     let (seq, fault) = shared.log(entry);
+    // A spent budget refuses what it cannot cover, as GitHub does: GraphQL with HTTP 200 and
+    // `RATE_LIMITED`, REST with 403; neither is charged.
+    let fault = fault.or_else(|| {
+        let w = shared.world();
+        if !route.is_api() || route == Route::RateLimit {
+            None
+        } else if is_graphql {
+            (charge > w.rate.limit.saturating_sub(w.rate.graphql_used)).then_some(
+                FaultKind::GraphqlRateLimited {
+                    reset_in_secs: None,
+                },
+            )
+        } else {
+            (w.rate.core_used >= w.rate.limit).then_some(FaultKind::PrimaryRateLimit {
+                reset_in_secs: u64::try_from(w.rate.reset_epoch - chrono::Utc::now().timestamp())
+                    .unwrap_or(0),
+            })
+        }
+    });
     let charged = !matches!(
         fault,
         Some(
@@ -356,7 +381,11 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     if route.is_api() {
         let mut w = shared.world();
         let graphql_resource = is_graphql;
-        if !graphql_resource && route != Route::RateLimit {
+        let refused = matches!(
+            fault,
+            Some(FaultKind::SecondaryRateLimit { .. } | FaultKind::PrimaryRateLimit { .. })
+        );
+        if !graphql_resource && route != Route::RateLimit && !refused {
             w.rate.core_used += 1;
         }
         let used = if graphql_resource {

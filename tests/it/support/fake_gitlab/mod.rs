@@ -43,6 +43,9 @@
 //! template (`GET /projects/{id}/merge_requests/{iid}`) or `METHOD /concrete/path`.
 //! `gl.fault(Fault::status(502).on("GET /projects/{id}/merge_requests/{iid}").times(3))` and
 //! `Fault::rate_limit(secs)` (429 `Retry later` with `Retry-After` and `RateLimit-*`).
+//! Every authenticated answer carries `RateLimit-Limit / -Observed / -Remaining / -Reset` from
+//! `w.rate` (2,000 requests a minute, as on GitLab.com), and a spent budget answers 429 until
+//! its window ends.
 #![allow(dead_code)] // A support API: each test uses a different part of it.
 
 pub mod train;
@@ -206,9 +209,25 @@ fn handle(shared: &Shared<World, FaultKind>, req: &Incoming) -> Reply {
                 .as_deref()
                 .and_then(|a| a.strip_prefix("Bearer "));
             if token == Some(w.token.as_str()) {
-                w.settle();
-                let query = req.query.as_deref();
-                route(&mut w, &req.method, &tmpl, &params, query, &req.body)
+                w.rate.reset_if_due(chrono::Utc::now().timestamp());
+                if w.rate.used >= w.rate.limit {
+                    // A spent budget: GitLab's throttle answer, not counted.
+                    let mut r = text(429, "Retry later\n");
+                    let wait = w.rate.reset_epoch - chrono::Utc::now().timestamp();
+                    r.headers
+                        .push(("Retry-After".into(), wait.max(0).to_string()));
+                    r.headers.extend(w.rate.headers());
+                    r.headers.retain(|(k, _)| k != "RateLimit-Remaining");
+                    r.headers.push(("RateLimit-Remaining".into(), "0".into()));
+                    r
+                } else {
+                    w.rate.used += 1;
+                    w.settle();
+                    let query = req.query.as_deref();
+                    let mut r = route(&mut w, &req.method, &tmpl, &params, query, &req.body);
+                    r.headers.extend(w.rate.headers());
+                    r
+                }
             } else {
                 message(401, "401 Unauthorized")
             }

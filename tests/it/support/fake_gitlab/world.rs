@@ -228,7 +228,45 @@ pub struct World {
     pub raw_approvals: BTreeMap<(String, u64), Value>,
     /// The largest page the fake serves, whatever `per_page` asks (to test paging).
     pub max_per_page: usize,
+    /// The authenticated API's budget, told in `RateLimit-*` headers on every answer.
+    pub rate: ApiBudget,
     next_id: u64,
+}
+
+/// GitLab.com's authenticated API throttle: `limit` requests a window (a minute), the window
+/// ending at `reset_epoch` (real epoch seconds). A spent budget answers 429 `Retry later`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiBudget {
+    pub limit: u64,
+    pub used: u64,
+    pub reset_epoch: i64,
+}
+
+impl ApiBudget {
+    /// How long one window lasts.
+    pub const WINDOW_SECS: i64 = 60;
+
+    /// A whole budget again once the window (real epoch seconds `now`) is over.
+    pub fn reset_if_due(&mut self, now: i64) {
+        if now >= self.reset_epoch {
+            self.used = 0;
+            self.reset_epoch = now + Self::WINDOW_SECS;
+        }
+    }
+
+    /// The `RateLimit-*` headers of an answer.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        vec![
+            ("RateLimit-Name".into(), "throttle_authenticated_api".into()),
+            ("RateLimit-Limit".into(), self.limit.to_string()),
+            ("RateLimit-Observed".into(), self.used.to_string()),
+            (
+                "RateLimit-Remaining".into(),
+                self.limit.saturating_sub(self.used).to_string(),
+            ),
+            ("RateLimit-Reset".into(), self.reset_epoch.to_string()),
+        ]
+    }
 }
 
 impl Default for World {
@@ -248,6 +286,11 @@ impl Default for World {
             raw_mrs: BTreeMap::new(),
             raw_discussions: BTreeMap::new(),
             raw_approvals: BTreeMap::new(),
+            rate: ApiBudget {
+                limit: 2000,
+                used: 0,
+                reset_epoch: Utc::now().timestamp() + ApiBudget::WINDOW_SECS,
+            },
             max_per_page: 100,
             next_id: 1000,
         }

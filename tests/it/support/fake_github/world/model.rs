@@ -249,6 +249,26 @@ pub struct RateLimit {
     pub reset_epoch: i64,
 }
 
+impl RateLimit {
+    /// How long GitHub's primary budget lasts before it is whole again.
+    pub const WINDOW_SECS: i64 = 3600;
+
+    /// Makes the budget whole again when its reset time (real epoch seconds `now`) has
+    /// passed, with the next reset an hour later.
+    pub fn reset_if_due(&mut self, now: i64) {
+        if now >= self.reset_epoch {
+            self.core_used = 0;
+            self.graphql_used = 0;
+            self.reset_epoch = now + Self::WINDOW_SECS;
+        }
+    }
+
+    /// GraphQL points left.
+    pub fn graphql_remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.graphql_used)
+    }
+}
+
 /// The whole forge.
 #[derive(Debug, Clone)]
 pub struct World {
