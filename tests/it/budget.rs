@@ -146,3 +146,62 @@ fn idle_prs_wait_for_the_reset_when_the_kept_budget_is_short() {
         "{s}"
     );
 }
+
+#[test]
+fn gitlab_idle_mrs_wait_for_the_reset_when_the_kept_budget_is_short() {
+    use crate::support::fake_gitlab::GitLabEnv;
+    let mut env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project("g/p");
+        for n in 1..=5 {
+            w.mr("g/p", n);
+            w.job("g/p", n, "test").success();
+        }
+        w.job("g/p", 1, "lint").running();
+        // A window that outlasts the test.
+        w.rate.reset_epoch = chrono::Utc::now().timestamp() + 3600;
+    });
+    let refs: Vec<String> = (1..=5).map(|n| format!("g/p!{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    env.advance(600);
+    // Three requests left: the summary (listing, pipelines, branch tip) spends them.
+    env.gl.world(|w| w.rate.used = w.rate.limit - 3);
+    env.gl.clear_requests();
+    env.ok(&["run", "--force"]);
+    assert_eq!(
+        env.gl.requests().total(),
+        3,
+        "{:?}",
+        env.gl.requests().counts()
+    );
+    // Nothing left, as the kept figures say: the MR with a running job is read (its summary
+    // alone), the four idle ones wait for the reset.
+    env.gl.world(|w| w.rate.used = w.rate.limit - 3);
+    env.gl.clear_requests();
+    env.advance(60);
+    let out = env.run(&["run", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let log = env.gl.requests();
+    assert_eq!(log.total(), 3, "{:?}", log.counts());
+    let listing = &log.matching("GET /projects/{id}/merge_requests")[0];
+    assert!(
+        listing.query.as_deref().unwrap_or("").contains("iids[]=1")
+            && !listing.query.as_deref().unwrap_or("").contains("iids[]=2"),
+        "{:?}",
+        listing.query
+    );
+    assert_eq!(env.status("g/p!1")["deferred"], json!(null));
+    for n in 2..=5 {
+        let s = env.status(&format!("g/p!{n}"));
+        let why = s["deferred"]["why"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            why.starts_with("GitLab budget: 0 requests left until its reset in ")
+                && why.contains("the 5 PRs due need about"),
+            "{s}"
+        );
+        assert_eq!(s["next_tick_at"], s["deferred"]["until"], "{s}");
+    }
+}

@@ -53,6 +53,15 @@ fn a_first_look_reads_every_pr_in_full_after_the_summary() {
     assert_eq!(log.points("POST /graphql PullRequestSummaries"), 2);
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 10);
     assert_eq!(log.points("POST /graphql PullRequestSnapshots"), 160);
+    // With the ten branch comparisons a first look asks (one point each): 1.72 points and
+    // 0.21 requests per PR.
+    assert_eq!(log.count("POST /graphql CompareBranches"), 10);
+    assert_eq!(
+        (log.points(""), log.total()),
+        (2 + 160 + 10, 1 + 10 + 10),
+        "{:?}",
+        log.counts()
+    );
 }
 
 #[test]
@@ -113,9 +122,11 @@ fn a_finished_check_is_read_in_full() {
     env.gh.world(|w| {
         w.update_check_run(REPO, 60, "test").failure();
     });
-    let (_, _) = next_run(&mut env);
+    let (points, requests) = next_run(&mut env);
     let log = env.gh.requests();
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
+    // The summary, the one PR's snapshot, its failed run's annotations and its log.
+    assert_eq!((points, requests), (2 + 2 + 1 + 1, 4), "{:?}", log.counts());
     assert_eq!(
         env.status(&format!("{REPO}#60"))["pills"]["ci"],
         json!(true)

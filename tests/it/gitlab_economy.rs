@@ -114,3 +114,62 @@ fn a_new_pipeline_or_a_new_note_reads_only_that_mr() {
     );
     assert_eq!(env.status("g/p!3")["pills"]["ci"], true);
 }
+
+#[test]
+fn an_mr_with_a_running_pipeline_costs_only_its_share_of_the_summary() {
+    let mut env = thirty_mrs();
+    env.gl.world(|w| {
+        w.push(P, 5, "dev");
+        w.job(P, 5, "test").running();
+    });
+    assert_eq!(next_run(&mut env), SUMMARY + FULL + 1, "the new head, once");
+    assert_eq!(
+        next_run(&mut env),
+        SUMMARY,
+        "still running, nothing else changed: {:?}",
+        env.gl.requests().counts()
+    );
+    assert_eq!(env.status("g/p!5")["pills"]["ci"], false);
+}
+
+#[test]
+fn an_armed_mr_is_read_in_full_each_tick_and_rebased_once_behind() {
+    let mut env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P).merge_method("ff");
+        for n in 1..=30 {
+            w.mr(P, n);
+            w.job(P, n, "test").running();
+        }
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
+    let refs: Vec<String> = (2..=30).map(|n| format!("{P}!{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    // GitLab's auto-merge, once set, hides what would move it: an MR armed on the forge is
+    // read in full at every tick; the 29 others cost their share of the summary.
+    for _ in 0..2 {
+        assert_eq!(
+            next_run(&mut env),
+            SUMMARY + FULL + 1,
+            "armed: read in full"
+        );
+    }
+    env.gl.world(|w| w.get_mr_mut(P, 1).diverged = 2);
+    let sent = next_run(&mut env);
+    let log = env.gl.requests();
+    assert_eq!(
+        log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(
+        sent,
+        SUMMARY + FULL + 1 + 1,
+        "and the rebase: {:?}",
+        log.counts()
+    );
+}
