@@ -291,7 +291,7 @@ pub fn outcome_lines(summary: &RunSummary, now: Instant, term: Term) -> Vec<Stri
 }
 
 /// The run's last line: `ticked 7 PRs: 2 changed, 5 unchanged · 1 merged · ci lit on 1 · 1
-/// error · 3 messages sent`.
+/// error · 6 deferred for budget (see status) · 3 messages sent`.
 pub fn run_summary(summary: &RunSummary) -> String {
     let outcomes = &summary.outcomes;
     let n = outcomes.len();
@@ -331,6 +331,12 @@ pub fn run_summary(summary: &RunSummary) -> String {
         out.push_str(&format!(
             " · {errors} error{}",
             if errors == 1 { "" } else { "s" }
+        ));
+    }
+    if !summary.deferred.is_empty() {
+        out.push_str(&format!(
+            " · {} deferred for budget (see status)",
+            summary.deferred.len()
         ));
     }
     if summary.delivered > 0 {
