@@ -9,7 +9,7 @@ use crate::config::{Config, Policy};
 use crate::decide::{Action, Notice, Plan};
 use crate::forge::{Forge, ForgeError, Refusal};
 use crate::intent::{IntentKind, IntentLog};
-use crate::message::{NoticePayload, to_json};
+use crate::message::{Channel, NoticePayload, to_json};
 use crate::model::{Instant, MergeMethod, PrState, Sha, Snapshot};
 use crate::report;
 use crate::store::OutboxMessage;
@@ -348,7 +348,7 @@ pub fn agent_outbox_message(
     Ok(OutboxMessage {
         id: req.id.clone(),
         pr: snap.pr.url(),
-        channel: format!("inbox:{}", req.agent),
+        channel: Channel::Agent(req.agent.clone()).to_string(),
         kind: kind.to_owned(),
         subject: report::subject(&snap.pr, &format!("{kind} for {}", req.agent)),
         payload: to_json(&payload)?,
@@ -396,7 +396,7 @@ pub fn owner_messages(
                 &report::fnv64(&report::headline(notice))[..8],
             ]),
             pr: pr.url(),
-            channel: channel.as_str().to_owned(),
+            channel: Channel::from(*channel).to_string(),
             kind: kind.as_str().to_owned(),
             subject: payload.subject.clone(),
             payload: text.clone(),

@@ -125,3 +125,78 @@ pub struct AgentConflict {
     /// The conflicting files, when the forge tells.
     pub files: Vec<String>,
 }
+
+/// Where an outbox message goes. The outbox row keeps it as text (`email`, `slack`,
+/// `inbox:<agent>`); everything else speaks of it through this type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Channel {
+    Email,
+    Slack,
+    /// The named agent, whatever its delivery (inbox folder, webhook, command).
+    Agent(String),
+}
+
+impl Channel {
+    /// An owner notice's channel (every channel but an agent's).
+    pub fn is_owner(&self) -> bool {
+        !matches!(self, Channel::Agent(_))
+    }
+}
+
+impl From<crate::config::NotifyChannel> for Channel {
+    fn from(c: crate::config::NotifyChannel) -> Self {
+        match c {
+            crate::config::NotifyChannel::Email => Channel::Email,
+            crate::config::NotifyChannel::Slack => Channel::Slack,
+        }
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Channel::Email => f.write_str("email"),
+            Channel::Slack => f.write_str("slack"),
+            Channel::Agent(name) => write!(f, "inbox:{name}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Channel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "email" => Ok(Channel::Email),
+            "slack" => Ok(Channel::Slack),
+            other => match other.strip_prefix("inbox:") {
+                Some(name) if !name.is_empty() => Ok(Channel::Agent(name.to_owned())),
+                _ => Err(format!(
+                    "channel `{other}` is not supported by this version"
+                )),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_channel_is_written_and_read_as_the_outbox_stores_it() {
+        for (channel, text) in [
+            (Channel::Email, "email"),
+            (Channel::Slack, "slack"),
+            (Channel::Agent("fixer".into()), "inbox:fixer"),
+        ] {
+            assert_eq!(channel.to_string(), text);
+            assert_eq!(text.parse::<Channel>().unwrap(), channel);
+        }
+        assert_eq!(
+            "sms".parse::<Channel>().unwrap_err(),
+            "channel `sms` is not supported by this version"
+        );
+        assert!("inbox:".parse::<Channel>().is_err());
+    }
+}

@@ -23,7 +23,7 @@ use anyhow::Result;
 pub use agent::CommandRun;
 
 use crate::config::Config;
-use crate::message::{DigestItem, NoticePayload};
+use crate::message::{Channel, DigestItem, NoticePayload};
 use crate::model::PrRef;
 use crate::store::{OutboxRow, Store};
 use crate::watch::HistoryEntry;
@@ -101,13 +101,14 @@ pub fn retry_delay_secs(error: &DeliveryError) -> i64 {
         .map_or(0, |s| s.min(MAX_RETRY_AFTER_SECS) as i64)
 }
 
-/// Delivers one message through its channel: `email`, `slack` or `inbox:<agent>`.
+/// Delivers one message through its channel (a row whose channel this version does not know
+/// can never be delivered: permanent).
 pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> {
     let m = &row.message;
     let not_configured =
         |what: &str| DeliveryError::permanent(format!("channel `{what}` is not configured"));
-    match m.channel.as_str() {
-        "email" => {
+    match m.channel.parse().map_err(DeliveryError::permanent)? {
+        Channel::Email => {
             let email = config
                 .notify
                 .email
@@ -115,7 +116,7 @@ pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> 
                 .ok_or_else(|| not_configured("email"))?;
             email::send(email, &m.id, &m.payload).map(|()| Sent::default())
         }
-        "slack" => {
+        Channel::Slack => {
             let slack = config
                 .notify
                 .slack
@@ -123,15 +124,10 @@ pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> 
                 .ok_or_else(|| not_configured("slack"))?;
             slack::send(slack, &m.id, &m.payload).map(|()| Sent::default())
         }
-        channel => match channel.strip_prefix("inbox:") {
-            Some(name) => {
-                let agent_config = config.agent(name).map_err(DeliveryError::permanent)?;
-                agent::deliver(name, agent_config, &m.id, &m.payload)
-            }
-            None => Err(DeliveryError::permanent(format!(
-                "channel `{channel}` is not supported by this version"
-            ))),
-        },
+        Channel::Agent(name) => {
+            let agent_config = config.agent(&name).map_err(DeliveryError::permanent)?;
+            agent::deliver(&name, agent_config, &m.id, &m.payload)
+        }
     }
 }
 
@@ -191,7 +187,12 @@ fn batches(rows: Vec<OutboxRow>) -> Vec<(OutboxRow, Vec<OutboxRow>)> {
     let mut groups: Vec<((String, crate::model::Instant), Vec<OutboxRow>)> = Vec::new();
     let mut single = Vec::new();
     for row in rows {
-        if row.message.channel.starts_with("inbox:") {
+        let owner = row
+            .message
+            .channel
+            .parse::<Channel>()
+            .is_ok_and(|c| c.is_owner());
+        if !owner {
             single.push(row);
             continue;
         }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::deliver;
 use crate::config::Config;
-use crate::message::NoticePayload;
+use crate::message::{Channel, NoticePayload};
 use crate::model::Instant;
 use crate::store::{OutboxMessage, OutboxRow};
 
@@ -84,17 +84,14 @@ pub fn send_all(config: &Config, now: Instant) -> Vec<ChannelResult> {
     let notice = crate::message::to_json(&test_notice(now)).unwrap_or_default();
     let mut messages = Vec::new();
     for channel in config.notify.channels() {
-        let channel = channel.as_str();
-        messages.push((
-            channel.to_owned(),
-            format!("{run}-{channel}"),
-            notice.clone(),
-        ));
+        let channel = Channel::from(channel).to_string();
+        let id = format!("{run}-{channel}");
+        messages.push((channel, id, notice.clone()));
     }
     for name in config.agents.keys() {
         let id = format!("{run}-{name}");
         let payload = test_agent_message(&id, name, now).to_string();
-        messages.push((format!("inbox:{name}"), id, payload));
+        messages.push((Channel::Agent(name.clone()).to_string(), id, payload));
     }
     messages
         .into_iter()
