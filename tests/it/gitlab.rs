@@ -686,3 +686,34 @@ fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
         "a nested group's path is one URL-encoded id"
     );
 }
+
+#[test]
+fn a_429_an_hour_long_defers_the_mrs_to_the_reset_and_sends_nothing_more() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.mr(P, 2);
+    });
+    env.ok(&["watch", "add", "g/p!1", "g/p!2"]);
+    env.gl.fault(Fault::rate_limit(3600).always());
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        env.gl.requests().total(),
+        1,
+        "one request, then nothing until the reset"
+    );
+    for mr in ["g/p!1", "g/p!2"] {
+        let s = env.status(mr);
+        assert!(
+            s["last_error"].as_str().unwrap().contains("rate limited"),
+            "{mr}: {s}"
+        );
+        let next = s["next_tick_at"].as_str().unwrap().to_owned();
+        assert!(
+            next.as_str() > "2026-11-29T12:59:00Z",
+            "{mr}: next tick after the reset: {next}"
+        );
+    }
+}
