@@ -9,9 +9,9 @@ use crate::forge::Forge;
 use crate::forge::github::GitHub;
 use crate::forge::gitlab::GitLab;
 use crate::forge::http::Usage;
+use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Instant, PrRef};
 use crate::store::Store;
-use crate::watch::Watch;
 
 /// A usage or configuration error: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -231,7 +231,7 @@ impl App {
     pub fn log(&mut self, pr: &PrRef, what: String) -> Result<()> {
         self.store.log(
             pr,
-            &[crate::watch::HistoryEntry {
+            &[crate::model::watch::HistoryEntry {
                 at: self.now,
                 what,
                 why: None,

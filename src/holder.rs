@@ -84,8 +84,8 @@ impl Holder {
             "run {} (pid {} on {}, since {})",
             self.run,
             self.pid,
-            crate::text::one_line(&self.host),
-            crate::when::absolute(self.since)
+            crate::core::text::one_line(&self.host),
+            crate::view::when::absolute(self.since)
         )
     }
 

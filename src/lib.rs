@@ -2,57 +2,46 @@
 //!
 //! Each tick loads every watched PR that is due from SQLite and runs
 //! **detect → remediate → reconcile merge → report**: a forge client reads a [`model::Snapshot`]
-//! of each PR, the pure [`decide`] core turns stored state + snapshot + policy + clock into a
-//! [`plan::Plan`], the shell applies the plan's actions and records the PR's new state,
+//! of each PR, the pure [`core::decide`] core turns stored state + snapshot + policy + clock into
+//! a [`model::plan::Plan`], the shell applies the plan's actions and records the PR's new state,
 //! history and next tick in one transaction.
+//!
+//! The modules by layer:
+//! - [`model`]: the vocabulary the core and the shell exchange (snapshots, watches, the plan,
+//!   intents). Plain data.
+//! - [`core`]: the functional core. Decisions and words as pure functions: nothing there reads
+//!   the clock, the environment, a file or the network.
+//! - [`view`]: what a person sees (chips, status lines, the status page, times, links), as pure
+//!   functions of stored state.
+//! - [`tick`]: one run, imperative: due watches → leases → reads → detect → decide → execute →
+//!   record → deliver.
+//! - [`commands`]: the program and one module per command family; [`app`] is the context they
+//!   run in and [`cli`] the command line.
+//! - The edges: [`config`], [`forge`] (the clients), [`store`] (SQLite), [`notify`] (the
+//!   channels), and the process's own plumbing: [`clock`], [`holder`], [`logging`],
+//!   [`private`], [`secrets`], [`stdout`], [`terminal`].
 
-pub mod agent_cli;
-pub mod app;
-pub mod budget;
-pub mod check;
-pub mod checks;
-pub mod chip;
-pub mod cli;
-pub mod clock;
-pub mod commands;
-pub mod config;
-pub mod decide;
-pub mod deferral;
-pub mod detect;
-pub mod execute;
-pub mod feedback;
-pub mod flake;
-pub mod focus;
-pub mod forge;
-pub mod holder;
-pub mod html;
-pub mod intent;
-pub mod jobs;
-pub mod logging;
-pub mod logs;
-pub mod message;
-pub mod metrics;
 pub mod model;
-pub mod notify;
-pub mod output;
-pub mod owner;
-pub mod pages;
-pub mod palette;
-pub mod plan;
-pub mod pool;
-pub mod private;
-pub mod progress;
-pub mod read;
-pub mod report;
-pub mod schedule;
-pub mod secrets;
-pub mod status_page;
-pub mod status_view;
-pub mod stdout;
-pub mod store;
-pub mod terminal;
-pub mod text;
+
+pub mod core;
+
+pub mod view;
+
 pub mod tick;
-pub mod watch;
-pub mod web;
-pub mod when;
+
+pub mod app;
+pub mod cli;
+pub mod commands;
+
+pub mod config;
+pub mod forge;
+pub mod notify;
+pub mod store;
+
+pub mod clock;
+pub mod holder;
+pub mod logging;
+pub mod private;
+pub mod secrets;
+pub mod stdout;
+pub mod terminal;

@@ -134,8 +134,8 @@ mod tests {
 
     #[test]
     fn clipping_keeps_short_text_and_marks_a_cut() {
-        assert_eq!(crate::text::clip("abc", 5), "abc");
-        assert_eq!(crate::text::clip("abcdef", 4), "abc…");
+        assert_eq!(crate::core::text::clip("abc", 5), "abc");
+        assert_eq!(crate::core::text::clip("abcdef", 4), "abc…");
         let t = Term {
             colour: true,
             ..Term::PLAIN

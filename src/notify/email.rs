@@ -25,7 +25,7 @@ use super::DeliveryError;
 use super::notice::{NoticePayload, web_link};
 use crate::config::{EmailConfig, TokenSource};
 use crate::forge::http::is_loopback;
-use crate::html::escape;
+use crate::view::html::escape;
 
 /// How long connecting, and each SMTP exchange, may take.
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -23,10 +23,10 @@ use anyhow::Result;
 pub use agent::CommandRun;
 
 use crate::config::Config;
-use crate::message::{Channel, DigestItem, NoticePayload};
 use crate::model::PrRef;
+use crate::model::message::{Channel, DigestItem, NoticePayload};
+use crate::model::watch::HistoryEntry;
 use crate::store::{OutboxRow, Store};
-use crate::watch::HistoryEntry;
 
 /// Why a delivery failed, and whether trying again can help.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,7 +148,7 @@ pub fn digest(rows: &[OutboxRow]) -> serde_json::Result<OutboxRow> {
         let title = member.title.unwrap_or_default();
         text.push_str(&format!("- {}  {url}\n", r.message.subject));
         if !title.is_empty() {
-            text.push_str(&format!("  {}\n", crate::text::one_line(&title)));
+            text.push_str(&format!("  {}\n", crate::core::text::one_line(&title)));
         }
         items.push(DigestItem {
             subject: r.message.subject.clone(),
@@ -165,12 +165,15 @@ pub fn digest(rows: &[OutboxRow]) -> serde_json::Result<OutboxRow> {
     };
     Ok(OutboxRow {
         message: crate::store::OutboxMessage {
-            id: format!("digest-{}", &crate::report::fnv64(&ids.join(","))[..12]),
+            id: format!(
+                "digest-{}",
+                &crate::core::report::fnv64(&ids.join(","))[..12]
+            ),
             pr: first.pr.clone(),
             channel: first.channel.clone(),
             kind: "digest".into(),
             subject,
-            payload: crate::message::to_json(&payload)?,
+            payload: crate::model::message::to_json(&payload)?,
             created_at: first.created_at,
         },
         attempts: rows.iter().map(|r| r.attempts).max().unwrap_or(0),

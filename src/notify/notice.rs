@@ -5,7 +5,7 @@
 //! fewer fields. Nothing here is trusted: titles, check names and URLs come from the forge, and
 //! each transport escapes them for its own markup.
 
-pub use crate::message::{CheckLink, DigestItem, NoticePayload};
+pub use crate::model::message::{CheckLink, DigestItem, NoticePayload};
 
 use super::DeliveryError;
 
@@ -25,7 +25,7 @@ impl NoticePayload {
     /// Every text with terminal escapes, control characters and bidi marks removed (one line
     /// each, but the plain text), before any transport lays it out.
     fn cleaned(self) -> NoticePayload {
-        use crate::text::{one_line, strip_controls};
+        use crate::core::text::{one_line, strip_controls};
         let line = |s: Option<String>| s.map(|s| one_line(&s));
         NoticePayload {
             subject: one_line(&self.subject),

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::deliver;
 use crate::config::Config;
-use crate::message::{Channel, NoticePayload};
 use crate::model::Instant;
+use crate::model::message::{Channel, NoticePayload};
 use crate::store::{OutboxMessage, OutboxRow};
 
 /// The subject of the owner's test message.
@@ -81,7 +81,7 @@ fn run_id() -> String {
 pub fn send_all(config: &Config, now: Instant) -> Vec<ChannelResult> {
     let run = run_id();
     // A notice that could not be written is an empty payload: each channel then reports it.
-    let notice = crate::message::to_json(&test_notice(now)).unwrap_or_default();
+    let notice = crate::model::message::to_json(&test_notice(now)).unwrap_or_default();
     let mut messages = Vec::new();
     for channel in config.notify.channels() {
         let channel = Channel::from(channel).to_string();

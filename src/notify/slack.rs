@@ -14,8 +14,8 @@ use super::DeliveryError;
 use super::http::{Post, post};
 use super::notice::{NoticePayload, web_link};
 use crate::config::{Secret, SlackConfig, TokenSource};
+use crate::core::text::clip;
 use crate::forge::http::is_https_or_loopback;
-use crate::text::clip;
 
 /// How long one webhook call may take.
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,4 +1,4 @@
-//! The `intents` table: a forge write recorded before it is made ([`crate::intent`]), read
+//! The `intents` table: a forge write recorded before it is made ([`crate::model::intent`]), read
 //! back open by the next tick of its watch, and marked resolved in that tick's record. A
 //! resolved intent is kept for a while (it explains a history line) and then pruned in a later
 //! record of its watch: at most [`KEEP_RESOLVED`] per watch, none resolved more than
@@ -8,7 +8,7 @@ use anyhow::Result;
 use rusqlite::params;
 
 use super::{Store, parse_ts, ts};
-use crate::intent::{Intent, IntentKind, IntentLog};
+use crate::model::intent::{Intent, IntentKind, IntentLog};
 use crate::model::{Instant, Sha};
 
 impl IntentLog for Store {
@@ -98,8 +98,8 @@ pub(super) fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::watch::WatchStatus;
     use crate::store::{NewWatch, TickRecord};
-    use crate::watch::WatchStatus;
 
     fn at(s: &str) -> Instant {
         chrono::DateTime::parse_from_rfc3339(s)

@@ -1,6 +1,6 @@
 //! Metrics that outlive one run: counters (actions taken, forge requests and points) and
 //! last-known gauges (rate-limit remaining per forge), kept in the `metrics` table and read by
-//! [`crate::metrics`] when it writes the Prometheus file.
+//! [`crate::tick::metrics`] when it writes the Prometheus file.
 //!
 //! Anything that wants a figure on the operator's dashboard feeds it here:
 //!

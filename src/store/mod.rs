@@ -171,7 +171,7 @@ mod tests {
     use super::*;
     use crate::holder::Holder;
     use crate::model::PrRef;
-    use crate::watch::WatchStatus;
+    use crate::model::watch::WatchStatus;
 
     fn t(s: &str) -> Instant {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -386,7 +386,7 @@ mod tests {
 mod migration_tests {
     use super::*;
     use crate::model::PrRef;
-    use crate::watch::Why;
+    use crate::model::watch::Why;
 
     #[test]
     fn a_version_one_database_with_data_migrates_and_keeps_it() {

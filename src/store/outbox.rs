@@ -15,7 +15,7 @@ pub struct OutboxMessage {
     /// The idempotency id: inserting the same id twice keeps one message.
     pub id: String,
     pub pr: String,
-    /// A [`crate::message::Channel`] as the column holds it: `email`, `slack`, `inbox:<agent>`.
+    /// A [`crate::model::message::Channel`] as the column holds it: `email`, `slack`, `inbox:<agent>`.
     pub channel: String,
     pub kind: String,
     pub subject: String,

@@ -9,9 +9,9 @@ use super::outbox::{OutboxMessage, insert_outbox};
 use super::watches::insert_history;
 use super::{Store, intents, ts};
 use crate::holder::Holder;
+use crate::model::watch::{BudgetDeferral, HistoryEntry, MergeVia, WatchStatus, Why};
 use crate::model::{ForgeKind, Instant, PrRef, Sha};
 use crate::secrets;
-use crate::watch::{BudgetDeferral, HistoryEntry, MergeVia, WatchStatus, Why};
 
 /// Proof that this process holds a PR's lease: only [`Store::lease`] makes one, and
 /// [`Store::record`] requires it.
@@ -44,7 +44,7 @@ pub struct TickRecord {
     pub seen: Vec<(String, String, String)>,
     /// Messages caused by this tick, delivered after the commit.
     pub outbox: Vec<OutboxMessage>,
-    /// The intents this tick's read reconciled (see [`crate::intent`]).
+    /// The intents this tick's read reconciled (see [`crate::model::intent`]).
     pub resolved_intents: Vec<i64>,
 }
 

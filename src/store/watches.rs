@@ -6,9 +6,9 @@ use anyhow::Result;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{Store, parse_ts, ts};
+use crate::model::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
 use crate::secrets;
-use crate::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
 
 /// Settings given when a PR is first watched.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Real answers, recorded or hand-written by other GitHub clients (see
 //! `tests/fixtures/github/SOURCES.md`), parse into pr-monitor's types.
 
-use pr_monitor::checks::{self, Verdict};
+use pr_monitor::core::checks::{self, Verdict};
 use pr_monitor::forge::github::rollup_checks;
 use pr_monitor::model::{CheckKind, CheckState};
 use serde_json::Value;

@@ -122,7 +122,7 @@ fn the_status_page_reads_on_a_phone_and_a_desktop_in_light_and_dark() {
             assert_eq!(m["scripts"], 0, "{at}");
             for c in m["colours"].as_array().expect("colours") {
                 let (fg, bg) = (hex(c[1].as_str().unwrap()), hex(c[2].as_str().unwrap()));
-                let ratio = pr_monitor::palette::contrast(&fg, &bg);
+                let ratio = pr_monitor::view::palette::contrast(&fg, &bg);
                 assert!(ratio >= 4.5, "{at}: {c} has {ratio:.2}:1");
             }
         }

@@ -1,0 +1,214 @@
+//! `pr-monitor check PR`: reads the forge, keeps `check`'s own seen state (the database, a
+//! JSON state file, or none), prints the focused payload ([`crate::core::focus`]), and in watch mode
+//! polls until something is actionable.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant as Clock};
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::cli::CheckArgs;
+use crate::core::checks;
+use crate::core::focus::{Criteria, Marks, Seen, apply_marks, human, payload};
+use crate::model::stamp_or_empty as stamp;
+use crate::model::{Instant, PrRef};
+
+/// Where the seen state lives.
+enum State {
+    Db,
+    File(PathBuf),
+    None,
+}
+
+fn load_file(path: &Path) -> Result<Seen> {
+    if !path.exists() {
+        return Ok(Seen::default());
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the state file `{}`", path.display()))?;
+    let v: Value = serde_json::from_str(&text)
+        .with_context(|| format!("the state file `{}` is not JSON", path.display()))?;
+    let mut seen = Seen {
+        head: v["headSha"].as_str().map(str::to_owned),
+        ..Seen::default()
+    };
+    for (source, ids) in v["seen"].as_object().into_iter().flatten() {
+        for (id, updated) in ids.as_object().into_iter().flatten() {
+            seen.items.insert(
+                (source.clone(), id.clone()),
+                updated.as_str().unwrap_or("").to_owned(),
+            );
+        }
+    }
+    Ok(seen)
+}
+
+fn save_file(path: &Path, seen: &Seen, now: Instant) -> Result<()> {
+    let mut by_source: BTreeMap<&str, BTreeMap<&str, &str>> = BTreeMap::new();
+    for ((source, id), updated) in &seen.items {
+        by_source.entry(source).or_default().insert(id, updated);
+    }
+    let v = json!({ "seen": by_source, "headSha": seen.head, "lastPolledAt": stamp(Some(now)) });
+    let tmp = path.with_extension("tmp");
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&tmp, serde_json::to_string_pretty(&v)?)?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot write the state file `{}`", path.display()))?;
+    Ok(())
+}
+
+fn load(app: &App, state: &State, pr: &PrRef) -> Result<Seen> {
+    match state {
+        State::None => Ok(Seen::default()),
+        State::File(p) => load_file(p),
+        State::Db => {
+            let mut seen = Seen::default();
+            for ((source, id), updated) in app.store.check_seen(pr)? {
+                if source == "head" {
+                    seen.head = Some(updated);
+                } else {
+                    seen.items.insert((source, id), updated);
+                }
+            }
+            Ok(seen)
+        }
+    }
+}
+
+fn save(
+    app: &mut App,
+    state: &State,
+    pr: &PrRef,
+    seen: &mut Seen,
+    marks: &[(String, String, String)],
+) -> Result<()> {
+    apply_marks(seen, marks);
+    match state {
+        State::None => Ok(()),
+        State::File(p) => save_file(p, seen, app.now),
+        State::Db => app.store.mark_check_seen(pr, marks),
+    }
+}
+
+/// One poll: read, enrich, build the payload.
+fn poll(
+    app: &mut App,
+    pr: &PrRef,
+    seen: &Seen,
+    criteria: &Criteria,
+    full: bool,
+) -> Result<(Value, Marks)> {
+    let mut snap = crate::commands::owner::read(app, pr)?;
+    let watch = app.store.watch(pr)?;
+    let policy = watch
+        .as_ref()
+        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    let forge = app
+        .forges
+        .get(pr.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
+    // The checks' verdict as the tick gives it: waiting counts from when the tick first saw
+    // this head, or from now for a head it has not seen.
+    let head_seen_at = watch
+        .as_ref()
+        .filter(|w| w.status.head_sha.as_ref() == Some(&snap.head.sha))
+        .and_then(|w| w.status.head_seen_at)
+        .unwrap_or(app.now);
+    let verdict = checks::verdict(
+        &snap.checks,
+        head_seen_at,
+        app.now,
+        policy.no_checks_grace_sec,
+        policy.pending_timeout_sec,
+    );
+    Ok(payload(&snap, seen, criteria, &verdict, full))
+}
+
+/// `check PR [--full-payload] [--state-file P | --no-state] [--watch …]`.
+pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
+    let pr = app.pr(&args.pr)?;
+    let state = match (&args.state_file, args.no_state) {
+        (_, true) => State::None,
+        (Some(p), false) => State::File(p.clone()),
+        (None, false) => State::Db,
+    };
+    let policy = app
+        .store
+        .watch(&pr)?
+        .map_or_else(|| app.config.policy(None), |w| app.policy_for(&w));
+    let mut criteria = Criteria {
+        required_labels: policy.required_labels.clone(),
+        required_approvals_from: policy.required_approvals_from.clone(),
+    };
+    criteria
+        .required_labels
+        .extend(args.require_labels.iter().cloned());
+    criteria
+        .required_approvals_from
+        .extend(args.require_approvals_from.iter().cloned());
+    let mut seen = load(app, &state, &pr)?;
+    if !args.watch {
+        let (p, marks) = poll(app, &pr, &seen, &criteria, args.full_payload)?;
+        save(app, &state, &pr, &mut seen, &marks)?;
+        // Comment and review bodies are printed as written, save for the secrets we hold.
+        if app.json {
+            crate::outln!("{}", crate::secrets::mask(&p.to_string()))?;
+        } else {
+            crate::out!("{}", crate::secrets::mask(&human(&p)))?;
+        }
+        return Ok(0);
+    }
+    let started = Clock::now();
+    let limit = Duration::from_secs(args.max_duration);
+    let mut tick = 0u64;
+    loop {
+        tick += 1;
+        match poll(app, &pr, &seen, &criteria, args.full_payload) {
+            Ok((mut p, marks)) => {
+                save(app, &state, &pr, &mut seen, &marks)?;
+                p["tick"] = json!(tick);
+                crate::outln!("{}", crate::secrets::mask(&p.to_string()))?;
+                if p["hasActionable"].as_bool() == Some(true) {
+                    crate::outln!(
+                        "{}",
+                        json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p["actionable"], "pr": p["pr"]["url"]})
+                    )?;
+                    return Ok(0);
+                }
+                // A merged or closed PR will not change again: say so at once, not at timeout.
+                if let Some(state @ ("merged" | "closed")) = p["pr"]["state"].as_str() {
+                    crate::outln!(
+                        "{}",
+                        json!({"final": true, "outcome": state, "tick": tick, "pr": p["pr"]["url"]})
+                    )?;
+                    return Ok(0);
+                }
+            }
+            Err(e) => {
+                let printed = crate::outln!(
+                    "{}",
+                    json!({"final": true, "outcome": "error", "tick": tick, "error": crate::secrets::mask(&format!("{e:#}"))})
+                );
+                return crate::stdout::keep_code(2, printed);
+            }
+        }
+        let interval = Duration::from_secs(args.interval);
+        if started.elapsed() + interval > limit {
+            let printed = crate::outln!(
+                "{}",
+                json!({"final": true, "outcome": "timeout", "tick": tick, "elapsedSec": started.elapsed().as_secs()})
+            );
+            return crate::stdout::keep_code(124, printed);
+        }
+        std::thread::sleep(interval);
+        if !app.clock_fixed {
+            app.now = crate::clock::wall_now();
+        }
+    }
+}

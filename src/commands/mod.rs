@@ -1,0 +1,592 @@
+//! The commands: parses the command line, loads config and database into an [`App`], runs
+//! the command, and turns the outcome into an exit code.
+//!
+//! Errors are printed once, here, as `error: …`; exit codes follow the contract: 0 done,
+//! 1 some PR's tick could not complete, 2 usage or config error.
+
+pub mod agent_cli;
+pub mod check;
+pub mod output;
+pub mod owner;
+pub mod progress;
+pub mod schedule;
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use clap::Parser;
+
+use crate::app::{App, Forges, UsageError, usage};
+use crate::cli::{
+    Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
+};
+use crate::config::Config;
+use crate::holder::Holder;
+use crate::model::{Instant, PrRef};
+use crate::store::{NewWatch, Selection, Store};
+use crate::tick::RunSummary;
+use crate::tick::{self, RunOptions};
+
+/// The program: parse, run, print the error once, return the exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse_from(crate::cli::normalize_args(std::env::args_os().collect())) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    if let Err(e) = crate::logging::init(cli.log_level.as_deref(), cli.log_format) {
+        crate::logging::to_stderr(&format!("error: {e}\n"));
+        return ExitCode::from(2);
+    }
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        // The reader stopped early (`status | head -1`): nothing more to say to anyone.
+        Err(e) if crate::stdout::is_closed(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            crate::logging::complain(&crate::secrets::mask(&format!("{e:#}")));
+            let usage = e
+                .chain()
+                .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());
+            ExitCode::from(if usage { 2 } else { 1 })
+        }
+    }
+}
+
+/// Gathers the secrets the config points at that can be read without running anything (the
+/// token variables and files, the SMTP credentials, the Slack webhook), so they are masked from
+/// the first line written; a token command's output is held when it runs.
+fn hold_secrets(config: &Config) {
+    for source in [config.github.token(), config.gitlab.token()] {
+        match source {
+            crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
+            source @ crate::config::TokenSource::File(_) => {
+                if let Ok(value) = source.resolve() {
+                    crate::secrets::hold(value.expose());
+                }
+            }
+            crate::config::TokenSource::Command(_) => {}
+        }
+    }
+    if let Some(email) = &config.notify.email {
+        crate::secrets::hold_env(email.password_env.as_deref());
+        // A password written into the URL itself (`smtp://user:password@host`).
+        let authority = email.smtp_url.split_once("://").map_or("", |(_, r)| r);
+        let authority = authority.split(['/', '?', '#']).next().unwrap_or("");
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && let Some((_, password)) = userinfo.split_once(':')
+        {
+            crate::secrets::hold(password);
+        }
+    }
+    if let Some(slack) = &config.notify.slack
+        && let Ok(url) = std::env::var(&slack.webhook_url_env)
+    {
+        crate::secrets::hold_url(&url);
+    }
+}
+
+fn parse_now(now: Option<&str>) -> Result<Instant> {
+    match now {
+        None => Ok(crate::clock::logical(None)),
+        Some(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| usage(format!("--now `{s}` is not an RFC 3339 instant ({e})"))),
+    }
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config> {
+    Config::load(path).map_err(|e| usage(e.to_string()))
+}
+
+/// The database a command uses: `--db`, else the config's `database`. A database whose folder
+/// does not exist is a usage error, never a silent `mkdir`; the one folder created is the
+/// user's state folder (owner-only), when no config file was found.
+fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
+    let (db, named_by) = match cli_db {
+        Some(db) => (db.to_path_buf(), "--db".to_owned()),
+        None if config.database.as_os_str().is_empty() => {
+            return Err(usage(
+                "no config file was found (config/pr-monitor.yaml, /etc/pr-monitor/config.yaml) \
+                 and neither XDG_STATE_HOME nor HOME is set to keep the database in: \
+                 give --config or --db",
+            ));
+        }
+        None => {
+            if let Some(dir) = &config.state_dir {
+                crate::private::create_dir_all(dir).with_context(|| {
+                    format!("cannot create the state folder `{}`", dir.display())
+                })?;
+            }
+            let named_by = config.source().map_or_else(
+                || "the built-in default".to_owned(),
+                |p| format!("`database` in {}", p.display()),
+            );
+            (config.database.clone(), named_by)
+        }
+    };
+    match db.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(usage(format!(
+            "the database `{}` (from {named_by}) is in a folder that does not exist: \
+             create `{}` first, or name another database",
+            db.display(),
+            dir.display()
+        ))),
+        _ => Ok(db),
+    }
+}
+
+/// `config /etc/pr-monitor/config.yaml · database /var/lib/pr-monitor/pr-monitor.db`: what a
+/// command reads, said on standard error.
+fn using_line(config: &Config, db: &Path) -> String {
+    let config = config.source().map_or_else(
+        || "none found (built-in defaults)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    format!("config {config} · database {}", db.display())
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    let now = parse_now(cli.now.as_deref())?;
+    let config = load_config(cli.config.as_deref())?;
+    hold_secrets(&config);
+    let command = match cli.command {
+        Command::Config(ConfigCommand::Check) => {
+            return config_check(&config, cli.db.as_deref(), cli.json);
+        }
+        Command::Notify(crate::cli::NotifyCommand::Test) => {
+            return notify_test(&config, now, cli.json);
+        }
+        other => other,
+    };
+    let db = database(cli.db.as_deref(), &config)?;
+    // `status` always says what it reads (on standard error: its output stays as it was);
+    // `run` says it on a terminal, where a person is reading.
+    let says_where = match command {
+        Command::Status { .. } => !cli.json,
+        Command::Run(_) => std::io::stderr().is_terminal(),
+        _ => false,
+    };
+    if says_where {
+        crate::logging::say(&using_line(&config, &db));
+    }
+    // Reading commands work on a database they may not write (a read-only file or folder).
+    let store = if matches!(
+        command,
+        Command::Status { .. } | Command::Watch(WatchCommand::Ls)
+    ) {
+        Store::open_for_reading(&db)?
+    } else {
+        Store::open(&db)?
+    };
+    let mut app = App {
+        config,
+        store,
+        now,
+        clock_fixed: cli.now.is_some(),
+        json: cli.json,
+        forges: Forges::default(),
+        dry_run: false,
+    };
+    match command {
+        Command::Watch(cmd) => watch(&mut app, cmd),
+        Command::Run(args) => run_tick(&mut app, &args),
+        Command::Status { pr } => status(&app, pr.as_deref()),
+        Command::Config(ConfigCommand::Check) => {
+            config_check(&app.config, cli.db.as_deref(), app.json)
+        }
+        Command::Notify(crate::cli::NotifyCommand::Test) => {
+            notify_test(&app.config, app.now, app.json)
+        }
+        Command::Daemon => schedule::daemon(&mut app),
+        Command::Check(args) => check::command(&mut app, &args),
+        Command::Fix { pr } => {
+            let pr = app.pr(&pr)?;
+            owner::fix(&mut app, &pr)
+        }
+        Command::Rerun { pr } => {
+            let pr = app.pr(&pr)?;
+            owner::rerun(&mut app, &pr)
+        }
+        Command::Merge(args) => {
+            let how = if args.when_ready {
+                owner::MergeRequest::WhenReady
+            } else if args.cancel {
+                owner::MergeRequest::Cancel
+            } else {
+                owner::MergeRequest::Now
+            };
+            let pr = app.pr(&args.pr)?;
+            owner::merge(&mut app, &pr, how)
+        }
+        Command::Inbox(InboxCommand::Done { id, note }) => {
+            agent_cli::inbox_done(&mut app, &id, note.as_deref())
+        }
+        Command::Thread(ThreadCommand::Reply {
+            pr,
+            thread,
+            body_file,
+        }) => {
+            let pr = app.pr(&pr)?;
+            agent_cli::reply(&mut app, &pr, &thread, &body_file)
+        }
+        Command::Thread(ThreadCommand::Resolve { pr, thread }) => {
+            let pr = app.pr(&pr)?;
+            agent_cli::resolve(&mut app, &pr, &thread)
+        }
+    }
+}
+
+/// The paths a config resolves to, by what they are, in the order `config check` prints them.
+fn resolved_paths(config: &Config, cli_db: Option<&Path>) -> Vec<(String, PathBuf)> {
+    let mut paths = vec![(
+        "database".to_owned(),
+        cli_db.map_or_else(|| config.database.clone(), Path::to_path_buf),
+    )];
+    if let Some(dir) = &config.jobs_dir {
+        paths.push(("jobs".to_owned(), dir.clone()));
+    }
+    for (forge, token) in [
+        ("github", config.github.token()),
+        ("gitlab", config.gitlab.token()),
+    ] {
+        if let crate::config::TokenSource::File(file) = token {
+            paths.push((format!("{forge} token"), file));
+        }
+    }
+    for (name, agent) in &config.agents {
+        if let Some(inbox) = &agent.inbox {
+            paths.push((format!("inbox {name}"), inbox.clone()));
+        }
+    }
+    if let Some(page) = &config.report.html_path {
+        paths.push(("status page".to_owned(), page.clone()));
+    }
+    if let Some(metrics) = &config.report.metrics_path {
+        paths.push(("metrics".to_owned(), metrics.clone()));
+    }
+    paths
+}
+
+fn config_check(config: &Config, cli_db: Option<&Path>, json: bool) -> Result<u8> {
+    let source = config.source().map_or_else(
+        || "built-in defaults".to_owned(),
+        |p| p.display().to_string(),
+    );
+    let paths = resolved_paths(config, cli_db);
+    if json {
+        let paths: serde_json::Map<String, serde_json::Value> = paths
+            .iter()
+            .map(|(what, path)| (what.clone(), path.display().to_string().into()))
+            .collect();
+        crate::outln!(
+            "{}",
+            serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>(), "paths": paths})
+        )?;
+    } else {
+        crate::outln!("{source}: ok ({} job file(s))", config.jobs.len())?;
+        let width = paths.iter().map(|(what, _)| what.len()).max().unwrap_or(0);
+        for (what, path) in &paths {
+            crate::outln!("  {what:<width$}  {}", path.display())?;
+        }
+    }
+    Ok(0)
+}
+
+/// `notify test`: one line (or JSON object) per channel; 0 when every channel took its message.
+fn notify_test(config: &Config, now: Instant, json: bool) -> Result<u8> {
+    let results = crate::notify::probe::send_all(config, now);
+    let code = u8::from(results.iter().any(|r| !r.ok));
+    let print = || -> Result<()> {
+        if json {
+            crate::outln!("{}", serde_json::to_string(&results)?)?;
+        } else if results.is_empty() {
+            crate::outln!("no notification channel or agent is configured")?;
+        } else {
+            for r in &results {
+                crate::outln!("{}", r.line())?;
+            }
+        }
+        Ok(())
+    };
+    crate::stdout::keep_code(code, print())
+}
+
+fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
+    match cmd {
+        WatchCommand::Add {
+            prs,
+            job,
+            agent,
+            merge_when_ready,
+            auto_fix,
+        } => {
+            let prs = prs.iter().map(|p| app.pr(p)).collect::<Result<Vec<_>>>()?;
+            if let Some(job) = &job
+                && app.config.job(job).is_none()
+            {
+                return Err(usage(format!(
+                    "no job named `{job}` (see the files in the jobs folder)"
+                )));
+            }
+            if let Some(agent) = &agent
+                && !app.config.agents.contains_key(agent)
+            {
+                return Err(usage(format!(
+                    "no agent named `{agent}` in the config's `agents`"
+                )));
+            }
+            // A job whose policy says merge_when_ready arms every PR added to it.
+            let job_arms = job
+                .as_deref()
+                .and_then(|j| app.config.job(j))
+                .is_some_and(|j| app.config.policy(Some(j)).merge_when_ready);
+            let new = NewWatch {
+                job,
+                agent,
+                auto_fix: auto_fix.map(|v| v == OnOff::On),
+                merge_armed: merge_when_ready || job_arms,
+            };
+            for pr in &prs {
+                let before = app.store.watch(pr)?;
+                let added = app.store.add_watch(pr, &new, app.now)?;
+                if !added {
+                    app.store.reopen(pr, app.now)?;
+                }
+                let changes = match (&before, app.store.watch(pr)?) {
+                    (Some(b), Some(a)) => a.changes_from(b),
+                    _ => Vec::new(),
+                };
+                if !changes.is_empty() {
+                    app.log(pr, format!("watch updated: {}", changes.join(", ")))?;
+                }
+                if !app.json {
+                    if added {
+                        crate::outln!("watching {}", pr.url())?;
+                    } else if changes.is_empty() {
+                        crate::outln!("already watching {}; nothing changed", pr.url())?;
+                    } else {
+                        crate::outln!(
+                            "already watching {}; now: {}",
+                            pr.url(),
+                            changes.join(", ")
+                        )?;
+                    }
+                }
+            }
+            if app.json {
+                let watches = prs
+                    .iter()
+                    .filter_map(|p| app.store.watch(p).transpose())
+                    .collect::<Result<Vec<_>>>()?;
+                crate::outln!("{}", output::status_array(&watches))?;
+            }
+            Ok(0)
+        }
+        WatchCommand::Ls => status(app, None),
+        WatchCommand::Rm { pr } => {
+            let pr = app.pr(&pr)?;
+            if !app.store.remove_watch(&pr)? {
+                return Err(usage(format!("{} is not watched", pr.url())));
+            }
+            if !app.json {
+                crate::outln!("stopped watching {}", pr.url())?;
+            }
+            Ok(0)
+        }
+        WatchCommand::Pause { pr } => pause(app, &pr, true),
+        WatchCommand::Resume { pr } => pause(app, &pr, false),
+    }
+}
+
+fn pause(app: &mut App, pr: &str, paused: bool) -> Result<u8> {
+    let pr = app.pr(pr)?;
+    if !app.store.set_paused(&pr, paused, app.now)? {
+        return Err(usage(format!("{} is not watched", pr.url())));
+    }
+    if !app.json {
+        crate::outln!("{} {}", if paused { "paused" } else { "resumed" }, pr.url())?;
+    }
+    Ok(0)
+}
+
+fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
+    let prs = args
+        .prs
+        .iter()
+        .map(|p| app.pr(p))
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(job) = &args.job
+        && app.config.job(job).is_none()
+    {
+        return Err(usage(format!("no job named `{job}`")));
+    }
+    for pr in &prs {
+        if app.store.watch(pr)?.is_none() && !named_by_a_job(&app.config, pr) {
+            return Err(usage(format!(
+                "{} is not watched; watch it first with `pr-monitor watch add {pr}`, or read it once with `pr-monitor check {pr}`",
+                pr.url()
+            )));
+        }
+    }
+    let opts = RunOptions {
+        selection: Selection {
+            job: args.job.clone(),
+            prs,
+        },
+        force: args.force,
+        dry_run: args.dry_run,
+        ..RunOptions::default()
+    };
+    let progress = if app.json {
+        None
+    } else {
+        progress::on_terminal()
+    };
+    let opts = RunOptions {
+        progress: progress.clone(),
+        ..opts
+    };
+    let result = tick::run(app, &opts);
+    if let Some(p) = &progress {
+        (p.0)(tick::Step::Done);
+    }
+    let summary = result.context("the tick could not run")?;
+    crate::stdout::keep_code(u8::from(summary.failed()), print_summary(app, &summary))
+}
+
+/// Whether a job's watch list names `pr` (a `pr:` entry, or a `repo:` listing of its
+/// repository): the run's sync may add it before ticking.
+fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
+    config.jobs.iter().flat_map(|j| &j.watch).any(|w| match w {
+        crate::config::Watch::Pr(p) => p == pr,
+        crate::config::Watch::Repo(r) => r.forge == pr.forge && r.repo == pr.repo,
+    })
+}
+
+fn print_summary(app: &App, summary: &RunSummary) -> Result<()> {
+    if app.json {
+        crate::outln!("{}", output::run_json(summary, app.now))?;
+        return Ok(());
+    }
+    for line in &summary.jobs {
+        crate::outln!("{line}")?;
+    }
+    if summary.outcomes.is_empty() && summary.busy.is_empty() {
+        if summary.watched == 0 {
+            crate::outln!(
+                "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`, then run again"
+            )?;
+        } else {
+            crate::outln!(
+                "nothing is due ({} watched); `pr-monitor run --force` ticks them anyway",
+                summary.watched
+            )?;
+        }
+    }
+    let term = crate::terminal::Term::detect();
+    for line in output::outcome_lines(summary, app.now, term) {
+        crate::outln!("{line}")?;
+    }
+    if !summary.outcomes.is_empty() {
+        crate::outln!("{}", output::run_summary(summary))?;
+    } else if summary.delivered > 0 {
+        crate::outln!(
+            "{} message{} sent",
+            summary.delivered,
+            if summary.delivered == 1 { "" } else { "s" }
+        )?;
+    }
+    for line in output::taken_over_lines(&summary.taken_over) {
+        crate::outln!("{line}")?;
+    }
+    for line in output::held_lines(&summary.busy) {
+        crate::outln!("{line}; skipped")?;
+    }
+    Ok(())
+}
+
+/// The leases held now, by watch id; and the `status` lines saying who holds how many PRs
+/// (a holder whose process is gone says the next run takes its PRs over).
+fn held(app: &App) -> Result<(std::collections::BTreeMap<i64, Holder>, Vec<String>)> {
+    let held = app.store.held()?;
+    let (gone, live): (Vec<_>, Vec<_>) = held.iter().partition(|(_, h)| h.gone_here());
+    let named = |v: Vec<&(i64, Holder)>| -> Vec<Option<Holder>> {
+        v.into_iter().map(|(_, h)| Some(h.clone())).collect()
+    };
+    let mut lines = output::held_lines(&named(live));
+    lines.extend(
+        output::held_lines(&named(gone))
+            .into_iter()
+            .map(|l| format!("{l}, whose process is gone: the next run takes them over")),
+    );
+    Ok((held.into_iter().collect(), lines))
+}
+
+fn status(app: &App, pr: Option<&str>) -> Result<u8> {
+    match pr {
+        None => {
+            let watches = app.store.watches()?;
+            let (holders, held_lines) = held(app)?;
+            if app.json {
+                let mut rows = output::status_array(&watches);
+                if let Some(rows) = rows.as_array_mut() {
+                    for (row, w) in rows.iter_mut().zip(&watches) {
+                        row["held_by"] = output::held_json(holders.get(&w.id));
+                    }
+                }
+                crate::outln!("{rows}")?;
+            } else if watches.is_empty() {
+                crate::outln!(
+                    "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`"
+                )?;
+            } else {
+                crate::out!(
+                    "{}",
+                    crate::view::status_view::render(
+                        &watches,
+                        app.now,
+                        crate::terminal::Term::detect()
+                    )
+                )?;
+                for line in held_lines {
+                    crate::outln!("{line}")?;
+                }
+                let problems = app.store.outbox_problems()?;
+                if !problems.is_empty() {
+                    crate::outln!("undelivered messages:")?;
+                    for p in &problems {
+                        crate::outln!("{}", output::undelivered_line(p))?;
+                    }
+                }
+            }
+        }
+        Some(pr) => {
+            let pr = app.pr(pr)?;
+            let w = app
+                .store
+                .watch(&pr)?
+                .ok_or_else(|| usage(format!("{} is not watched", pr.url())))?;
+            let history = app.store.history(&pr, 20)?;
+            let (holders, _) = held(app)?;
+            let holder = holders.get(&w.id);
+            if app.json {
+                let mut v = output::status_json(&w);
+                v["history"] = serde_json::to_value(&history)?;
+                v["picture"] = serde_json::to_value(&w.status.memory.picture)?;
+                v["held_by"] = output::held_json(holder);
+                crate::outln!("{v}")?;
+            } else {
+                crate::out!("{}", output::status_detail(&w, &history, app.now))?;
+                if let Some(h) = holder {
+                    crate::outln!("  held by    {}", h.describe())?;
+                }
+            }
+        }
+    }
+    Ok(0)
+}

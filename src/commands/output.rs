@@ -1,0 +1,507 @@
+//! What commands print: the contract's `status --json` objects and the short human lines.
+//! Pure functions of stored state, so every shape is tested here.
+
+use serde_json::{Value, json};
+
+use crate::core::text::one_line;
+use crate::holder::Holder;
+use crate::model::watch::{HistoryEntry, Watch, Why};
+use crate::model::{Instant, PrState};
+use crate::terminal::Term;
+use crate::tick::{PrOutcome, RunSummary};
+use crate::view::when::{both, relative};
+
+fn ts(t: Option<Instant>) -> Value {
+    t.map_or(Value::Null, |t| json!(crate::model::stamp(t)))
+}
+
+/// One `status --json` object (the contract's shape).
+pub fn status_json(w: &Watch) -> Value {
+    let s = &w.status;
+    json!({
+        "pr": w.pr.url(),
+        "forge": w.pr.forge.as_str(),
+        "repo": w.pr.repo,
+        "number": w.pr.number,
+        "state": s.state.as_str(),
+        "head_sha": s.head_sha.as_ref().map(crate::model::Sha::as_str),
+        "pills": { "ci": s.pills.ci, "ci_fixing": s.pills.ci_fixing, "cnf": s.pills.cnf, "cmt": s.pills.cmt },
+        "why": s.why.map(Why::as_str),
+        "attempts": s.attempts,
+        "merge_armed": s.merge_armed,
+        "merge_via": if s.merge_armed || s.state == PrState::Merged { s.merge_via.map(crate::model::watch::MergeVia::as_str) } else { None },
+        "next_tick_at": if s.state == PrState::Open { ts(w.next_tick_at) } else { Value::Null },
+        "last_tick_at": ts(w.last_tick_at),
+        "last_error": w.last_error,
+        "title": s.title,
+        "job": w.job,
+        "agent": w.agent,
+        "paused": w.paused,
+        "queue": queue_json(w),
+        "deferred": deferred_json(w),
+    })
+}
+
+/// The `deferred` field of `status --json`: when an open PR was pushed past its forge's
+/// rate-limit reset for budget, until when and why; null otherwise.
+fn deferred_json(w: &Watch) -> Value {
+    match w.status.memory.budget_deferral.as_ref() {
+        Some(d) if w.status.state == PrState::Open => json!({
+            "at": crate::model::stamp(d.at),
+            "until": crate::model::stamp(d.until),
+            "why": d.why,
+        }),
+        _ => Value::Null,
+    }
+}
+
+/// The contract's `queue` object: the PR's entry in the merge queue or train, or null.
+fn queue_json(w: &Watch) -> Value {
+    let s = &w.status;
+    let entry = s.memory.picture.queue.as_ref();
+    match entry.filter(|_| s.merge_armed && s.state == PrState::Open) {
+        Some(e) => json!({
+            "position": e.position,
+            "state": e.state.as_str(),
+            "estimated_seconds": e.estimated_seconds,
+            "enqueued_at": ts(e.enqueued_at),
+            "ahead": e.ahead,
+        }),
+        None => Value::Null,
+    }
+}
+
+/// `status PR`'s line for the queue entry: `3rd in the merge queue (QUEUED), about 12m, since …`.
+fn queue_line(w: &Watch) -> Option<String> {
+    let e = w.status.memory.picture.queue.as_ref()?;
+    Some(format!(
+        "  queue      {} ({}){}{}\n{}",
+        crate::core::decide::queue::place(e.position, w.pr.forge),
+        e.state.as_str(),
+        e.estimated_seconds
+            .map(|s| format!(", about {}m to merge", s.div_ceil(60)))
+            .unwrap_or_default(),
+        e.enqueued_at
+            .map(|t| format!(", in line since {}", crate::view::when::absolute(t)))
+            .unwrap_or_default(),
+        if e.ahead.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  ahead      {}\n",
+                crate::core::decide::queue::ahead_words(w.pr.forge, &e.ahead)
+            )
+        }
+    ))
+}
+
+/// `status --json` for many watches: an array.
+pub fn status_array(watches: &[Watch]) -> Value {
+    Value::Array(watches.iter().map(status_json).collect())
+}
+
+/// The pills as a person reads them: `ci cnf cmt 3`, or `-`.
+pub fn pills_text(w: &Watch) -> String {
+    let lit = crate::view::status_view::pills(w);
+    if lit.is_empty() {
+        "-".to_owned()
+    } else {
+        lit.into_iter()
+            .map(|(t, _)| t)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// `status PR`: the picture in detail, with recent history; times relative to `now`.
+pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> String {
+    let s = &w.status;
+    let mut out = format!(
+        "{}  {}\n",
+        crate::view::chip::label(w),
+        one_line(s.title.as_deref().unwrap_or(""))
+    );
+    out.push_str(&format!("  {}\n", w.pr.url()));
+    out.push_str(&format!("  state      {}\n", s.state.as_str()));
+    out.push_str(&format!(
+        "  head       {}{}\n",
+        s.head_sha.as_ref().map_or("-", |h| h.short()),
+        s.head_ref
+            .as_deref()
+            .map(|r| format!(
+                " ({} → {})",
+                one_line(r),
+                one_line(s.base_ref.as_deref().unwrap_or("?"))
+            ))
+            .unwrap_or_default()
+    ));
+    if let (Some(agent), Some(Why::NotAgentCommit)) = (&w.agent, s.why) {
+        out.push_str(&format!(
+            "  stale      the head was pushed from elsewhere, not by {agent}: auto-fix leaves it to you\n"
+        ));
+    }
+    out.push_str(&format!("  pills      {}\n", pills_text(w)));
+    if let Some(why) = s.why {
+        out.push_str(&format!(
+            "  why        {} — {}\n",
+            why.as_str(),
+            why.explain(s.attempts)
+        ));
+    }
+    let p = &s.memory.picture;
+    if !p.merge_state.is_empty() {
+        for (name, url) in &p.failed {
+            out.push_str(&format!(
+                "  ✗ {}  {}\n",
+                one_line(name),
+                one_line(url.as_deref().unwrap_or(""))
+            ));
+        }
+        for (name, evidence) in &p.flakes {
+            out.push_str(&format!(
+                "    {} is an infrastructure failure: {}\n",
+                one_line(name),
+                one_line(evidence)
+            ));
+        }
+        if !p.pending.is_empty() {
+            out.push_str(&format!(
+                "  ◌ running: {}\n",
+                one_line(&p.pending.join(", "))
+            ));
+        }
+        out.push_str(&format!(
+            "  mergeable  {} {}{}{}\n",
+            p.mergeable,
+            p.merge_state,
+            p.behind_by
+                .filter(|b| *b > 0)
+                .map(|b| format!(", {b} behind"))
+                .unwrap_or_default(),
+            if p.draft { ", draft" } else { "" }
+        ));
+        out.push_str(&format!(
+            "  reviews    {}; {} unresolved thread(s)\n",
+            p.review_decision.as_deref().unwrap_or("no decision"),
+            p.unresolved_threads
+        ));
+    }
+    out.push_str(&format!("  attempts   {}\n", s.attempts));
+    if s.merge_armed {
+        out.push_str(&queue_line(w).unwrap_or_default());
+    }
+    out.push_str(&format!(
+        "  merge      {}\n",
+        if s.merge_armed {
+            format!("armed ({})", s.merge_via.map_or("pending", |v| v.as_str()))
+        } else if s.state == PrState::Merged {
+            format!(
+                "merged (via {})",
+                s.merge_via.map_or("the forge", |v| v.as_str())
+            )
+        } else {
+            "not armed".into()
+        }
+    ));
+    out.push_str(&format!(
+        "  last tick  {}\n  next tick  {}\n",
+        both(w.last_tick_at, now),
+        if s.state == PrState::Open && !w.paused {
+            both(w.next_tick_at, now)
+        } else {
+            "-".to_owned()
+        }
+    ));
+    if let Some(e) = &w.last_error {
+        out.push_str(&format!("  error      {}\n", one_line(e)));
+    }
+    if let Some(d) = w
+        .status
+        .memory
+        .budget_deferral
+        .as_ref()
+        .filter(|_| s.state == PrState::Open)
+    {
+        out.push_str(&format!(
+            "  deferred   until {}: {}\n",
+            both(Some(d.until), now),
+            one_line(&d.why)
+        ));
+    }
+    if !history.is_empty() {
+        out.push_str("  history\n");
+        for h in history {
+            out.push_str(&format!(
+                "    {:>8}  {}",
+                relative(h.at, now),
+                one_line(&h.what)
+            ));
+            if let Some(why) = &h.why {
+                out.push_str(&format!(" ({})", one_line(why)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One line per PR of a run (only this run's error, never a stale one).
+pub fn outcome_line(o: &PrOutcome, now: Instant, term: Term) -> String {
+    match (&o.plan, &o.error) {
+        (_, Some(e)) => format!(
+            "{}  error: {}",
+            o.watch.pr,
+            one_line(&crate::secrets::mask(e))
+        ),
+        (Some(plan), None) => {
+            let w = Watch {
+                status: plan.status.clone(),
+                next_tick_at: plan.next_tick_at,
+                last_error: None,
+                last_tick_at: Some(now),
+                ..o.watch.clone()
+            };
+            let mut line = crate::view::status_view::line(&w, now, term);
+            for h in &plan.history {
+                line.push_str(&format!("\n    {}", one_line(&h.what)));
+            }
+            line
+        }
+        (None, None) => format!("{}  skipped", o.watch.pr),
+    }
+}
+
+/// Whether a PR's tick changed anything (history written, or an error).
+pub fn changed(o: &PrOutcome) -> bool {
+    o.error.is_some() || o.plan.as_ref().is_some_and(|p| !p.history.is_empty())
+}
+
+/// Runs with more PRs than this list only the ones that changed.
+pub const LIST_ALL_UP_TO: usize = 10;
+
+/// The run's outcome lines: every PR in a small run, else only those that changed.
+pub fn outcome_lines(summary: &RunSummary, now: Instant, term: Term) -> Vec<String> {
+    let all = summary.outcomes.len() <= LIST_ALL_UP_TO;
+    summary
+        .outcomes
+        .iter()
+        .filter(|o| all || changed(o))
+        .map(|o| outcome_line(o, now, term))
+        .collect()
+}
+
+/// The run's last line: `ticked 7 PRs: 2 changed, 5 unchanged · 1 merged · ci lit on 1 · 1
+/// error · 6 deferred for budget (see status) · 3 messages sent`.
+pub fn run_summary(summary: &RunSummary) -> String {
+    let outcomes = &summary.outcomes;
+    let n = outcomes.len();
+    let changed_n = outcomes.iter().filter(|o| changed(o)).count();
+    let mut out = format!(
+        "ticked {n} PR{}: {changed_n} changed, {} unchanged",
+        if n == 1 { "" } else { "s" },
+        n - changed_n
+    );
+    let after = |o: &PrOutcome| o.plan.as_ref().map(|p| p.status.clone());
+    let count = |f: &dyn Fn(&PrOutcome, &crate::model::watch::WatchStatus) -> bool| {
+        outcomes
+            .iter()
+            .filter(|o| after(o).is_some_and(|s| f(o, &s)))
+            .count()
+    };
+    let merged =
+        count(&|o, s| s.state == PrState::Merged && o.watch.status.state != PrState::Merged);
+    let closed =
+        count(&|o, s| s.state == PrState::Closed && o.watch.status.state != PrState::Closed);
+    let ci = count(&|o, s| s.pills.ci && !o.watch.status.pills.ci);
+    let cnf = count(&|o, s| s.pills.cnf && !o.watch.status.pills.cnf);
+    let fixing = count(&|o, s| s.pills.ci_fixing && !o.watch.status.pills.ci_fixing);
+    let errors = outcomes.iter().filter(|o| o.error.is_some()).count();
+    for (what, k) in [
+        ("merged", merged),
+        ("closed", closed),
+        ("ci lit on", ci),
+        ("cnf lit on", cnf),
+        ("sent to the agent:", fixing),
+    ] {
+        if k > 0 {
+            out.push_str(&format!(" · {what} {k}"));
+        }
+    }
+    if errors > 0 {
+        out.push_str(&format!(
+            " · {errors} error{}",
+            if errors == 1 { "" } else { "s" }
+        ));
+    }
+    if !summary.deferred.is_empty() {
+        out.push_str(&format!(
+            " · {} deferred for budget (see status)",
+            summary.deferred.len()
+        ));
+    }
+    if summary.delivered > 0 {
+        out.push_str(&format!(
+            " · {} message{} sent",
+            summary.delivered,
+            if summary.delivered == 1 { "" } else { "s" }
+        ));
+    }
+    if !summary.delivery_failures.is_empty() {
+        out.push_str(&format!(
+            " · {} not delivered (kept for the next run)",
+            summary.delivery_failures.len()
+        ));
+    }
+    out
+}
+
+/// `run --json`: one status object per PR ticked, with the tick's history and error.
+pub fn run_json(summary: &RunSummary, now: Instant) -> Value {
+    Value::Array(
+        summary
+            .outcomes
+            .iter()
+            .map(|o| {
+                let mut w = o.watch.clone();
+                if let Some(plan) = &o.plan {
+                    w.status = plan.status.clone();
+                    w.next_tick_at = plan.next_tick_at;
+                }
+                w.last_error.clone_from(&o.error);
+                w.last_tick_at = Some(now);
+                let mut v = status_json(&w);
+                v["history"] = json!(
+                    o.plan
+                        .as_ref()
+                        .map(|p| p.history.iter().map(|h| &h.what).collect::<Vec<_>>())
+                );
+                v
+            })
+            .collect(),
+    )
+}
+
+/// `3 PRs held by run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)`: one line per
+/// holder, in the order first met, from one entry per held PR (`None`: a holder not named).
+pub fn held_lines(held: &[Option<Holder>]) -> Vec<String> {
+    let mut groups: Vec<(Option<&Holder>, usize)> = Vec::new();
+    for h in held {
+        match groups.iter_mut().find(|(g, _)| *g == h.as_ref()) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((h.as_ref(), 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(h, n)| {
+            format!(
+                "{n} PR{} held by {}",
+                if n == 1 { "" } else { "s" },
+                h.map_or_else(|| "another run".to_owned(), Holder::describe)
+            )
+        })
+        .collect()
+}
+
+/// `took over 2 PRs from run 7f3a0c21 (…), whose process is gone`: one line per holder.
+pub fn taken_over_lines(taken: &[Holder]) -> Vec<String> {
+    let named: Vec<Option<Holder>> = taken.iter().cloned().map(Some).collect();
+    held_lines(&named)
+        .into_iter()
+        .map(|line| {
+            let line = line.replacen(" held by ", " from ", 1);
+            format!("took over {line}, whose process is gone")
+        })
+        .collect()
+}
+
+/// The `held_by` field of `status --json`: the run holding the PR's lease, or null.
+pub fn held_json(holder: Option<&Holder>) -> Value {
+    holder.map_or(Value::Null, |h| {
+        json!({"run": h.run, "pid": h.pid, "host": h.host, "since": crate::model::stamp(h.since)})
+    })
+}
+
+/// One undelivered outbox message for `status`.
+pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
+    format!(
+        "  {}  {}  {} attempt(s){}: {}",
+        row.message.channel,
+        one_line(&row.message.subject),
+        row.attempts,
+        if row.permanent {
+            ", given up"
+        } else {
+            ", retried at the next run"
+        },
+        row.last_error.as_deref().unwrap_or("")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_prs_are_counted_per_holder() {
+        let h = |run: &str| Holder {
+            run: run.into(),
+            pid: 4121,
+            host: "host-a".into(),
+            since: t0(),
+            started: Some(1),
+        };
+        let held = [
+            Some(h("7f3a")),
+            None,
+            Some(h("7f3a")),
+            Some(h("9b01")),
+            Some(h("7f3a")),
+        ];
+        assert_eq!(
+            held_lines(&held),
+            vec![
+                "3 PRs held by run 7f3a (pid 4121 on host-a, since 2026-11-29 12:00:00Z)",
+                "1 PR held by another run",
+                "1 PR held by run 9b01 (pid 4121 on host-a, since 2026-11-29 12:00:00Z)",
+            ]
+        );
+        assert_eq!(
+            taken_over_lines(&[h("7f3a"), h("7f3a")]),
+            vec![
+                "took over 2 PRs from run 7f3a (pid 4121 on host-a, since 2026-11-29 12:00:00Z), whose process is gone"
+            ]
+        );
+        assert_eq!(
+            held_json(Some(&h("7f3a"))),
+            json!({"run": "7f3a", "pid": 4121, "host": "host-a", "since": "2026-11-29T12:00:00Z"})
+        );
+    }
+    use crate::core::decide::tests::{t0, watch};
+    use crate::model::{QueueEntry, QueueState};
+
+    #[test]
+    fn the_queue_object_and_line_show_an_armed_prs_entry_only() {
+        let mut w = watch();
+        w.status.memory.picture.queue = Some(QueueEntry {
+            position: 3,
+            state: QueueState::Queued,
+            estimated_seconds: Some(720),
+            enqueued_at: Some(t0()),
+            ahead: vec![5, 7],
+            group_sha: None,
+        });
+        assert_eq!(status_json(&w)["queue"], Value::Null, "not armed");
+        w.status.merge_armed = true;
+        assert_eq!(
+            status_json(&w)["queue"],
+            json!({"position": 3, "state": "QUEUED", "estimated_seconds": 720, "enqueued_at": "2026-11-29T12:00:00Z", "ahead": [5, 7]})
+        );
+        assert_eq!(
+            queue_line(&w).as_deref(),
+            Some(
+                "  queue      3rd in the merge queue (QUEUED), about 12m to merge, in line since 2026-11-29 12:00:00Z\n  ahead      #5, #7\n"
+            )
+        );
+    }
+}

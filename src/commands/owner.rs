@@ -1,0 +1,283 @@
+//! The owner's commands on one PR: `fix`, `rerun`, `merge --when-ready | --cancel | --now`.
+//! Merging is the owner's alone: these are the only paths that arm or merge, and no agent
+//! message, inbox reply or forge comment reaches them.
+
+use anyhow::{Result, anyhow};
+
+use crate::app::{App, UsageError};
+use crate::core::checks;
+use crate::core::decide::merge as merge_rules;
+use crate::forge::SnapshotRequest;
+use crate::model::plan::{Disarm, Notice};
+use crate::model::{CheckState, PrRef, Snapshot};
+use crate::store::{NewWatch, Selection};
+use crate::tick::execute::{self, Env};
+use crate::tick::{self, RunOptions};
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// Reads one PR's snapshot now.
+pub fn read(app: &mut App, pr: &PrRef) -> Result<Snapshot> {
+    let branches = app
+        .store
+        .watch(pr)?
+        .filter(|w| !w.status.memory.cross_repository)
+        .and_then(|w| w.status.base_ref.zip(w.status.head_ref));
+    let forge = app
+        .forges
+        .get(pr.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    let mut answers = forge.snapshots(&[SnapshotRequest {
+        pr: pr.clone(),
+        branches,
+    }]);
+    Ok(answers
+        .pop()
+        .ok_or_else(|| anyhow!("no answer for {pr}"))??)
+}
+
+/// `fix PR`: sends the current failure to the agent now, whoever made the commit and
+/// whatever the guards say. Runs a tick of that PR with the guards bypassed.
+pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
+    let watch = app
+        .store
+        .watch(pr)?
+        .ok_or_else(|| usage(format!("{} is not watched; `watch add` it first", pr.url())))?;
+    if app.policy_for(&watch).agent.is_none() {
+        return Err(usage(format!(
+            "{} has no agent: set one with `watch add --agent NAME` or in its job",
+            pr.url()
+        )));
+    }
+    let opts = RunOptions {
+        selection: Selection {
+            job: None,
+            prs: vec![pr.clone()],
+        },
+        force: true,
+        fix_asked: true,
+        ..RunOptions::default()
+    };
+    let summary = tick::run(app, &opts)?;
+    let outcome = summary
+        .outcomes
+        .first()
+        .ok_or_else(|| anyhow!("{} is paused or not open", pr.url()))?;
+    if let Some(e) = &outcome.error {
+        return Err(anyhow!("{}: {e}", pr.url()));
+    }
+    let sent = outcome.plan.as_ref().is_some_and(|p| {
+        p.actions
+            .iter()
+            .any(|a| matches!(a, crate::core::decide::Action::SendToAgent(_)))
+    });
+    if !sent {
+        return Err(usage(format!(
+            "{}: no finished failure on the head to send (checks running, passing, or a conflict)",
+            pr.url()
+        )));
+    }
+    if !app.json {
+        crate::outln!(
+            "sent the current failure of {} to its agent (fix_asked)",
+            pr.url()
+        )?;
+    }
+    Ok(0)
+}
+
+/// `rerun PR`: re-runs every failed workflow run on the head once, whatever the cause.
+pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
+    let snap = read(app, pr)?;
+    let mut runs: Vec<u64> = checks::newest(&snap.checks)
+        .into_iter()
+        .filter(|c| c.state == CheckState::Failed)
+        .filter_map(|c| c.run_id)
+        .collect();
+    runs.sort_unstable();
+    runs.dedup();
+    if runs.is_empty() {
+        // Nothing failed (or nothing failed that the forge can re-run): done, nothing to do.
+        if !app.json {
+            crate::outln!("{}: no failed check on the head can be re-run", pr.url())?;
+        }
+        return Ok(0);
+    }
+    let forge = app
+        .forges
+        .get(pr.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    let mut failed = Vec::new();
+    for run in &runs {
+        if let Err(e) = forge.rerun_failed(pr, *run) {
+            failed.push(format!("run {run}: {e}"));
+        }
+    }
+    app.log(
+        pr,
+        format!(
+            "owner re-ran {} failed workflow run(s)",
+            runs.len() - failed.len()
+        ),
+    )?;
+    if !failed.is_empty() {
+        return Err(anyhow!("{}: {}", pr.url(), failed.join("; ")));
+    }
+    if !app.json {
+        crate::outln!(
+            "re-running {} failed workflow run(s) of {}",
+            runs.len(),
+            pr.url()
+        )?;
+    }
+    Ok(0)
+}
+
+/// How `merge` was asked to act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeRequest {
+    WhenReady,
+    Cancel,
+    Now,
+}
+
+/// Queues the owner's notice about `pr` and delivers it.
+fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
+    let watch = app.store.watch(&snap.pr)?;
+    let policy = watch
+        .as_ref()
+        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    let watch_id = watch.as_ref().map_or(0, |w| w.id);
+    let status = watch.map(|w| w.status).unwrap_or_default();
+    let env = Env {
+        watch_id,
+        config: &app.config,
+        policy: &policy,
+        owner: "",
+        now: app.now,
+        dry_run: false,
+    };
+    let messages = execute::notice_messages(&env, snap, &status, notice)?;
+    app.store.enqueue(&messages)?;
+    crate::notify::deliver_pending(&mut app.store, &app.config, app.now)?;
+    Ok(())
+}
+
+/// `merge PR --when-ready | --cancel | --now`.
+pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
+    let snap = read(app, pr)?;
+    let watch = app.store.watch(pr)?;
+    let policy = watch
+        .as_ref()
+        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    match request {
+        MergeRequest::WhenReady => {
+            if let Some(reason) = merge_rules::arming_refusal(&snap, policy.allow_non_default_base)
+            {
+                return Err(usage(format!("not armed: {} {reason}", pr.url())));
+            }
+            if snap.state != crate::model::PrState::Open {
+                return Err(usage(format!(
+                    "not armed: {} is {}",
+                    pr.url(),
+                    snap.state.as_str()
+                )));
+            }
+            if watch.is_none() {
+                app.store.add_watch(pr, &NewWatch::default(), app.now)?;
+            }
+            app.store.set_merge_armed(pr, true, app.now)?;
+            app.log(pr, "merge armed by the owner".into())?;
+            tell(app, &snap, &Notice::MergeArmed)?;
+            if !app.json {
+                crate::outln!("armed {} to merge when ready", pr.url())?;
+            }
+        }
+        MergeRequest::Cancel => {
+            let was_armed = watch.as_ref().is_some_and(|w| w.status.merge_armed);
+            app.store.set_merge_armed(pr, false, app.now)?;
+            if snap.auto_merge_enabled && was_armed {
+                let forge = app
+                    .forges
+                    .get(pr.forge, &app.config)
+                    .map_err(|e| anyhow!(e))?;
+                forge.disable_auto_merge(&snap)?;
+            }
+            app.log(pr, "merge disarmed by the owner".into())?;
+            if was_armed {
+                tell(
+                    app,
+                    &snap,
+                    &Notice::Disarmed {
+                        reason: Disarm::Cancelled,
+                    },
+                )?;
+            }
+            if !app.json {
+                crate::outln!("disarmed {}", pr.url())?;
+            }
+        }
+        MergeRequest::Now => {
+            if snap.merge_queue {
+                return Err(usage(format!(
+                    "not merged: {} merges into `{}` only through the {}; use merge --when-ready",
+                    pr.url(),
+                    snap.base_ref,
+                    pr.forge.queue_noun()
+                )));
+            }
+            if snap.draft {
+                return Err(usage(format!("not merged: {} is a draft", pr.url())));
+            }
+            if snap.has_conflict() {
+                return Err(usage(format!(
+                    "not merged: {} conflicts with {}",
+                    pr.url(),
+                    snap.base_ref
+                )));
+            }
+            if snap.state != crate::model::PrState::Open {
+                return Err(usage(format!(
+                    "not merged: {} is {}",
+                    pr.url(),
+                    snap.state.as_str()
+                )));
+            }
+            let method = merge_rules::method(policy.merge_method, &snap.repo.allowed_methods)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "{}: the repository allows no merge method",
+                        pr.url()
+                    ))
+                })?;
+            let forge = app
+                .forges
+                .get(pr.forge, &app.config)
+                .map_err(|e| anyhow!(e))?;
+            forge
+                .merge(pr, &snap.head.sha, method)
+                .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
+            if watch.is_some() {
+                app.log(
+                    pr,
+                    format!(
+                        "merged {} by the owner ({})",
+                        snap.head.sha.short(),
+                        method.as_str()
+                    ),
+                )?;
+            }
+            if !app.json {
+                crate::outln!(
+                    "merged {} at {} ({})",
+                    pr.url(),
+                    snap.head.sha.short(),
+                    method.as_str()
+                )?;
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,151 @@
+//! The daemon: cron-scheduled sweeps (tokio-cron-scheduler) feeding one sequential worker, so
+//! sweeps never overlap; the outbox is retried at least every `poll_sec`; SIGTERM or SIGINT
+//! lets the PR in hand finish, then the daemon exits 0. Each sweep builds its forge clients
+//! anew, reading the tokens afresh, so a rotated token needs no restart.
+//!
+//! tokio stays here: the tick itself is synchronous, run on the worker thread.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tokio_cron_scheduler::{Job, JobScheduler};
+
+use crate::app::App;
+use crate::store::Selection;
+use crate::tick::{self, RunOptions};
+
+/// What woke the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Wake {
+    /// A schedule fired: sweep the due PRs (of one job, or all).
+    Sweep(Option<String>),
+    Stop,
+}
+
+/// The distinct sweeps: the config's schedule for everything, plus each job's own schedule.
+fn sweeps(app: &App) -> Vec<(String, Option<String>)> {
+    let mut out = vec![(app.config.schedule.with_seconds(), None)];
+    for job in &app.config.jobs {
+        if let Some(s) = &job.schedule {
+            out.push((s.with_seconds(), Some(job.name.clone())));
+        }
+    }
+    out
+}
+
+/// Runs until a signal; returns the exit code (0).
+pub fn daemon(app: &mut App) -> Result<u8> {
+    let (tx, rx) = mpsc::channel::<Wake>();
+    let stop = Arc::new(AtomicBool::new(false));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the scheduler runtime")?;
+    let sweep_list = sweeps(app);
+    let scheduler = runtime.block_on(async {
+        let cron_jobs = JobScheduler::new().await?;
+        for (cron, job) in sweep_list {
+            let tx = tx.clone();
+            let entry = Job::new(cron.as_str(), move |_id, _lock| {
+                let _ = tx.send(Wake::Sweep(job.clone()));
+            })?;
+            cron_jobs.add(entry).await?;
+        }
+        cron_jobs.start().await?;
+        Ok::<_, tokio_cron_scheduler::JobSchedulerError>(cron_jobs)
+    });
+    let mut scheduler =
+        scheduler.map_err(|e| anyhow::anyhow!("cannot schedule the sweeps: {e}"))?;
+    {
+        let tx = tx.clone();
+        let stop = stop.clone();
+        runtime.spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+            }
+            stop.store(true, Ordering::SeqCst);
+            let _ = tx.send(Wake::Stop);
+        });
+    }
+    crate::logging::say(&format!(
+        "pr-monitor daemon: sweeping on `{}`; SIGTERM or SIGINT stops it",
+        app.config.schedule.as_str()
+    ));
+    let _ = tx.send(Wake::Sweep(None));
+    let retry = Duration::from_secs(app.config.pr.poll_sec.max(1));
+    loop {
+        let wake = match rx.recv_timeout(retry) {
+            Ok(w) => Some(w),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => Some(Wake::Stop),
+        };
+        if !app.clock_fixed {
+            app.now = crate::clock::wall_now();
+        }
+        match wake {
+            Some(Wake::Stop) => break,
+            Some(Wake::Sweep(job)) => {
+                // Coalesce sweeps that fired while the last one ran.
+                let mut jobs = vec![job];
+                while let Ok(w) = rx.try_recv() {
+                    match w {
+                        Wake::Sweep(j) => jobs.push(j),
+                        Wake::Stop => stop.store(true, Ordering::SeqCst),
+                    }
+                }
+                jobs.sort();
+                jobs.dedup();
+                if jobs.contains(&None) {
+                    jobs = vec![None];
+                }
+                for job in jobs {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    // Every sweep reads the tokens afresh: a rotated secret (a replaced
+                    // token file, a new credential) works without a restart.
+                    app.forges = crate::app::Forges::default();
+                    let opts = RunOptions {
+                        selection: Selection {
+                            job,
+                            prs: Vec::new(),
+                        },
+                        stop: Some(stop.clone()),
+                        ..RunOptions::default()
+                    };
+                    match tick::run(app, &opts) {
+                        Ok(summary) => {
+                            for o in &summary.outcomes {
+                                crate::logging::say(&crate::commands::output::outcome_line(
+                                    o,
+                                    app.now,
+                                    crate::terminal::Term::PLAIN,
+                                ));
+                            }
+                        }
+                        Err(e) => crate::logging::complain(&format!("the sweep failed: {e:#}")),
+                    }
+                }
+            }
+            None => {
+                if let Err(e) = crate::notify::deliver_pending(&mut app.store, &app.config, app.now)
+                {
+                    crate::logging::complain(&format!("delivering the outbox failed: {e:#}"));
+                }
+            }
+        }
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    let _ = runtime.block_on(scheduler.shutdown());
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    crate::logging::say("pr-monitor daemon: stopped");
+    Ok(0)
+}

@@ -1,0 +1,340 @@
+//! The pure decision core: stored state + a fresh snapshot + policy + clock → a [`Plan`].
+//!
+//! No I/O and no clock reads happen here; `now` is an argument and the plan says when to look
+//! again. The shell (`tick`) applies the plan's actions and records its state. The rules are
+//! split by stage: [`remediate`] (seed 000's failure table, guards, clearing, conflicts,
+//! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
+//! runs the stages, and sets the cadence.
+
+pub mod intents;
+pub mod merge;
+pub mod queue;
+mod remediate;
+
+pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
+
+use chrono::Duration;
+
+use crate::config::Policy;
+use crate::core::checks::{self, Verdict};
+use crate::model::watch::{HistoryEntry, Watch, WatchStatus};
+use crate::model::{Instant, Login, PrState, Snapshot};
+
+/// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
+pub const ACTIVITY_WINDOW_SECS: i64 = 120;
+
+/// A head committed this long after a command agent's run ended is still the agent's (seed 000).
+pub const AGENT_RUN_GRACE_SECS: i64 = 15;
+
+/// Facts from outside the snapshot that the rules need.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub policy: &'a Policy,
+    pub now: Instant,
+    /// Logins whose commits are the agent's (from `agents.<name>.logins`).
+    pub agent_logins: &'a [Login],
+    /// The token's login: the owner pr-monitor acts for.
+    pub owner: &'a str,
+    /// This PR is first in line to update its branch for its base (see [`update_turns`]).
+    pub update_turn: bool,
+    /// Items already handled: (source, id) → updated_at.
+    pub seen: &'a std::collections::BTreeMap<(String, String), String>,
+    /// `pr-monitor fix`: send the current failure now, whoever made the commit and whatever
+    /// the guards say.
+    pub fix_asked: bool,
+    /// The PR's recorded intents no read has reconciled yet (see [`intents`]).
+    pub intents: &'a [crate::model::intent::Intent],
+}
+
+/// The facts about a snapshot that the rules branch on, classified once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    pub verdict: Verdict,
+    pub conflict: bool,
+    /// GitHub has not finished computing mergeability.
+    pub mergeability_unknown: bool,
+    pub unresolved_threads: u32,
+    /// The head commit is the agent's.
+    pub agent_commit: bool,
+    /// The head changed since the last tick.
+    pub new_head: bool,
+    pub behind: bool,
+    /// Checks pending past `pending_timeout_sec`: they never finished and count as failed.
+    pub overdue: Vec<String>,
+}
+
+/// Classifies a snapshot: the one place the rules read the forge's facts.
+pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
+    let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
+    let head_seen_at = if new_head {
+        ctx.now
+    } else {
+        before.head_seen_at.unwrap_or(ctx.now)
+    };
+    // Waiting (the no-checks grace, the pending timeout) counts from the head's first sight
+    // or pr-monitor's last re-run, whichever is later.
+    let since = before
+        .memory
+        .last_rerun_at
+        .map_or(head_seen_at, |r| r.max(head_seen_at));
+    let is_agent = |login: &Option<String>| Login::any_is(ctx.agent_logins, login.as_deref());
+    Condition {
+        verdict: checks::verdict(
+            &snap.checks,
+            since,
+            ctx.now,
+            ctx.policy.no_checks_grace_sec,
+            ctx.policy.pending_timeout_sec,
+        ),
+        conflict: snap.has_conflict(),
+        mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
+        unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
+        agent_commit: is_agent(&snap.head.author_login)
+            || is_agent(&snap.head.committer_login)
+            || during_agent_run(before, snap),
+        new_head,
+        overdue: checks::overdue(&snap.checks, since, ctx.now, ctx.policy.pending_timeout_sec),
+        behind: snap.is_behind(),
+    }
+}
+
+/// Whether the head was committed while the command agent ran, or within
+/// [`AGENT_RUN_GRACE_SECS`] after its run ended.
+fn during_agent_run(before: &WatchStatus, snap: &Snapshot) -> bool {
+    let (Some((start, end)), Some(at)) = (before.memory.agent_run, snap.head.committed_at) else {
+        return false;
+    };
+    start <= at && at <= end + Duration::seconds(AGENT_RUN_GRACE_SECS)
+}
+
+/// A plan under construction: the stages append to it.
+#[derive(Debug)]
+pub(crate) struct Draft {
+    pub status: WatchStatus,
+    pub actions: Vec<Action>,
+    pub history: Vec<HistoryEntry>,
+    pub seen: Vec<(String, String, String)>,
+    /// Recorded intents this read settled.
+    pub resolved_intents: Vec<i64>,
+    /// The new head is pr-monitor's own branch update (from a recorded intent).
+    pub own_update: bool,
+    now: Instant,
+}
+
+impl Draft {
+    pub fn note(&mut self, what: impl Into<String>, why: Option<&str>) {
+        self.history.push(HistoryEntry {
+            at: self.now,
+            what: what.into(),
+            why: why.map(str::to_owned),
+        });
+    }
+    pub fn notify(&mut self, notice: Notice) {
+        self.actions.push(Action::Notify(notice));
+    }
+}
+
+/// Decides one tick for `watch` given its fresh `snap`.
+pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
+    let before = &watch.status;
+    let cond = condition(before, snap, ctx);
+    let mut d = Draft {
+        status: before.clone(),
+        actions: Vec::new(),
+        history: Vec::new(),
+        seen: Vec::new(),
+        resolved_intents: Vec::new(),
+        own_update: false,
+        now: ctx.now,
+    };
+
+    d.status.title = Some(snap.title.clone());
+    d.status.head_ref = Some(snap.head_ref.clone());
+    d.status.base_ref = Some(snap.base_ref.clone());
+    d.status.memory.cross_repository = snap.cross_repository;
+    d.status.memory.picture = picture(snap, &cond);
+    if cond.new_head {
+        d.status.head_sha = Some(snap.head.sha.clone());
+        d.status.head_seen_at = Some(ctx.now);
+        let by = snap
+            .head
+            .author_login
+            .as_deref()
+            .unwrap_or("an unknown author");
+        d.note(format!("head {} by {by}", snap.head.sha.short()), None);
+    }
+    intents::reconcile(&mut d, snap, ctx);
+
+    if snap.state != PrState::Open {
+        if before.state != snap.state {
+            d.note(format!("{} ({})", snap.state.as_str(), snap.url), None);
+        }
+        merge::finish(&mut d, watch, snap);
+        d.status.state = snap.state;
+        d.status.pills = crate::model::watch::Pills::default();
+        d.status.why = None;
+        d.status.memory.fix = None;
+        return Plan {
+            status: d.status,
+            actions: d.actions,
+            history: d.history,
+            seen: d.seen,
+            next_tick_at: None,
+            resolved_intents: d.resolved_intents,
+        };
+    }
+    if before.state != PrState::Open {
+        d.note("reopened", None);
+    }
+    d.status.state = PrState::Open;
+
+    remediate::remediate(&mut d, watch, snap, &cond, ctx);
+    merge::reconcile(&mut d, watch, snap, &cond, ctx);
+    stuck(&mut d, snap, ctx);
+
+    let next_tick_at = Some(next_tick(&d.status, snap, &cond, ctx.policy, ctx.now));
+    Plan {
+        status: d.status,
+        actions: d.actions,
+        history: d.history,
+        seen: d.seen,
+        next_tick_at,
+        resolved_intents: d.resolved_intents,
+    }
+}
+
+/// What `status PR` shows of the snapshot.
+fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
+    let current = checks::newest(&snap.checks);
+    crate::model::watch::Picture {
+        failed: current
+            .iter()
+            .filter(|c| c.state == crate::model::CheckState::Failed)
+            .map(|c| (c.name.clone(), c.url.clone()))
+            .collect(),
+        pending: current
+            .iter()
+            .filter(|c| c.state == crate::model::CheckState::Pending)
+            .map(|c| c.name.clone())
+            .collect(),
+        total: current.len() as u32,
+        flakes: snap
+            .failed_logs
+            .iter()
+            .filter_map(|f| match &f.classification {
+                crate::core::flake::Classification::Infra { evidence } => {
+                    Some((f.name.clone(), evidence.clone()))
+                }
+                crate::core::flake::Classification::Real => None,
+            })
+            .collect(),
+        unresolved_threads: cond.unresolved_threads,
+        review_decision: merge::effective_decision(snap).map(|d| d.as_str().to_owned()),
+        mergeable: snap.mergeable.as_str().to_owned(),
+        merge_state: snap.merge_state.as_str().to_owned(),
+        behind_by: snap.behind_by,
+        draft: snap.draft,
+        queue: snap.queue_entry.clone(),
+    }
+}
+
+/// A PR whose head has not moved for `stuck_after_sec` is reported once per head.
+fn stuck(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
+    let Some(after) = ctx.policy.stuck_after_sec else {
+        return;
+    };
+    let since = d.status.head_seen_at.unwrap_or(ctx.now);
+    let waited = (ctx.now - since).num_seconds();
+    if waited <= i64::try_from(after).unwrap_or(i64::MAX)
+        || d.status.memory.stuck_reported_for.as_ref() == Some(&snap.head.sha)
+    {
+        return;
+    }
+    d.status.memory.stuck_reported_for = Some(snap.head.sha.clone());
+    d.note(
+        format!(
+            "stuck: the head has not moved for {}",
+            crate::core::report::hours_minutes(waited)
+        ),
+        None,
+    );
+    d.notify(Notice::Stuck { for_secs: waited });
+}
+
+/// Seed 000's cadence: `poll_sec` while checks run, a fix is in flight, a failure waits for
+/// its log, a merge is armed,
+/// mergeability is still being computed, or there was activity in the last two minutes;
+/// `idle_poll_sec` otherwise.
+pub fn next_tick(
+    status: &WatchStatus,
+    snap: &Snapshot,
+    cond: &Condition,
+    policy: &Policy,
+    now: Instant,
+) -> Instant {
+    let recent = |t: Option<Instant>| {
+        t.is_some_and(|t| (now - t).num_seconds().abs() <= ACTIVITY_WINDOW_SECS)
+    };
+    let active = cond.verdict.in_progress()
+        || status.pills.ci_fixing
+        || status.memory.fix.is_some()
+        || status.memory.log_waits > 0
+        || status.merge_armed
+        || cond.mergeability_unknown
+        || recent(snap.head.committed_at)
+        || recent(status.head_seen_at)
+        || recent(status.memory.agent_activity_at);
+    let secs = if active {
+        policy.poll_sec
+    } else {
+        policy.idle_poll_sec
+    };
+    now + Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2))
+}
+
+/// Which armed watches may update their branch now: per (forge, repo, base), the oldest armed
+/// open watch that is in line (behind, or already updating), unless it failed its checks —
+/// then the next one. `fresh` holds this tick's snapshots by watch id: whether a PR is behind,
+/// and its base, come from them where there is one, else from the stored state. So the oldest
+/// armed PR is updated on the first tick that sees it behind, and N behind PRs cost N updates.
+pub fn update_turns(
+    watches: &[Watch],
+    fresh: &std::collections::BTreeMap<i64, &Snapshot>,
+) -> Vec<i64> {
+    use std::collections::BTreeMap;
+    let mut lines: BTreeMap<(String, String), Vec<&Watch>> = BTreeMap::new();
+    let behind = |w: &Watch| {
+        fresh
+            .get(&w.id)
+            .map_or(w.status.memory.behind, |s| s.is_behind())
+    };
+    let in_line = |w: &&Watch| {
+        w.status.merge_armed
+            && w.status.state == PrState::Open
+            && !w.paused
+            && (behind(w) || w.status.memory.holds_update_turn)
+    };
+    for w in watches.iter().filter(in_line) {
+        let base = fresh.get(&w.id).map_or_else(
+            || w.status.base_ref.clone().unwrap_or_default(),
+            |s| s.base_ref.clone(),
+        );
+        let key = (format!("{}:{}", w.pr.forge.as_str(), w.pr.repo), base);
+        lines.entry(key).or_default().push(w);
+    }
+    lines
+        .into_values()
+        .filter_map(|mut line| {
+            line.sort_by_key(|w| (w.status.armed_at, w.id));
+            line.into_iter()
+                .find(|w| !w.status.pills.ci && !w.status.pills.ci_fixing && !w.status.pills.cnf)
+                .map(|w| w.id)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+#[cfg(test)]
+mod queue_tests;

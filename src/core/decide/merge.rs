@@ -1,0 +1,347 @@
+//! Reconcile merge (seed 000 "Merge when ready", seed 002 step 3): while armed, re-arm the
+//! forge's auto-merge every tick it is off (not while the PR conflicts with its base: then
+//! once the conflict clears), or merge once itself where the forge cannot; update a
+//! behind branch when it is this PR's turn; disarm on a foreign push or a base change.
+//! Never approves, never merges what the owner did not arm.
+
+use crate::config::UpdateBranch;
+use crate::core::checks::Verdict;
+use crate::core::decide::{Action, Condition, Context, Draft};
+use crate::model::plan::{Disarm, Notice};
+use crate::model::watch::{MergeVia, Watch};
+use crate::model::{Login, MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
+
+/// The method to merge with: the configured one when the repo allows it, else the first the
+/// repo allows of squash, merge, rebase.
+pub fn method(preferred: Option<MergeMethod>, allowed: &[MergeMethod]) -> Option<MergeMethod> {
+    preferred.filter(|m| allowed.contains(m)).or_else(|| {
+        MergeMethod::PREFERENCE
+            .into_iter()
+            .find(|m| allowed.contains(m))
+    })
+}
+
+/// Why an armed merge cannot apply to this PR at all, if it cannot.
+pub fn arming_refusal(snap: &Snapshot, allow_non_default_base: bool) -> Option<String> {
+    (!allow_non_default_base && !snap.repo.default_branch.is_empty() && snap.base_ref != snap.repo.default_branch).then(|| {
+        format!(
+            "its base `{}` is not the default branch `{}` (a job may set allow_non_default_base)",
+            snap.base_ref, snap.repo.default_branch
+        )
+    })
+}
+
+/// What readiness asks for beyond what the forge says: labels, and approvals from logins.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Criteria {
+    pub required_labels: Vec<String>,
+    pub required_approvals_from: Vec<String>,
+}
+
+impl Criteria {
+    pub fn of(policy: &crate::config::Policy) -> Self {
+        Criteria {
+            required_labels: policy.required_labels.clone(),
+            required_approvals_from: policy.required_approvals_from.clone(),
+        }
+    }
+}
+
+/// Whether a PR may be merged now, and which criteria it misses. The one rule of "ready":
+/// the tick merges by it and `check` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    pub ready: bool,
+    pub missing_labels: Vec<String>,
+    pub missing_approvals_from: Vec<String>,
+}
+
+/// Ready: the PR's own checks and reviews are green (see [`own_readiness`]) and the forge's
+/// merge state says mergeable now: not blocked, behind, dirty or a draft.
+pub fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
+    let mut r = own_readiness(snap, verdict, criteria);
+    let blocked = matches!(
+        snap.merge_state,
+        MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
+    );
+    r.ready = r.ready && !blocked && snap.mergeable == Mergeable::Mergeable;
+    r
+}
+
+/// The PR's own side of ready: checks green on this head (or none, past the grace period), no
+/// conflict, not a draft, no changes requested, and the criteria met. On a queued base this is
+/// when it joins the line (the forge then tests it on top of what is ahead).
+pub fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
+    let green = matches!(verdict, Verdict::Passed | Verdict::NoChecks);
+    let changes_requested = effective_decision(snap) == Some(ReviewState::ChangesRequested);
+    let missing_labels: Vec<String> = criteria
+        .required_labels
+        .iter()
+        .filter(|l| !snap.labels.contains(l))
+        .cloned()
+        .collect();
+    let missing_approvals_from: Vec<String> = criteria
+        .required_approvals_from
+        .iter()
+        .filter(|who| {
+            let who = Login::new(who.as_str());
+            !snap.reviews.iter().any(|r| {
+                r.state == ReviewState::Approved && r.author.as_deref().is_some_and(|a| who.is(a))
+            })
+        })
+        .cloned()
+        .collect();
+    let ready = green
+        && !snap.draft
+        && !snap.has_conflict()
+        && !changes_requested
+        && missing_labels.is_empty()
+        && missing_approvals_from.is_empty();
+    Readiness {
+        ready,
+        missing_labels,
+        missing_approvals_from,
+    }
+}
+
+/// Latest review per reviewer; a later APPROVED supersedes an earlier CHANGES_REQUESTED;
+/// COMMENTED does not override.
+pub fn effective_decision(snap: &Snapshot) -> Option<ReviewState> {
+    let mut latest: std::collections::BTreeMap<&str, (Option<crate::model::Instant>, ReviewState)> =
+        std::collections::BTreeMap::new();
+    for r in &snap.reviews {
+        if !matches!(
+            r.state,
+            ReviewState::Approved | ReviewState::ChangesRequested | ReviewState::Dismissed
+        ) {
+            continue;
+        }
+        let who = r.author.as_deref().unwrap_or("");
+        let at = r.submitted_at;
+        if latest.get(who).is_none_or(|(t, _)| at >= *t) {
+            latest.insert(who, (at, r.state));
+        }
+    }
+    let states: Vec<ReviewState> = latest.into_values().map(|(_, s)| s).collect();
+    if states.contains(&ReviewState::ChangesRequested) {
+        Some(ReviewState::ChangesRequested)
+    } else if states.contains(&ReviewState::Approved) {
+        Some(ReviewState::Approved)
+    } else {
+        None
+    }
+}
+
+fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
+    d.status.merge_armed = false;
+    d.status.merge_via = None;
+    d.status.armed_at = None;
+    d.status.memory.update_requested_for = None;
+    d.status.memory.holds_update_turn = false;
+    super::queue::forget(d);
+    if snap.auto_merge_enabled && d.status.memory.auto_merge_enabled_once {
+        d.actions.push(Action::DisableAutoMerge);
+    }
+    d.note(format!("merge disarmed: {reason}"), None);
+    d.notify(Notice::Disarmed {
+        reason: Disarm::Because(reason.to_owned()),
+    });
+}
+
+/// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
+pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
+    match snap.state {
+        crate::model::PrState::Merged => {
+            // Merged is the end of an armed merge: disarmed, how it merged kept for history.
+            d.status.merge_armed = false;
+            if watch.status.state != crate::model::PrState::Merged {
+                d.notify(Notice::Merged);
+            }
+        }
+        crate::model::PrState::Closed if watch.status.merge_armed => {
+            d.status.merge_armed = false;
+            d.status.merge_via = None;
+            d.note("merge disarmed: the PR closed", None);
+            d.notify(Notice::Disarmed {
+                reason: Disarm::Closed,
+            });
+        }
+        _ => {}
+    }
+    d.status.memory.update_requested_for = None;
+    d.status.memory.holds_update_turn = false;
+}
+
+pub(super) fn reconcile(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+) {
+    d.status.memory.behind = cond.behind;
+    if !d.status.merge_armed {
+        super::queue::forget(d);
+        update_branch(d, snap, cond, ctx, false);
+        return;
+    }
+    if let Some(reason) = arming_refusal(snap, ctx.policy.allow_non_default_base) {
+        disarm(d, snap, &format!("not armed: {reason}"));
+        return;
+    }
+    if cond.new_head && watch.status.head_sha.is_some() {
+        // pr-monitor's own branch update moved the head: never a reason to disarm.
+        let own = d.own_update
+            || (watch.status.memory.update_requested_for.is_some()
+                && watch.status.memory.update_requested_for == watch.status.head_sha);
+        if !own && !cond.agent_commit {
+            let by = snap.head.author_login.as_deref().unwrap_or("someone else");
+            disarm(
+                d,
+                snap,
+                &format!("{by} pushed a new head {}", snap.head.sha.short()),
+            );
+            return;
+        }
+    }
+    if cond.new_head {
+        d.status.memory.update_requested_for = None;
+    }
+    let Some(method) = method(ctx.policy.merge_method, &snap.repo.allowed_methods) else {
+        d.note("cannot merge: the repository allows no merge method", None);
+        return;
+    };
+    if snap.merge_queue {
+        queued(d, snap, cond, ctx, method);
+        return;
+    }
+    let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
+    let via = if snap.repo.auto_merge_allowed {
+        MergeVia::AutoMerge
+    } else {
+        MergeVia::SelfMerge
+    };
+    if d.status.merge_via != Some(via) {
+        d.note(
+            format!("merge via {} ({})", via.as_str(), method.as_str()),
+            None,
+        );
+        d.status.merge_via = Some(via);
+    }
+    let untried = d.status.memory.merge_attempted_for.as_ref() != Some(&snap.head.sha);
+    match via {
+        MergeVia::AutoMerge if !snap.auto_merge_enabled && !snap.draft && cond.conflict => {
+            // A conflicted PR cannot merge: asking again every tick only repeats a refusal.
+            if !watch.status.pills.cnf {
+                d.note(
+                    "auto-merge is asked for again once the conflict clears",
+                    None,
+                );
+            }
+        }
+        MergeVia::AutoMerge if !snap.auto_merge_enabled && !snap.draft => {
+            if d.status.memory.auto_merge_enabled_once {
+                d.note("auto-merge was found disabled; enabling it again", None);
+            }
+            d.status.memory.auto_merge_enabled_once = true;
+            let merge_if_clean = (is_ready && untried).then(|| snap.head.sha.clone());
+            if merge_if_clean.is_some() {
+                d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
+            }
+            d.actions.push(Action::EnableAutoMerge {
+                method,
+                merge_if_clean,
+            });
+        }
+        MergeVia::AutoMerge => {}
+        MergeVia::SelfMerge => {
+            if is_ready && untried {
+                d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
+                d.actions.push(Action::Merge {
+                    sha: snap.head.sha.clone(),
+                    method,
+                });
+                d.note(
+                    format!("merging {} ({})", snap.head.sha.short(), method.as_str()),
+                    None,
+                );
+            }
+        }
+    }
+    update_branch(d, snap, cond, ctx, true);
+}
+
+/// On a queued base the forge merges, in line: pr-monitor puts the head in line once its own
+/// checks and reviews are green (auto-merge, which joins the queue or train), never merges
+/// directly, never jumps, never updates the branch (the queue tests it on top of its base), and
+/// never queues again a head the queue let go.
+fn queued(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    method: MergeMethod,
+) {
+    if d.status.merge_via != Some(MergeVia::AutoMerge) {
+        d.note(
+            format!(
+                "merge via the {} ({})",
+                snap.pr.forge.queue_noun(),
+                method.as_str()
+            ),
+            None,
+        );
+        d.status.merge_via = Some(MergeVia::AutoMerge);
+    }
+    let may_enqueue = super::queue::track(d, snap, cond, ctx);
+    if may_enqueue
+        && !snap.auto_merge_enabled
+        && own_readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready
+    {
+        d.status.memory.auto_merge_enabled_once = true;
+        d.actions.push(Action::EnableAutoMerge {
+            method,
+            merge_if_clean: None,
+        });
+        d.note(
+            format!(
+                "putting {} in the {}",
+                snap.head.sha.short(),
+                snap.pr.forge.queue_noun()
+            ),
+            None,
+        );
+    }
+}
+
+/// Clean but stale: update a behind branch, per the policy, when it is this PR's turn.
+fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>, armed: bool) {
+    let wanted = match ctx.policy.update_branch {
+        UpdateBranch::Never => false,
+        UpdateBranch::Armed => armed && ctx.update_turn,
+        UpdateBranch::Always => !armed || ctx.update_turn,
+    };
+    let green_enough = !matches!(cond.verdict, Verdict::Failed { .. });
+    if !wanted || !cond.behind || cond.conflict || !green_enough || snap.draft {
+        return;
+    }
+    if d.status.memory.update_requested_for.as_ref() == Some(&snap.head.sha) {
+        return;
+    }
+    d.status.memory.update_requested_for = Some(snap.head.sha.clone());
+    d.status.memory.holds_update_turn = armed;
+    d.actions.push(Action::UpdateBranch {
+        expected_head: snap.head.sha.clone(),
+        method: ctx.policy.update_method,
+    });
+    d.note(
+        format!(
+            "updating the branch: {} behind {} ({})",
+            snap.behind_by
+                .map_or("some".into(), |b| format!("{b} commit(s)")),
+            snap.base_ref,
+            ctx.policy.update_method.as_str()
+        ),
+        None,
+    );
+}

@@ -1,0 +1,150 @@
+//! Merge queues (GitHub) and merge trains (GitLab): following an armed PR through the forge's
+//! line. The PR's place is recorded when it enters; when the forge lets it go (a failing
+//! merge-group check, a conflict with what is ahead, a timeout), the owner hears once why, and
+//! the same head is never queued again; a new head or the owner's `merge --when-ready` lifts
+//! that.
+
+use crate::core::decide::{Condition, Context, Draft};
+use crate::model::plan::Notice;
+use crate::model::{ForgeKind, Snapshot};
+
+/// `1st`, `2nd`, `3rd`, `11th`, `22nd`.
+pub fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, r) if r != 11 => "st",
+        (2, r) if r != 12 => "nd",
+        (3, r) if r != 13 => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// `3rd in the merge train`, or `in the merge train` when the forge did not say the place
+/// (position 0).
+pub fn place(position: u32, forge: ForgeKind) -> String {
+    if position == 0 {
+        format!("in the {}", forge.queue_noun())
+    } else {
+        format!("{} in the {}", ordinal(position), forge.queue_noun())
+    }
+}
+
+/// What is ahead in line, as the forge names PRs: `#5, #7` (GitHub), `!5, !7` (GitLab).
+pub fn ahead_words(forge: ForgeKind, numbers: &[u64]) -> String {
+    let sigil = match forge {
+        ForgeKind::GitHub => '#',
+        ForgeKind::GitLab => '!',
+    };
+    numbers
+        .iter()
+        .map(|n| format!("{sigil}{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Why the forge let the PR go, in words that tell the three apart: the merge group's checks
+/// failed (named), they did not finish (a timeout, named), or the PR now conflicts (with what
+/// was ahead of it). With none of these the forge gave no sign, and the words say so.
+pub fn exit_reason(snap: &Snapshot) -> String {
+    let group = match snap.pr.forge {
+        ForgeKind::GitHub => "the merge group",
+        ForgeKind::GitLab => "the merge train",
+    };
+    let failed: Vec<&str> = snap
+        .queue_failures
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        format!("{} failed in {group}", failed.join(", "))
+    } else if !snap.queue_unfinished.is_empty() {
+        format!(
+            "timed out waiting for {} in {group}",
+            snap.queue_unfinished.join(", ")
+        )
+    } else if snap.has_conflict() {
+        "a conflict with what was ahead of it".into()
+    } else {
+        format!(
+            "removed by the forge with no failed check in {group} (a conflict with what is ahead, or a timeout)"
+        )
+    }
+}
+
+/// Records where the armed PR stands in the queue, and its exit (told once). Returns whether
+/// pr-monitor may put the head in line now: it is not in line and the queue has not let this
+/// head go.
+pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
+    let head = &snap.head.sha;
+    let noun = snap.pr.forge.queue_noun();
+    if d.status
+        .memory
+        .queue_left_head
+        .as_ref()
+        .is_some_and(|h| h != head)
+    {
+        d.status.memory.queue_left_head = None;
+    }
+    let was_queued = d.status.memory.queued_head.as_ref() == Some(head);
+    match &snap.queue_entry {
+        Some(entry) => {
+            if !was_queued {
+                d.status.memory.queued_head = Some(head.clone());
+                let place = if entry.position == 0 {
+                    String::new()
+                } else {
+                    format!(": {} in line", ordinal(entry.position))
+                };
+                d.note(
+                    format!("entered the {noun} at {}{place}", head.short()),
+                    None,
+                );
+            }
+            false
+        }
+        None if was_queued => {
+            d.status.memory.queued_head = None;
+            d.status.memory.queue_left_head = Some(head.clone());
+            let why = exit_reason(snap);
+            let tails: Vec<String> = snap
+                .queue_failures
+                .iter()
+                .filter(|f| !f.log_tail.is_empty())
+                .map(|f| {
+                    format!(
+                        "{}:\n{}",
+                        f.name,
+                        crate::core::text::strip_controls(&f.log_tail)
+                    )
+                })
+                .collect();
+            let evidence = tails.join("\n");
+            d.note(
+                format!(
+                    "left the {noun}: {why}; {} is not queued again",
+                    head.short()
+                ),
+                (!evidence.is_empty()).then_some(evidence.as_str()),
+            );
+            if super::remediate::merge_group_to_agent(d, snap, cond, ctx, &snap.queue_failures) {
+                return false;
+            }
+            d.notify(Notice::LeftQueue {
+                forge: snap.pr.forge,
+                why,
+                head: head.clone(),
+                evidence,
+            });
+            false
+        }
+        None => {
+            d.status.memory.queued_head = None;
+            d.status.memory.queue_left_head.as_ref() != Some(head)
+        }
+    }
+}
+
+/// Forgets the PR's place in line (it is no longer armed).
+pub(super) fn forget(d: &mut Draft) {
+    d.status.memory.queued_head = None;
+}

@@ -1,0 +1,484 @@
+//! Remediate (seed 000): the failure table, the guards, clearing, conflicts and review
+//! feedback. Appends to the draft plan; never does I/O.
+
+use crate::config::Handler;
+use crate::core::checks::Verdict;
+use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
+use crate::core::feedback;
+use crate::core::report;
+use crate::model::plan::{Guard, Notice};
+use crate::model::watch::{FixInFlight, Watch, Why};
+use crate::model::{FailedCheck, Login, Snapshot};
+
+pub(super) fn remediate(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+) {
+    if cond.new_head {
+        new_head(d, snap);
+    }
+    fix_over_without_commit(d, snap, ctx);
+
+    let had_conflict = watch.status.pills.cnf;
+    d.status.pills.cnf = cond.conflict;
+    if cond.conflict {
+        if !had_conflict {
+            d.note(format!("cnf lit: conflicts with {}", snap.base_ref), None);
+            d.notify(Notice::Conflict {
+                base: snap.base_ref.clone(),
+                found: None,
+            });
+        }
+        if ctx.policy.conflicts == Handler::Agent
+            && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
+            && let Some(agent) = ctx.policy.agent.clone()
+        {
+            d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
+            send(
+                d,
+                snap,
+                ctx,
+                &agent,
+                MessageKind::Conflict,
+                Why::FixSent,
+                Vec::new(),
+                Vec::new(),
+            );
+            d.note(
+                format!("sent the conflict with {} to {agent}", snap.base_ref),
+                None,
+            );
+        }
+    } else {
+        if had_conflict {
+            d.note("cnf cleared", None);
+        }
+        checks(d, snap, cond, ctx);
+    }
+    reviews(d, watch, snap, cond, ctx);
+}
+
+/// Clearing: a new head's checks start, so `ci` and `ci…` clear; a fix in flight on the old
+/// head ended with a commit.
+fn new_head(d: &mut Draft, snap: &Snapshot) {
+    if d.status.pills.ci || d.status.pills.ci_fixing {
+        d.note("ci cleared: a new head's checks start", None);
+    }
+    d.status.pills.ci = false;
+    d.status.pills.ci_fixing = false;
+    d.status.why = None;
+    if d.status
+        .memory
+        .fix
+        .as_ref()
+        .is_some_and(|f| f.head_sha != snap.head.sha)
+    {
+        d.status.memory.fix = None;
+    }
+}
+
+/// Guard: the fix is over (the agent said done, or the timeout passed) and the head has not
+/// moved.
+fn fix_over_without_commit(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
+    let Some(fix) = d.status.memory.fix.clone() else {
+        return;
+    };
+    let timed_out = (ctx.now - fix.sent_at).num_seconds()
+        >= i64::try_from(ctx.policy.fix_timeout_sec).unwrap_or(i64::MAX);
+    if fix.head_sha == snap.head.sha && (fix.done_at.is_some() || timed_out) {
+        d.status.memory.fix = None;
+        stop(d, Guard::NoNewCommit);
+    }
+}
+
+fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
+    match &cond.verdict {
+        Verdict::AwaitingChecks | Verdict::Running { .. } => {}
+        Verdict::Passed | Verdict::NoChecks => {
+            if d.status.pills.ci || d.status.pills.ci_fixing {
+                d.note("ci cleared: checks passed", None);
+            }
+            if d.status.attempts > 0 {
+                d.note(
+                    format!("attempts reset after {} fix(es)", d.status.attempts),
+                    None,
+                );
+            }
+            d.status.pills.ci = false;
+            d.status.pills.ci_fixing = false;
+            d.status.why = None;
+            d.status.attempts = 0;
+            let m = &mut d.status.memory;
+            m.fix = None;
+            m.handled_failure = None;
+            m.last_fix_fingerprint = None;
+            m.log_waits = 0;
+        }
+        Verdict::Failed { failed } => {
+            let key = failure_key(snap, failed);
+            if !ctx.fix_asked && d.status.memory.handled_failure.as_deref() == Some(key.as_str()) {
+                return;
+            }
+            if !ctx.fix_asked && wait_for_logs(d, snap) {
+                return;
+            }
+            d.status.memory.log_waits = 0;
+            d.status.memory.handled_failure = Some(key);
+            if !cond.overdue.is_empty() {
+                let secs = ctx.policy.pending_timeout_sec.unwrap_or_default();
+                d.note(
+                    format!(
+                        "{} never finished in {secs} s: counted as failed",
+                        cond.overdue.join(", ")
+                    ),
+                    None,
+                );
+            }
+            failure_table(d, snap, cond, ctx, failed);
+        }
+    }
+}
+
+/// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
+/// on with what could be read.
+pub const MAX_LOG_WAITS: u32 = 3;
+
+/// A failed check's log could not be read this tick: the failure waits for the next tick
+/// (nothing sent, no attempt spent, no re-run, no guard moved), and the history says why.
+/// Whether it waits.
+fn wait_for_logs(d: &mut Draft, snap: &Snapshot) -> bool {
+    let Some(unread) = snap.failed_logs.iter().find(|f| f.unreadable.is_some()) else {
+        return false;
+    };
+    if d.status.memory.log_waits >= MAX_LOG_WAITS {
+        d.note(
+            format!(
+                "the log of {} still cannot be read: acting on the failure without it",
+                unread.name
+            ),
+            None,
+        );
+        return false;
+    }
+    d.status.memory.log_waits += 1;
+    d.note(
+        format!(
+            "the log of {} could not be read ({}): the failure waits for the next tick, no attempt spent",
+            unread.name,
+            unread.unreadable.as_deref().unwrap_or("")
+        ),
+        None,
+    );
+    true
+}
+
+/// Identifies one failure on one head: a re-run's failure is a new one.
+fn failure_key(snap: &Snapshot, failed: &[String]) -> String {
+    let mut parts: Vec<String> = failed.to_vec();
+    for f in &snap.failed_logs {
+        parts.push(format!(
+            "{}#{}@{}",
+            f.name,
+            f.job_id.unwrap_or(0),
+            f.completed_at.map_or(0, |t| t.timestamp())
+        ));
+    }
+    format!("{}:{}", snap.head.sha, parts.join(","))
+}
+
+fn failure_table(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    failed: &[String],
+) {
+    let policy = ctx.policy;
+    if ctx.fix_asked {
+        if let Some(agent) = policy.agent.clone() {
+            send_fix(
+                d,
+                snap,
+                ctx,
+                &agent,
+                Why::FixAsked,
+                failed,
+                &snap.failed_logs,
+            );
+        }
+        return;
+    }
+    let logs = &snap.failed_logs;
+    let all_infra = !logs.is_empty()
+        && logs.len() == failed.len()
+        && logs.iter().all(|f| f.classification.is_infra());
+    if all_infra {
+        let keys: Vec<String> = logs
+            .iter()
+            .map(|f| format!("{}:{}", snap.head.sha, f.name))
+            .collect();
+        let mut run_ids: Vec<u64> = logs.iter().filter_map(|f| f.run_id).collect();
+        run_ids.sort_unstable();
+        run_ids.dedup();
+        let already = keys
+            .iter()
+            .any(|k| d.status.memory.infra_reruns.contains(k));
+        if !already && !run_ids.is_empty() {
+            let evidence: Vec<String> = logs
+                .iter()
+                .filter_map(|f| match &f.classification {
+                    crate::core::flake::Classification::Infra { evidence } => {
+                        Some(format!("{}: {evidence}", f.name))
+                    }
+                    crate::core::flake::Classification::Real => None,
+                })
+                .collect();
+            d.status.memory.infra_reruns.extend(keys.iter().cloned());
+            d.status.memory.last_rerun_at = Some(ctx.now);
+            d.actions.push(Action::RerunFailed {
+                run_ids,
+                guards: keys,
+            });
+            d.status.why = Some(Why::InfraRerun);
+            d.note(
+                format!("re-ran {} for infrastructure reasons", failed.join(", ")),
+                Some(&evidence.join("; ")),
+            );
+            return;
+        }
+        light_ci(d, failed, Why::InfraAgain);
+        return;
+    }
+    let agent = policy.agent.clone().filter(|_| cond.agent_commit);
+    let Some(agent) = agent else {
+        light_ci(d, failed, Why::NotAgentCommit);
+        return;
+    };
+    if !policy.auto_fix {
+        light_ci(d, failed, Why::AutoFixOff);
+    } else if d.status.attempts >= policy.max_attempts {
+        stop(
+            d,
+            Guard::MaxAttempts {
+                names: failed.to_vec(),
+            },
+        );
+    } else if d.status.memory.last_fix_fingerprint.as_deref()
+        == Some(fingerprint(failed, logs).as_str())
+    {
+        stop(
+            d,
+            Guard::SameFailure {
+                names: failed.to_vec(),
+            },
+        );
+    } else {
+        send_fix(d, snap, ctx, &agent, Why::FixSent, failed, logs);
+    }
+}
+
+/// A merge group failed on the agent's own commit: it goes to the agent like a failure of the
+/// PR's own checks, with the merge group's logs, under the same guards. Whether it was sent.
+pub(super) fn merge_group_to_agent(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    logs: &[FailedCheck],
+) -> bool {
+    let policy = ctx.policy;
+    let Some(agent) = policy.agent.clone().filter(|_| cond.agent_commit) else {
+        return false;
+    };
+    let failed: Vec<String> = logs.iter().map(|f| f.name.clone()).collect();
+    let fresh = d.status.memory.last_fix_fingerprint.as_deref()
+        != Some(fingerprint(&failed, logs).as_str());
+    if failed.is_empty() || !policy.auto_fix || d.status.attempts >= policy.max_attempts || !fresh {
+        return false;
+    }
+    send_fix(d, snap, ctx, &agent, Why::FixSent, &failed, logs);
+    true
+}
+
+/// Lights `ci` for the owner with `why`, and tells them.
+fn light_ci(d: &mut Draft, failed: &[String], why: Why) {
+    d.status.pills.ci = true;
+    d.status.pills.ci_fixing = false;
+    d.status.why = Some(why);
+    d.note(
+        format!("ci lit: {}", report::failed(failed)),
+        Some(why.as_str()),
+    );
+    d.notify(Notice::ChecksFailed {
+        names: failed.to_vec(),
+        why,
+        attempts: d.status.attempts,
+    });
+}
+
+/// A guard stops auto-fix: lights `ci`, records why, tells the owner once.
+fn stop(d: &mut Draft, guard: Guard) {
+    let why = guard.why();
+    d.status.pills.ci = true;
+    d.status.pills.ci_fixing = false;
+    d.status.why = Some(why);
+    let notice = Notice::GuardStopped {
+        guard,
+        attempts: d.status.attempts,
+    };
+    d.note(report::headline(&notice), Some(why.as_str()));
+    d.notify(notice);
+}
+
+fn send_fix(
+    d: &mut Draft,
+    snap: &Snapshot,
+    ctx: &Context<'_>,
+    agent: &str,
+    why: Why,
+    failed: &[String],
+    logs: &[FailedCheck],
+) {
+    let checks: Vec<FailedCheck> = logs.iter().take(5).cloned().collect();
+    d.status.attempts += 1;
+    d.status.pills.ci = false;
+    d.status.pills.ci_fixing = true;
+    d.status.why = Some(why);
+    d.status.memory.last_fix_fingerprint = Some(fingerprint(failed, logs));
+    let id = send(
+        d,
+        snap,
+        ctx,
+        agent,
+        MessageKind::CiFailure,
+        why,
+        checks,
+        Vec::new(),
+    );
+    d.status.memory.fix = Some(FixInFlight {
+        message_id: id,
+        head_sha: snap.head.sha.clone(),
+        sent_at: ctx.now,
+        done_at: None,
+    });
+    d.note(
+        format!(
+            "sent {} to {agent} (attempt {})",
+            report::failed(failed),
+            d.status.attempts
+        ),
+        Some(why.as_str()),
+    );
+}
+
+/// Queues a message to the agent; returns its id.
+#[allow(clippy::too_many_arguments)]
+fn send(
+    d: &mut Draft,
+    snap: &Snapshot,
+    ctx: &Context<'_>,
+    agent: &str,
+    kind: MessageKind,
+    reason: Why,
+    checks: Vec<FailedCheck>,
+    feedback: Vec<Feedback>,
+) -> String {
+    let id = snap.pr.message_id(&[
+        snap.head.sha.short(),
+        kind.id_word(),
+        &ctx.now.timestamp().to_string(),
+    ]);
+    d.status.memory.agent_activity_at = Some(ctx.now);
+    d.actions.push(Action::SendToAgent(AgentRequest {
+        id: id.clone(),
+        agent: agent.to_owned(),
+        kind,
+        reason,
+        checks,
+        feedback,
+    }));
+    id
+}
+
+/// Failed names plus their log tails with numbers and hashes normalised away: the same
+/// failure with the same logs has the same fingerprint across heads.
+pub(crate) fn fingerprint(failed: &[String], logs: &[FailedCheck]) -> String {
+    let mut text = failed.join("\n");
+    for f in logs {
+        text.push('\n');
+        text.push_str(&f.name);
+        let mut last_digit = false;
+        for c in f.log_tail.chars() {
+            let digit = c.is_ascii_digit();
+            if !(digit && last_digit) {
+                text.push(if digit { '0' } else { c });
+            }
+            last_digit = digit;
+        }
+    }
+    report::fnv64(&text)
+}
+
+/// Review feedback: `cmt` counts unresolved threads; with `reviews: agent`, new items from
+/// allowed authors go to the agent once each.
+fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
+    let before = watch.status.pills.cmt;
+    d.status.pills.cmt = cond.unresolved_threads;
+    if cond.unresolved_threads != before {
+        d.note(
+            format!(
+                "cmt: {} unresolved review thread(s)",
+                cond.unresolved_threads
+            ),
+            None,
+        );
+        if cond.unresolved_threads > before && ctx.policy.reviews == Handler::Owner {
+            d.notify(Notice::Unresolved {
+                threads: cond.unresolved_threads,
+            });
+        }
+    }
+    if ctx.policy.reviews != Handler::Agent {
+        return;
+    }
+    let Some(agent) = ctx.policy.agent.clone() else {
+        return;
+    };
+    let allowed = |author: &Option<String>| {
+        author.as_deref().map(Login::new).is_some_and(|a| {
+            a.is(ctx.owner)
+                || snap.author.as_deref().is_some_and(|author| a.is(author))
+                || ctx.policy.trust.iter().any(|t| a.is(t))
+        })
+    };
+    let new: Vec<_> = feedback::items(snap, ctx.agent_logins)
+        .into_iter()
+        .filter(|f| feedback::is_new(f, ctx.seen) && allowed(&f.author))
+        .map(|f| Feedback {
+            body: crate::core::logs::feedback_body(&f.body, ctx.policy.log_tail_bytes),
+            ..f
+        })
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    d.seen.extend(feedback::seen_rows(&new));
+    let n = new.len();
+    send(
+        d,
+        snap,
+        ctx,
+        &agent,
+        MessageKind::ReviewFeedback,
+        Why::FixSent,
+        Vec::new(),
+        new,
+    );
+    d.note(
+        format!("sent {n} piece(s) of review feedback to {agent}"),
+        None,
+    );
+}

@@ -1,0 +1,1365 @@
+//! Table-driven tests of the decision core, with small builders for watches and snapshots
+//! that other modules' tests reuse.
+
+use chrono::{DateTime, Duration, Utc};
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::config::NotifyKind;
+use crate::model::watch::{MergeVia, Pills, Why};
+use crate::model::{
+    Check, CheckKind, CheckState, ForgeKind, HeadCommit, MergeMethod, MergeState, Mergeable, PrRef,
+    RepoSettings, ReviewThread, Sha,
+};
+
+pub(crate) fn t0() -> Instant {
+    DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+pub(crate) fn policy() -> Policy {
+    crate::config::Config::default().policy(None)
+}
+
+pub(crate) fn watch() -> Watch {
+    Watch {
+        id: 1,
+        pr: PrRef {
+            forge: ForgeKind::GitHub,
+            repo: "octo/app".into(),
+            number: 1,
+        },
+        job: None,
+        agent: None,
+        auto_fix: None,
+        paused: false,
+        added_at: t0(),
+        status: WatchStatus::default(),
+        next_tick_at: Some(t0()),
+        last_tick_at: None,
+        last_error: None,
+        unreadable: None,
+    }
+}
+
+/// A watch that already saw head `sha` at `seen` (long enough ago to be idle).
+pub(crate) fn watch_seen(sha: &str, seen: Instant) -> Watch {
+    let mut w = watch();
+    w.status.head_sha = Some(Sha(sha.into()));
+    w.status.head_seen_at = Some(seen);
+    w
+}
+
+pub(crate) fn check(name: &str, state: CheckState) -> Check {
+    Check {
+        name: name.into(),
+        kind: CheckKind::CheckRun,
+        state,
+        conclusion: None,
+        url: Some(format!(
+            "https://github.com/octo/app/actions/runs/1/job/{name}"
+        )),
+        job_id: Some(7),
+        run_id: Some(1),
+        workflow: Some("ci".into()),
+        event: Some("pull_request".into()),
+        started_at: None,
+        completed_at: None,
+        output: String::new(),
+        node_id: None,
+        failure_reason: None,
+    }
+}
+
+pub(crate) fn snap(sha: &str) -> Snapshot {
+    Snapshot {
+        pr: watch().pr,
+        node_id: "PR_1".into(),
+        url: "https://github.com/octo/app/pull/1".into(),
+        title: "Add a feature".into(),
+        state: PrState::Open,
+        draft: false,
+        author: Some("dev".into()),
+        head_ref: "feature".into(),
+        cross_repository: false,
+        head: HeadCommit {
+            sha: Sha(sha.into()),
+            author_login: Some("dev".into()),
+            committer_login: Some("dev".into()),
+            committed_at: Some(t0() - Duration::hours(1)),
+            parents: vec![],
+        },
+        base_ref: "main".into(),
+        labels: vec![],
+        mergeable: Mergeable::Mergeable,
+        merge_state: MergeState::Clean,
+        behind_by: Some(0),
+        checks: vec![check("lint", CheckState::Passed)],
+        checks_source: crate::model::ChecksSource::CommitPinned,
+        threads: vec![],
+        reviews: vec![],
+        comments: vec![],
+        failed_logs: vec![],
+        auto_merge_enabled: false,
+        repo: RepoSettings {
+            default_branch: "main".into(),
+            auto_merge_allowed: true,
+            allowed_methods: MergeMethod::PREFERENCE.to_vec(),
+        },
+        merge_queue: false,
+        queue_entry: None,
+        queue_failures: vec![],
+        queue_unfinished: vec![],
+    }
+}
+
+fn thread(resolved: bool) -> ReviewThread {
+    ReviewThread {
+        id: "PRRT_1".into(),
+        resolved,
+        outdated: false,
+        path: None,
+        line: None,
+        comments: vec![],
+    }
+}
+
+#[test]
+fn pills_table() {
+    let old = t0() - Duration::hours(1);
+    struct Case {
+        what: &'static str,
+        snap: Snapshot,
+        want: Pills,
+    }
+    let failing = Snapshot {
+        checks: vec![check("lint", CheckState::Failed)],
+        ..snap("a")
+    };
+    let cases = [
+        Case {
+            what: "green",
+            snap: snap("a"),
+            want: Pills::default(),
+        },
+        Case {
+            what: "a failed check lights ci",
+            snap: failing.clone(),
+            want: Pills {
+                ci: true,
+                ..Pills::default()
+            },
+        },
+        Case {
+            what: "a running check keeps ci dark until all are done",
+            snap: Snapshot {
+                checks: vec![
+                    check("lint", CheckState::Failed),
+                    check("test", CheckState::Pending),
+                ],
+                ..snap("a")
+            },
+            want: Pills::default(),
+        },
+        Case {
+            what: "a conflict lights cnf and takes precedence over failing checks",
+            snap: Snapshot {
+                mergeable: Mergeable::Conflicting,
+                merge_state: MergeState::Dirty,
+                ..failing
+            },
+            want: Pills {
+                cnf: true,
+                ..Pills::default()
+            },
+        },
+        Case {
+            what: "unknown mergeability is no conflict",
+            snap: Snapshot {
+                mergeable: Mergeable::Unknown,
+                merge_state: MergeState::Unknown,
+                ..snap("a")
+            },
+            want: Pills::default(),
+        },
+        Case {
+            what: "cmt counts unresolved threads only",
+            snap: Snapshot {
+                threads: vec![thread(false), thread(true), thread(false)],
+                ..snap("a")
+            },
+            want: Pills {
+                cmt: 2,
+                ..Pills::default()
+            },
+        },
+    ];
+    for c in cases {
+        let plan = Ctx::plain().decide(&watch_seen("a", old), &c.snap);
+        assert_eq!(plan.status.pills, c.want, "{}", c.what);
+    }
+}
+
+#[test]
+fn cadence_table() {
+    let long_ago = t0() - Duration::hours(1);
+    let fast = t0() + Duration::seconds(30);
+    let slow = t0() + Duration::seconds(300);
+    let mut armed = watch_seen("a", long_ago);
+    armed.status.merge_armed = true;
+    let recent_commit = Snapshot {
+        head: HeadCommit {
+            committed_at: Some(t0() - Duration::seconds(90)),
+            ..snap("a").head
+        },
+        ..snap("a")
+    };
+    let cases: Vec<(&str, Watch, Snapshot, Option<Instant>)> = vec![
+        (
+            "idle open PR",
+            watch_seen("a", long_ago),
+            snap("a"),
+            Some(slow),
+        ),
+        (
+            "checks running",
+            watch_seen("a", long_ago),
+            Snapshot {
+                checks: vec![check("t", CheckState::Pending)],
+                ..snap("a")
+            },
+            Some(fast),
+        ),
+        (
+            "a new head was just seen",
+            watch_seen("old", long_ago),
+            snap("a"),
+            Some(fast),
+        ),
+        (
+            "a commit in the last two minutes",
+            watch_seen("a", long_ago),
+            recent_commit,
+            Some(fast),
+        ),
+        ("a merge is armed", armed, snap("a"), Some(fast)),
+        (
+            "mergeability still computing",
+            watch_seen("a", long_ago),
+            Snapshot {
+                mergeable: Mergeable::Unknown,
+                ..snap("a")
+            },
+            Some(fast),
+        ),
+        (
+            "no checks yet after a push is pending",
+            watch_seen("a", t0() - Duration::seconds(200)),
+            Snapshot {
+                checks: vec![],
+                ..snap("a")
+            },
+            Some(fast),
+        ),
+        (
+            "merged",
+            watch_seen("a", long_ago),
+            Snapshot {
+                state: PrState::Merged,
+                ..snap("a")
+            },
+            None,
+        ),
+        (
+            "closed",
+            watch_seen("a", long_ago),
+            Snapshot {
+                state: PrState::Closed,
+                ..snap("a")
+            },
+            None,
+        ),
+    ];
+    for (what, w, s, want) in cases {
+        assert_eq!(Ctx::plain().decide(&w, &s).next_tick_at, want, "{what}");
+    }
+}
+
+#[test]
+fn merged_or_closed_clears_pills_and_records_the_end() {
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    w.status.pills = Pills {
+        ci: true,
+        ci_fixing: true,
+        cnf: true,
+        cmt: 3,
+    };
+    w.status.why = Some(Why::FixSent);
+    let plan = Ctx::plain().decide(
+        &w,
+        &Snapshot {
+            state: PrState::Merged,
+            ..snap("a")
+        },
+    );
+    assert_eq!(plan.status.state, PrState::Merged);
+    assert_eq!(plan.status.pills, Pills::default());
+    assert_eq!(plan.status.why, None);
+    assert!(
+        plan.history.iter().any(|h| h.what.starts_with("merged")),
+        "{:?}",
+        plan.history
+    );
+}
+
+#[test]
+fn a_new_head_is_recorded_once() {
+    let w = watch_seen("old", t0() - Duration::hours(1));
+    let plan = Ctx::plain().decide(&w, &snap("new"));
+    assert_eq!(plan.status.head_sha, Some(Sha("new".into())));
+    assert_eq!(plan.status.head_seen_at, Some(t0()));
+    let again = Watch {
+        status: plan.status.clone(),
+        ..w
+    };
+    let mut later = Ctx::plain();
+    later.now = t0() + Duration::seconds(30);
+    let second = later.decide(&again, &snap("new"));
+    assert_eq!(
+        second.status.head_seen_at,
+        Some(t0()),
+        "first-seen time is kept"
+    );
+    assert!(
+        second.history.is_empty(),
+        "nothing new, nothing recorded: {:?}",
+        second.history
+    );
+}
+
+#[test]
+fn pill_changes_are_recorded_in_history() {
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let failing = Snapshot {
+        checks: vec![check("lint", CheckState::Failed)],
+        ..snap("a")
+    };
+    let plan = Ctx::plain().decide(&w, &failing);
+    assert_eq!(plan.history.len(), 1);
+    assert_eq!(plan.history[0].what, "ci lit: lint failed");
+    let lit = Watch {
+        status: plan.status,
+        ..w
+    };
+    let cleared = Ctx::plain().decide(&lit, &snap("a"));
+    assert_eq!(cleared.history[0].what, "ci cleared: checks passed");
+}
+
+// ---------------------------------------------------------------------------------------
+// Remediation: seed 000's failure table, guards and clearing.
+
+use crate::core::flake::Classification;
+use crate::model::FailedCheck;
+
+pub(crate) fn failed_log(name: &str, tail: &str, infra: bool) -> FailedCheck {
+    FailedCheck {
+        name: name.into(),
+        url: Some(format!(
+            "https://github.com/octo/app/actions/runs/1/job/{name}"
+        )),
+        job_id: Some(11),
+        run_id: Some(1),
+        completed_at: Some(t0() - Duration::minutes(1)),
+        log_tail: tail.into(),
+        classification: if infra {
+            Classification::Infra {
+                evidence: tail.into(),
+            }
+        } else {
+            Classification::Real
+        },
+        unreadable: None,
+    }
+}
+
+/// A failing snapshot on head `sha` authored by `author`.
+fn failing(sha: &str, author: &str, tail: &str, infra: bool) -> Snapshot {
+    let mut s = snap(sha);
+    s.head.author_login = Some(author.into());
+    s.head.committer_login = Some(author.into());
+    s.checks = vec![check("lint", CheckState::Failed)];
+    s.failed_logs = vec![failed_log("lint", tail, infra)];
+    s
+}
+
+pub(crate) struct Ctx {
+    pub policy: Policy,
+    pub logins: Vec<Login>,
+    pub seen: BTreeMap<(String, String), String>,
+    pub now: Instant,
+    pub turn: bool,
+    pub fix_asked: bool,
+    pub intents: Vec<crate::model::intent::Intent>,
+}
+
+impl Ctx {
+    pub fn new() -> Self {
+        let mut policy = policy();
+        policy.agent = Some("fixer".into());
+        Ctx {
+            policy,
+            logins: vec!["fixer-bot".into()],
+            seen: BTreeMap::new(),
+            now: t0(),
+            turn: true,
+            fix_asked: false,
+            intents: Vec::new(),
+        }
+    }
+    /// No agent configured: every failure is the owner's.
+    pub fn plain() -> Self {
+        Ctx {
+            policy: policy(),
+            ..Ctx::new()
+        }
+    }
+    pub fn ctx(&self) -> Context<'_> {
+        Context {
+            policy: &self.policy,
+            now: self.now,
+            agent_logins: &self.logins,
+            owner: "owner",
+            update_turn: self.turn,
+            seen: &self.seen,
+            fix_asked: self.fix_asked,
+            intents: &self.intents,
+        }
+    }
+    pub fn decide(&self, w: &Watch, s: &Snapshot) -> Plan {
+        decide(w, s, &self.ctx())
+    }
+}
+
+pub(crate) fn sent(plan: &Plan) -> Vec<&AgentRequest> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::SendToAgent(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+pub(crate) fn notices(plan: &Plan) -> Vec<(NotifyKind, String)> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Notify(n) => Some((n.kind(), crate::core::report::headline(n))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs `plan` forward: the watch as recorded after it.
+pub(crate) fn after(w: &Watch, plan: &Plan) -> Watch {
+    Watch {
+        status: plan.status.clone(),
+        next_tick_at: plan.next_tick_at,
+        ..w.clone()
+    }
+}
+
+#[test]
+fn failure_table() {
+    struct Row {
+        what: &'static str,
+        snap: Snapshot,
+        tweak: fn(&mut Ctx),
+        why: Why,
+        ci: bool,
+        ci_fixing: bool,
+        sends: usize,
+        reruns: usize,
+        notice: Option<NotifyKind>,
+    }
+    let seen_long_ago = t0() - Duration::hours(1);
+    let rows = [
+        Row {
+            what: "agent's commit, auto-fix on: sent to the agent",
+            snap: failing("a", "fixer-bot", "error: unused variable", false),
+            tweak: |_| {},
+            why: Why::FixSent,
+            ci: false,
+            ci_fixing: true,
+            sends: 1,
+            reruns: 0,
+            notice: None,
+        },
+        Row {
+            what: "someone else's commit: ci for the owner",
+            snap: failing("a", "human", "error: unused variable", false),
+            tweak: |_| {},
+            why: Why::NotAgentCommit,
+            ci: true,
+            ci_fixing: false,
+            sends: 0,
+            reruns: 0,
+            notice: Some(NotifyKind::Ci),
+        },
+        Row {
+            what: "auto-fix off",
+            snap: failing("a", "fixer-bot", "error: unused variable", false),
+            tweak: |c| c.policy.auto_fix = false,
+            why: Why::AutoFixOff,
+            ci: true,
+            ci_fixing: false,
+            sends: 0,
+            reruns: 0,
+            notice: Some(NotifyKind::Ci),
+        },
+        Row {
+            what: "only infrastructure failures: re-run once, no notice",
+            snap: failing("a", "human", "No space left on device", true),
+            tweak: |_| {},
+            why: Why::InfraRerun,
+            ci: false,
+            ci_fixing: false,
+            sends: 0,
+            reruns: 1,
+            notice: None,
+        },
+        Row {
+            what: "the committer counts as the agent too",
+            snap: {
+                let mut s = failing("a", "human", "error", false);
+                s.head.committer_login = Some("fixer-bot".into());
+                s
+            },
+            tweak: |_| {},
+            why: Why::FixSent,
+            ci: false,
+            ci_fixing: true,
+            sends: 1,
+            reruns: 0,
+            notice: None,
+        },
+    ];
+    for row in rows {
+        let mut c = Ctx::new();
+        (row.tweak)(&mut c);
+        let plan = c.decide(&watch_seen("a", seen_long_ago), &row.snap);
+        assert_eq!(plan.status.why, Some(row.why), "{}", row.what);
+        assert_eq!(plan.status.pills.ci, row.ci, "{}", row.what);
+        assert_eq!(plan.status.pills.ci_fixing, row.ci_fixing, "{}", row.what);
+        assert_eq!(sent(&plan).len(), row.sends, "{}", row.what);
+        let reruns = plan
+            .actions
+            .iter()
+            .filter(|a| matches!(a, Action::RerunFailed { .. }))
+            .count();
+        assert_eq!(reruns, row.reruns, "{}", row.what);
+        assert_eq!(
+            notices(&plan).first().map(|n| n.0),
+            row.notice,
+            "{}",
+            row.what
+        );
+    }
+}
+
+#[test]
+fn the_same_failure_on_the_same_head_is_acted_on_once() {
+    let c = Ctx::new();
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let s = failing("a", "fixer-bot", "error: x", false);
+    let first = c.decide(&w, &s);
+    assert_eq!(sent(&first).len(), 1);
+    let second = c.decide(&after(&w, &first), &s);
+    assert!(second.actions.is_empty(), "{:?}", second.actions);
+    assert!(second.history.is_empty(), "{:?}", second.history);
+    assert_eq!(second.status, first.status);
+}
+
+#[test]
+fn infra_failing_again_after_the_rerun_lights_ci() {
+    let c = Ctx::new();
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let first = c.decide(&w, &failing("a", "human", "TLS handshake timeout", true));
+    assert_eq!(first.status.why, Some(Why::InfraRerun));
+    let mut again = failing("a", "human", "TLS handshake timeout", true);
+    again.failed_logs[0].completed_at = Some(t0());
+    let second = c.decide(&after(&w, &first), &again);
+    assert_eq!(second.status.why, Some(Why::InfraAgain));
+    assert!(second.status.pills.ci);
+    assert!(
+        !second
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::RerunFailed { .. })),
+        "re-run once per job per head"
+    );
+}
+
+#[test]
+fn guards_stop_auto_fix() {
+    let c = Ctx::new();
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    // same_failure: the agent's fix fails with the same logs.
+    let first = c.decide(&w, &failing("a", "fixer-bot", "error: x at line 12", false));
+    let w1 = after(&w, &first);
+    let second = c.decide(
+        &w1,
+        &failing("b", "fixer-bot", "error: x at line 13", false),
+    );
+    assert_eq!(second.status.why, Some(Why::SameFailure));
+    assert!(second.status.pills.ci);
+    assert_eq!(
+        notices(&second),
+        vec![(
+            NotifyKind::Guard,
+            "auto-fix stopped: the same failure came back (lint failed)".into()
+        )]
+    );
+
+    // max_attempts: three fixes with different failures, then a fourth failure.
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    for (i, sha) in ["a", "b", "c"].iter().enumerate() {
+        let plan = c.decide(
+            &w,
+            &failing(
+                sha,
+                "fixer-bot",
+                &format!("error kind {}", ["x", "y", "z"][i]),
+                false,
+            ),
+        );
+        assert_eq!(plan.status.why, Some(Why::FixSent), "attempt {i}");
+        w = after(&w, &plan);
+    }
+    let stop = c.decide(&w, &failing("d", "fixer-bot", "error kind w", false));
+    assert_eq!(stop.status.why, Some(Why::MaxAttempts));
+    assert_eq!(stop.status.attempts, 3);
+
+    // no_new_commit: the agent says done and the head has not moved.
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let first = c.decide(&w, &failing("a", "fixer-bot", "error", false));
+    let mut w1 = after(&w, &first);
+    w1.status.memory.fix.as_mut().unwrap().done_at = Some(t0());
+    let plan = c.decide(&w1, &failing("a", "fixer-bot", "error", false));
+    assert_eq!(plan.status.why, Some(Why::NoNewCommit));
+    assert!(plan.status.pills.ci);
+    // ... or the fix timeout passes.
+    let mut late = Ctx::new();
+    late.now = t0() + Duration::seconds(1801);
+    let plan = late.decide(
+        &after(&w, &first),
+        &failing("a", "fixer-bot", "error", false),
+    );
+    assert_eq!(plan.status.why, Some(Why::NoNewCommit));
+}
+
+#[test]
+fn clearing_and_reset() {
+    let c = Ctx::new();
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let first = c.decide(&w, &failing("a", "fixer-bot", "error", false));
+    assert!(first.status.pills.ci_fixing);
+    // A new head's checks start: ci… clears.
+    let mut running = snap("b");
+    running.checks = vec![check("lint", CheckState::Pending)];
+    let started = c.decide(&after(&w, &first), &running);
+    assert!(!started.status.pills.ci_fixing && !started.status.pills.ci);
+    assert_eq!(started.status.attempts, 1);
+    // Checks pass: the attempt count resets.
+    let passed = c.decide(&after(&w, &started), &snap("b"));
+    assert_eq!(passed.status.attempts, 0);
+    assert_eq!(passed.status.why, None);
+}
+
+#[test]
+fn a_conflict_beats_failing_checks_and_stays_the_owners() {
+    let c = Ctx::new();
+    let mut s = failing("a", "fixer-bot", "error", false);
+    s.mergeable = Mergeable::Conflicting;
+    s.merge_state = MergeState::Dirty;
+    let plan = c.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
+    assert!(plan.status.pills.cnf);
+    assert!(!plan.status.pills.ci);
+    assert!(sent(&plan).is_empty());
+    let mut agent = Ctx::new();
+    agent.policy.conflicts = crate::config::Handler::Agent;
+    let plan = agent.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
+    assert_eq!(sent(&plan)[0].kind, MessageKind::Conflict);
+}
+
+#[test]
+fn fix_it_bypasses_author_and_guards() {
+    let mut c = Ctx::new();
+    c.fix_asked = true;
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    w.status.attempts = 9;
+    let plan = c.decide(&w, &failing("a", "human", "error", false));
+    assert_eq!(plan.status.why, Some(Why::FixAsked));
+    assert_eq!(sent(&plan)[0].reason, Why::FixAsked);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reconcile merge.
+
+pub(crate) fn armed(sha: &str) -> Watch {
+    let mut w = watch_seen(sha, t0() - Duration::hours(1));
+    w.status.merge_armed = true;
+    w.status.armed_at = Some(t0() - Duration::hours(1));
+    w
+}
+
+#[test]
+fn merge_method_choice() {
+    use MergeMethod::{Merge, Rebase, Squash};
+    let cases: [(Option<MergeMethod>, &[MergeMethod], Option<MergeMethod>); 6] = [
+        (None, &[Squash, Merge, Rebase], Some(Squash)),
+        (None, &[Merge, Rebase], Some(Merge)),
+        (None, &[Rebase], Some(Rebase)),
+        (Some(Rebase), &[Squash, Rebase], Some(Rebase)),
+        (Some(Rebase), &[Squash, Merge], Some(Squash)),
+        (None, &[], None),
+    ];
+    for (preferred, allowed, want) in cases {
+        assert_eq!(
+            merge::method(preferred, allowed),
+            want,
+            "{preferred:?} {allowed:?}"
+        );
+    }
+}
+
+#[test]
+fn armed_pr_enables_auto_merge_every_tick_it_is_off() {
+    let c = Ctx::new();
+    let mut s = snap("a");
+    s.checks = vec![check("t", CheckState::Pending)];
+    let plan = c.decide(&armed("a"), &s);
+    assert_eq!(plan.status.merge_via, Some(MergeVia::AutoMerge));
+    assert!(plan.actions.contains(&Action::EnableAutoMerge {
+        method: MergeMethod::Squash,
+        merge_if_clean: None
+    }));
+    // Enabled: nothing to do. Found disabled behind our back: enabled again, and said so.
+    let on = Snapshot {
+        auto_merge_enabled: true,
+        ..s.clone()
+    };
+    assert!(c.decide(&after(&armed("a"), &plan), &on).actions.is_empty());
+    let again = c.decide(&after(&armed("a"), &plan), &s);
+    assert!(
+        again
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::EnableAutoMerge { .. }))
+    );
+    assert!(
+        again
+            .history
+            .iter()
+            .any(|h| h.what.contains("found disabled"))
+    );
+}
+
+#[test]
+fn a_clean_pr_carries_a_direct_merge_of_its_head() {
+    let c = Ctx::new();
+    let plan = c.decide(&armed("a"), &snap("a"));
+    assert!(plan.actions.contains(&Action::EnableAutoMerge {
+        method: MergeMethod::Squash,
+        merge_if_clean: Some(Sha("a".into()))
+    }));
+}
+
+#[test]
+fn without_auto_merge_it_merges_itself_once_when_ready() {
+    let c = Ctx::new();
+    let mut s = snap("a");
+    s.repo.auto_merge_allowed = false;
+    let plan = c.decide(&armed("a"), &s);
+    assert_eq!(plan.status.merge_via, Some(MergeVia::SelfMerge));
+    assert!(plan.actions.contains(&Action::Merge {
+        sha: Sha("a".into()),
+        method: MergeMethod::Squash
+    }));
+    let second = c.decide(&after(&armed("a"), &plan), &s);
+    assert!(
+        !second
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Merge { .. })),
+        "merges once per head"
+    );
+    // Not ready: failing checks, a draft, changes requested → no merge.
+    for blocked in [
+        Snapshot {
+            checks: vec![check("t", CheckState::Failed)],
+            ..s.clone()
+        },
+        Snapshot {
+            draft: true,
+            ..s.clone()
+        },
+        Snapshot {
+            mergeable: Mergeable::Unknown,
+            ..s.clone()
+        },
+    ] {
+        let plan = c.decide(&armed("a"), &blocked);
+        assert!(
+            !plan
+                .actions
+                .iter()
+                .any(|a| matches!(a, Action::Merge { .. })),
+            "{blocked:?}"
+        );
+    }
+}
+
+#[test]
+fn never_merges_what_was_not_armed() {
+    let c = Ctx::new();
+    let mut s = snap("a");
+    s.repo.auto_merge_allowed = false;
+    let plan = c.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
+    assert!(
+        !plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Merge { .. } | Action::EnableAutoMerge { .. }))
+    );
+}
+
+#[test]
+fn disarm_rules() {
+    let c = Ctx::new();
+    // A human pushes a new head.
+    let mut pushed = snap("b");
+    pushed.head.author_login = Some("human".into());
+    pushed.head.committer_login = Some("human".into());
+    let plan = c.decide(&armed("a"), &pushed);
+    assert!(!plan.status.merge_armed);
+    assert_eq!(notices(&plan), vec![(NotifyKind::Merge, "disarmed".into())]);
+    // The agent pushes: stays armed.
+    let mut agent = snap("b");
+    agent.head.author_login = Some("fixer-bot".into());
+    assert!(c.decide(&armed("a"), &agent).status.merge_armed);
+    // pr-monitor's own branch update: stays armed.
+    let mut updating = armed("a");
+    updating.status.memory.update_requested_for = Some(Sha("a".into()));
+    assert!(c.decide(&updating, &pushed).status.merge_armed);
+    // A base that is not the default branch.
+    let other_base = Snapshot {
+        base_ref: "release".into(),
+        ..snap("a")
+    };
+    let plan = c.decide(&armed("a"), &other_base);
+    assert!(!plan.status.merge_armed);
+    assert!(
+        plan.history
+            .iter()
+            .any(|h| h.what.contains("not the default branch")),
+        "{:?}",
+        plan.history
+    );
+    let mut allowed = Ctx::new();
+    allowed.policy.allow_non_default_base = true;
+    assert!(allowed.decide(&armed("a"), &other_base).status.merge_armed);
+    // Closed.
+    let plan = c.decide(
+        &armed("a"),
+        &Snapshot {
+            state: PrState::Closed,
+            ..snap("a")
+        },
+    );
+    assert!(!plan.status.merge_armed);
+}
+
+#[test]
+fn behind_branches_update_one_at_a_time_per_base() {
+    let mut c = Ctx::new();
+    let behind = Snapshot {
+        behind_by: Some(2),
+        merge_state: MergeState::Behind,
+        ..snap("a")
+    };
+    let plan = c.decide(&armed("a"), &behind);
+    assert!(plan.actions.contains(&Action::UpdateBranch {
+        expected_head: Sha("a".into()),
+        method: crate::config::UpdateMethod::Merge
+    }));
+    assert!(plan.status.memory.holds_update_turn);
+    assert!(
+        c.decide(&after(&armed("a"), &plan), &behind)
+            .actions
+            .iter()
+            .all(|a| !matches!(a, Action::UpdateBranch { .. })),
+        "once per head"
+    );
+    c.turn = false;
+    assert!(
+        !c.decide(&armed("a"), &behind)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. }))
+    );
+
+    // The queue: oldest armed first; the next only once the first is done or failing.
+    let mk = |id: i64, mins: i64, behind: bool| {
+        let mut w = armed("a");
+        w.id = id;
+        w.pr.number = id as u64;
+        w.status.base_ref = Some("main".into());
+        w.status.armed_at = Some(t0() - Duration::minutes(mins));
+        w.status.memory.behind = behind;
+        w
+    };
+    let line = vec![mk(1, 10, true), mk(2, 30, true), mk(3, 20, true)];
+    assert_eq!(update_turns(&line, &BTreeMap::new()), vec![2]);
+    let mut failing_first = line.clone();
+    failing_first[1].status.pills.ci = true;
+    assert_eq!(update_turns(&failing_first, &BTreeMap::new()), vec![3]);
+    let mut merged_first = line;
+    merged_first[1].status.state = PrState::Merged;
+    assert_eq!(update_turns(&merged_first, &BTreeMap::new()), vec![3]);
+}
+
+#[test]
+fn effective_review_decision() {
+    use crate::model::{Review, ReviewState};
+    let review = |who: &str, state: ReviewState, min: i64| Review {
+        id: format!("{who}{min}"),
+        database_id: None,
+        author: Some(who.into()),
+        state,
+        body: String::new(),
+        url: None,
+        submitted_at: Some(t0() + Duration::minutes(min)),
+        updated_at: None,
+    };
+    let mut s = snap("a");
+    s.reviews = vec![
+        review("r", ReviewState::ChangesRequested, 0),
+        review("r", ReviewState::Approved, 5),
+    ];
+    assert_eq!(merge::effective_decision(&s), Some(ReviewState::Approved));
+    s.reviews.push(review("r", ReviewState::Commented, 9));
+    assert_eq!(
+        merge::effective_decision(&s),
+        Some(ReviewState::Approved),
+        "COMMENTED does not override"
+    );
+    s.reviews
+        .push(review("q", ReviewState::ChangesRequested, 1));
+    assert_eq!(
+        merge::effective_decision(&s),
+        Some(ReviewState::ChangesRequested)
+    );
+}
+
+#[test]
+fn a_pr_that_does_not_move_is_reported_stuck_once() {
+    let mut c = Ctx::plain();
+    c.policy.stuck_after_sec = Some(7200);
+    let w = watch_seen("a", t0() - Duration::hours(3));
+    let plan = c.decide(&w, &snap("a"));
+    assert_eq!(
+        notices(&plan),
+        vec![(NotifyKind::Stuck, "stuck for 3h00m".into())]
+    );
+    assert!(
+        c.decide(&after(&w, &plan), &snap("a")).actions.is_empty(),
+        "once per head"
+    );
+    let fresh = watch_seen("a", t0() - Duration::hours(1));
+    assert!(c.decide(&fresh, &snap("a")).actions.is_empty());
+}
+
+#[test]
+fn a_head_committed_during_a_command_agents_run_is_the_agents() {
+    let c = Ctx::new();
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    let run_end = t0() - Duration::minutes(5);
+    w.status.memory.agent_run = Some((run_end - Duration::minutes(3), run_end));
+    for (committed, agents) in [
+        (run_end - Duration::minutes(1), true),
+        (run_end + Duration::seconds(15), true),
+        (run_end + Duration::seconds(16), false),
+        (run_end - Duration::minutes(4), false),
+    ] {
+        let mut s = failing("b", "human", "error", false);
+        s.head.committed_at = Some(committed);
+        let plan = c.decide(&w, &s);
+        let want = if agents {
+            Why::FixSent
+        } else {
+            Why::NotAgentCommit
+        };
+        assert_eq!(plan.status.why, Some(want), "committed at {committed}");
+    }
+}
+
+#[test]
+fn update_branch_policy() {
+    use crate::config::UpdateBranch;
+    let behind = Snapshot {
+        behind_by: Some(2),
+        ..snap("a")
+    };
+    let updates = |policy: UpdateBranch, w: &Watch, turn: bool| {
+        let mut c = Ctx::new();
+        c.policy.update_branch = policy;
+        c.turn = turn;
+        c.decide(w, &behind)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. }))
+    };
+    let idle = watch_seen("a", t0() - Duration::hours(1));
+    let cases = [
+        (
+            "armed policy, not armed",
+            UpdateBranch::Armed,
+            &idle,
+            true,
+            false,
+        ),
+        (
+            "armed policy, armed, its turn",
+            UpdateBranch::Armed,
+            &armed("a"),
+            true,
+            true,
+        ),
+        (
+            "armed policy, armed, not its turn",
+            UpdateBranch::Armed,
+            &armed("a"),
+            false,
+            false,
+        ),
+        (
+            "always, not armed",
+            UpdateBranch::Always,
+            &idle,
+            false,
+            true,
+        ),
+        (
+            "always, armed waits its turn",
+            UpdateBranch::Always,
+            &armed("a"),
+            false,
+            false,
+        ),
+        ("never", UpdateBranch::Never, &armed("a"), true, false),
+    ];
+    for (what, policy, w, turn, want) in cases {
+        assert_eq!(updates(policy, w, turn), want, "{what}");
+    }
+    // Never on a conflict or a failing head: a conflict is not staleness.
+    let mut c = Ctx::new();
+    c.policy.update_branch = UpdateBranch::Always;
+    let conflicting = Snapshot {
+        mergeable: Mergeable::Conflicting,
+        ..behind.clone()
+    };
+    assert!(
+        !c.decide(&idle, &conflicting)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. }))
+    );
+}
+
+#[test]
+fn the_update_turn_reads_this_ticks_snapshots() {
+    // Never ticked: the stored state knows nothing of behind or the base.
+    let mk = |id: i64, mins: i64| {
+        let mut w = armed("a");
+        w.id = id;
+        w.pr.number = id as u64;
+        w.status.base_ref = None;
+        w.status.armed_at = Some(t0() - Duration::minutes(mins));
+        w
+    };
+    let line = vec![mk(1, 10), mk(2, 30), mk(3, 20)];
+    assert!(update_turns(&line, &BTreeMap::new()).is_empty());
+    let behind = Snapshot {
+        behind_by: Some(2),
+        ..snap("a")
+    };
+    let fresh: BTreeMap<i64, &Snapshot> = [(1, &behind), (2, &behind), (3, &behind)].into();
+    assert_eq!(
+        update_turns(&line, &fresh),
+        vec![2],
+        "the oldest armed, at once"
+    );
+}
+
+#[test]
+fn readiness_is_one_rule_for_the_tick_and_check() {
+    let criteria = merge::Criteria {
+        required_labels: vec![],
+        required_approvals_from: vec!["Ci-Bot".into()],
+    };
+    let mut s = snap("a");
+    s.reviews = vec![crate::model::Review {
+        id: "R1".into(),
+        database_id: None,
+        author: Some("ci-bot".into()),
+        state: crate::model::ReviewState::Approved,
+        body: String::new(),
+        url: None,
+        submitted_at: Some(t0()),
+        updated_at: None,
+    }];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert!(r.ready, "approvals match logins in any letter case: {r:?}");
+    assert!(merge::readiness(&s, &Verdict::NoChecks, &criteria).ready);
+    assert!(!merge::readiness(&s, &Verdict::AwaitingChecks, &criteria).ready);
+    let blocked = Snapshot {
+        merge_state: MergeState::Blocked,
+        ..s.clone()
+    };
+    assert!(!merge::readiness(&blocked, &Verdict::Passed, &criteria).ready);
+    let unknown = Snapshot {
+        mergeable: Mergeable::Unknown,
+        ..s
+    };
+    assert!(!merge::readiness(&unknown, &Verdict::Passed, &criteria).ready);
+}
+
+#[test]
+fn agent_logins_ignore_letter_case() {
+    let mut c = Ctx::new();
+    c.logins = vec![Login::new("Fixer-Bot")];
+    let mut s = snap("a");
+    s.head.author_login = Some("fixer-bot".into());
+    s.head.committer_login = Some("FIXER-BOT".into());
+    let cond = condition(&watch().status, &s, &c.ctx());
+    assert!(cond.agent_commit);
+}
+
+// ---------------------------------------------------------------------------------------
+// Recorded intents.
+
+fn intent(
+    kind: crate::model::intent::IntentKind,
+    head: &str,
+    detail: &str,
+) -> crate::model::intent::Intent {
+    crate::model::intent::Intent {
+        id: 7,
+        kind,
+        head: Sha(head.into()),
+        detail: detail.into(),
+        created_at: t0() - Duration::seconds(30),
+    }
+}
+
+#[test]
+fn own_branch_update_table() {
+    use crate::model::intent::IntentKind::UpdateBranch;
+    let merged_update = |by: &str, parent: &str| {
+        let mut s = snap("b");
+        s.head.author_login = Some(by.into());
+        s.head.committer_login = Some(by.into());
+        s.head.parents = vec![Sha(parent.into())];
+        s
+    };
+    let cases = [
+        (
+            "a merge update of the recorded head by the token's login",
+            merged_update("Owner", "a"),
+            intent(UpdateBranch, "a", "merge"),
+            true,
+        ),
+        (
+            "someone else's merge of the base into the recorded head",
+            merged_update("human", "a"),
+            intent(UpdateBranch, "a", "merge"),
+            false,
+        ),
+        (
+            "the token's login, but on top of another head",
+            merged_update("owner", "z"),
+            intent(UpdateBranch, "a", "merge"),
+            false,
+        ),
+        (
+            "a rebase update rewrites every commit: who made it tells",
+            merged_update("owner", "z"),
+            intent(UpdateBranch, "a", "rebase"),
+            true,
+        ),
+        (
+            "the head has not moved",
+            merged_update("owner", "a"),
+            intent(UpdateBranch, "b", "merge"),
+            false,
+        ),
+    ];
+    for (what, s, i, own) in cases {
+        assert_eq!(intents::own_update(&s, &i, "owner"), own, "{what}");
+    }
+}
+
+#[test]
+fn a_recorded_branch_update_is_never_a_foreign_push() {
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(
+        crate::model::intent::IntentKind::UpdateBranch,
+        "a",
+        "merge",
+    )];
+    let mut s = snap("b");
+    s.head.author_login = Some("owner".into());
+    s.head.committer_login = Some("owner".into());
+    s.head.parents = vec![Sha("a".into())];
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.status.merge_armed, "{:?}", plan.history);
+    assert_eq!(plan.resolved_intents, vec![7]);
+    // Without the intent, the same head is a push from elsewhere.
+    c.intents.clear();
+    assert!(!c.decide(&armed("a"), &s).status.merge_armed);
+}
+
+#[test]
+fn a_recorded_update_not_shown_yet_stays_open_for_a_while() {
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(
+        crate::model::intent::IntentKind::UpdateBranch,
+        "a",
+        "merge",
+    )];
+    assert!(
+        c.decide(&armed("a"), &snap("a"))
+            .resolved_intents
+            .is_empty()
+    );
+    c.now = t0() + Duration::seconds(intents::UPDATE_SHOWS_WITHIN_SECS);
+    assert_eq!(c.decide(&armed("a"), &snap("a")).resolved_intents, vec![7]);
+}
+
+#[test]
+fn a_recorded_rerun_counts_as_done_for_its_job_and_head() {
+    let mut c = Ctx::new();
+    c.intents = vec![intent(
+        crate::model::intent::IntentKind::Rerun,
+        "a",
+        "a:lint",
+    )];
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    // The run died after the re-run: the next read still sees the old failure.
+    let plan = c.decide(&w, &failing("a", "human", "TLS handshake timeout", true));
+    assert!(
+        !plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::RerunFailed { .. })),
+        "{:?}",
+        plan.actions
+    );
+    assert_eq!(plan.status.why, Some(Why::InfraAgain));
+    assert_eq!(notices(&plan).len(), 1, "the owner hears it failed again");
+    assert_eq!(plan.resolved_intents, vec![7]);
+}
+
+#[test]
+fn a_recorded_arm_is_remembered_when_the_forge_shows_it_on() {
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(crate::model::intent::IntentKind::Arm, "a", "squash")];
+    let mut s = snap("a");
+    s.auto_merge_enabled = true;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.status.memory.auto_merge_enabled_once);
+    assert_eq!(plan.resolved_intents, vec![7]);
+}
+
+#[test]
+fn a_conflicted_armed_pr_asks_for_auto_merge_only_once_the_conflict_clears() {
+    let c = Ctx::plain();
+    let enables = |plan: &Plan| {
+        plan.actions
+            .iter()
+            .filter(|a| matches!(a, Action::EnableAutoMerge { .. }))
+            .count()
+    };
+    let mut conflicted = snap("a");
+    conflicted.checks = vec![check("t", CheckState::Passed)];
+    conflicted.mergeable = Mergeable::Conflicting;
+    conflicted.merge_state = MergeState::Dirty;
+    let mut w = armed("a");
+    w.status.memory.auto_merge_enabled_once = true;
+    // (ticks while conflicted, conflict cleared?) → auto-merge requests on the last tick.
+    let cases = [
+        ("first tick of a conflict", 1, false, 0),
+        ("every later tick of it", 3, false, 0),
+        ("the tick the conflict clears", 2, true, 1),
+    ];
+    for (what, conflicted_ticks, clears, want) in cases {
+        let mut w = w.clone();
+        let mut last = None;
+        for _ in 0..conflicted_ticks {
+            let plan = c.decide(&w, &conflicted);
+            w = after(&w, &plan);
+            last = Some(plan);
+        }
+        let plan = if clears {
+            let mut clean = conflicted.clone();
+            clean.mergeable = Mergeable::Mergeable;
+            clean.merge_state = MergeState::Blocked;
+            c.decide(&w, &clean)
+        } else {
+            last.expect("a tick")
+        };
+        assert_eq!(enables(&plan), want, "{what}: {:?}", plan.actions);
+    }
+}
+
+#[test]
+fn a_log_that_could_not_be_read_defers_the_fix_without_spending_an_attempt() {
+    let c = Ctx::new();
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let mut unread = failing("a", "fixer-bot", "", false);
+    unread.failed_logs[0].unreadable = Some("HTTP 500".into());
+    let waited = c.decide(&w, &unread);
+    assert!(sent(&waited).is_empty(), "{:?}", waited.actions);
+    assert_eq!(waited.status.attempts, 0);
+    assert_eq!(waited.status.memory.handled_failure, None);
+    assert_eq!(waited.status.memory.last_fix_fingerprint, None);
+    assert!(
+        waited
+            .history
+            .iter()
+            .any(|h| h.what.contains("could not be read") && h.what.contains("no attempt spent")),
+        "{:?}",
+        waited.history
+    );
+    assert_eq!(
+        waited.next_tick_at,
+        Some(t0() + Duration::seconds(i64::try_from(c.policy.poll_sec).unwrap())),
+        "the next tick comes soon"
+    );
+    // The next tick reads the log: the fix goes with it, one attempt.
+    let read = failing("a", "fixer-bot", "error: x", false);
+    let sent_plan = c.decide(&after(&w, &waited), &read);
+    assert_eq!(sent(&sent_plan).len(), 1);
+    assert_eq!(sent_plan.status.attempts, 1);
+    assert_eq!(sent_plan.status.memory.log_waits, 0);
+    // A log that never comes is waited for a bounded number of ticks.
+    let mut w = w;
+    for _ in 0..remediate::MAX_LOG_WAITS {
+        let plan = c.decide(&w, &unread);
+        assert!(sent(&plan).is_empty());
+        w = after(&w, &plan);
+    }
+    assert_eq!(sent(&c.decide(&w, &unread)).len(), 1);
+}

@@ -1,0 +1,13 @@
+//! PURE: the functional core. Stored state + a snapshot + policy + the clock in, a plan and its
+//! words out. Nothing here reads the clock, the environment, a file or the network: time is an
+//! argument, and the plan says when to look again.
+
+pub mod budget;
+pub mod checks;
+pub mod decide;
+pub mod feedback;
+pub mod flake;
+pub mod focus;
+pub mod logs;
+pub mod report;
+pub mod text;

@@ -1,0 +1,895 @@
+//! Domain types: what a pull request *is* to pr-monitor, independent of any forge's wire format.
+//!
+//! Forge clients convert their JSON into these types in one place (`forge::github`), so the
+//! decision core never sees a `serde_json::Value`. Everything here is plain data.
+
+pub mod intent;
+pub mod message;
+pub mod plan;
+pub mod watch;
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// An instant on pr-monitor's clock (the real one, or `--now`).
+pub type Instant = DateTime<Utc>;
+
+/// How every instant is written (database, JSON, seen keys, messages): RFC 3339 in UTC, to the
+/// second. One spelling, so a stored key written by one module matches a key built by another.
+pub fn stamp(t: Instant) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// [`stamp`] of an instant that may be unknown: empty when it is.
+pub fn stamp_or_empty(t: Option<Instant>) -> String {
+    t.map(stamp).unwrap_or_default()
+}
+
+/// Which forge a pull request lives on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    GitHub,
+    GitLab,
+}
+
+impl ForgeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "github",
+            ForgeKind::GitLab => "gitlab",
+        }
+    }
+
+    /// What the forge calls its merge queue: GitHub's merge queue, GitLab's merge train.
+    pub fn queue_noun(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "merge queue",
+            ForgeKind::GitLab => "merge train",
+        }
+    }
+}
+
+impl FromStr for ForgeKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "github" => Ok(ForgeKind::GitHub),
+            "gitlab" => Ok(ForgeKind::GitLab),
+            other => Err(format!("unknown forge `{other}`")),
+        }
+    }
+}
+
+/// A forge login. GitHub and GitLab logins ignore letter case, so two logins are equal when
+/// they match ignoring ASCII case; the spelling given is kept for display.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Login(String);
+
+impl Login {
+    pub fn new(login: impl Into<String>) -> Self {
+        Login(login.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `login` (as the forge spelled it) is this login.
+    pub fn is(&self, login: &str) -> bool {
+        self.0.eq_ignore_ascii_case(login)
+    }
+
+    /// Whether `login` is one of `logins`.
+    pub fn any_is(logins: &[Login], login: Option<&str>) -> bool {
+        login.is_some_and(|l| logins.iter().any(|x| x.is(l)))
+    }
+}
+
+impl PartialEq for Login {
+    fn eq(&self, other: &Self) -> bool {
+        self.is(&other.0)
+    }
+}
+
+impl Eq for Login {}
+
+impl From<&str> for Login {
+    fn from(s: &str) -> Self {
+        Login::new(s)
+    }
+}
+
+impl fmt::Display for Login {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A pull request (GitHub) or merge request (GitLab): the identity of a watch.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PrRef {
+    pub forge: ForgeKind,
+    /// `owner/name` on GitHub, `group/…/project` on GitLab.
+    pub repo: String,
+    pub number: u64,
+}
+
+/// The accepted spellings of a PR reference, for error messages.
+pub const PR_REF_FORMS: &str = "https://github.com/OWNER/REPO/pull/N, \
+https://gitlab.com/GROUP/PROJECT/-/merge_requests/N, OWNER/REPO#N (GitHub) or GROUP/PROJECT!N (GitLab)";
+
+impl PrRef {
+    pub fn github(repo: &str, number: u64) -> Self {
+        PrRef {
+            forge: ForgeKind::GitHub,
+            repo: repo.to_owned(),
+            number,
+        }
+    }
+
+    /// The canonical web address, used as the watch's name in every output.
+    pub fn url(&self) -> String {
+        match self.forge {
+            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
+            ForgeKind::GitLab => {
+                format!(
+                    "https://gitlab.com/{}/-/merge_requests/{}",
+                    self.repo, self.number
+                )
+            }
+        }
+    }
+
+    /// `PR #342` or `MR !57`: how notices name the PR.
+    pub fn short(&self) -> String {
+        match self.forge {
+            ForgeKind::GitHub => format!("PR #{}", self.number),
+            ForgeKind::GitLab => format!("MR !{}", self.number),
+        }
+    }
+
+    /// The id of a message about this PR: `octo-app-342-<parts joined by ->`. The one builder
+    /// of outbox and agent-message ids.
+    pub fn message_id(&self, parts: &[&str]) -> String {
+        let mut id = format!("{}-{}", self.repo.replace('/', "-"), self.number);
+        for part in parts {
+            id.push('-');
+            id.push_str(part);
+        }
+        id
+    }
+
+    pub fn owner_and_name(&self) -> (&str, &str) {
+        self.repo.split_once('/').unwrap_or((&self.repo, ""))
+    }
+}
+
+impl fmt::Display for PrRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.forge {
+            ForgeKind::GitHub => write!(f, "{}#{}", self.repo, self.number),
+            ForgeKind::GitLab => write!(f, "{}!{}", self.repo, self.number),
+        }
+    }
+}
+
+/// The web hosts a PR address may name, per forge: `github.com` and `gitlab.com` always, plus
+/// the hosts of the configured APIs (GitHub Enterprise, self-managed GitLab, a test server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForgeHosts {
+    pub github: Vec<String>,
+    pub gitlab: Vec<String>,
+}
+
+impl Default for ForgeHosts {
+    fn default() -> Self {
+        ForgeHosts {
+            github: vec!["github.com".to_owned()],
+            gitlab: vec!["gitlab.com".to_owned()],
+        }
+    }
+}
+
+impl ForgeHosts {
+    /// The defaults plus the web hosts behind the two API addresses (`api.HOST` → `HOST`).
+    pub fn with_apis(github_api: &str, gitlab_api: &str) -> Self {
+        let mut hosts = ForgeHosts::default();
+        for (api, list) in [
+            (github_api, &mut hosts.github),
+            (gitlab_api, &mut hosts.gitlab),
+        ] {
+            if let Some(host) = url_host(api) {
+                let web = host.strip_prefix("api.").unwrap_or(&host).to_owned();
+                if !list.contains(&web) {
+                    list.push(web);
+                }
+            }
+        }
+        hosts
+    }
+
+    fn allows(&self, forge: ForgeKind, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        let host = host.strip_prefix("www.").unwrap_or(&host);
+        let list = match forge {
+            ForgeKind::GitHub => &self.github,
+            ForgeKind::GitLab => &self.gitlab,
+        };
+        list.iter().any(|h| h == host)
+    }
+}
+
+/// The host (with its port, lower-cased) of an `http(s)://` address; `None` for anything else
+/// or an address carrying userinfo.
+fn url_host(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    Some(authority.to_ascii_lowercase())
+}
+
+/// A PR number as the forges store it: 1 up to 2³¹ − 1.
+fn pr_number(n: &str) -> Option<u64> {
+    n.parse::<u64>()
+        .ok()
+        .filter(|n| (1..=u64::from(i32::MAX.unsigned_abs())).contains(n))
+}
+
+/// A repository path of `min..=max` parts, each a real name: ASCII letters, digits, `-`, `_`
+/// and `.`, not only dots (`.`, `..`), not starting with `-`, not ending in `.git` or `.atom`.
+fn valid_repo(r: &str, min_parts: usize, max_parts: usize) -> bool {
+    let parts: Vec<&str> = r.split('/').collect();
+    parts.len() >= min_parts
+        && parts.len() <= max_parts
+        && parts.iter().all(|p| {
+            p.len() <= 100
+                && p.chars().any(|c| c != '.')
+                && !p.starts_with('-')
+                && ![".git", ".atom"].iter().any(|ext| {
+                    p.len() >= ext.len() && p[p.len() - ext.len()..].eq_ignore_ascii_case(ext)
+                })
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        })
+}
+
+impl PrRef {
+    /// Parses every form in [`PR_REF_FORMS`]; an address must name one of `hosts` for the
+    /// forge its path shape says.
+    pub fn parse_on(s: &str, hosts: &ForgeHosts) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a pull request reference; use {PR_REF_FORMS}");
+        let s = s.trim();
+        if s.starts_with("https://") || s.starts_with("http://") {
+            let host = url_host(s).ok_or_else(bad)?;
+            let rest = s.split_once("://").map_or("", |(_, r)| r);
+            let path = rest.split_once('/').map(|(_, p)| p).ok_or_else(bad)?;
+            let path = path
+                .split(['?', '#'])
+                .next()
+                .unwrap_or("")
+                .trim_end_matches('/');
+            let (forge, repo, n, max_parts) =
+                if let Some((repo, n)) = path.split_once("/-/merge_requests/") {
+                    (ForgeKind::GitLab, repo, n, 20)
+                } else if let Some((repo, n)) = path.split_once("/pull/") {
+                    (ForgeKind::GitHub, repo, n, 2)
+                } else {
+                    return Err(bad());
+                };
+            if !hosts.allows(forge, &host) {
+                return Err(format!(
+                    "`{s}` names host `{host}`, which is not a configured {} host ({})",
+                    forge.as_str(),
+                    match forge {
+                        ForgeKind::GitHub => hosts.github.join(", "),
+                        ForgeKind::GitLab => hosts.gitlab.join(", "),
+                    }
+                ));
+            }
+            let n = pr_number(n.split('/').next().unwrap_or("")).ok_or_else(bad)?;
+            if !valid_repo(repo, 2, max_parts) {
+                return Err(bad());
+            }
+            return Ok(PrRef {
+                forge,
+                repo: repo.into(),
+                number: n,
+            });
+        }
+        if let Some((repo, n)) = s.split_once('#') {
+            if let Some(n) = pr_number(n).filter(|_| valid_repo(repo, 2, 2)) {
+                return Ok(PrRef::github(repo, n));
+            }
+        } else if let Some((repo, n)) = s.split_once('!')
+            && let Some(n) = pr_number(n).filter(|_| valid_repo(repo, 2, 20))
+        {
+            return Ok(PrRef {
+                forge: ForgeKind::GitLab,
+                repo: repo.into(),
+                number: n,
+            });
+        }
+        Err(bad())
+    }
+}
+
+impl FromStr for PrRef {
+    type Err = String;
+
+    /// [`PrRef::parse_on`] the default hosts, `github.com` and `gitlab.com`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PrRef::parse_on(s, &ForgeHosts::default())
+    }
+}
+
+/// A commit id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Sha(pub String);
+
+impl Sha {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    /// The first seven characters, as people write them.
+    pub fn short(&self) -> &str {
+        self.0.get(..7).unwrap_or(&self.0)
+    }
+}
+
+impl fmt::Display for Sha {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether the PR is still open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrState {
+    Open,
+    Merged,
+    Closed,
+}
+
+impl PrState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrState::Open => "open",
+            PrState::Merged => "merged",
+            PrState::Closed => "closed",
+        }
+    }
+    pub fn is_final(self) -> bool {
+        !matches!(self, PrState::Open)
+    }
+}
+
+impl FromStr for PrState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "open" => Ok(PrState::Open),
+            "merged" => Ok(PrState::Merged),
+            "closed" => Ok(PrState::Closed),
+            other => Err(format!("unknown PR state `{other}`")),
+        }
+    }
+}
+
+/// Where a check came from on the head commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// A check run (GitHub Actions and other apps), or a GitLab job.
+    CheckRun,
+    /// A commit status (the older statuses API).
+    Status,
+}
+
+/// A check's state, bucketed the way a person reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckState {
+    /// Queued, in progress, waiting, requested, expected, stale.
+    Pending,
+    Passed,
+    /// Neutral or skipped: counts as neither passed nor failed.
+    Skipped,
+    /// Failure, error, timed out, startup failure, action required, cancelled.
+    Failed,
+}
+
+/// One check on the head commit, newest per (name, workflow, event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub kind: CheckKind,
+    pub state: CheckState,
+    /// The forge's own conclusion word, lowercased (`failure`, `timed_out`, `cancelled` …).
+    pub conclusion: Option<String>,
+    pub url: Option<String>,
+    /// The job behind a check run, whose log can be read (GitHub Actions job id, GitLab job id).
+    pub job_id: Option<u64>,
+    /// The workflow run (GitHub) or pipeline (GitLab) the job belongs to, for re-runs.
+    pub run_id: Option<u64>,
+    pub workflow: Option<String>,
+    pub event: Option<String>,
+    pub started_at: Option<Instant>,
+    pub completed_at: Option<Instant>,
+    /// Text the check itself reports (title, summary, annotations; GitLab's failure_reason).
+    pub output: String,
+    /// GitLab's machine-readable `failure_reason` of a job (`runner_system_failure` …).
+    pub failure_reason: Option<String>,
+    /// The forge's id for the check run (GraphQL node id), to read its annotations.
+    pub node_id: Option<String>,
+}
+
+/// Which data a snapshot's checks came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChecksSource {
+    /// The check runs and statuses pinned to the head commit.
+    CommitPinned,
+    /// The PR's rollup of the same head: the fallback when commit-pinned data is missing.
+    PrChecks,
+}
+
+impl ChecksSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChecksSource::CommitPinned => "commit-pinned",
+            ChecksSource::PrChecks => "pr-checks",
+        }
+    }
+}
+
+/// Whether the head can merge into the base without conflict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Mergeable {
+    Mergeable,
+    Conflicting,
+    /// Still being computed: neither clean nor conflicting.
+    Unknown,
+}
+
+impl Mergeable {
+    /// GitHub's spelling (`MERGEABLE`, `CONFLICTING`, `UNKNOWN`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mergeable::Mergeable => "MERGEABLE",
+            Mergeable::Conflicting => "CONFLICTING",
+            Mergeable::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// The forge's summary of why a PR can or cannot merge (GitHub's `mergeStateStatus`).
+/// Lossy: BLOCKED hides BEHIND. Kept for display and as one input among the underlying facts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MergeState {
+    Behind,
+    Blocked,
+    Clean,
+    Dirty,
+    Draft,
+    HasHooks,
+    Unknown,
+    Unstable,
+    Other(String),
+}
+
+impl MergeState {
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "BEHIND" => MergeState::Behind,
+            "BLOCKED" => MergeState::Blocked,
+            "CLEAN" => MergeState::Clean,
+            "DIRTY" => MergeState::Dirty,
+            "DRAFT" => MergeState::Draft,
+            "HAS_HOOKS" => MergeState::HasHooks,
+            "UNKNOWN" => MergeState::Unknown,
+            "UNSTABLE" => MergeState::Unstable,
+            other => MergeState::Other(other.to_owned()),
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        match self {
+            MergeState::Behind => "BEHIND",
+            MergeState::Blocked => "BLOCKED",
+            MergeState::Clean => "CLEAN",
+            MergeState::Dirty => "DIRTY",
+            MergeState::Draft => "DRAFT",
+            MergeState::HasHooks => "HAS_HOOKS",
+            MergeState::Unknown => "UNKNOWN",
+            MergeState::Unstable => "UNSTABLE",
+            MergeState::Other(s) => s,
+        }
+    }
+}
+
+/// The head commit and who made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadCommit {
+    pub sha: Sha,
+    pub author_login: Option<String>,
+    pub committer_login: Option<String>,
+    pub committed_at: Option<Instant>,
+    /// The head's parent commits (a merge commit has two), where the forge says.
+    #[serde(default)]
+    pub parents: Vec<Sha>,
+}
+
+/// A comment: on the conversation (an issue comment), or inside a review thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: String,
+    /// The REST id (what `in_reply_to` takes).
+    pub database_id: Option<u64>,
+    pub author: Option<String>,
+    pub body: String,
+    pub url: Option<String>,
+    pub updated_at: Option<Instant>,
+}
+
+/// A review thread on the diff (GitHub) or a resolvable discussion (GitLab).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewThread {
+    pub id: String,
+    pub resolved: bool,
+    pub outdated: bool,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub comments: Vec<Comment>,
+}
+
+impl ReviewThread {
+    /// When anyone last wrote in the thread.
+    pub fn last_activity(&self) -> Option<Instant> {
+        self.comments.iter().filter_map(|c| c.updated_at).max()
+    }
+}
+
+/// What a reviewer said in a review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReviewState {
+    Approved,
+    ChangesRequested,
+    Commented,
+    Dismissed,
+    Pending,
+}
+
+impl ReviewState {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "APPROVED" => ReviewState::Approved,
+            "CHANGES_REQUESTED" => ReviewState::ChangesRequested,
+            "COMMENTED" => ReviewState::Commented,
+            "DISMISSED" => ReviewState::Dismissed,
+            "PENDING" => ReviewState::Pending,
+            _ => return None,
+        })
+    }
+
+    /// The forge's spelling (`APPROVED`, `CHANGES_REQUESTED` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewState::Approved => "APPROVED",
+            ReviewState::ChangesRequested => "CHANGES_REQUESTED",
+            ReviewState::Commented => "COMMENTED",
+            ReviewState::Dismissed => "DISMISSED",
+            ReviewState::Pending => "PENDING",
+        }
+    }
+}
+
+/// A submitted review (its body is a comment on the PR, not on code).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    pub id: String,
+    pub database_id: Option<u64>,
+    pub author: Option<String>,
+    pub state: ReviewState,
+    pub body: String,
+    pub url: Option<String>,
+    pub submitted_at: Option<Instant>,
+    pub updated_at: Option<Instant>,
+}
+
+/// A merge method a repository may allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MergeMethod {
+    Squash,
+    Merge,
+    Rebase,
+}
+
+impl MergeMethod {
+    /// The order in which an unset `merge_method` picks the first one allowed.
+    pub const PREFERENCE: [MergeMethod; 3] =
+        [MergeMethod::Squash, MergeMethod::Merge, MergeMethod::Rebase];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeMethod::Squash => "squash",
+            MergeMethod::Merge => "merge",
+            MergeMethod::Rebase => "rebase",
+        }
+    }
+}
+
+impl FromStr for MergeMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "squash" => Ok(MergeMethod::Squash),
+            "merge" => Ok(MergeMethod::Merge),
+            "rebase" => Ok(MergeMethod::Rebase),
+            other => Err(format!(
+                "unknown merge method `{other}` (squash, merge or rebase)"
+            )),
+        }
+    }
+}
+
+/// What the repository allows when merging.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoSettings {
+    pub default_branch: String,
+    pub auto_merge_allowed: bool,
+    pub allowed_methods: Vec<MergeMethod>,
+}
+
+/// Where a PR's entry in the forge's merge queue (GitHub) or merge train (GitLab) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum QueueState {
+    Queued,
+    AwaitingChecks,
+    Mergeable,
+    Unmergeable,
+    Locked,
+}
+
+impl QueueState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueState::Queued => "QUEUED",
+            QueueState::AwaitingChecks => "AWAITING_CHECKS",
+            QueueState::Mergeable => "MERGEABLE",
+            QueueState::Unmergeable => "UNMERGEABLE",
+            QueueState::Locked => "LOCKED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            QueueState::Queued,
+            QueueState::AwaitingChecks,
+            QueueState::Mergeable,
+            QueueState::Unmergeable,
+            QueueState::Locked,
+        ]
+        .into_iter()
+        .find(|q| q.as_str() == s)
+    }
+}
+
+/// A PR's entry in the merge queue or train, as the forge gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueEntry {
+    /// The place in line, as the forge counts it (1 is the head of the queue).
+    pub position: u32,
+    pub state: QueueState,
+    pub estimated_seconds: Option<u64>,
+    pub enqueued_at: Option<Instant>,
+    /// The commit the queue tests: GitHub's merge group, GitLab's train pipeline.
+    pub group_sha: Option<Sha>,
+    /// The PRs ahead of it in line, front first, when the forge lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ahead: Vec<u64>,
+}
+
+/// A failed check with what its log says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCheck {
+    pub name: String,
+    pub url: Option<String>,
+    pub job_id: Option<u64>,
+    pub run_id: Option<u64>,
+    /// When the check finished: tells a re-run's failure from the original's.
+    pub completed_at: Option<Instant>,
+    /// The cleaned, masked tail of the job's log (empty when the forge keeps none).
+    pub log_tail: String,
+    pub classification: crate::core::flake::Classification,
+    /// Why the log could not be read this tick (the forge failed to answer); `None` when it
+    /// was read, cached, or the forge keeps none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+}
+
+/// Everything detect learned about one PR in one tick: the input of the decision core.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub pr: PrRef,
+    /// The forge's own id for the PR (GraphQL node id), needed by mutations.
+    pub node_id: String,
+    pub url: String,
+    pub title: String,
+    pub state: PrState,
+    pub draft: bool,
+    pub author: Option<String>,
+    pub head_ref: String,
+    /// The head branch lives in a fork.
+    pub cross_repository: bool,
+    pub head: HeadCommit,
+    pub base_ref: String,
+    pub labels: Vec<String>,
+    pub mergeable: Mergeable,
+    pub merge_state: MergeState,
+    /// Commits the base has that the head lacks; `None` when the forge could not compare.
+    pub behind_by: Option<u64>,
+    pub checks: Vec<Check>,
+    /// Which data the checks came from.
+    pub checks_source: ChecksSource,
+    pub threads: Vec<ReviewThread>,
+    pub reviews: Vec<Review>,
+    pub comments: Vec<Comment>,
+    /// Log tails and classifications of the failed checks (up to five), filled by detect
+    /// once all of the head's checks are done.
+    pub failed_logs: Vec<FailedCheck>,
+    /// Whether the forge's auto-merge is enabled on the PR right now.
+    pub auto_merge_enabled: bool,
+    pub repo: RepoSettings,
+    /// The base merges only through the forge's merge queue or merge train.
+    #[serde(default)]
+    pub merge_queue: bool,
+    /// The PR's entry in that queue, while it is in line.
+    #[serde(default)]
+    pub queue_entry: Option<QueueEntry>,
+    /// The failed checks of the merge group the PR last waited in, read once it left the
+    /// queue (with their log tails, as `failed_logs`).
+    #[serde(default)]
+    pub queue_failures: Vec<FailedCheck>,
+    /// The merge group's checks still unfinished when the PR left the queue (it timed out).
+    #[serde(default)]
+    pub queue_unfinished: Vec<String>,
+}
+
+impl Snapshot {
+    pub fn unresolved_threads(&self) -> impl Iterator<Item = &ReviewThread> {
+        self.threads.iter().filter(|t| !t.resolved)
+    }
+
+    pub fn has_conflict(&self) -> bool {
+        self.mergeable == Mergeable::Conflicting || self.merge_state == MergeState::Dirty
+    }
+
+    /// The branch is behind its base: by the comparison, or by the forge's merge state.
+    pub fn is_behind(&self) -> bool {
+        self.behind_by.is_some_and(|b| b > 0) || self.merge_state == MergeState::Behind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_contract_form() {
+        let cases = [
+            (
+                "https://github.com/octo/app/pull/342",
+                PrRef::github("octo/app", 342),
+            ),
+            (
+                "https://github.com/octo/app/pull/342/files",
+                PrRef::github("octo/app", 342),
+            ),
+            ("octo/app#7", PrRef::github("octo/app", 7)),
+            (
+                "https://gitlab.com/g/sub/p/-/merge_requests/57",
+                PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: "g/sub/p".into(),
+                    number: 57,
+                },
+            ),
+            (
+                "g/p!57",
+                PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: "g/p".into(),
+                    number: 57,
+                },
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(text.parse::<PrRef>().as_ref(), Ok(&want), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_references_naming_the_forms() {
+        for bad in [
+            "",
+            "octo/app",
+            "octo#1",
+            "octo/app#0",
+            "octo/app#x",
+            "https://github.com/o/r/issues/1",
+            "a/b/c#1",
+            "../r#1",
+            "o/..#1",
+            "o/.#1",
+            "g/..!1",
+            "-o/r#1",
+            "o/r#2147483648",
+            "o/r#99999999999999999999",
+            "https://github.com/o/../pull/1",
+            "https://github.com/o/r/pull/2147483648",
+        ] {
+            let err = bad.parse::<PrRef>().unwrap_err();
+            assert!(err.contains("OWNER/REPO#N"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn addresses_name_only_the_configured_hosts() {
+        for foreign in [
+            "https://github.com.evil.com/o/r/pull/1",
+            "https://evil.com/o/r/pull/1",
+            "https://user@github.com/o/r/pull/1",
+            "https://gitlab.com/o/r/pull/1",
+            "https://github.com/g/p/-/merge_requests/1",
+            "https://gitlab.com.evil.com/g/p/-/merge_requests/1",
+        ] {
+            assert!(foreign.parse::<PrRef>().is_err(), "{foreign}");
+        }
+        assert_eq!(
+            "https://www.github.com/o/r/pull/2147483647".parse::<PrRef>(),
+            Ok(PrRef::github("o/r", 2_147_483_647))
+        );
+        let hosts = ForgeHosts::with_apis(
+            "https://ghe.example.com/api/v3",
+            "http://127.0.0.1:8080/api/v4",
+        );
+        assert_eq!(
+            PrRef::parse_on("https://ghe.example.com/o/r/pull/1", &hosts),
+            Ok(PrRef::github("o/r", 1))
+        );
+        assert_eq!(
+            PrRef::parse_on("http://127.0.0.1:8080/g/p/-/merge_requests/3", &hosts)
+                .map(|p| p.number),
+            Ok(3)
+        );
+        let api = ForgeHosts::with_apis("https://api.github.com", "https://gitlab.com/api/v4");
+        assert_eq!(api.github, ["github.com"]);
+        let err = PrRef::parse_on("https://ghe.example.com/o/r/pull/1", &api).unwrap_err();
+        assert!(err.contains("not a configured github host"), "{err}");
+    }
+
+    #[test]
+    fn canonical_url_and_short_names() {
+        let pr = PrRef::github("o/r", 1);
+        assert_eq!(pr.url(), "https://github.com/o/r/pull/1");
+        assert_eq!(pr.short(), "PR #1");
+        let mr: PrRef = "g/p!57".parse().unwrap();
+        assert_eq!(mr.short(), "MR !57");
+        assert_eq!(mr.url().parse::<PrRef>(), Ok(mr));
+    }
+}

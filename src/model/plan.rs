@@ -1,0 +1,213 @@
+//! The plan's vocabulary: what the decision core hands the shell (actions, agent requests,
+//! notices) and what it records. Plain data, shared by the core's stages, `feedback`,
+//! `report` and the shell, so none of them needs the rules to name it.
+
+use crate::config::{NotifyKind, UpdateMethod};
+use crate::model::watch::{HistoryEntry, WatchStatus, Why};
+use crate::model::{FailedCheck, ForgeKind, Instant, MergeMethod, Sha};
+
+/// What an agent message is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    CiFailure,
+    ReviewFeedback,
+    Conflict,
+}
+
+impl MessageKind {
+    /// The contract's spelling (`kind` in an agent message).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::CiFailure => "ci_failure",
+            MessageKind::ReviewFeedback => "review_feedback",
+            MessageKind::Conflict => "conflict",
+        }
+    }
+
+    /// The short word in a message id.
+    pub fn id_word(self) -> &'static str {
+        match self {
+            MessageKind::CiFailure => "ci",
+            MessageKind::ReviewFeedback => "review",
+            MessageKind::Conflict => "conflict",
+        }
+    }
+}
+
+/// One piece of review feedback handed to the agent; serialised as an agent message's
+/// `feedback[]` item (its update time is the seen state's, not the agent's).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Feedback {
+    /// issue_comment | review | review_thread | review_comment
+    pub source: String,
+    pub id: String,
+    pub author: Option<String>,
+    pub body: String,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub url: Option<String>,
+    #[serde(default, skip_serializing)]
+    pub updated_at: String,
+}
+
+/// A message for the PR's agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRequest {
+    /// Stable for one (PR, head, kind, attempt): a retried delivery overwrites, never doubles.
+    pub id: String,
+    pub agent: String,
+    pub kind: MessageKind,
+    /// fix_sent | fix_asked
+    pub reason: Why,
+    pub checks: Vec<FailedCheck>,
+    pub feedback: Vec<Feedback>,
+}
+
+/// A notice for the owner: what happened, with the facts its words need. Closed: every notice
+/// pr-monitor sends is one of these, its kind is [`Notice::kind`], and its words are
+/// `report`'s ([`crate::core::report::headline`], [`crate::core::report::detail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Checks failed and it is the owner's move (`ci` lit), for `why`.
+    ChecksFailed {
+        names: Vec<String>,
+        why: Why,
+        attempts: u32,
+    },
+    /// A guard stopped auto-fix.
+    GuardStopped {
+        guard: Guard,
+        attempts: u32,
+    },
+    /// The branch conflicts with `base` (`cnf` lit); `found` is the forge's words when a
+    /// branch update found the conflict.
+    Conflict {
+        base: String,
+        found: Option<String>,
+    },
+    /// More review threads are unresolved (`cmt` rose).
+    Unresolved {
+        threads: u32,
+    },
+    /// The owner armed the merge.
+    MergeArmed,
+    /// The armed merge was disarmed, for `reason`.
+    Disarmed {
+        reason: Disarm,
+    },
+    Merged,
+    /// The merge queue (GitHub) or train (GitLab) let `head` go, for `why`; `evidence` is the
+    /// failed checks' log tails, if any.
+    LeftQueue {
+        forge: ForgeKind,
+        why: String,
+        head: Sha,
+        evidence: String,
+    },
+    /// The head has not moved for this many seconds past the stuck timeout.
+    Stuck {
+        for_secs: i64,
+    },
+    /// The watch's ticks keep failing.
+    KeepsErroring {
+        error: String,
+    },
+}
+
+/// The guards that stop auto-fix, with the failed checks' names where a failure tripped it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// The fix is over and the head has not moved.
+    NoNewCommit,
+    MaxAttempts {
+        names: Vec<String>,
+    },
+    SameFailure {
+        names: Vec<String>,
+    },
+}
+
+impl Guard {
+    /// The why the status shows for it.
+    pub fn why(&self) -> Why {
+        match self {
+            Guard::NoNewCommit => Why::NoNewCommit,
+            Guard::MaxAttempts { .. } => Why::MaxAttempts,
+            Guard::SameFailure { .. } => Why::SameFailure,
+        }
+    }
+}
+
+/// Why an armed merge was disarmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disarm {
+    /// The decision core's reason, in its words (a human push, a base that is not the default …).
+    Because(String),
+    /// The PR closed without merging.
+    Closed,
+    /// The owner ran `merge --cancel`.
+    Cancelled,
+}
+
+impl Notice {
+    /// Which `notify_on` kind it is (the contract's spelling through [`NotifyKind::as_str`]).
+    pub fn kind(&self) -> NotifyKind {
+        match self {
+            Notice::ChecksFailed { .. } => NotifyKind::Ci,
+            Notice::GuardStopped { .. } => NotifyKind::Guard,
+            Notice::Conflict { .. } => NotifyKind::Conflict,
+            Notice::Unresolved { .. } => NotifyKind::Review,
+            Notice::MergeArmed
+            | Notice::Disarmed { .. }
+            | Notice::Merged
+            | Notice::LeftQueue { .. } => NotifyKind::Merge,
+            Notice::Stuck { .. } => NotifyKind::Stuck,
+            Notice::KeepsErroring { .. } => NotifyKind::Error,
+        }
+    }
+}
+
+/// Something the shell must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    SendToAgent(AgentRequest),
+    /// Re-run the failed jobs of these workflow runs (GitHub) or pipelines (GitLab).
+    RerunFailed {
+        run_ids: Vec<u64>,
+        /// The once-per-job-per-head guards (`<sha>:<check name>`) this re-run spends.
+        guards: Vec<String>,
+    },
+    UpdateBranch {
+        expected_head: Sha,
+        method: UpdateMethod,
+    },
+    /// Enable the forge's auto-merge; if the forge refuses because the PR is already clean
+    /// and `merge_if_clean` is set, merge that head directly instead.
+    EnableAutoMerge {
+        method: MergeMethod,
+        merge_if_clean: Option<Sha>,
+    },
+    DisableAutoMerge,
+    Merge {
+        sha: Sha,
+        method: MergeMethod,
+    },
+    Notify(Notice),
+}
+
+/// What one tick decided for one PR.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The PR's state after the tick.
+    pub status: WatchStatus,
+    pub actions: Vec<Action>,
+    /// The audit trail of this tick: one row per decision.
+    pub history: Vec<HistoryEntry>,
+    /// Items now handled: (source, id, updated_at).
+    pub seen: Vec<(String, String, String)>,
+    /// When to look again; `None` once the PR is merged or closed.
+    pub next_tick_at: Option<Instant>,
+    /// The recorded intents this tick's read reconciled (see [`crate::model::intent`]).
+    pub resolved_intents: Vec<i64>,
+}

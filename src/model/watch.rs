@@ -1,0 +1,419 @@
+//! A watched PR as pr-monitor remembers it between ticks: identity, the owner's settings, and
+//! the state the decision core owns (pills, why, attempts, its memory).
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Instant, PrRef, PrState, Sha};
+
+/// The owner-facing signals on a PR (seed 000's pills).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Pills {
+    /// Failed checks the owner must look at.
+    pub ci: bool,
+    /// A fix is with the agent (`ci…`).
+    pub ci_fixing: bool,
+    /// The PR conflicts with its base.
+    pub cnf: bool,
+    /// Unresolved review threads.
+    pub cmt: u32,
+}
+
+impl Pills {
+    /// The lit pills as words: `ci`, `ci…`, `cnf`, `cmt:2`.
+    pub fn words(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.ci {
+            out.push("ci".to_owned());
+        }
+        if self.ci_fixing {
+            out.push("ci…".to_owned());
+        }
+        if self.cnf {
+            out.push("cnf".to_owned());
+        }
+        if self.cmt > 0 {
+            out.push(format!("cmt:{}", self.cmt));
+        }
+        out
+    }
+}
+
+/// What the watcher last did about a failure, and why (seed 000's "Why" table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    NotAgentCommit,
+    AutoFixOff,
+    MaxAttempts,
+    NoNewCommit,
+    SameFailure,
+    InfraRerun,
+    InfraAgain,
+    FixSent,
+    FixAsked,
+}
+
+impl Why {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::NotAgentCommit => "not_agent_commit",
+            Why::AutoFixOff => "auto_fix_off",
+            Why::MaxAttempts => "max_attempts",
+            Why::NoNewCommit => "no_new_commit",
+            Why::SameFailure => "same_failure",
+            Why::InfraRerun => "infra_rerun",
+            Why::InfraAgain => "infra_again",
+            Why::FixSent => "fix_sent",
+            Why::FixAsked => "fix_asked",
+        }
+    }
+
+    /// Every why, in the contract's order.
+    pub const ALL: [Why; 9] = [
+        Why::NotAgentCommit,
+        Why::AutoFixOff,
+        Why::MaxAttempts,
+        Why::NoNewCommit,
+        Why::SameFailure,
+        Why::InfraRerun,
+        Why::InfraAgain,
+        Why::FixSent,
+        Why::FixAsked,
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Why::ALL.into_iter().find(|w| w.as_str() == s)
+    }
+
+    /// A few words for one line of `status`: what happened and whose move it is.
+    pub fn words(self, attempts: u32) -> String {
+        match self {
+            Why::NotAgentCommit => "yours: not the agent's commit".into(),
+            Why::AutoFixOff => "yours: auto-fix is off".into(),
+            Why::MaxAttempts => format!("yours: auto-fix gave up after {attempts}"),
+            Why::NoNewCommit => "yours: the fix pushed nothing".into(),
+            Why::SameFailure => "yours: same failure after a fix".into(),
+            Why::InfraRerun => "re-ran for runner reasons".into(),
+            Why::InfraAgain => "yours: runner failed again".into(),
+            Why::FixSent => "agent is fixing it".into(),
+            Why::FixAsked => "agent is fixing it (asked)".into(),
+        }
+    }
+
+    /// The sentence seed 000's panel shows for it.
+    pub fn explain(self, attempts: u32) -> String {
+        match self {
+            Why::NotAgentCommit => {
+                "The head commit isn't one the agent made, so auto-fix leaves it to you.".into()
+            }
+            Why::AutoFixOff => "Auto-fix is off for this PR.".into(),
+            Why::MaxAttempts => format!("Auto-fix stopped after {attempts} attempts."),
+            Why::NoNewCommit => "The last fix pushed no new commit.".into(),
+            Why::SameFailure => "The same failure came back after a fix.".into(),
+            Why::InfraRerun => "The checks failed for runner reasons, so they were re-run.".into(),
+            Why::InfraAgain => "The checks failed for runner reasons again after a re-run.".into(),
+            Why::FixSent => "Auto-fix sent the failure to the agent.".into(),
+            Why::FixAsked => "Fix it sent the failure to the agent.".into(),
+        }
+    }
+}
+
+/// How an armed merge is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeVia {
+    /// The forge's own auto-merge, re-armed every tick.
+    AutoMerge,
+    /// pr-monitor merges once itself when the PR is ready.
+    #[serde(rename = "self")]
+    SelfMerge,
+}
+
+impl MergeVia {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeVia::AutoMerge => "auto_merge",
+            MergeVia::SelfMerge => "self",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto_merge" => Some(MergeVia::AutoMerge),
+            "self" => Some(MergeVia::SelfMerge),
+            _ => None,
+        }
+    }
+}
+
+/// What the last tick saw of the PR, for `status PR`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Picture {
+    /// Failed checks: name and link.
+    pub failed: Vec<(String, Option<String>)>,
+    pub pending: Vec<String>,
+    /// Every current check on the head, whatever its state.
+    pub total: u32,
+    /// Failures classified as infrastructure: name and the evidence.
+    pub flakes: Vec<(String, String)>,
+    pub unresolved_threads: u32,
+    /// The latest opinion per reviewer: APPROVED or CHANGES_REQUESTED.
+    pub review_decision: Option<String>,
+    pub mergeable: String,
+    pub merge_state: String,
+    pub behind_by: Option<u64>,
+    pub draft: bool,
+    /// The PR's entry in the merge queue or train.
+    pub queue: Option<crate::model::QueueEntry>,
+}
+
+/// A fix request the agent is working on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixInFlight {
+    pub message_id: String,
+    /// The head the failure was on: a fix is a new head.
+    pub head_sha: Sha,
+    pub sent_at: Instant,
+    /// When the agent said it was done (`inbox done`), or its command run ended.
+    pub done_at: Option<Instant>,
+}
+
+/// The decision core's memory of a PR beyond what `status` shows, stored as JSON. Every field
+/// has a default so older rows read cleanly as the struct grows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Memory {
+    /// The failure already acted on (head + failed jobs), so a tick that finds nothing new
+    /// does nothing and the same failure on the same head is never sent twice.
+    pub handled_failure: Option<String>,
+    /// The fingerprint (failed names + normalised log tails) of the failure last sent for a fix.
+    pub last_fix_fingerprint: Option<String>,
+    pub fix: Option<FixInFlight>,
+    /// `head:check` keys re-run once for infrastructure reasons.
+    pub infra_reruns: Vec<String>,
+    /// When pr-monitor last re-ran checks: pending timeouts count from then.
+    pub last_rerun_at: Option<Instant>,
+    /// The head a conflict message was sent to the agent for.
+    pub conflict_sent_for: Option<Sha>,
+    /// The last agent message or agent run (activity keeps the fast cadence).
+    pub agent_activity_at: Option<Instant>,
+    /// The last command-agent run (start, end): a head committed while it ran, or within
+    /// [`crate::core::decide::AGENT_RUN_GRACE_SECS`] after, is the agent's.
+    pub agent_run: Option<(Instant, Instant)>,
+    /// The head branch lives in a fork: its name means nothing in the base repository, so it
+    /// is not compared there.
+    pub cross_repository: bool,
+    /// The branch was behind its base at the last tick.
+    pub behind: bool,
+    /// The head pr-monitor asked the forge to update (never asked twice for one head).
+    pub update_requested_for: Option<Sha>,
+    /// pr-monitor updated this branch and waits for it to merge: it holds its base's turn.
+    pub holds_update_turn: bool,
+    /// The head pr-monitor tried to merge itself (never merged blind, never twice).
+    pub merge_attempted_for: Option<Sha>,
+    /// pr-monitor enabled the forge's auto-merge at least once.
+    pub auto_merge_enabled_once: bool,
+    /// Consecutive ticks that ended in an error.
+    pub error_streak: u32,
+    /// What the last tick saw.
+    pub picture: Picture,
+    /// The PR was reported stuck (once per head).
+    pub stuck_reported_for: Option<Sha>,
+    /// The head last seen waiting in the forge's merge queue or merge train.
+    pub queued_head: Option<Sha>,
+    /// The head the queue let go: never queued again; a new head or the owner's
+    /// `merge --when-ready` lifts this.
+    pub queue_left_head: Option<Sha>,
+    /// Ticks in a row that waited for a failed check's log the forge did not answer for.
+    pub log_waits: u32,
+    /// The run that pushed this PR past the forge's rate-limit reset, and why; its next tick
+    /// clears it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_deferral: Option<BudgetDeferral>,
+}
+
+/// An idle PR pushed past the forge's rate-limit reset because the budget left would not
+/// cover every due PR (see [`crate::core::budget`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetDeferral {
+    pub at: Instant,
+    pub until: Instant,
+    pub why: String,
+}
+
+/// What the decision core reads and writes about a PR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchStatus {
+    pub state: PrState,
+    pub title: Option<String>,
+    pub head_sha: Option<Sha>,
+    /// When pr-monitor first saw the current head.
+    pub head_seen_at: Option<Instant>,
+    pub head_ref: Option<String>,
+    pub base_ref: Option<String>,
+    pub pills: Pills,
+    pub why: Option<Why>,
+    pub attempts: u32,
+    pub merge_armed: bool,
+    pub merge_via: Option<MergeVia>,
+    pub armed_at: Option<Instant>,
+    pub memory: Memory,
+}
+
+impl Default for WatchStatus {
+    fn default() -> Self {
+        WatchStatus {
+            state: PrState::Open,
+            title: None,
+            head_sha: None,
+            head_seen_at: None,
+            head_ref: None,
+            base_ref: None,
+            pills: Pills::default(),
+            why: None,
+            attempts: 0,
+            merge_armed: false,
+            merge_via: None,
+            armed_at: None,
+            memory: Memory::default(),
+        }
+    }
+}
+
+/// A watched PR, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watch {
+    pub id: i64,
+    pub pr: PrRef,
+    pub job: Option<String>,
+    pub agent: Option<String>,
+    /// `watch add --auto-fix on|off`: overrides the policy's auto_fix.
+    pub auto_fix: Option<bool>,
+    pub paused: bool,
+    pub added_at: Instant,
+    pub status: WatchStatus,
+    pub next_tick_at: Option<Instant>,
+    pub last_tick_at: Option<Instant>,
+    pub last_error: Option<String>,
+    /// What in the stored row could not be read (a corrupt `memory`, an unknown forge or
+    /// state). Such a watch is shown but never ticked: its tick fails with this in
+    /// `last_error`, and the row is left as it is.
+    pub unreadable: Option<String>,
+}
+
+impl Watch {
+    /// What the owner's settings say now that they did not say in `before`, in words:
+    /// `agent fixer`, `job nightly`, `auto-fix off`, `merge armed`, `watched again`.
+    pub fn changes_from(&self, before: &Watch) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.job != before.job {
+            out.push(format!("job {}", self.job.as_deref().unwrap_or("none")));
+        }
+        if self.agent != before.agent {
+            out.push(format!("agent {}", self.agent.as_deref().unwrap_or("none")));
+        }
+        if self.auto_fix != before.auto_fix {
+            out.push(match self.auto_fix {
+                Some(true) => "auto-fix on".to_owned(),
+                Some(false) => "auto-fix off".to_owned(),
+                None => "auto-fix as the policy says".to_owned(),
+            });
+        }
+        if self.status.merge_armed && !before.status.merge_armed {
+            out.push("merge armed".to_owned());
+        }
+        if self.status.state == PrState::Open && before.status.state != PrState::Open {
+            out.push("watched again".to_owned());
+        }
+        out
+    }
+}
+
+/// One row of the audit history: when, what, why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    pub at: Instant,
+    pub what: String,
+    pub why: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::decide::tests::watch;
+
+    #[test]
+    fn changes_are_said_in_words() {
+        let before = watch();
+        assert!(before.changes_from(&before).is_empty());
+        let mut after = watch();
+        after.agent = Some("fixer".into());
+        after.auto_fix = Some(false);
+        after.status.merge_armed = true;
+        assert_eq!(
+            after.changes_from(&before),
+            ["agent fixer", "auto-fix off", "merge armed"]
+        );
+        let mut merged = watch();
+        merged.status.state = PrState::Merged;
+        assert_eq!(watch().changes_from(&merged), ["watched again"]);
+    }
+
+    /// A memory row as stored today. Every field is set, so a renamed or dropped field shows
+    /// here instead of silently resetting that field for every watch (`serde(default)` would
+    /// read the old name as absent). Adding a field is fine; renaming one needs a
+    /// `serde(alias)` and this document left as it is.
+    const STORED_MEMORY: &str = r#"{
+        "handled_failure": "abc:lint",
+        "last_fix_fingerprint": "fp",
+        "fix": {"message_id": "m1", "head_sha": "abc", "sent_at": "2026-11-29T12:00:00Z", "done_at": "2026-11-29T12:05:00Z"},
+        "infra_reruns": ["abc:test"],
+        "last_rerun_at": "2026-11-29T12:01:00Z",
+        "conflict_sent_for": "abc",
+        "agent_activity_at": "2026-11-29T12:02:00Z",
+        "agent_run": ["2026-11-29T12:03:00Z", "2026-11-29T12:04:00Z"],
+        "cross_repository": true,
+        "behind": true,
+        "update_requested_for": "abc",
+        "holds_update_turn": true,
+        "merge_attempted_for": "abc",
+        "auto_merge_enabled_once": true,
+        "error_streak": 2,
+        "picture": {
+            "failed": [["lint", "https://ci/1"]], "pending": ["test"], "total": 3,
+            "flakes": [["e2e", "502 Bad Gateway"]], "unresolved_threads": 1,
+            "review_decision": "APPROVED", "mergeable": "MERGEABLE", "merge_state": "CLEAN",
+            "behind_by": 2, "draft": true,
+            "queue": {"position": 3, "state": "AWAITING_CHECKS", "estimated_seconds": 720,
+                      "enqueued_at": "2026-11-29T11:50:00Z", "group_sha": "def"}
+        },
+        "stuck_reported_for": "abc",
+        "queued_head": "abc",
+        "queue_left_head": "abd",
+        "log_waits": 1
+    }"#;
+
+    #[test]
+    fn stored_memory_field_names_are_pinned() {
+        let stored: serde_json::Value = serde_json::from_str(STORED_MEMORY).unwrap();
+        let memory: Memory = serde_json::from_value(stored.clone()).unwrap();
+        assert_ne!(memory.picture, Picture::default());
+        assert!(memory.fix.is_some() && memory.agent_run.is_some());
+        let written = serde_json::to_value(&memory).unwrap();
+        let (stored, written) = (stored.as_object().unwrap(), written.as_object().unwrap());
+        for (key, value) in stored {
+            assert_eq!(
+                written.get(key),
+                Some(value),
+                "`{key}` is read back and written under the same name"
+            );
+        }
+        for key in written.keys() {
+            assert!(
+                stored.contains_key(key),
+                "a new memory field `{key}`: add it to STORED_MEMORY so it stays pinned"
+            );
+        }
+    }
+}

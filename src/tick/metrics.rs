@@ -1,0 +1,342 @@
+//! The Prometheus metrics file (`report.metrics_path`, node_exporter's textfile convention),
+//! written atomically at the end of every run that is not a dry run.
+//!
+//! [`render`] is pure: watched PRs by state and pill, the outbox, the run's times and duration,
+//! and the series kept in the store ([`crate::store::Labels`]: counters that survive across runs,
+//! last-known gauges). [`write`] is the shell: it records this run's facts in the store — the
+//! last-success time moves only when the run succeeded — then renders and writes the file.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+
+use crate::model::watch::Watch;
+use crate::model::{Instant, PrState};
+use crate::store::{Labels, Store, StoredMetric};
+
+const LAST_RUN: &str = "metrics.last_run_at";
+const LAST_SUCCESS: &str = "metrics.last_success_at";
+const LAST_DURATION: &str = "metrics.last_run_duration_seconds";
+
+/// Counter of actions taken, by kind.
+pub const ACTIONS_TOTAL: &str = "pr_monitor_actions_total";
+
+/// Everything the file shows.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsInput<'a> {
+    pub watches: &'a [Watch],
+    /// Undelivered outbox messages not yet failed, and failed at least once.
+    pub outbox_pending: i64,
+    pub outbox_failed: i64,
+    /// Epoch seconds of the last run, and of the last run that succeeded (if any did).
+    pub last_run: i64,
+    pub last_success: Option<i64>,
+    pub last_duration_seconds: f64,
+    pub stored: &'a [StoredMetric],
+}
+
+/// How a run went, as the metrics see it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunFacts {
+    pub now: Instant,
+    /// Some PR's tick could not complete (the run exits 1).
+    pub failed: bool,
+    pub duration_seconds: f64,
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// Prometheus text-format metrics.
+pub fn render(input: &MetricsInput<'_>) -> String {
+    let watches = input.watches;
+    let mut out = String::new();
+    let count = |f: &dyn Fn(&Watch) -> bool| watches.iter().filter(|w| f(w)).count();
+    family(
+        &mut out,
+        "pr_monitor_watches",
+        "gauge",
+        "Watched PRs by state.",
+    );
+    for state in [PrState::Open, PrState::Merged, PrState::Closed] {
+        let _ = writeln!(
+            out,
+            "pr_monitor_watches{{state=\"{}\"}} {}",
+            state.as_str(),
+            count(&|w| w.status.state == state)
+        );
+    }
+    family(
+        &mut out,
+        "pr_monitor_pills",
+        "gauge",
+        "Open PRs with a pill lit.",
+    );
+    let open = |w: &Watch| w.status.state == PrState::Open;
+    for (pill, n) in [
+        ("ci", count(&|w| open(w) && w.status.pills.ci)),
+        ("ci_fixing", count(&|w| open(w) && w.status.pills.ci_fixing)),
+        ("cnf", count(&|w| open(w) && w.status.pills.cnf)),
+        ("cmt", count(&|w| open(w) && w.status.pills.cmt > 0)),
+    ] {
+        let _ = writeln!(out, "pr_monitor_pills{{pill=\"{pill}\"}} {n}");
+    }
+    family(
+        &mut out,
+        "pr_monitor_merge_armed",
+        "gauge",
+        "Open PRs armed to merge.",
+    );
+    let _ = writeln!(
+        out,
+        "pr_monitor_merge_armed {}",
+        count(&|w| open(w) && w.status.merge_armed)
+    );
+    family(
+        &mut out,
+        "pr_monitor_errors",
+        "gauge",
+        "Open PRs whose last tick failed.",
+    );
+    let _ = writeln!(
+        out,
+        "pr_monitor_errors {}",
+        count(&|w| open(w) && w.last_error.is_some())
+    );
+    family(
+        &mut out,
+        "pr_monitor_undelivered",
+        "gauge",
+        "Messages that failed and are not delivered.",
+    );
+    let _ = writeln!(out, "pr_monitor_undelivered {}", input.outbox_failed);
+    family(
+        &mut out,
+        "pr_monitor_outbox_messages",
+        "gauge",
+        "Undelivered outbox messages: pending (not yet failed) and failed (at least once).",
+    );
+    let _ = writeln!(
+        out,
+        "pr_monitor_outbox_messages{{state=\"pending\"}} {}\npr_monitor_outbox_messages{{state=\"failed\"}} {}",
+        input.outbox_pending, input.outbox_failed
+    );
+    family(
+        &mut out,
+        "pr_monitor_last_run_timestamp_seconds",
+        "gauge",
+        "When the last run ended, whether or not it succeeded.",
+    );
+    let _ = writeln!(
+        out,
+        "pr_monitor_last_run_timestamp_seconds {}",
+        input.last_run
+    );
+    if let Some(t) = input.last_success {
+        family(
+            &mut out,
+            "pr_monitor_last_success_timestamp_seconds",
+            "gauge",
+            "When the last run in which every PR's tick completed ended.",
+        );
+        let _ = writeln!(out, "pr_monitor_last_success_timestamp_seconds {t}");
+    }
+    family(
+        &mut out,
+        "pr_monitor_run_duration_seconds",
+        "gauge",
+        "How long the last run took.",
+    );
+    let _ = writeln!(
+        out,
+        "pr_monitor_run_duration_seconds {:.3}",
+        input.last_duration_seconds
+    );
+    let mut last_name = "";
+    for m in input.stored {
+        if m.name != last_name {
+            let kind = if m.kind == "counter" {
+                "counter"
+            } else {
+                "gauge"
+            };
+            family(&mut out, &m.name, kind, "Kept across runs.");
+            last_name = &m.name;
+        }
+        if m.labels.as_str().is_empty() {
+            let _ = writeln!(out, "{} {}", m.name, m.value);
+        } else {
+            let _ = writeln!(out, "{}{{{}}} {}", m.name, m.labels.as_str(), m.value);
+        }
+    }
+    out
+}
+
+/// Records the run's facts, then writes the metrics file if the config asks for one.
+pub fn write(config: &crate::config::Config, store: &mut Store, run: RunFacts) -> Result<()> {
+    let now = run.now.timestamp().to_string();
+    store.set_meta(LAST_RUN, &now)?;
+    if !run.failed {
+        store.set_meta(LAST_SUCCESS, &now)?;
+    }
+    store.set_meta(LAST_DURATION, &format!("{:.3}", run.duration_seconds))?;
+    let Some(path) = &config.report.metrics_path else {
+        return Ok(());
+    };
+    let number = |key: &str| -> Result<Option<String>> { store.meta(key) };
+    let watches = store.watches()?;
+    let (outbox_pending, outbox_failed) = store.outbox_counts()?;
+    let stored = store.stored_metrics()?;
+    let text = render(&MetricsInput {
+        watches: &watches,
+        outbox_pending,
+        outbox_failed,
+        last_run: run.now.timestamp(),
+        last_success: number(LAST_SUCCESS)?.and_then(|s| s.parse().ok()),
+        last_duration_seconds: run.duration_seconds,
+        stored: &stored,
+    });
+    crate::tick::pages::write_atomically(path, &text, config.report.file_mode())
+}
+
+/// Counter of HTTP requests sent to a forge, by forge.
+pub const FORGE_REQUESTS_TOTAL: &str = "pr_monitor_forge_requests_total";
+/// Counter of points spent against a forge's secondary limits, by forge.
+pub const FORGE_POINTS_TOTAL: &str = "pr_monitor_forge_points_total";
+/// Gauge of the forge's primary rate limit left, by forge, as last answered.
+pub const RATE_LIMIT_REMAINING: &str = "pr_monitor_rate_limit_remaining";
+
+/// Adds a run's forge requests and points to the counters, and sets the rate-limit gauges.
+pub fn count_forge_usage(
+    store: &mut Store,
+    usage: &[(crate::model::ForgeKind, crate::forge::http::Usage)],
+) -> Result<()> {
+    for (kind, used) in usage {
+        let forge = Labels::of(&[("forge", kind.as_str())]);
+        #[allow(clippy::cast_precision_loss)]
+        let (requests, points) = (used.requests as f64, used.points as f64);
+        store.add_to_counter(FORGE_REQUESTS_TOTAL, &forge, requests)?;
+        store.add_to_counter(FORGE_POINTS_TOTAL, &forge, points)?;
+        if let Some(remaining) = used.rate_limit_remaining {
+            #[allow(clippy::cast_precision_loss)]
+            store.set_gauge(RATE_LIMIT_REMAINING, &forge, remaining as f64)?;
+        }
+    }
+    Ok(())
+}
+
+/// Counts the actions of one PR's plan.
+pub fn count_actions(store: &mut Store, actions: &[crate::core::decide::Action]) -> Result<()> {
+    for a in actions {
+        store.add_to_counter(ACTIONS_TOTAL, &Labels::of(&[("kind", action_kind(a))]), 1.0)?;
+    }
+    Ok(())
+}
+
+/// The label an action is counted under.
+pub fn action_kind(a: &crate::core::decide::Action) -> &'static str {
+    use crate::core::decide::Action;
+    match a {
+        Action::SendToAgent(_) => "send_to_agent",
+        Action::RerunFailed { .. } => "rerun_failed",
+        Action::UpdateBranch { .. } => "update_branch",
+        Action::EnableAutoMerge { .. } => "enable_auto_merge",
+        Action::DisableAutoMerge => "disable_auto_merge",
+        Action::Merge { .. } => "merge",
+        Action::Notify(_) => "notify",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::decide::tests::{t0, watch};
+
+    /// Every sample line is `name{labels} value` with a number, and every family has HELP and TYPE.
+    pub fn assert_prometheus_text(m: &str) {
+        let mut typed = std::collections::BTreeSet::new();
+        for line in m.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').unwrap();
+                assert!(["gauge", "counter"].contains(&kind), "{line}");
+                typed.insert(name.to_string());
+                continue;
+            }
+            if line.starts_with('#') {
+                continue;
+            }
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            assert!(value.parse::<f64>().is_ok(), "{line}");
+            let name = series.split('{').next().unwrap();
+            assert!(typed.contains(name), "untyped: {line}");
+        }
+    }
+
+    #[test]
+    fn metrics_are_prometheus_text() {
+        let mut a = watch();
+        a.status.pills.ci = true;
+        let mut b = watch();
+        b.status.state = PrState::Merged;
+        let stored = [StoredMetric {
+            name: ACTIONS_TOTAL.into(),
+            labels: Labels::of(&[("kind", "merge")]),
+            kind: "counter".into(),
+            value: 2.0,
+        }];
+        let watches = [a, b];
+        let m = render(&MetricsInput {
+            watches: &watches,
+            outbox_pending: 1,
+            outbox_failed: 2,
+            last_run: t0().timestamp(),
+            last_success: Some(t0().timestamp() - 60),
+            last_duration_seconds: 0.25,
+            stored: &stored,
+        });
+        assert!(m.contains("pr_monitor_watches{state=\"open\"} 1\n"));
+        assert!(m.contains("pr_monitor_watches{state=\"merged\"} 1\n"));
+        assert!(m.contains("pr_monitor_pills{pill=\"ci\"} 1\n"));
+        assert!(m.contains("pr_monitor_outbox_messages{state=\"failed\"} 2\n"));
+        assert!(m.contains("# TYPE pr_monitor_actions_total counter\n"));
+        assert!(m.contains("pr_monitor_actions_total{kind=\"merge\"} 2\n"));
+        assert!(m.contains("pr_monitor_run_duration_seconds 0.250\n"));
+        assert!(m.contains(&format!(
+            "pr_monitor_last_success_timestamp_seconds {}\n",
+            t0().timestamp() - 60
+        )));
+        assert_prometheus_text(&m);
+    }
+
+    #[test]
+    fn last_success_moves_only_on_a_successful_run() {
+        let mut store = Store::open_in_memory().unwrap();
+        let config = crate::config::Config::default();
+        let ok = RunFacts {
+            now: t0(),
+            failed: false,
+            duration_seconds: 1.0,
+        };
+        write(&config, &mut store, ok).unwrap();
+        let later = t0() + chrono::Duration::minutes(5);
+        write(
+            &config,
+            &mut store,
+            RunFacts {
+                now: later,
+                failed: true,
+                ..ok
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            store.meta(LAST_SUCCESS).unwrap(),
+            Some(t0().timestamp().to_string())
+        );
+        assert_eq!(
+            store.meta(LAST_RUN).unwrap(),
+            Some(later.timestamp().to_string())
+        );
+    }
+}

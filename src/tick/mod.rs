@@ -1,0 +1,832 @@
+//! One tick: due watches, then chunk by chunk (one forge read batch each) leases → snapshots →
+//! detect → decide → apply → record; then deliver. A slow or hanging batch holds only its own
+//! PRs' actions, and only one batch of snapshots is held in memory at a time.
+//!
+//! A PR whose read or actions fail never stops the tick for the others: its `last_error` says
+//! what happened, it is retried on the active cadence (or stopped, if the forge says it is
+//! gone), and the run's exit code becomes 1. Forge writes happen before the record, outbox
+//! messages are recorded with the state that caused them and delivered after the commit, so a
+//! crash mid-tick never loses or duplicates what was decided: the next tick re-reads the forge.
+
+pub mod deferral;
+pub mod detect;
+pub mod execute;
+pub mod jobs;
+pub mod metrics;
+pub mod pages;
+pub mod pool;
+pub mod read;
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use chrono::Duration;
+
+use crate::app::App;
+use crate::app::SharedForge;
+use crate::config::Policy;
+use crate::core::decide::{self, Context, Plan};
+use crate::forge::{DEFAULT_READ_BATCH, ForgeError};
+use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
+use crate::holder::Holder;
+use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::{ForgeKind, Instant, Login, Snapshot};
+use crate::store::{Lease, Leased, Selection, TickRecord};
+use execute::Env;
+use pool::READS_IN_FLIGHT;
+use read::{ChunkReads, Read, Summaries};
+
+/// What a run asks for.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub selection: Selection,
+    pub force: bool,
+    pub dry_run: bool,
+    /// `pr-monitor fix`: send the current failure to the agent whatever the author and guards.
+    pub fix_asked: bool,
+    /// Set by a signal handler: finish the PR in hand, then stop.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Told how the run is going (a terminal draws it; nothing else asks).
+    pub progress: Option<Progress>,
+}
+
+/// A step of a run, for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a> {
+    /// Reading the due PRs from their forges.
+    Reading { due: usize },
+    /// One PR decided and recorded.
+    Ticked {
+        done: usize,
+        total: usize,
+        pr: &'a crate::model::PrRef,
+    },
+    /// Sending the outbox.
+    Delivering,
+    /// The run is over: the display clears itself.
+    Done,
+}
+
+/// Receives the run's [`Step`]s.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(Step<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
+fn tell(opts: &RunOptions, step: Step<'_>) {
+    if let Some(p) = &opts.progress {
+        (p.0)(step);
+    }
+}
+
+/// The outcome of one PR's tick.
+#[derive(Debug)]
+pub struct PrOutcome {
+    pub watch: Watch,
+    /// The plan, when the PR could be read.
+    pub plan: Option<Plan>,
+    pub error: Option<String>,
+}
+
+/// The outcome of a run.
+#[derive(Debug, Default)]
+pub struct RunSummary {
+    pub outcomes: Vec<PrOutcome>,
+    /// Watches another run held the lease on: one entry per watch, naming the holder when its
+    /// lease does.
+    pub busy: Vec<Option<Holder>>,
+    /// Watches whose lease this run took over from a run whose process was gone: one entry
+    /// per watch.
+    pub taken_over: Vec<Holder>,
+    /// How many watches exist at all (to tell "nothing watched" from "nothing due").
+    pub watched: usize,
+    /// Outbox messages delivered, and those that failed (id, error).
+    pub delivered: usize,
+    pub delivery_failures: Vec<(String, String)>,
+    /// What syncing the jobs' watch lists did (PRs added, listings that failed).
+    pub jobs: Vec<String>,
+    /// Due watches pushed past their forge's rate-limit reset for budget, unread.
+    pub deferred: Vec<Watch>,
+}
+
+impl RunSummary {
+    pub fn failed(&self) -> bool {
+        self.outcomes.iter().any(|o| o.error.is_some())
+    }
+}
+
+/// How long a lease lasts: far longer than one PR's tick, short enough to recover a crash.
+const LEASE_SECS: i64 = 600;
+/// Consecutive failed ticks after which the owner hears about a watch that keeps erroring.
+const ERROR_STREAK_NOTICE: u32 = 3;
+
+/// Runs one tick over the due watches, then delivers the outbox.
+pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
+    let started = std::time::Instant::now();
+    let now = app.now;
+    app.dry_run = opts.dry_run;
+    let jobs = if opts.dry_run || opts.fix_asked {
+        Vec::new()
+    } else {
+        jobs::sync(app)?
+    };
+    let due = app.store.due(now, opts.force, &opts.selection)?;
+    let holder = Holder::new_run();
+    // A dry run writes nothing; `fix` and a run of named PRs are asked for by hand.
+    let (due, deferred) = if opts.dry_run || opts.fix_asked || !opts.selection.prs.is_empty() {
+        (due, Vec::new())
+    } else {
+        deferral::defer_due(app, due, &holder)?
+    };
+    let mut summary = RunSummary {
+        watched: app.store.count_watches()?,
+        jobs,
+        deferred,
+        ..RunSummary::default()
+    };
+
+    let total = due.len();
+    tell(opts, Step::Reading { due: total });
+    let mut tally = Tally {
+        done: 0,
+        total,
+        outcomes: Vec::new(),
+    };
+    if total > 0 {
+        tick_due(app, due, opts, &holder, &mut summary, &mut tally)?;
+    }
+    let mut outcomes = tally.outcomes;
+    outcomes.sort_by_key(|(index, _)| *index);
+    summary.outcomes = outcomes.into_iter().map(|(_, o)| o).collect();
+    if !opts.dry_run {
+        tell(opts, Step::Delivering);
+        let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
+        summary.delivered = delivered.sent;
+        summary.delivery_failures = delivered.failed;
+        for outcome in &summary.outcomes {
+            if let Some(plan) = &outcome.plan {
+                metrics::count_actions(&mut app.store, &plan.actions)?;
+            }
+        }
+        metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
+        let mut read: BTreeMap<ForgeKind, u64> = BTreeMap::new();
+        for outcome in &summary.outcomes {
+            *read.entry(outcome.watch.pr.forge).or_default() += 1;
+        }
+        deferral::remember(app, &read)?;
+        pages::write(&app.config, &app.store, now)?;
+        metrics::write(
+            &app.config,
+            &mut app.store,
+            metrics::RunFacts {
+                now,
+                failed: summary.failed(),
+                duration_seconds: started.elapsed().as_secs_f64(),
+            },
+        )?;
+    }
+    tell(opts, Step::Done);
+    Ok(summary)
+}
+
+/// The PRs of a run decided so far, in the due order's places.
+struct Tally {
+    done: usize,
+    total: usize,
+    outcomes: Vec<(usize, PrOutcome)>,
+}
+
+/// A read a pool thread makes.
+enum Job {
+    Summaries {
+        group: usize,
+        forge: SharedForge,
+        requests: Vec<SummaryRequest>,
+    },
+    Snapshots {
+        chunk: usize,
+        forge: SharedForge,
+        requests: Vec<SnapshotRequest>,
+    },
+}
+
+/// What a pool thread read.
+enum Answer {
+    Summaries {
+        group: usize,
+        answer: Result<Vec<Option<Summary>>, ForgeError>,
+    },
+    Snapshots {
+        chunk: usize,
+        answer: Vec<Result<Snapshot, ForgeError>>,
+    },
+}
+
+fn read_in_pool(job: Job) -> Answer {
+    match job {
+        Job::Summaries {
+            group,
+            forge,
+            requests,
+        } => Answer::Summaries {
+            group,
+            answer: forge.summaries(&requests),
+        },
+        Job::Snapshots {
+            chunk,
+            forge,
+            requests,
+        } => Answer::Snapshots {
+            chunk,
+            answer: forge.snapshots(&requests),
+        },
+    }
+}
+
+/// A group under way: its kept reads until its summaries arrive, its chunks not yet read, and
+/// how many are being read.
+struct Group {
+    id: usize,
+    ids: Vec<i64>,
+    kept: BTreeMap<i64, crate::store::KeptRead>,
+    summaries: Option<Summaries>,
+    chunks: std::collections::VecDeque<Chunk>,
+    reading: usize,
+}
+
+impl Group {
+    fn finished(&self) -> bool {
+        self.summaries.is_some() && self.chunks.is_empty() && self.reading == 0
+    }
+}
+
+/// A chunk whose snapshots are being read: its leases and the half-done read.
+struct Reading {
+    group: usize,
+    leased: Vec<(usize, Watch, Option<Lease>)>,
+    plan: ChunkReads,
+}
+
+/// How many groups' summaries (and kept reads) are held at once: enough to keep the reads
+/// flowing, few enough that memory does not grow with the number of PRs.
+const GROUPS_AHEAD: usize = 4;
+
+/// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
+/// group's summary, a chunk's snapshots) are under way on the pool's threads while this
+/// thread leases each chunk just before its read is sent and acts on each chunk as soon as
+/// its read is back, in the order the reads finish, so a slow or hanging read holds only its
+/// own chunk. Until a first chunk has been acted on, one read goes at a time: a run whose
+/// forge refuses the token or has no budget left learns it from one request, and a small run
+/// (two chunks) reads, acts and records one chunk before reading the next.
+fn tick_due(
+    app: &mut App,
+    due: Vec<Watch>,
+    opts: &RunOptions,
+    holder: &Holder,
+    summary: &mut RunSummary,
+    tally: &mut Tally,
+) -> Result<()> {
+    let mut waiting: std::collections::VecDeque<Vec<Chunk>> = groups(app, due).into();
+    pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
+        let mut open: Vec<Group> = Vec::new();
+        let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
+        let (mut groups_started, mut chunks_sent) = (0, 0);
+        let mut acted = false;
+        loop {
+            let window = if acted { READS_IN_FLIGHT } else { 1 };
+            while !stopped(opts) && pool.in_flight() < window {
+                if let Some(g) = open
+                    .iter_mut()
+                    .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
+                {
+                    let Some(chunk) = g.chunks.pop_front() else {
+                        continue;
+                    };
+                    let leased = take_leases(app, chunk, holder, opts, summary)?;
+                    let Some(kind) = leased.first().map(|(_, w, _)| w.pr.forge) else {
+                        continue;
+                    };
+                    let Some(summaries) = g.summaries.as_mut() else {
+                        continue;
+                    };
+                    let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
+                    let (plan, requests) =
+                        read::plan_chunk(app, &watches, summaries, opts.fix_asked);
+                    let reads = if requests.is_empty() {
+                        read::finish_chunk(app, plan, summaries, Vec::new(), false)
+                    } else {
+                        match app.forges.shared(kind, &app.config) {
+                            Ok(forge) => {
+                                pool.send(Job::Snapshots {
+                                    chunk: chunks_sent,
+                                    forge,
+                                    requests,
+                                });
+                                g.reading += 1;
+                                let group = g.id;
+                                reading.insert(
+                                    chunks_sent,
+                                    Reading {
+                                        group,
+                                        leased,
+                                        plan,
+                                    },
+                                );
+                                chunks_sent += 1;
+                                continue;
+                            }
+                            Err(e) => leased
+                                .iter()
+                                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
+                                .collect(),
+                        }
+                    };
+                    act_on_chunk(app, leased, reads, opts, tally)?;
+                    acted = true;
+                    continue;
+                }
+                if open.len() >= GROUPS_AHEAD {
+                    break;
+                }
+                let Some(chunks) = waiting.pop_front() else {
+                    break;
+                };
+                let everyone: Vec<&Watch> = chunks.iter().flatten().map(|(_, w)| w).collect();
+                let Some(kind) = everyone.first().map(|w| w.pr.forge) else {
+                    continue;
+                };
+                let (ids, kept, requests) = read::summary_requests(app, &everyone);
+                let mut group = Group {
+                    id: groups_started,
+                    ids,
+                    kept,
+                    summaries: None,
+                    chunks: chunks.into(),
+                    reading: 0,
+                };
+                groups_started += 1;
+                match app.forges.shared(kind, &app.config) {
+                    Ok(forge) => pool.send(Job::Summaries {
+                        group: group.id,
+                        forge,
+                        requests,
+                    }),
+                    // The chunks' reads report why.
+                    Err(_) => group.summaries = Some(Summaries::default()),
+                }
+                open.push(group);
+            }
+            open.retain(|g| !g.finished());
+            let Some(answer) = pool.recv() else {
+                break;
+            };
+            match answer {
+                Answer::Summaries { group, answer } => {
+                    if let Some(g) = open.iter_mut().find(|g| g.id == group) {
+                        let kept = std::mem::take(&mut g.kept);
+                        g.summaries = Some(Summaries::new(&g.ids, kept, answer));
+                    }
+                }
+                Answer::Snapshots { chunk, answer } => {
+                    let Some(Reading {
+                        group,
+                        leased,
+                        plan,
+                    }) = reading.remove(&chunk)
+                    else {
+                        continue;
+                    };
+                    let Some(g) = open.iter_mut().find(|g| g.id == group) else {
+                        continue;
+                    };
+                    g.reading -= 1;
+                    let empty = Summaries::default();
+                    let summaries = g.summaries.as_ref().unwrap_or(&empty);
+                    let reads = read::finish_chunk(app, plan, summaries, answer, !opts.dry_run);
+                    act_on_chunk(app, leased, reads, opts, tally)?;
+                    acted = true;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Detect → decide → apply → record for every PR of a read chunk, in the chunk's order; a
+/// stop asked for releases the leases of the PRs not yet decided.
+fn act_on_chunk(
+    app: &mut App,
+    leased: Vec<(usize, Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    opts: &RunOptions,
+    tally: &mut Tally,
+) -> Result<()> {
+    let turns = chunk_turns(app, &leased, &reads)?;
+    for ((index, watch, lease), read) in leased.into_iter().zip(reads) {
+        tally.done += 1;
+        tell(
+            opts,
+            Step::Ticked {
+                done: tally.done,
+                total: tally.total,
+                pr: &watch.pr,
+            },
+        );
+        if stopped(opts) {
+            if let Some(lease) = lease {
+                app.store.release(lease)?;
+            }
+            continue;
+        }
+        let outcome = act_and_record(app, watch, lease, read, &turns, opts);
+        tally.outcomes.push((index, outcome));
+    }
+    Ok(())
+}
+
+/// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
+/// write not yet reconciled, is read again in full and decided anew, so no action or
+/// reconciliation ever rests on a kept read.
+fn detect_and_decide(
+    app: &mut App,
+    watch: &Watch,
+    read: Read,
+    ctx: &Context<'_>,
+    opts: &RunOptions,
+) -> Result<(Snapshot, Plan), ForgeError> {
+    let decided = |app: &mut App, mut snap: Snapshot| {
+        let forge = app
+            .forges
+            .get(watch.pr.forge, &app.config)
+            .map_err(ForgeError::Unauthorized)?;
+        let policy = ctx.policy;
+        detect::failed_logs(forge, &mut app.store, &mut snap, policy, !opts.dry_run);
+        detect::queue_failures(
+            forge,
+            &mut app.store,
+            &mut snap,
+            policy,
+            &watch.status,
+            !opts.dry_run,
+        );
+        let plan = decide::decide(watch, &snap, ctx);
+        Ok((snap, plan))
+    };
+    let (snap, plan) = decided(app, read.snapshot)?;
+    // A recorded write not yet reconciled is reconciled against a fresh read too.
+    if !read.reused || (plan.actions.is_empty() && ctx.intents.is_empty()) {
+        return Ok((snap, plan));
+    }
+    let fresh = read::reread(app, watch)?;
+    decided(app, fresh)
+}
+
+/// Detect → decide → apply for one PR whose snapshot was read.
+fn tick_one(
+    app: &mut App,
+    watch: &Watch,
+    read: Read,
+    update_turn: bool,
+    opts: &RunOptions,
+) -> (Option<Plan>, Option<String>, TickRecord) {
+    let now = app.now;
+    let policy = app.policy_for(watch);
+    let facts = match facts(app, watch, &policy) {
+        Ok(facts) => facts,
+        Err(message) => {
+            let record = failed_tick(
+                watch,
+                &ForgeError::Unexpected(message.clone()),
+                now,
+                policy.poll_sec,
+            )
+            .0;
+            return (None, Some(message), record);
+        }
+    };
+    let Facts {
+        agent_logins,
+        owner,
+        seen,
+        intents,
+    } = facts;
+    let ctx = Context {
+        policy: &policy,
+        now,
+        agent_logins: &agent_logins,
+        owner: &owner,
+        update_turn,
+        seen: &seen,
+        fix_asked: opts.fix_asked,
+        intents: &intents,
+    };
+    let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, opts) {
+        Ok(decided) => decided,
+        Err(e) => {
+            let (record, message) = failed_tick(watch, &e, now, policy.poll_sec);
+            return (None, Some(message), record);
+        }
+    };
+    let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
+        let record = failed_tick(
+            watch,
+            &ForgeError::Unexpected("no forge client".into()),
+            now,
+            policy.poll_sec,
+        )
+        .0;
+        return (None, Some("no forge client".into()), record);
+    };
+    let env = Env {
+        watch_id: watch.id,
+        config: &app.config,
+        policy: &policy,
+        owner: &owner,
+        now,
+        dry_run: opts.dry_run,
+    };
+    let mut writes = execute::Writes {
+        forge,
+        intents: &mut app.store,
+    };
+    let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
+    let mut history = plan.history.clone();
+    history.extend(applied.history);
+    if let Some(e) = &applied.error {
+        plan.status.memory.error_streak += 1;
+        plan.next_tick_at =
+            Some(now + Duration::seconds(i64::try_from(policy.poll_sec).unwrap_or(30)));
+        history.push(HistoryEntry {
+            at: now,
+            what: format!("tick incomplete: {e}"),
+            why: None,
+        });
+    } else {
+        plan.status.memory.error_streak = 0;
+    }
+    plan.history.clone_from(&history);
+    let record = TickRecord {
+        status: plan.status.clone(),
+        next_tick_at: plan.next_tick_at,
+        last_tick_at: now,
+        last_error: applied.error.clone(),
+        history,
+        seen: plan.seen.clone(),
+        outbox: applied.outbox,
+        resolved_intents: plan.resolved_intents.clone(),
+    };
+    (Some(plan), applied.error, record)
+}
+
+/// What a PR's tick needs besides its snapshot. A failed read of any of these fails that PR's
+/// tick: guessing (nothing seen, no owner, no agent logins) would re-send or mis-route.
+struct Facts {
+    agent_logins: Vec<Login>,
+    owner: String,
+    seen: BTreeMap<(String, String), String>,
+    /// The PR's recorded intents no read has reconciled yet.
+    intents: Vec<crate::model::intent::Intent>,
+}
+
+fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String> {
+    if let Some(damage) = &watch.unreadable {
+        return Err(format!(
+            "the stored state of this PR cannot be read ({damage}); it is left as it is: \
+             `watch rm` then `watch add` starts it afresh"
+        ));
+    }
+    let agent_logins = match policy.agent.as_deref() {
+        Some(name) => app
+            .config
+            .agent(name)?
+            .logins
+            .iter()
+            .map(|l| Login::new(l.as_str()))
+            .collect(),
+        None => Vec::new(),
+    };
+    let intents = app
+        .store
+        .open_intents(watch.id)
+        .map_err(|e| format!("cannot read the recorded intents: {e:#}"))?;
+    // The owner's login matters only where an agent may be written to, or where a recorded
+    // branch update must be told from someone else's push.
+    let updating = intents
+        .iter()
+        .any(|i| i.kind == crate::model::intent::IntentKind::UpdateBranch);
+    let owner = if policy.agent.is_some() || updating {
+        app.owner(watch.pr.forge)
+            .map_err(|e| format!("cannot learn the token's login: {e}"))?
+    } else {
+        String::new()
+    };
+    let seen = app
+        .store
+        .seen(&watch.pr)
+        .map_err(|e| format!("cannot read what was already handled: {e:#}"))?;
+    Ok(Facts {
+        agent_logins,
+        owner,
+        seen,
+        intents,
+    })
+}
+
+/// Whether a signal asked the run to stop after the PR in hand.
+fn stopped(opts: &RunOptions) -> bool {
+    opts.stop
+        .as_ref()
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// A tick's unit of work: up to one read batch of one forge's due watches, each with its
+/// place in the due order (outcomes are reported in that order).
+type Chunk = Vec<(usize, Watch)>;
+
+/// Splits the due watches into groups the size of each forge's summary read, each split into
+/// chunks the size of its read batch, forge by forge, keeping the due order within a forge.
+fn groups(app: &mut App, due: Vec<Watch>) -> Vec<Vec<Chunk>> {
+    let mut by_forge: BTreeMap<ForgeKind, Chunk> = BTreeMap::new();
+    for (index, w) in due.into_iter().enumerate() {
+        by_forge.entry(w.pr.forge).or_default().push((index, w));
+    }
+    let mut out = Vec::new();
+    for (kind, watches) in by_forge {
+        let (group, size) = app
+            .forges
+            .get(kind, &app.config)
+            .map_or((DEFAULT_READ_BATCH, DEFAULT_READ_BATCH), |f| {
+                (f.summary_batch_size(), f.read_batch_size())
+            });
+        let (group, size) = (group.max(1), size.max(1));
+        let mut rest = watches.into_iter().peekable();
+        while rest.peek().is_some() {
+            let members: Chunk = rest.by_ref().take(group).collect();
+            let mut members = members.into_iter().peekable();
+            let mut chunks = Vec::new();
+            while members.peek().is_some() {
+                chunks.push(members.by_ref().take(size).collect());
+            }
+            out.push(chunks);
+        }
+    }
+    out
+}
+
+/// Takes the leases of one chunk just before it is read; a lease whose holder's process is
+/// gone (on this host) is taken over; watches another run holds are counted, with their
+/// holder, and left out. A dry run takes none.
+fn take_leases(
+    app: &mut App,
+    chunk: Chunk,
+    holder: &Holder,
+    opts: &RunOptions,
+    summary: &mut RunSummary,
+) -> Result<Vec<(usize, Watch, Option<Lease>)>> {
+    let mut leased = Vec::with_capacity(chunk.len());
+    for (index, w) in chunk {
+        if opts.dry_run {
+            leased.push((index, w, None));
+            continue;
+        }
+        match app
+            .store
+            .lease(w.id, holder, LEASE_SECS, &Holder::gone_here)?
+        {
+            Leased::Taken(lease) => leased.push((index, w, Some(lease))),
+            Leased::TakenOver(lease, was) => {
+                summary.taken_over.push(was);
+                leased.push((index, w, Some(lease)));
+            }
+            Leased::Held(by) => summary.busy.push(by),
+        }
+    }
+    Ok(leased)
+}
+
+/// Detect → decide → apply → record for one PR of a chunk, whatever its read gave.
+fn act_and_record(
+    app: &mut App,
+    watch: Watch,
+    lease: Option<Lease>,
+    read: Result<Read, ForgeError>,
+    turns: &[i64],
+    opts: &RunOptions,
+) -> PrOutcome {
+    let now = app.now;
+    let (plan, error, mut record) = match read {
+        Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), opts),
+        Err(e) => {
+            let policy = app.policy_for(&watch);
+            let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
+            (None, Some(message), record)
+        }
+    };
+    // A tick ends any deferral for budget: the PR had its turn.
+    record.status.memory.budget_deferral = None;
+    if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
+        match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
+            Ok(messages) => record.outbox.extend(messages),
+            Err(e) => {
+                tracing::warn!(pr = %watch.pr.url(), error = %e, "the error notice could not be written");
+            }
+        }
+    }
+    // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
+    // full) is that PR's failure, not the run's: the others go on.
+    let recorded = lease.map(|lease| {
+        if watch.unreadable.is_some() {
+            app.store.record_failure(lease, &record)
+        } else {
+            app.store.record(lease, &record)
+        }
+    });
+    let error = match recorded {
+        Some(Err(e)) => Some(format!("the outcome could not be recorded: {e:#}")),
+        _ => error,
+    };
+    PrOutcome { watch, plan, error }
+}
+
+/// Whose turn it is to update a behind branch: from this chunk's snapshots where there are
+/// some, else from the stored state (which holds what earlier chunks of this tick recorded).
+fn chunk_turns(
+    app: &App,
+    leased: &[(usize, Watch, Option<Lease>)],
+    reads: &[Result<Read, ForgeError>],
+) -> Result<Vec<i64>> {
+    // Only armed watches can hold a turn.
+    let all = app.store.armed_watches()?;
+    let fresh: BTreeMap<i64, &Snapshot> = leased
+        .iter()
+        .zip(reads)
+        .filter_map(|((_, w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
+        .collect();
+    Ok(decide::update_turns(&all, &fresh))
+}
+
+/// The record of a tick that could not read its PR.
+fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (TickRecord, String) {
+    let mut status = watch.status.clone();
+    status.memory.error_streak += 1;
+    let (message, next) = if e.is_gone() {
+        (
+            format!(
+                "{e}; the PR was deleted or this token lost access to it, so it is no longer polled (watch add re-arms it)"
+            ),
+            None,
+        )
+    } else {
+        let wait = match e {
+            ForgeError::RateLimited {
+                retry_after_secs: Some(s),
+            } => (*s).max(poll_sec),
+            _ => poll_sec,
+        };
+        (
+            e.to_string(),
+            Some(now + Duration::seconds(i64::try_from(wait).unwrap_or(i64::MAX / 2))),
+        )
+    };
+    // The per-PR error, for whoever reads the log (the run's results stay on stdout).
+    tracing::warn!(pr = %watch.pr.url(), error = %message, "tick failed");
+    let record = TickRecord {
+        status,
+        next_tick_at: next,
+        last_tick_at: now,
+        last_error: Some(message.clone()),
+        history: vec![HistoryEntry {
+            at: now,
+            what: format!("tick failed: {message}"),
+            why: None,
+        }],
+        seen: Vec::new(),
+        outbox: Vec::new(),
+        resolved_intents: Vec::new(),
+    };
+    (record, message)
+}
+
+/// The owner's notice about a watch that keeps erroring (sent once per streak).
+fn error_notice(
+    app: &App,
+    watch: &Watch,
+    error: &str,
+) -> serde_json::Result<Vec<crate::store::OutboxMessage>> {
+    let notice = crate::model::plan::Notice::KeepsErroring {
+        error: error.to_owned(),
+    };
+    let payload = crate::core::report::bare_notice_payload(&notice, &watch.pr);
+    execute::owner_messages(
+        &app.config,
+        &app.policy_for(watch),
+        &watch.pr,
+        &notice,
+        &payload,
+        app.now,
+    )
+}

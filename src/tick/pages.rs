@@ -1,0 +1,69 @@
+//! The status page written at the end of every run (`report.html_path`, rendered by
+//! [`crate::view::status_page`]; the metrics file is [`crate::tick::metrics`]). Rendering is pure; writing
+//! is atomic (a temporary file renamed into place), so a reader never sees half a page.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::model::Instant;
+use crate::model::watch::Watch;
+use crate::store::OutboxRow;
+
+/// The status page of what the store holds (see [`crate::view::status_page`]).
+pub fn html(
+    watches: &[Watch],
+    undelivered: &[OutboxRow],
+    history: &std::collections::BTreeMap<i64, Vec<crate::model::watch::HistoryEntry>>,
+    web: &crate::view::web::WebRoots,
+    now: Instant,
+) -> String {
+    crate::view::status_page::render(&crate::view::status_page::PageInput {
+        watches,
+        undelivered,
+        history,
+        web,
+        now,
+    })
+}
+
+/// Writes `text` to `path` atomically, with file `mode` (a missing folder is made owner-only).
+pub fn write_atomically(path: &Path, text: &str, mode: u32) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::private::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    }
+    let tmp = path.with_extension("tmp");
+    crate::private::write(&tmp, text.as_bytes(), mode)
+        .with_context(|| format!("cannot write `{}`", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// Writes whichever outputs the config asks for.
+pub fn write(
+    config: &crate::config::Config,
+    store: &crate::store::Store,
+    now: Instant,
+) -> Result<()> {
+    if config.report.html_path.is_none() {
+        return Ok(());
+    }
+    let watches = store.watches()?;
+    let undelivered = store.outbox_problems()?;
+    if let Some(path) = &config.report.html_path {
+        let mut history = std::collections::BTreeMap::new();
+        for w in &watches {
+            history.insert(
+                w.id,
+                store.history(&w.pr, crate::view::status_page::LAST_ACTIONS)?,
+            );
+        }
+        let web = crate::view::web::WebRoots::of(config);
+        write_atomically(
+            path,
+            &html(&watches, &undelivered, &history, &web, now),
+            config.report.file_mode(),
+        )?;
+    }
+    Ok(())
+}

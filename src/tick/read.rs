@@ -1,0 +1,266 @@
+//! Two-phase reads: a cheap summary of every PR of a chunk first, then the full snapshot only
+//! for the PRs whose summary differs from the one kept with their last full read (or that have
+//! none). A PR whose summary is unchanged is decided on its kept snapshot; the tick reads it
+//! in full again before acting on it (see [`crate::tick`]), so every forge write and message
+//! rests on a fresh read. A summary that cannot tell (an error, a forge without summaries, a
+//! connection longer than its page) always falls through to the full read.
+
+use std::collections::BTreeMap;
+
+use crate::app::App;
+use crate::forge::{ForgeError, SnapshotRequest, Summary, SummaryRequest};
+use crate::model::watch::Watch;
+use crate::model::{ForgeKind, Snapshot};
+use crate::store::KeptRead;
+
+/// One PR's snapshot for this tick, and whether it is a kept one rather than read now.
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub snapshot: Snapshot,
+    pub reused: bool,
+}
+
+/// What the full read of `w` asks: the branches seen last tick let the client compare them
+/// in the same request (never for a fork, whose branch name means nothing in the base).
+pub fn snapshot_request(w: &Watch) -> SnapshotRequest {
+    let s = &w.status;
+    SnapshotRequest {
+        pr: w.pr.clone(),
+        branches: s
+            .base_ref
+            .clone()
+            .zip(s.head_ref.clone())
+            .filter(|_| !s.memory.cross_repository),
+    }
+}
+
+/// Whether a kept read still holds: its summary is the one just read, the branches are as far
+/// apart as it says, and as many threads are unresolved (where the summary counted them).
+pub fn reusable(kept: Option<&KeptRead>, summary: Option<&Summary>) -> bool {
+    matches!((kept, summary), (Some(k), Some(s))
+        if k.summary == s.fingerprint
+            && k.snapshot.behind_by == s.behind_by
+            && s.unresolved_threads
+                .is_none_or(|n| n == k.snapshot.unresolved_threads().count()))
+}
+
+/// A group's summaries, read before its chunks, with the kept reads they are compared with.
+#[derive(Debug)]
+pub struct Summaries {
+    /// Fingerprint by watch id (absent: the summary cannot tell); an error when the forge
+    /// cannot be read at all.
+    by_watch: Result<BTreeMap<i64, Summary>, ForgeError>,
+    kept: BTreeMap<i64, KeptRead>,
+}
+
+impl Default for Summaries {
+    fn default() -> Self {
+        Summaries {
+            by_watch: Ok(BTreeMap::new()),
+            kept: BTreeMap::new(),
+        }
+    }
+}
+
+/// What a group's summary read asks (all of one forge), with the kept reads its answers are
+/// compared with: a PR with a kept read showing unresolved threads has them counted.
+pub fn summary_requests(
+    app: &App,
+    watches: &[&Watch],
+) -> (Vec<i64>, BTreeMap<i64, KeptRead>, Vec<SummaryRequest>) {
+    let ids: Vec<i64> = watches.iter().map(|w| w.id).collect();
+    // A kept read that cannot be loaded is no kept read: the PR is read in full.
+    let kept = app.store.kept_reads(&ids).unwrap_or_default();
+    let requests = watches
+        .iter()
+        .map(|w| SummaryRequest {
+            read: snapshot_request(w),
+            threads: kept
+                .get(&w.id)
+                .is_some_and(|k| k.snapshot.unresolved_threads().next().is_some()),
+            behind_by: kept.get(&w.id).and_then(|k| k.snapshot.behind_by),
+        })
+        .collect();
+    (ids, kept, requests)
+}
+
+impl Summaries {
+    /// A group's summaries from the forge's answer to [`summary_requests`].
+    pub fn new(
+        ids: &[i64],
+        kept: BTreeMap<i64, KeptRead>,
+        answer: Result<Vec<Option<Summary>>, ForgeError>,
+    ) -> Self {
+        let by_watch = answer.map(|found| {
+            ids.iter()
+                .zip(found)
+                .filter_map(|(id, s)| s.map(|s| (*id, s)))
+                .collect()
+        });
+        Summaries { by_watch, kept }
+    }
+}
+
+/// A chunk's read half done: each PR's kept read, or a place for its full read.
+#[derive(Debug)]
+pub struct ChunkReads {
+    kind: ForgeKind,
+    slots: Vec<Option<Result<Read, ForgeError>>>,
+    /// The PRs read in full, in the order of the requests.
+    wanted: Vec<i64>,
+}
+
+/// The first half of reading one chunk (all of one forge) against its group's `summaries`:
+/// the PRs whose kept read holds take it (with `fresh`, none does), and the requests for the
+/// others' full reads. An answer is one snapshot per request, in order, given to
+/// [`finish_chunk`].
+pub fn plan_chunk(
+    app: &mut App,
+    watches: &[&Watch],
+    summaries: &mut Summaries,
+    fresh: bool,
+) -> (ChunkReads, Vec<SnapshotRequest>) {
+    let kind = watches.first().map_or(ForgeKind::GitHub, |w| w.pr.forge);
+    let mut plan = ChunkReads {
+        kind,
+        slots: Vec::with_capacity(watches.len()),
+        wanted: Vec::new(),
+    };
+    let by_watch = match &summaries.by_watch {
+        Ok(by_watch) => by_watch,
+        Err(e) => {
+            if matches!(e, ForgeError::Unauthorized(_)) {
+                // A rotated token: the next group reads it afresh.
+                app.forges.forget(kind);
+            }
+            plan.slots = watches.iter().map(|_| Some(Err(e.clone()))).collect();
+            return (plan, Vec::new());
+        }
+    };
+    let mut requests = Vec::new();
+    for w in watches {
+        if !fresh && reusable(summaries.kept.get(&w.id), by_watch.get(&w.id)) {
+            plan.slots.push(summaries.kept.remove(&w.id).map(|k| {
+                Ok(Read {
+                    snapshot: k.snapshot,
+                    reused: true,
+                })
+            }));
+        } else {
+            plan.slots.push(None);
+            plan.wanted.push(w.id);
+            requests.push(snapshot_request(w));
+        }
+    }
+    (plan, requests)
+}
+
+/// The second half: one result per watch of the chunk, in order, from the forge's `answers`
+/// to the requests [`plan_chunk`] made. With `keep` the full reads are kept with their
+/// summaries for the next tick (a dry run keeps nothing).
+pub fn finish_chunk(
+    app: &mut App,
+    plan: ChunkReads,
+    summaries: &Summaries,
+    mut answers: Vec<Result<Snapshot, ForgeError>>,
+    keep: bool,
+) -> Vec<Result<Read, ForgeError>> {
+    let ChunkReads {
+        kind,
+        slots,
+        wanted,
+    } = plan;
+    answers.resize_with(wanted.len(), || {
+        Err(ForgeError::Unexpected("no answer for this PR".into()))
+    });
+    let by_watch = summaries.by_watch.as_ref().ok();
+    let mut answers = wanted.into_iter().zip(answers);
+    let out: Vec<Result<Read, ForgeError>> = slots
+        .into_iter()
+        .map(|slot| {
+            if let Some(read) = slot {
+                return read;
+            }
+            let Some((id, answer)) = answers.next() else {
+                return Err(ForgeError::Unexpected("no answer for this PR".into()));
+            };
+            if let (true, Ok(snap)) = (keep, &answer) {
+                // A cache: a failed write only means the PR is read in full next tick.
+                let _ = match by_watch.and_then(|b| b.get(&id)) {
+                    Some(summary) => app.store.keep_read(id, &summary.fingerprint, snap),
+                    None => app.store.forget_read(id),
+                };
+            }
+            answer.map(|snapshot| Read {
+                snapshot,
+                reused: false,
+            })
+        })
+        .collect();
+    if out
+        .iter()
+        .any(|a| matches!(a, Err(ForgeError::Unauthorized(_))))
+    {
+        // A rotated token: the next batch reads it afresh.
+        app.forges.forget(kind);
+    }
+    out
+}
+
+/// Reads one PR in full again (a kept read whose plan wants to act).
+pub fn reread(app: &mut App, watch: &Watch) -> Result<Snapshot, ForgeError> {
+    let forge = app
+        .forges
+        .get(watch.pr.forge, &app.config)
+        .map_err(ForgeError::Unauthorized)?;
+    forge
+        .snapshots(&[snapshot_request(watch)])
+        .pop()
+        .unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(summary: &str, behind_by: Option<u64>) -> KeptRead {
+        let mut snapshot = crate::core::decide::tests::snap("aaa");
+        snapshot.behind_by = behind_by;
+        KeptRead {
+            summary: summary.to_owned(),
+            snapshot,
+        }
+    }
+
+    fn seen(fingerprint: &str, behind_by: Option<u64>) -> Summary {
+        Summary {
+            fingerprint: fingerprint.to_owned(),
+            behind_by,
+            unresolved_threads: None,
+        }
+    }
+
+    #[test]
+    fn a_kept_read_holds_only_while_its_summary_is_the_one_just_read() {
+        let k = kept("a", Some(0));
+        let cases: [(Option<&KeptRead>, Option<Summary>, bool); 7] = [
+            (Some(&k), Some(seen("a", Some(0))), true),
+            (Some(&k), Some(seen("b", Some(0))), false),
+            (Some(&k), Some(seen("a", Some(1))), false),
+            (Some(&k), Some(seen("a", None)), false),
+            (Some(&k), None, false),
+            (None, Some(seen("a", Some(0))), false),
+            (None, None, false),
+        ];
+        for (kept, summary, want) in cases {
+            assert_eq!(reusable(kept, summary.as_ref()), want, "{summary:?}");
+        }
+        // The kept snapshot has no unresolved thread: a summary counting one does not match.
+        let counted = |n| Summary {
+            unresolved_threads: Some(n),
+            ..seen("a", Some(0))
+        };
+        assert!(reusable(Some(&k), Some(&counted(0))));
+        assert!(!reusable(Some(&k), Some(&counted(1))));
+    }
+}
