@@ -16,6 +16,7 @@ mod kubernetes;
 mod logging;
 mod merge;
 mod metrics_file;
+mod module_graph;
 mod notify_transports;
 mod page_browser;
 mod paths;
