@@ -252,6 +252,12 @@ impl App {
         }
         policy
     }
+
+    /// The policy for a PR that may not be watched: its watch's ([`App::policy_for`]), else
+    /// the config's `pr` block.
+    pub fn policy_for_pr(&self, watch: Option<&Watch>) -> Policy {
+        watch.map_or_else(|| self.config.policy(None), |w| self.policy_for(w))
+    }
 }
 
 /// A PR reference from the command line: any form [`PrRef`] parses, naming one of the

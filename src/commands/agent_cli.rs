@@ -6,14 +6,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
 
-use crate::app::{App, UsageError};
+use crate::app::{App, usage};
 use crate::config::AgentDelivery;
 use crate::model::PrRef;
 use crate::notify::inbox;
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
-}
 
 /// `inbox done ID [--note TEXT]`: moves the message from `new/` to `cur/` and ends the fix in
 /// flight; the next tick judges whether the agent pushed a new commit.

@@ -85,7 +85,7 @@ fn save(
     state: &State,
     pr: &PrRef,
     seen: &mut Seen,
-    marks: &[(String, String, String)],
+    marks: &[crate::model::plan::SeenMark],
 ) -> Result<()> {
     apply_marks(seen, marks);
     match state {
@@ -105,9 +105,7 @@ fn poll(
 ) -> Result<(Value, Marks)> {
     let mut snap = crate::commands::owner::read(app, pr)?;
     let watch = app.store.watch(pr)?;
-    let policy = watch
-        .as_ref()
-        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    let policy = app.policy_for_pr(watch.as_ref());
     let forge = app
         .forges
         .get(pr.forge, &app.config)
@@ -138,10 +136,7 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         (Some(p), false) => State::File(p.clone()),
         (None, false) => State::Db,
     };
-    let policy = app
-        .store
-        .watch(&pr)?
-        .map_or_else(|| app.config.policy(None), |w| app.policy_for(&w));
+    let policy = app.policy_for_pr(app.store.watch(&pr)?.as_ref());
     let mut criteria = Criteria {
         required_labels: policy.required_labels.clone(),
         required_approvals_from: policy.required_approvals_from.clone(),

@@ -4,7 +4,7 @@
 
 use anyhow::{Result, anyhow};
 
-use crate::app::{App, UsageError};
+use crate::app::{App, usage};
 use crate::core::checks;
 use crate::core::decide::merge as merge_rules;
 use crate::forge::SnapshotRequest;
@@ -13,10 +13,6 @@ use crate::model::{CheckState, PrRef, Snapshot};
 use crate::store::{NewWatch, Selection};
 use crate::tick::execute::{self, Env};
 use crate::tick::{self, RunOptions};
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
-}
 
 /// Reads one PR's snapshot now.
 pub fn read(app: &mut App, pr: &PrRef) -> Result<Snapshot> {
@@ -146,9 +142,7 @@ pub enum MergeRequest {
 /// Queues the owner's notice about `pr` and delivers it.
 fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
     let watch = app.store.watch(&snap.pr)?;
-    let policy = watch
-        .as_ref()
-        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    let policy = app.policy_for_pr(watch.as_ref());
     let watch_id = watch.as_ref().map_or(0, |w| w.id);
     let status = watch.map(|w| w.status).unwrap_or_default();
     let env = Env {
@@ -169,9 +163,7 @@ fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
 pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
     let snap = read(app, pr)?;
     let watch = app.store.watch(pr)?;
-    let policy = watch
-        .as_ref()
-        .map_or_else(|| app.config.policy(None), |w| app.policy_for(w));
+    let policy = app.policy_for_pr(watch.as_ref());
     match request {
         MergeRequest::WhenReady => {
             if let Some(reason) = merge_rules::arming_refusal(&snap, policy.allow_non_default_base)

@@ -113,7 +113,7 @@ pub(crate) struct Draft {
     pub status: WatchStatus,
     pub actions: Vec<Action>,
     pub history: Vec<HistoryEntry>,
-    pub seen: Vec<(String, String, String)>,
+    pub seen: Vec<crate::model::plan::SeenMark>,
     /// Recorded intents this read settled.
     pub resolved_intents: Vec<i64>,
     /// The new head is pr-monitor's own branch update (from a recorded intent).

@@ -73,9 +73,9 @@ pub fn is_new(item: &Feedback, seen: &BTreeMap<(String, String), String>) -> boo
 }
 
 /// The seen-state rows that mark `items` handled.
-pub fn seen_rows(items: &[Feedback]) -> Vec<(String, String, String)> {
+pub fn seen_rows(items: &[Feedback]) -> Vec<crate::model::plan::SeenMark> {
     items
         .iter()
-        .map(|f| (f.source.clone(), f.id.clone(), f.updated_at.clone()))
+        .map(|f| crate::model::plan::SeenMark::new(&f.source, &f.id, &f.updated_at))
         .collect()
 }

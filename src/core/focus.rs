@@ -9,10 +9,11 @@ use serde_json::{Value, json};
 
 use crate::core::checks::{self, Verdict};
 use crate::core::decide::merge as merge_rules;
+use crate::model::plan::SeenMark;
 use crate::model::{CheckKind, CheckState, MergeState, ReviewState, Snapshot};
 
-/// Seen-state rows: (source, id, updated_at).
-pub type Marks = Vec<(String, String, String)>;
+/// Seen-state rows.
+pub type Marks = Vec<SeenMark>;
 
 /// Seen items: (source, id) → updated_at; plus the head last polled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,7 +43,7 @@ pub fn payload(
     criteria: &Criteria,
     verdict: &Verdict,
     full: bool,
-) -> (Value, Vec<(String, String, String)>) {
+) -> (Value, Marks) {
     let mut marks = Vec::new();
     let current = checks::newest(&snap.checks);
     let names = |state: CheckState| {
@@ -61,7 +62,7 @@ pub fn payload(
         if seen.is_new("issue_comment", &c.id, &updated) {
             new_issue.push(json!({"id": c.id, "author": c.author, "body": c.body}));
         }
-        marks.push(("issue_comment".to_owned(), c.id.clone(), updated));
+        marks.push(SeenMark::new("issue_comment", &c.id, updated));
     }
     let mut new_review_comments = Vec::new();
     let mut total_review_comments = 0;
@@ -72,7 +73,7 @@ pub fn payload(
             if seen.is_new("review_comment", &c.id, &updated) {
                 new_review_comments.push(json!({"id": c.id, "author": c.author, "body": c.body}));
             }
-            marks.push(("review_comment".to_owned(), c.id.clone(), updated));
+            marks.push(SeenMark::new("review_comment", &c.id, updated));
         }
     }
     let head_time = snap.head.committed_at;
@@ -83,7 +84,7 @@ pub fn payload(
     for t in &snap.threads {
         let updated = stamp(t.last_activity());
         let is_new = seen.is_new("review_thread", &t.id, &updated);
-        marks.push(("review_thread".to_owned(), t.id.clone(), updated));
+        marks.push(SeenMark::new("review_thread", &t.id, updated));
         if t.resolved && !is_new {
             continue;
         }
@@ -112,7 +113,7 @@ pub fn payload(
         if seen.is_new("review", &r.id, &updated) {
             new_reviews.push(json!({"author": r.author, "state": r.state.as_str(), "id": r.id}));
         }
-        marks.push(("review".to_owned(), r.id.clone(), updated));
+        marks.push(SeenMark::new("review", &r.id, updated));
         if r.state != ReviewState::Commented && r.state != ReviewState::Pending {
             latest.insert(r.author.clone().unwrap_or_default(), r.state.as_str());
         }
@@ -217,11 +218,7 @@ pub fn payload(
         out["issue_comments"] = json!(snap.comments);
         out["review_threads"] = json!(snap.threads);
     }
-    marks.push((
-        "head".to_owned(),
-        "head".to_owned(),
-        snap.head.sha.as_str().to_owned(),
-    ));
+    marks.push(SeenMark::new("head", "head", snap.head.sha.as_str()));
     (out, marks)
 }
 
@@ -273,8 +270,13 @@ pub fn human(p: &Value) -> String {
 }
 
 /// Marks the reported items seen (the head row too).
-pub fn apply_marks(seen: &mut Seen, marks: &[(String, String, String)]) {
-    for (source, id, updated) in marks {
+pub fn apply_marks(seen: &mut Seen, marks: &[SeenMark]) {
+    for SeenMark {
+        source,
+        id,
+        updated_at: updated,
+    } in marks
+    {
         if source == "head" {
             seen.head = Some(updated.clone());
         } else {

@@ -51,6 +51,28 @@ pub struct Feedback {
     pub updated_at: String,
 }
 
+/// One row of a seen state: the item (`source`, `id`) was handled as of `updated_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenMark {
+    pub source: String,
+    pub id: String,
+    pub updated_at: String,
+}
+
+impl SeenMark {
+    pub fn new(
+        source: impl Into<String>,
+        id: impl Into<String>,
+        updated_at: impl Into<String>,
+    ) -> Self {
+        SeenMark {
+            source: source.into(),
+            id: id.into(),
+            updated_at: updated_at.into(),
+        }
+    }
+}
+
 /// A message for the PR's agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentRequest {
@@ -205,7 +227,7 @@ pub struct Plan {
     /// The audit trail of this tick: one row per decision.
     pub history: Vec<HistoryEntry>,
     /// Items now handled: (source, id, updated_at).
-    pub seen: Vec<(String, String, String)>,
+    pub seen: Vec<SeenMark>,
     /// When to look again; `None` once the PR is merged or closed.
     pub next_tick_at: Option<Instant>,
     /// The recorded intents this tick's read reconciled (see [`crate::model::intent`]).

@@ -40,10 +40,15 @@ impl Store {
     pub fn mark_check_seen(
         &mut self,
         pr: &PrRef,
-        items: &[(String, String, String)],
+        items: &[crate::model::plan::SeenMark],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        for (source, id, updated) in items {
+        for crate::model::plan::SeenMark {
+            source,
+            id,
+            updated_at: updated,
+        } in items
+        {
             tx.execute(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",

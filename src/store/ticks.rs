@@ -41,7 +41,7 @@ pub struct TickRecord {
     pub last_error: Option<String>,
     pub history: Vec<HistoryEntry>,
     /// Items now handled: (source, id, updated_at).
-    pub seen: Vec<(String, String, String)>,
+    pub seen: Vec<crate::model::plan::SeenMark>,
     /// Messages caused by this tick, delivered after the commit.
     pub outbox: Vec<OutboxMessage>,
     /// The intents this tick's read reconciled (see [`crate::model::intent`]).
@@ -177,7 +177,12 @@ impl Store {
         insert_history(&tx, &url, &rec.history)?;
         insert_outbox(&tx, &rec.outbox)?;
         intents::resolve(&tx, watch_id, &rec.resolved_intents, rec.last_tick_at)?;
-        for (source, id, updated) in &rec.seen {
+        for crate::model::plan::SeenMark {
+            source,
+            id,
+            updated_at: updated,
+        } in &rec.seen
+        {
             tx.execute(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
