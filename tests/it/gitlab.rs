@@ -486,12 +486,7 @@ fn gitlabs_recorded_shapes_are_read_by_the_client() {
         let now = w.now;
         w.commits.insert(
             sha.clone(),
-            crate::support::fake_gitlab::Commit {
-                sha: sha.clone(),
-                author_name: "Alex Kalderimis".into(),
-                committer_name: "Alex Kalderimis".into(),
-                committed_date: now,
-            },
+            crate::support::fake_gitlab::Commit::by(&sha, "Alex Kalderimis", now),
         );
         let pid = w.pipeline(project, 14656);
         let mut p = w.pipelines.remove(&pid).unwrap();
@@ -624,7 +619,7 @@ fn a_behind_armed_mr_is_rebased_and_stays_armed() {
         let mr = w.get_mr(P, 1);
         (mr.sha.clone(), w.commits[&mr.sha].committer_name.clone())
     });
-    assert_eq!(committer, "owner");
+    assert_eq!(committer, "The Owner", "GitLab commits as the display name");
     env.advance(30);
     env.ok(&["run"]);
     let s = env.status("g/p!1");
@@ -637,6 +632,102 @@ fn a_behind_armed_mr_is_rebased_and_stays_armed() {
         1,
         "rebased once"
     );
+}
+
+/// An armed MR on a fast-forward project, its pipeline running, recorded once by a tick that
+/// arms auto-merge; then two commits land on its target: the next tick rebases it.
+fn armed_mr_about_to_rebase() -> GitLabEnv {
+    let mut env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P).merge_method("ff");
+        w.mr(P, 1).head_by("Dana Dev");
+        w.job(P, 1, "test").running();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
+    env.ok(&["run"]);
+    env.advance(30);
+    env.gl.world(|w| w.advance_target(P, "main", 2));
+    env
+}
+
+fn rebases(env: &GitLabEnv) -> usize {
+    env.gl
+        .requests()
+        .count("PUT /projects/{id}/merge_requests/{iid}/rebase")
+}
+
+/// The rebase happened once: its head gets a green pipeline, and the MR must merge once and
+/// never be disarmed.
+fn merges_after_our_rebase(env: &mut GitLabEnv) {
+    assert_eq!(
+        env.gl.world(|w| w
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Rebased { .. }))
+            .count()),
+        1
+    );
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    env.advance(30);
+    env.gl.world(|w| {
+        w.job(P, 1, "test").success();
+    });
+    for _ in 0..2 {
+        env.run(&["run", "--force"]);
+        env.advance(30);
+    }
+    let history = history(env, "g/p!1");
+    assert!(!history.contains("disarmed"), "{history}");
+    assert_eq!(env.gl.world(|w| w.merges(P, 1)), 1, "{history}");
+    assert_eq!(env.status("g/p!1")["state"], "merged", "{history}");
+    assert_eq!(rebases(env), 1, "rebased once");
+}
+
+/// GitLab rebases and answers 502: the new head (no parent link to the recorded one, committed
+/// as the token user's display name and commit email) is still pr-monitor's own.
+#[test]
+fn a_rebase_answered_502_after_it_applied_never_disarms() {
+    let mut env = armed_mr_about_to_rebase();
+    env.gl.fault(
+        Fault::status_after_handling(502).on("PUT /projects/{id}/merge_requests/{iid}/rebase"),
+    );
+    env.run(&["run", "--force"]);
+    merges_after_our_rebase(&mut env);
+}
+
+/// The process dies after GitLab rebased and before anything was recorded.
+#[test]
+fn a_crash_between_a_rebase_and_its_record_never_disarms() {
+    let mut env = armed_mr_about_to_rebase();
+    env.gl
+        .fault(Fault::apply_then_hang().on("PUT /projects/{id}/merge_requests/{iid}/rebase"));
+    let mut child = env.spawn(&["run", "--force"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while env.gl.world(|w| w.held_answers) == 0 {
+        assert!(std::time::Instant::now() < deadline, "no rebase");
+        std::thread::yield_now();
+    }
+    child.kill().expect("SIGKILL the run");
+    child.wait().expect("reap the run");
+    merges_after_our_rebase(&mut env);
+}
+
+/// Someone pushes on top of pr-monitor's rebase before the next tick sees it: that head is
+/// not pr-monitor's, and the merge is disarmed.
+#[test]
+fn a_push_on_top_of_our_rebase_still_disarms() {
+    let mut env = armed_mr_about_to_rebase();
+    env.ok(&["run", "--force"]);
+    assert_eq!(rebases(&env), 1);
+    env.advance(30);
+    env.gl.world(|w| {
+        w.push(P, 1, "Dana Dev");
+    });
+    env.ok(&["run", "--force"]);
+    let s = env.status("g/p!1");
+    assert_eq!(s["merge_armed"], false, "{s}");
+    assert!(history(&env, "g/p!1").contains("disarmed"), "{s}");
 }
 
 #[test]

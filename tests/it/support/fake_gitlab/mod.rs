@@ -42,10 +42,16 @@
 //! (empty on the last page), `x-total`, `x-total-pages`. The [`RequestLog`] counts by route
 //! template (`GET /projects/{id}/merge_requests/{iid}`) or `METHOD /concrete/path`.
 //! `gl.fault(Fault::status(502).on("GET /projects/{id}/merge_requests/{iid}").times(3))` and
-//! `Fault::rate_limit(secs)` (429 `Retry later` with `Retry-After` and `RateLimit-*`).
+//! `Fault::rate_limit(secs)` (429 `Retry later` with `Retry-After` and `RateLimit-*`),
+//! `Fault::status_after_handling(code)` (the write happens, the answer is `code`) and
+//! `Fault::apply_then_hang()` (the write happens, the answer is held back for a minute).
 //! Every authenticated answer carries `RateLimit-Limit / -Observed / -Remaining / -Reset` from
 //! `w.rate` (2,000 requests a minute, as on GitLab.com), and a spent budget answers 429 until
 //! its window ends.
+//!
+//! The token's user (`GET /user`) is `owner`, named "The Owner", with a primary email and a
+//! separate commit email; a rebase rewrites the head as that name and commit email (GitLab
+//! writes names and emails into commits, never usernames).
 #![allow(dead_code)] // A support API: each test uses a different part of it.
 
 pub mod train;
@@ -96,6 +102,11 @@ impl FakeGitLab {
 pub enum FaultKind {
     /// Answer `status` without handling the request.
     Status(u16),
+    /// Handle the request (its effects happen), then answer `status` instead.
+    StatusAfterHandling(u16),
+    /// Handle the request (its effects happen), then hold the answer back for `Duration` and
+    /// answer 504: for tests that kill the client between the forge's effect and its record.
+    HangAfterHandling(std::time::Duration),
     /// 429 `Retry later`, `Retry-After: secs`.
     RateLimit { retry_after_secs: u64 },
 }
@@ -108,6 +119,16 @@ impl Fault {
     }
     pub fn rate_limit(retry_after_secs: u64) -> Self {
         Self::new(FaultKind::RateLimit { retry_after_secs })
+    }
+    /// Handles the request, then answers `code` (the write happened; the client cannot know).
+    pub fn status_after_handling(code: u16) -> Self {
+        Self::new(FaultKind::StatusAfterHandling(code))
+    }
+    /// The write happens, and the answer never comes (for a minute).
+    pub fn apply_then_hang() -> Self {
+        Self::new(FaultKind::HangAfterHandling(
+            std::time::Duration::from_secs(60),
+        ))
     }
 }
 
@@ -203,38 +224,54 @@ fn handle(shared: &Shared<World, FaultKind>, req: &Incoming) -> Reply {
             ]);
             r
         }
-        None => {
-            let mut w = shared.world();
-            let token = authorization
-                .as_deref()
-                .and_then(|a| a.strip_prefix("Bearer "));
-            if token == Some(w.token.as_str()) {
-                w.rate.reset_if_due(chrono::Utc::now().timestamp());
-                if w.rate.used >= w.rate.limit {
-                    // A spent budget: GitLab's throttle answer, not counted.
-                    let mut r = text(429, "Retry later\n");
-                    let wait = w.rate.reset_epoch - chrono::Utc::now().timestamp();
-                    r.headers
-                        .push(("Retry-After".into(), wait.max(0).to_string()));
-                    r.headers.extend(w.rate.headers());
-                    r.headers.retain(|(k, _)| k != "RateLimit-Remaining");
-                    r.headers.push(("RateLimit-Remaining".into(), "0".into()));
-                    r
-                } else {
-                    w.rate.used += 1;
-                    w.settle();
-                    let query = req.query.as_deref();
-                    let mut r = route(&mut w, &req.method, &tmpl, &params, query, &req.body);
-                    r.headers.extend(w.rate.headers());
-                    r
-                }
-            } else {
-                message(401, "401 Unauthorized")
-            }
+        Some(FaultKind::StatusAfterHandling(code)) => {
+            handled(shared, req, &tmpl, &params, authorization.as_deref());
+            message(code, &format!("{code} Fault"))
         }
+        Some(FaultKind::HangAfterHandling(d)) => {
+            handled(shared, req, &tmpl, &params, authorization.as_deref());
+            shared.world().held_answers += 1;
+            std::thread::sleep(d);
+            message(504, "504 Gateway Timeout")
+        }
+        None => handled(shared, req, &tmpl, &params, authorization.as_deref()),
     };
     shared.set_status(seq, reply.status);
     reply
+}
+
+/// The request handled by the model (after the token check and the rate budget), under the
+/// world's lock.
+fn handled(
+    shared: &Shared<World, FaultKind>,
+    req: &Incoming,
+    tmpl: &str,
+    params: &[String],
+    authorization: Option<&str>,
+) -> Reply {
+    let mut w = shared.world();
+    let token = authorization.and_then(|a| a.strip_prefix("Bearer "));
+    if token != Some(w.token.as_str()) {
+        return message(401, "401 Unauthorized");
+    }
+    w.rate.reset_if_due(chrono::Utc::now().timestamp());
+    if w.rate.used >= w.rate.limit {
+        // A spent budget: GitLab's throttle answer, not counted.
+        let mut r = text(429, "Retry later\n");
+        let wait = w.rate.reset_epoch - chrono::Utc::now().timestamp();
+        r.headers
+            .push(("Retry-After".into(), wait.max(0).to_string()));
+        r.headers.extend(w.rate.headers());
+        r.headers.retain(|(k, _)| k != "RateLimit-Remaining");
+        r.headers.push(("RateLimit-Remaining".into(), "0".into()));
+        return r;
+    }
+    w.rate.used += 1;
+    w.settle();
+    let query = req.query.as_deref();
+    let mut r = route(&mut w, &req.method, tmpl, params, query, &req.body);
+    r.headers.extend(w.rate.headers());
+    r
 }
 
 /// Every value of a repeated parameter (`iids[]=1&iids[]=2`, brackets escaped or not).
@@ -341,7 +378,15 @@ fn route(
     match (method, tmpl) {
         ("GET", "/user") => json(
             200,
-            &json!({ "id": 1, "username": w.viewer, "name": "The Owner", "state": "active" }),
+            &json!({
+                "id": 1,
+                "username": w.viewer,
+                "name": w.viewer_name,
+                "state": "active",
+                "email": w.viewer_email,
+                "commit_email": w.viewer_commit_email,
+                "public_email": "",
+            }),
         ),
         ("GET", "/projects/{id}") => json(200, &World::project_json(&w.projects[&project])),
         ("GET", "/projects/{id}/merge_requests") => {

@@ -40,8 +40,24 @@ pub struct Project {
 pub struct Commit {
     pub sha: String,
     pub author_name: String,
+    pub author_email: String,
     pub committer_name: String,
+    pub committer_email: String,
     pub committed_date: DateTime<Utc>,
+}
+
+impl Commit {
+    /// A commit authored and committed by `name` (email `<name>@example.com`) at `at`.
+    pub fn by(sha: &str, name: &str, at: DateTime<Utc>) -> Self {
+        Commit {
+            sha: sha.to_owned(),
+            author_name: name.to_owned(),
+            author_email: format!("{name}@example.com"),
+            committer_name: name.to_owned(),
+            committer_email: format!("{name}@example.com"),
+            committed_date: at,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -209,7 +225,13 @@ pub struct ApiError(pub u16, pub String);
 #[derive(Debug)]
 pub struct World {
     pub token: String,
+    /// The token user's username, display name, primary email and commit email.
     pub viewer: String,
+    pub viewer_name: String,
+    pub viewer_email: String,
+    pub viewer_commit_email: String,
+    /// Answers the fake handled and then held back (a client killed meanwhile never saw them).
+    pub held_answers: usize,
     pub now: DateTime<Utc>,
     pub projects: BTreeMap<String, Project>,
     pub mrs: BTreeMap<(String, u64), Mr>,
@@ -274,6 +296,10 @@ impl Default for World {
         World {
             token: "gl-test-token".into(),
             viewer: "owner".into(),
+            viewer_name: "The Owner".into(),
+            viewer_email: "owner@example.com".into(),
+            viewer_commit_email: "1-owner@users.noreply.gitlab.example.com".into(),
+            held_answers: 0,
             now: at(DEFAULT_NOW),
             projects: BTreeMap::new(),
             mrs: BTreeMap::new(),
@@ -396,8 +422,8 @@ impl MrBuilder<'_> {
             .commits
             .get_mut(&sha)
             .expect("the head commit exists");
-        c.author_name = name.into();
-        c.committer_name = name.into();
+        let at = c.committed_date;
+        *c = Commit::by(&sha, name, at);
         self
     }
     pub fn sha(&mut self) -> String {
@@ -558,15 +584,8 @@ impl World {
             let id = self.id();
             let sha = self.new_sha();
             let then = self.now - Duration::hours(1);
-            self.commits.insert(
-                sha.clone(),
-                Commit {
-                    sha: sha.clone(),
-                    author_name: "dev".into(),
-                    committer_name: "dev".into(),
-                    committed_date: then,
-                },
-            );
+            self.commits
+                .insert(sha.clone(), Commit::by(&sha, "dev", then));
             let target = self.projects[project].default_branch.clone();
             self.mrs.insert(
                 key.clone(),
@@ -731,15 +750,8 @@ impl World {
     /// A new head commit by `name` (author and committer), now; no pipeline yet.
     pub fn push(&mut self, project: &str, iid: u64, name: &str) -> String {
         let sha = self.new_sha();
-        self.commits.insert(
-            sha.clone(),
-            Commit {
-                sha: sha.clone(),
-                author_name: name.into(),
-                committer_name: name.into(),
-                committed_date: self.now,
-            },
-        );
+        self.commits
+            .insert(sha.clone(), Commit::by(&sha, name, self.now));
         self.get_mr_mut(project, iid).sha.clone_from(&sha);
         sha
     }
@@ -938,6 +950,20 @@ impl World {
         Ok(())
     }
 
+    /// `n` commits land on `branch` of `project` from elsewhere: its tip moves, and every open
+    /// MR targeting it falls `n` more commits behind.
+    pub fn advance_target(&mut self, project: &str, branch: &str, n: u64) {
+        for mr in self.mrs.values_mut() {
+            if mr.project == project && mr.target_branch == branch && mr.state == "opened" {
+                mr.diverged += n;
+            }
+        }
+        *self
+            .branch_moves
+            .entry((project.to_owned(), branch.to_owned()))
+            .or_default() += 1;
+    }
+
     /// `PUT …/rebase`: the head is rewritten by the viewer; the new head has no pipeline yet.
     pub fn rebase(&mut self, key: &(String, u64)) -> Result<(), ApiError> {
         let mr = self
@@ -950,16 +976,18 @@ impl World {
                 Some("Rebase failed. Please rebase locally".into());
             return Ok(());
         }
-        let author = self.commits[&mr.sha].author_name.clone();
+        // GitLab rewrites the commits as the user who asked: its display name and commit
+        // email, never its username; the author stays. No parent link to the old head.
         let sha = self.new_sha();
-        let viewer = self.viewer.clone();
+        let old = self.commits[&mr.sha].clone();
         self.commits.insert(
             sha.clone(),
             Commit {
                 sha: sha.clone(),
-                author_name: author,
-                committer_name: viewer,
+                committer_name: self.viewer_name.clone(),
+                committer_email: self.viewer_commit_email.clone(),
                 committed_date: self.now,
+                ..old
             },
         );
         let m = self.mrs.get_mut(key).expect("exists");
@@ -1109,10 +1137,10 @@ impl World {
             "title": "a change",
             "message": "a change\n",
             "author_name": c.author_name,
-            "author_email": format!("{}@example.com", c.author_name),
+            "author_email": c.author_email,
             "authored_date": stamp(c.committed_date),
             "committer_name": c.committer_name,
-            "committer_email": format!("{}@example.com", c.committer_name),
+            "committer_email": c.committer_email,
             "committed_date": stamp(c.committed_date),
             "created_at": stamp(c.committed_date),
             "parent_ids": [],
