@@ -38,7 +38,7 @@ pub type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
 pub struct Forges {
     github: Option<Result<std::sync::Arc<GitHub>, String>>,
     gitlab: Option<Result<std::sync::Arc<GitLab>, String>>,
-    owners: std::collections::BTreeMap<ForgeKind, String>,
+    viewers: std::collections::BTreeMap<ForgeKind, crate::viewer::Viewer>,
     /// Clients dropped by [`Forges::forget`]: a read under way may still be using one, so
     /// what they used is summed when asked.
     retired: Vec<(ForgeKind, UsageOf)>,
@@ -170,17 +170,21 @@ impl Forges {
         out
     }
 
-    /// The login the token of `kind` belongs to (asked once per run).
-    pub fn owner(&mut self, kind: ForgeKind, config: &Config) -> Result<String, String> {
-        if let Some(login) = self.owners.get(&kind) {
-            return Ok(login.clone());
+    /// The user the token of `kind` belongs to (asked once per run).
+    pub fn viewer(
+        &mut self,
+        kind: ForgeKind,
+        config: &Config,
+    ) -> Result<crate::viewer::Viewer, String> {
+        if let Some(viewer) = self.viewers.get(&kind) {
+            return Ok(viewer.clone());
         }
-        let login = self
+        let viewer = self
             .get(kind, config)?
-            .viewer_login()
+            .viewer()
             .map_err(|e| e.to_string())?;
-        self.owners.insert(kind, login.clone());
-        Ok(login)
+        self.viewers.insert(kind, viewer.clone());
+        Ok(viewer)
     }
 }
 
@@ -199,27 +203,35 @@ pub struct App {
 }
 
 impl App {
-    /// The login the forge token belongs to: remembered in the database for a day, so a run
-    /// does not spend a request on it.
+    /// The login the forge token belongs to (see [`App::viewer`]).
     pub fn owner(&mut self, kind: ForgeKind) -> Result<String, String> {
+        self.viewer(kind).map(|v| v.login)
+    }
+
+    /// The user the forge token belongs to: remembered in the database for a day, so a run
+    /// does not spend a request on it.
+    pub fn viewer(&mut self, kind: ForgeKind) -> Result<crate::viewer::Viewer, String> {
         const FRESH_SECS: i64 = 86_400;
-        let key = format!("owner:{}", kind.as_str());
+        let key = format!("viewer:{}", kind.as_str());
         let real_now = crate::clock::wall_secs();
         let cached = self.store.meta(&key).ok().flatten();
         let fresh = cached
             .as_deref()
             .and_then(|v| v.split_once('\t'))
-            .filter(|(_, at)| at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS));
-        if let Some((login, _)) = fresh {
-            return Ok(login.to_owned());
+            .filter(|(at, _)| at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS))
+            .and_then(|(_, v)| serde_json::from_str(v).ok());
+        if let Some(viewer) = fresh {
+            return Ok(viewer);
         }
-        let login = self.forges.owner(kind, &self.config)?;
+        let viewer = self.forges.viewer(kind, &self.config)?;
         if self.dry_run {
-            return Ok(login);
+            return Ok(viewer);
         }
         // A cache: a failed write only costs one request next run.
-        let _ = self.store.set_meta(&key, &format!("{login}\t{real_now}"));
-        Ok(login)
+        if let Ok(json) = serde_json::to_string(&viewer) {
+            let _ = self.store.set_meta(&key, &format!("{real_now}\t{json}"));
+        }
+        Ok(viewer)
     }
 
     /// A PR argument, parsed, in the spelling it is watched under (see [`Store::known`]).

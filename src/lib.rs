@@ -45,3 +45,4 @@ pub mod private;
 pub mod secrets;
 pub mod stdout;
 pub mod terminal;
+pub mod viewer;

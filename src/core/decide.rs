@@ -35,6 +35,8 @@ pub struct Context<'a> {
     pub agent_logins: &'a [Login],
     /// The token's login: the owner pr-monitor acts for.
     pub owner: &'a str,
+    /// How the commits the forge makes for the owner name it (see [`crate::viewer`]).
+    pub commits_as: &'a crate::viewer::Committer,
     /// This PR is first in line to update its branch for its base (see [`update_turns`]).
     pub update_turn: bool,
     /// Items already handled: (source, id) → updated_at.

@@ -160,6 +160,12 @@ pub trait Forge {
     /// The login the token belongs to: the owner pr-monitor acts for.
     fn viewer_login(&self) -> Result<String, ForgeError>;
 
+    /// The token's user: its login, and how the commits the forge makes for it name it
+    /// (by default: by that login).
+    fn viewer(&self) -> Result<crate::viewer::Viewer, ForgeError> {
+        Ok(crate::viewer::Viewer::by_login(&self.viewer_login()?))
+    }
+
     /// The plain-text log of one job, or `None` when the forge keeps none.
     fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError>;
 

@@ -525,6 +525,9 @@ pub struct HeadCommit {
     pub sha: Sha,
     pub author_login: Option<String>,
     pub committer_login: Option<String>,
+    /// The committer's email, where the forge names commits by name and email (GitLab).
+    #[serde(default)]
+    pub committer_email: Option<String>,
     pub committed_at: Option<Instant>,
     /// The head's parent commits (a merge commit has two), where the forge says.
     #[serde(default)]

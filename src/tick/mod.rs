@@ -511,6 +511,7 @@ fn tick_one(
     let Facts {
         agent_logins,
         owner,
+        commits_as,
         seen,
         intents,
     } = facts;
@@ -519,6 +520,7 @@ fn tick_one(
         now,
         agent_logins: &agent_logins,
         owner: &owner,
+        commits_as: &commits_as,
         update_turn,
         seen: &seen,
         fix_asked: opts.fix_asked,
@@ -587,6 +589,8 @@ fn tick_one(
 struct Facts {
     agent_logins: Vec<Login>,
     owner: String,
+    /// How the forge's commits for the owner name it (to tell a recorded update's head).
+    commits_as: crate::viewer::Committer,
     seen: BTreeMap<(String, String), String>,
     /// The PR's recorded intents no read has reconciled yet.
     intents: Vec<crate::model::intent::Intent>,
@@ -618,11 +622,11 @@ fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String>
     let updating = intents
         .iter()
         .any(|i| i.kind == crate::model::intent::IntentKind::UpdateBranch);
-    let owner = if policy.agent.is_some() || updating {
-        app.owner(watch.pr.forge)
+    let viewer = if policy.agent.is_some() || updating {
+        app.viewer(watch.pr.forge)
             .map_err(|e| format!("cannot learn the token's login: {e}"))?
     } else {
-        String::new()
+        crate::viewer::Viewer::by_login("")
     };
     let seen = app
         .store
@@ -630,7 +634,8 @@ fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String>
         .map_err(|e| format!("cannot read what was already handled: {e:#}"))?;
     Ok(Facts {
         agent_logins,
-        owner,
+        owner: viewer.login,
+        commits_as: viewer.commits_as,
         seen,
         intents,
     })

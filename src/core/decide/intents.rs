@@ -1,6 +1,10 @@
 //! Reconciling recorded intents ([`crate::model::intent`]) with a fresh read, before the rules run:
-//! a branch update is recognised as pr-monitor's own by the head it produced (its parent is
-//! the recorded head, and the token's login made it — or, for a rebase, made it at all), a
+//! a branch update is recognised as pr-monitor's own by the head it produced: the token's user
+//! made it ([`crate::viewer::Committer`]: its login on GitHub, its name and email on GitLab),
+//! and it comes from the recorded head — as its child for a merge update; for a rebase, which
+//! rewrites every commit and leaves no link to the old head, by a commit time no earlier than
+//! the intent (less [`CLOCK_SKEW_SECS`]). Only a recorded intent makes a new head
+//! pr-monitor's: a push on top of its update, made before a tick saw it, is someone else's. A
 //! recorded re-run spends its once-per-job-per-head guards whatever became of the answer, and
 //! a recorded arm of auto-merge is remembered as pr-monitor's when the forge shows it on.
 //! Each intent is resolved by the first read that can tell; a branch update the forge has not
@@ -9,10 +13,14 @@
 use crate::core::decide::{Context, Draft};
 use crate::forge::UpdateMethod;
 use crate::model::intent::{Intent, IntentKind};
-use crate::model::{Login, PrState, Snapshot};
+use crate::model::{PrState, Snapshot};
+use crate::viewer::Committer;
 
 /// How long a recorded branch update may take to show on the forge before it is given up.
 pub const UPDATE_SHOWS_WITHIN_SECS: i64 = 600;
+
+/// How far the forge's clock may lag pr-monitor's when it stamps a rebase it made.
+pub const CLOCK_SKEW_SECS: i64 = 300;
 
 /// Folds the open intents into the draft; the ones this read settles are marked resolved.
 pub(super) fn reconcile(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
@@ -40,19 +48,19 @@ pub(super) fn reconcile(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
     }
 }
 
-/// Whether `snap`'s head is the branch update `intent` asked for, made for the token's login
-/// `owner`: a merge update's head has the recorded head as a parent; a rebase rewrites every
-/// commit, so its head is recognised by who committed it.
-pub fn own_update(snap: &Snapshot, intent: &Intent, owner: &str) -> bool {
-    let owner_made_it = !owner.is_empty()
-        && [&snap.head.author_login, &snap.head.committer_login]
-            .into_iter()
-            .any(|l| l.as_deref().is_some_and(|l| Login::new(l).is(owner)));
-    let from_recorded_head =
-        snap.head.parents.contains(&intent.head) || intent.detail == UpdateMethod::Rebase.as_str();
+/// Whether `snap`'s head is the branch update `intent` asked for, made for the token's user
+/// (`owner`): a merge update's head has the recorded head as a parent; a rebase rewrites every
+/// commit, so its head is recognised by who committed it and when (not before the intent).
+pub fn own_update(snap: &Snapshot, intent: &Intent, owner: &Committer) -> bool {
+    let rebased_since = intent.detail == UpdateMethod::Rebase.as_str()
+        && snap
+            .head
+            .committed_at
+            .is_some_and(|at| (intent.created_at - at).num_seconds() <= CLOCK_SKEW_SECS);
+    let from_recorded_head = snap.head.parents.contains(&intent.head) || rebased_since;
     intent.kind == IntentKind::UpdateBranch
         && snap.head.sha != intent.head
-        && owner_made_it
+        && owner.made(&snap.head)
         && from_recorded_head
 }
 
@@ -62,7 +70,7 @@ fn update(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>, intent: &Intent) ->
         let waited = (ctx.now - intent.created_at).num_seconds();
         return snap.state != PrState::Open || waited >= UPDATE_SHOWS_WITHIN_SECS;
     }
-    if own_update(snap, intent, ctx.owner) {
+    if own_update(snap, intent, ctx.commits_as) {
         d.own_update = true;
         if d.status.memory.update_requested_for.as_ref() != Some(&intent.head) {
             d.note(

@@ -190,11 +190,9 @@ pub(super) fn reconcile(
         return;
     }
     if cond.new_head && watch.status.head_sha.is_some() {
-        // pr-monitor's own branch update moved the head: never a reason to disarm.
-        let own = d.own_update
-            || (watch.status.memory.update_requested_for.is_some()
-                && watch.status.memory.update_requested_for == watch.status.head_sha);
-        if !own && !cond.agent_commit {
+        // pr-monitor's own branch update moved the head (told by its recorded intent, see
+        // `intents`): never a reason to disarm. Any other new head is.
+        if !d.own_update && !cond.agent_commit {
             let by = snap.head.author_login.as_deref().unwrap_or("someone else");
             disarm(
                 d,
@@ -330,9 +328,14 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
     }
     d.status.memory.update_requested_for = Some(snap.head.sha.clone());
     d.status.memory.holds_update_turn = armed;
+    // GitLab's only branch update is a rebase (`PUT …/rebase`), whatever the policy says.
+    let method = match snap.pr.forge {
+        crate::model::ForgeKind::GitLab => crate::forge::UpdateMethod::Rebase,
+        crate::model::ForgeKind::GitHub => ctx.policy.update_method,
+    };
     d.actions.push(Action::UpdateBranch {
         expected_head: snap.head.sha.clone(),
-        method: ctx.policy.update_method,
+        method,
     });
     d.note(
         format!(
@@ -340,7 +343,7 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
             snap.behind_by
                 .map_or("some".into(), |b| format!("{b} commit(s)")),
             snap.base_ref,
-            ctx.policy.update_method.as_str()
+            method.as_str()
         ),
         None,
     );

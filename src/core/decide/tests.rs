@@ -87,6 +87,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
             sha: Sha(sha.into()),
             author_login: Some("dev".into()),
             committer_login: Some("dev".into()),
+            committer_email: None,
             committed_at: Some(t0() - Duration::hours(1)),
             parents: vec![],
         },
@@ -401,6 +402,7 @@ pub(crate) struct Ctx {
     pub turn: bool,
     pub fix_asked: bool,
     pub intents: Vec<crate::model::intent::Intent>,
+    pub commits_as: crate::viewer::Committer,
 }
 
 impl Ctx {
@@ -415,6 +417,7 @@ impl Ctx {
             turn: true,
             fix_asked: false,
             intents: Vec::new(),
+            commits_as: crate::viewer::Committer::Login("owner".into()),
         }
     }
     /// No agent configured: every failure is the owner's.
@@ -430,6 +433,7 @@ impl Ctx {
             now: self.now,
             agent_logins: &self.logins,
             owner: "owner",
+            commits_as: &self.commits_as,
             update_turn: self.turn,
             seen: &self.seen,
             fix_asked: self.fix_asked,
@@ -849,10 +853,11 @@ fn disarm_rules() {
     let mut agent = snap("b");
     agent.head.author_login = Some("fixer-bot".into());
     assert!(c.decide(&armed("a"), &agent).status.merge_armed);
-    // pr-monitor's own branch update: stays armed.
+    // A push after pr-monitor asked for a branch update is still a push: only a recorded
+    // intent's head is pr-monitor's own.
     let mut updating = armed("a");
     updating.status.memory.update_requested_for = Some(Sha("a".into()));
-    assert!(c.decide(&updating, &pushed).status.merge_armed);
+    assert!(!c.decide(&updating, &pushed).status.merge_armed);
     // A base that is not the default branch.
     let other_base = Snapshot {
         base_ref: "release".into(),
@@ -1167,47 +1172,92 @@ fn intent(
 #[test]
 fn own_branch_update_table() {
     use crate::model::intent::IntentKind::UpdateBranch;
-    let merged_update = |by: &str, parent: &str| {
+    use crate::viewer::Committer;
+    let github = Committer::Login("owner".into());
+    let gitlab = Committer::NameAndEmail {
+        name: "The Owner".into(),
+        emails: vec!["1-owner@users.noreply.example".into()],
+    };
+    // A head `b` committed by `by` 20 s after the intent was recorded, on top of `parent`.
+    let updated = |by: &str, email: Option<&str>, parent: &str| {
         let mut s = snap("b");
-        s.head.author_login = Some(by.into());
+        s.head.author_login = Some("dev".into());
         s.head.committer_login = Some(by.into());
+        s.head.committer_email = email.map(str::to_owned);
+        s.head.committed_at = Some(t0() - Duration::seconds(10));
         s.head.parents = vec![Sha(parent.into())];
         s
     };
+    let mut stale = updated("owner", None, "z");
+    stale.head.committed_at = Some(t0() - Duration::hours(1));
+    let noreply = Some("1-owner@users.noreply.example");
     let cases = [
         (
             "a merge update of the recorded head by the token's login",
-            merged_update("Owner", "a"),
+            &github,
+            updated("Owner", None, "a"),
             intent(UpdateBranch, "a", "merge"),
             true,
         ),
         (
             "someone else's merge of the base into the recorded head",
-            merged_update("human", "a"),
+            &github,
+            updated("human", None, "a"),
             intent(UpdateBranch, "a", "merge"),
             false,
         ),
         (
             "the token's login, but on top of another head",
-            merged_update("owner", "z"),
+            &github,
+            updated("owner", None, "z"),
             intent(UpdateBranch, "a", "merge"),
             false,
         ),
         (
-            "a rebase update rewrites every commit: who made it tells",
-            merged_update("owner", "z"),
+            "a rebase update rewrites every commit: who made it, and when, tells",
+            &github,
+            updated("owner", None, "z"),
             intent(UpdateBranch, "a", "rebase"),
             true,
         ),
         (
+            "a head the token's login committed before the update was asked for",
+            &github,
+            stale,
+            intent(UpdateBranch, "a", "rebase"),
+            false,
+        ),
+        (
             "the head has not moved",
-            merged_update("owner", "a"),
+            &github,
+            updated("owner", None, "a"),
             intent(UpdateBranch, "b", "merge"),
             false,
         ),
+        (
+            "a GitLab rebase: the token user's name and commit email",
+            &gitlab,
+            updated("The Owner", noreply, "z"),
+            intent(UpdateBranch, "a", "rebase"),
+            true,
+        ),
+        (
+            "a GitLab push by someone who took the token user's name",
+            &gitlab,
+            updated("The Owner", Some("dana@example.com"), "z"),
+            intent(UpdateBranch, "a", "rebase"),
+            false,
+        ),
+        (
+            "a GitLab commit names no username",
+            &gitlab,
+            updated("owner", noreply, "z"),
+            intent(UpdateBranch, "a", "rebase"),
+            false,
+        ),
     ];
-    for (what, s, i, own) in cases {
-        assert_eq!(intents::own_update(&s, &i, "owner"), own, "{what}");
+    for (what, who, s, i, own) in cases {
+        assert_eq!(intents::own_update(&s, &i, who), own, "{what}");
     }
 }
 

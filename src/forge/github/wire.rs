@@ -480,6 +480,7 @@ pub fn snapshot_head(
                 .and_then(|c| c.author.as_ref()?.user.as_ref().map(|u| u.login.clone())),
             committer_login: commit
                 .and_then(|c| c.committer.as_ref()?.user.as_ref().map(|u| u.login.clone())),
+            committer_email: None,
             committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
             parents: commit
                 .and_then(|c| c.parents.as_ref())

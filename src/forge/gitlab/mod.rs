@@ -479,8 +479,25 @@ impl Forge for GitLab {
     }
 
     fn viewer_login(&self) -> Result<String, ForgeError> {
+        Ok(self.viewer()?.login)
+    }
+
+    /// GitLab commits for the user (a rebase) as its display name and its commit email (its
+    /// primary email when it has set none): both are needed to tell its commits.
+    fn viewer(&self) -> Result<crate::viewer::Viewer, ForgeError> {
         let user: wire::User = self.get("/user", "user")?;
-        Ok(user.username)
+        let emails = [user.commit_email, user.email]
+            .into_iter()
+            .flatten()
+            .filter(|e| !e.is_empty())
+            .collect();
+        Ok(crate::viewer::Viewer {
+            login: user.username,
+            commits_as: crate::viewer::Committer::NameAndEmail {
+                name: user.name,
+                emails,
+            },
+        })
     }
 
     fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {

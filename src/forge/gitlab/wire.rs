@@ -14,6 +14,14 @@ use crate::model::{
 #[derive(Debug, Deserialize)]
 pub struct User {
     pub username: String,
+    /// The display name GitLab writes into the commits it makes for the user.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub email: Option<String>,
+    /// The email GitLab commits as for the user (a rebase in the web or the API).
+    #[serde(default)]
+    pub commit_email: Option<String>,
 }
 
 /// `GET /projects/:id/merge_requests/:iid` (and the items of the MR list).
@@ -143,6 +151,8 @@ pub struct Commit {
     pub author_name: Option<String>,
     #[serde(default)]
     pub committer_name: Option<String>,
+    #[serde(default)]
+    pub committer_email: Option<String>,
     #[serde(default)]
     pub committed_date: Option<String>,
     #[serde(default)]
@@ -489,6 +499,7 @@ pub fn snapshot_head(
             sha: Sha(mr.head_sha().unwrap_or_default().to_owned()),
             author_login: commit.and_then(|c| c.author_name.clone()),
             committer_login: commit.and_then(|c| c.committer_name.clone()),
+            committer_email: commit.and_then(|c| c.committer_email.clone()),
             committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
             parents: commit
                 .map(|c| c.parent_ids.iter().cloned().map(Sha).collect())
