@@ -30,6 +30,32 @@ fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String
         .map_err(|e| format!("{forge} token: {e:#}"))
 }
 
+/// The GitHub client `config` asks for: with its token, or signed in as its App (the App's
+/// key read and parsed now, so every new client reads the key file afresh).
+fn github_client(config: &crate::config::GitHubConfig) -> Result<GitHub, String> {
+    let graphql_url = config.graphql_url();
+    match &config.app {
+        None => {
+            let token = read_token(&config.token(), "GitHub")?;
+            GitHub::new(&config.api_url, &graphql_url, token)
+        }
+        Some(app) => {
+            let key = app_key(app)?;
+            let auth = crate::forge::github::app_auth::AppAuth::new(&config.api_url, app.id, key);
+            GitHub::with_app(&config.api_url, &graphql_url, auth)
+        }
+    }
+}
+
+/// Reads and parses a GitHub App's private key; the error names where it was read from.
+pub fn app_key(
+    app: &crate::config::GitHubAppConfig,
+) -> Result<crate::forge::github::app_key::AppKey, String> {
+    let pem = app.read_private_key()?;
+    crate::forge::github::app_key::AppKey::from_pem(pem.expose())
+        .map_err(|e| format!("GitHub App {}: {e}", app.key_source()))
+}
+
 /// A forge client threads can share: a run's parallel reads and its acting thread use one.
 pub type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
 
@@ -87,11 +113,8 @@ impl Forges {
     }
 
     fn github(&mut self, config: &Config) -> &Result<std::sync::Arc<GitHub>, String> {
-        self.github.get_or_insert_with(|| {
-            let token = read_token(&config.github.token(), "GitHub")?;
-            GitHub::new(&config.github.api_url, &config.github.graphql_url(), token)
-                .map(std::sync::Arc::new)
-        })
+        self.github
+            .get_or_insert_with(|| github_client(&config.github).map(std::sync::Arc::new))
     }
 
     fn gitlab(&mut self, config: &Config) -> &Result<std::sync::Arc<GitLab>, String> {
@@ -109,6 +132,9 @@ impl Forges {
             ForgeKind::GitLab => self.gitlab.take().and_then(Result::ok).map(UsageOf::GitLab),
         };
         self.retired.extend(dropped.map(|c| (kind, c)));
+        if kind == ForgeKind::GitHub {
+            crate::forge::github::app_auth::forget_tokens();
+        }
     }
 
     /// What every client of `kind` built this run has used.

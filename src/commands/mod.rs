@@ -72,6 +72,9 @@ fn hold_secrets(config: &Config) {
             crate::config::TokenSource::Command(_) => {}
         }
     }
+    if let Some(app) = &config.github.app {
+        crate::secrets::hold_env(app.private_key_env.as_deref());
+    }
     if let Some(email) = &config.notify.email {
         crate::secrets::hold_env(email.password_env.as_deref());
         // A password written into the URL itself (`smtp://user:password@host`).
@@ -88,6 +91,14 @@ fn hold_secrets(config: &Config) {
     {
         crate::secrets::hold_url(&url);
     }
+}
+
+/// Whether `command` may talk to a forge (or, `config check`, vouches for the credentials).
+fn reads_forges(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Status { .. } | Command::Watch(_) | Command::Inbox(_) | Command::Notify(_)
+    )
 }
 
 fn parse_now(now: Option<&str>) -> Result<Instant> {
@@ -154,6 +165,13 @@ fn run(cli: Cli) -> Result<u8> {
     let now = parse_now(cli.now.as_deref())?;
     let config = load_config(cli.config.as_deref())?;
     hold_secrets(&config);
+    // A GitHub App key that cannot be read or is no RSA key is a config error, said before
+    // any forge is asked anything.
+    if let Some(app) = &config.github.app
+        && reads_forges(&cli.command)
+    {
+        crate::app::app_key(app).map_err(usage)?;
+    }
     let command = match cli.command {
         Command::Config(ConfigCommand::Check) => {
             return config_check(&config, cli.db.as_deref(), cli.json);
@@ -257,6 +275,14 @@ fn resolved_paths(config: &Config, cli_db: Option<&Path>) -> Vec<(String, PathBu
         if let crate::config::TokenSource::File(file) = token {
             paths.push((format!("{forge} token"), file));
         }
+    }
+    if let Some(key) = config
+        .github
+        .app
+        .as_ref()
+        .and_then(|a| a.private_key_file.clone())
+    {
+        paths.push(("github app key".to_owned(), key));
     }
     for (name, agent) in &config.agents {
         if let Some(inbox) = &agent.inbox {

@@ -84,6 +84,11 @@ pub(crate) fn opt_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D
     secs(d).map(Some)
 }
 
+/// A positive integer id (a GitHub App's).
+pub(crate) fn id<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    int_in(d, 1, i64::MAX).map(|v| v as u64)
+}
+
 /// A count, at least 1.
 pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     int_in(d, 1, i64::from(u32::MAX)).map(|v| v as u32)

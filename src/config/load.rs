@@ -238,6 +238,28 @@ impl Config {
         ] {
             only_one(src, &[Seg::Key(block)], &keys)?;
         }
+        if let Some(app) = &github.app {
+            for token_key in [
+                ("token_env", github.token_env.is_some()),
+                ("token_file", github.token_file.is_some()),
+                ("token_command", github.token_command.is_some()),
+            ] {
+                only_one(src, &[Seg::Key("github")], &[token_key, ("app", true)])?;
+            }
+            let at = [Seg::Key("github"), Seg::Key("app")];
+            let keys = [
+                ("private_key_file", app.private_key_file.is_some()),
+                ("private_key_env", app.private_key_env.is_some()),
+            ];
+            if keys.iter().all(|(_, given)| !given) {
+                return Err(src.error(
+                    &at,
+                    Target::Value,
+                    "an App needs one of `private_key_file` or `private_key_env`",
+                ));
+            }
+            only_one(src, &at, &keys)?;
+        }
 
         for (name, agent) in &self.agents {
             let at = [Seg::Key("agents"), Seg::Key(name)];
@@ -328,6 +350,9 @@ impl Config {
         };
         self.github.token_file.iter_mut().for_each(resolve_token);
         self.gitlab.token_file.iter_mut().for_each(resolve_token);
+        if let Some(app) = &mut self.github.app {
+            app.private_key_file.iter_mut().for_each(resolve_token);
+        }
         for agent in self.agents.values_mut() {
             agent.inbox.iter_mut().for_each(resolve);
         }

@@ -13,6 +13,7 @@
 
 mod cron;
 mod de;
+mod github_app;
 mod job;
 mod load;
 mod locate;
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use cron::CronSchedule;
+pub use github_app::GitHubAppConfig;
 pub use job::{
     Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch, UpdateMethod,
     Watch,
@@ -110,7 +112,7 @@ impl Default for Config {
     }
 }
 
-/// The `github:` block. At most one of `token_env`, `token_file`, `token_command`.
+/// The `github:` block. At most one of `token_env`, `token_file`, `token_command` and `app`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(
     deny_unknown_fields,
@@ -135,6 +137,9 @@ pub struct GitHubConfig {
     /// A command printing the token, run with `sh -c` (e.g. `gh auth token`).
     #[serde(deserialize_with = "de::opt_command")]
     pub token_command: Option<String>,
+    /// Sign in as a GitHub App instead of with a token: installation tokens are minted per
+    /// repository owner (see [`GitHubAppConfig`]).
+    pub app: Option<GitHubAppConfig>,
 }
 
 impl Default for GitHubConfig {
@@ -145,6 +150,7 @@ impl Default for GitHubConfig {
             token_env: None,
             token_file: None,
             token_command: None,
+            app: None,
         }
     }
 }

@@ -341,6 +341,35 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
         "github:\n  token_env: GITHUB-TOKEN\n",
         "c.yaml:2:14: github.token_env: `GITHUB-TOKEN` is not an environment variable name (letters, digits and `_`, not starting with a digit)",
     ),
+    // A GitHub App: its own key source, and no token keys beside it.
+    (
+        "github:\n  token_env: GH\n  app:\n    id: 7\n    private_key_env: KEY\n",
+        "c.yaml:3:3: github.app: give only one of `token_env`, `app`; `token_env` is already given",
+    ),
+    (
+        "github:\n  app: {id: 7, private_key_file: k.pem}\n  token_command: gh auth token\n",
+        "c.yaml:3:3: github.token_command: give only one of `token_command`, `app`; `app` is already given",
+    ),
+    (
+        "github:\n  app:\n    id: 7\n",
+        "c.yaml:3:5: github.app: an App needs one of `private_key_file` or `private_key_env`",
+    ),
+    (
+        "github:\n  app:\n    id: 7\n    private_key_file: k.pem\n    private_key_env: KEY\n",
+        "c.yaml:5:5: github.app.private_key_env: give only one of `private_key_file`, `private_key_env`; `private_key_file` is already given",
+    ),
+    (
+        "github:\n  app:\n    private_key_file: k.pem\n",
+        "c.yaml:3:5: github.app: missing field `id`",
+    ),
+    (
+        "github:\n  app:\n    id: 0\n    private_key_file: k.pem\n",
+        "c.yaml:3:9: github.app.id: must be at least 1, not 0",
+    ),
+    (
+        "github:\n  app:\n    id: 7\n    private_key: k.pem\n",
+        "c.yaml:4:5: github.app: unknown field `private_key`, expected one of `id`, `private_key_file`, `private_key_env`",
+    ),
     // Agents.
     (
         "agents:\n  fixer:\n    logins: [bot]\n",
@@ -576,6 +605,62 @@ report:
     );
     assert_eq!(config.jobs.len(), 1);
     assert_eq!(config.jobs[0].source, etc.join("../jobs/a.yaml"));
+}
+
+#[test]
+fn a_github_app_key_file_resolves_like_a_token_file() {
+    let parse = |yaml: &str| Config::parse(yaml, Path::new("/etc/prm/c.yaml")).unwrap();
+    let config = parse("github:\n  app:\n    id: 12345\n    private_key_file: keys/app.pem\n");
+    let app = config.github.app.unwrap();
+    assert_eq!(app.id, 12345);
+    assert_eq!(
+        app.private_key_file,
+        Some(PathBuf::from("/etc/prm/keys/app.pem"))
+    );
+    let config = parse(
+        "github:\n  app:\n    id: 1\n    private_key_file: ${CREDENTIALS_DIRECTORY}/app.pem\n",
+    );
+    assert_eq!(
+        config.github.app.unwrap().private_key_file,
+        Some(PathBuf::from("${CREDENTIALS_DIRECTORY}/app.pem"))
+    );
+    let config = parse("github:\n  app:\n    id: 1\n    private_key_env: PRM_APP_KEY\n");
+    assert_eq!(
+        config.github.app.unwrap().private_key_env.as_deref(),
+        Some("PRM_APP_KEY")
+    );
+    assert_eq!(parse("").github.app, None);
+}
+
+#[test]
+fn a_github_app_key_is_read_when_needed_and_errors_name_only_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.pem");
+    let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIsecretbody\n-----END RSA PRIVATE KEY-----";
+    std::fs::write(&file, format!("{pem}\n")).unwrap();
+    let app = |file: Option<PathBuf>, env: Option<&str>| GitHubAppConfig {
+        id: 1,
+        private_key_file: file,
+        private_key_env: env.map(str::to_owned),
+    };
+    let key = app(Some(file), None).read_private_key().unwrap();
+    assert_eq!(key.expose(), pem);
+    assert_eq!(crate::secrets::mask(pem), crate::secrets::MASK);
+    let missing = app(Some(dir.path().join("nope.pem")), None)
+        .read_private_key()
+        .unwrap_err();
+    assert!(
+        missing.starts_with("GitHub App private key file `")
+            && missing.ends_with("cannot be read: no such file or directory"),
+        "{missing}"
+    );
+    let unset = app(None, Some("PRM_TEST_SURELY_UNSET_APP_KEY"))
+        .read_private_key()
+        .unwrap_err();
+    assert_eq!(
+        unset,
+        "GitHub App private key: environment variable `PRM_TEST_SURELY_UNSET_APP_KEY` is not set"
+    );
 }
 
 #[test]

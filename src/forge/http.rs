@@ -51,6 +51,8 @@ pub struct Response {
     pub location: Option<String>,
     /// GitLab's `x-next-page` header, when it names a page (it is empty on the last one).
     pub next_page: Option<String>,
+    /// The `date` header: the forge's own clock when it answered.
+    pub date: Option<String>,
     pub body: String,
 }
 
@@ -355,6 +357,19 @@ impl HttpClient {
         body: Option<&serde_json::Value>,
         idem: Idempotency,
     ) -> Result<Response, ForgeError> {
+        self.send_as(method, url, body, idem, &self.token)
+    }
+
+    /// [`HttpClient::send`] with another bearer token than the client's own (a GitHub App's
+    /// JWT or installation token).
+    pub fn send_as(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        idem: Idempotency,
+        token: &str,
+    ) -> Result<Response, ForgeError> {
         check_url(url).map_err(ForgeError::Unexpected)?;
         let mut attempt = 0;
         let mut waits = 0;
@@ -367,7 +382,7 @@ impl HttpClient {
                 }
                 self.blocked_until.set(None);
             }
-            let outcome = self.send_once(method, url, body, true);
+            let outcome = self.send_once(method, url, body, Some(token));
             let transient = match outcome {
                 Ok(resp) if resp.0.status >= 500 => {
                     ForgeError::Transient(format!("HTTP {} from {}", resp.0.status, path_of(url)))
@@ -405,7 +420,12 @@ impl HttpClient {
     /// Reads a plain-text document such as a job log: one redirect is followed without
     /// credentials (logs live on a blob host); 404 and 410 mean there is none.
     pub fn get_text(&self, url: &str) -> Result<Option<String>, ForgeError> {
-        let resp = self.send("GET", url, None, Idempotency::Retry)?;
+        self.get_text_as(url, &self.token)
+    }
+
+    /// [`HttpClient::get_text`] with another bearer token than the client's own.
+    pub fn get_text_as(&self, url: &str, token: &str) -> Result<Option<String>, ForgeError> {
+        let resp = self.send_as("GET", url, None, Idempotency::Retry, token)?;
         let resp = match (resp.status, &resp.location) {
             (301 | 302 | 303 | 307 | 308, Some(location)) => self.fetch_plain(location)?,
             _ => resp,
@@ -422,7 +442,7 @@ impl HttpClient {
         check_url(url).map_err(ForgeError::Unexpected)?;
         let mut attempt = 0;
         loop {
-            match self.send_once("GET", url, None, false) {
+            match self.send_once("GET", url, None, None) {
                 Ok((resp, _)) if resp.status < 500 => return Ok(resp),
                 Ok((resp, _)) if attempt >= RETRIES => {
                     return Err(ForgeError::Transient(format!(
@@ -446,7 +466,7 @@ impl HttpClient {
         method: &str,
         url: &str,
         body: Option<&serde_json::Value>,
-        auth: bool,
+        auth: Option<&str>,
     ) -> Result<(Response, Option<Duration>), ForgeError> {
         self.requests.update(|n| *n += 1);
         let started = std::time::Instant::now();
@@ -480,10 +500,9 @@ impl HttpClient {
         } else {
             builder
         };
-        let builder = if auth {
-            builder.header("Authorization", format!("Bearer {}", self.token))
-        } else {
-            builder
+        let builder = match auth {
+            Some(token) => builder.header("Authorization", format!("Bearer {token}")),
+            None => builder,
         };
         let result = if let Some(json) = body {
             let req = builder
@@ -501,6 +520,7 @@ impl HttpClient {
         let status = resp.status().as_u16();
         let location = header(&resp, "location");
         let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
+        let date = header(&resp, "date");
         let wait = rate_limit_wait(status, &resp);
         let reset = reset_wait(&resp);
         if let Some(remaining) = header(&resp, "x-ratelimit-remaining")
@@ -509,7 +529,7 @@ impl HttpClient {
         {
             self.rate_limit_remaining.set(Some(remaining));
         }
-        if auth {
+        if auth.is_some() {
             let lookup = |name: &str| header(&resp, name);
             if let Some(figures) = rate::from_headers(&lookup, !self.github_headers) {
                 self.note_rate(figures);
@@ -537,6 +557,7 @@ impl HttpClient {
                 status,
                 location,
                 next_page,
+                date,
                 body: text,
             },
             wait,
@@ -550,7 +571,8 @@ struct Attempt<'a> {
     method: &'a str,
     url: &'a str,
     body: Option<&'a serde_json::Value>,
-    auth: bool,
+    /// The bearer token; `None` for a request without credentials.
+    auth: Option<&'a str>,
 }
 
 /// The path of a URL without host or query (query strings may carry signed tokens).

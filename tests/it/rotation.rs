@@ -3,44 +3,13 @@
 //! over. Observed through the fake GitHub's request log, on the real clock (no `--now`).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
+use crate::support::daemon::{sent_with, stop, wait_until};
 use crate::support::env::TestEnv;
 
 const OLD: &str = "old-token-1";
 const NEW: &str = "new-token-2";
-
-/// Waits (at most 30 s) until the fake logged a request sent with `token` that was answered
-/// `status`.
-fn wait_for(env: &TestEnv, token: &str, status: u16, daemon: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let header = format!("Bearer {token}");
-    loop {
-        let seen = env
-            .gh
-            .requests()
-            .entries
-            .iter()
-            .any(|r| r.status == status && r.authorization.as_deref() == Some(header.as_str()));
-        if seen {
-            return;
-        }
-        if Instant::now() > deadline || daemon.try_wait().unwrap().is_some() {
-            let _ = daemon.kill();
-            let out = daemon.stderr.take().map(std::io::read_to_string);
-            panic!("no request with {token} answered {status}; the daemon said: {out:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn stop(mut daemon: Child) {
-    let pid = daemon.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    assert!(killed.success());
-    assert_eq!(daemon.wait().unwrap().code(), Some(0));
-}
 
 #[test]
 fn the_daemon_reads_a_rotated_token_file_on_its_next_sweep() {
@@ -88,16 +57,22 @@ fn the_daemon_reads_a_rotated_token_file_on_its_next_sweep() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&env, OLD, 200, &mut daemon);
+    wait_until(&mut daemon, "a request with OLD answered 200", || {
+        sent_with(&env.gh, OLD, 200)
+    });
 
     // The forge revokes the old token: the daemon's next sweeps are refused...
     env.gh.world(|w| w.token = NEW.to_owned());
-    wait_for(&env, OLD, 401, &mut daemon);
+    wait_until(&mut daemon, "a request with OLD answered 401", || {
+        sent_with(&env.gh, OLD, 401)
+    });
     // ...until the file holds the new one, which a later sweep reads without a restart.
     let replaced = credentials.join("github-token.new");
     std::fs::write(&replaced, format!("{NEW}\n")).unwrap();
     std::fs::rename(&replaced, &token_file).unwrap();
-    wait_for(&env, NEW, 200, &mut daemon);
+    wait_until(&mut daemon, "a request with NEW answered 200", || {
+        sent_with(&env.gh, NEW, 200)
+    });
     stop(daemon);
     assert!(Path::new(&token_file).exists());
 }

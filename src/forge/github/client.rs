@@ -59,9 +59,7 @@ impl GitHub {
         if let Some(op) = operation {
             body["operationName"] = json!(op);
         }
-        let resp = self
-            .http
-            .send("POST", &self.graphql_url, Some(&body), idem)?;
+        let resp = self.send("POST", &self.graphql_url, Some(&body), idem)?;
         if resp.status != 200 {
             return Err(status_error(&resp));
         }
@@ -98,7 +96,109 @@ impl GitHub {
         body: Option<&Value>,
         idem: Idempotency,
     ) -> Result<crate::forge::http::Response, ForgeError> {
-        self.http
-            .send(method, &format!("{}{path}", self.api_url), body, idem)
+        self.send(method, &format!("{}{path}", self.api_url), body, idem)
+    }
+
+    /// A plain-text document (a job log) with the bearer token of the repository in hand.
+    pub(super) fn get_text(&self, url: &str) -> Result<Option<String>, ForgeError> {
+        match self.installation_token()? {
+            Some(token) => self.http.get_text_as(url, &token),
+            None => self.http.get_text(url),
+        }
+    }
+
+    /// The indices of `repos` grouped by owner, each group with one of its repositories, in
+    /// first-seen order; signed in with a token, one group of them all (`None`): batches then
+    /// mix owners as before.
+    pub(super) fn by_owner<'r>(&self, repos: &[&'r str]) -> Vec<(Option<&'r str>, Vec<usize>)> {
+        if self.app.is_none() {
+            return vec![(None, (0..repos.len()).collect())];
+        }
+        let owner = |repo: &str| repo.split('/').next().unwrap_or(repo).to_ascii_lowercase();
+        let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+        for (i, repo) in repos.iter().enumerate() {
+            match groups
+                .iter_mut()
+                .find(|(r, _)| r.is_some_and(|r| owner(r) == owner(repo)))
+            {
+                Some((_, members)) => members.push(i),
+                None => groups.push((Some(repo), vec![i])),
+            }
+        }
+        groups
+    }
+
+    /// The bearer token for the repository in hand: signed in as an App, its owner's
+    /// installation token; `None`: the client's own.
+    fn installation_token(&self) -> Result<Option<String>, ForgeError> {
+        let Some(app) = &self.app else {
+            return Ok(None);
+        };
+        let repo = ACTING.with(|a| a.borrow().clone()).ok_or_else(|| {
+            ForgeError::Unexpected("a GitHub App request names no repository".into())
+        })?;
+        app.token_for(&self.http, &repo).map(Some)
+    }
+
+    /// Sends one request as the client's token or, signed in as an App, as the installation
+    /// of the repository in hand: an installation token the forge refuses (401: expired or
+    /// revoked) is dropped and the request sent once more with a new one (a refused request
+    /// did nothing, so this holds for writes too).
+    fn send(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&Value>,
+        idem: Idempotency,
+    ) -> Result<crate::forge::http::Response, ForgeError> {
+        let (Some(app), Some(token)) = (&self.app, self.installation_token()?) else {
+            return self.http.send(method, url, body, idem);
+        };
+        let resp = self.http.send_as(method, url, body, idem, &token)?;
+        if resp.status != 401 {
+            return Ok(resp);
+        }
+        app.drop_token(&token);
+        match self.installation_token()? {
+            Some(token) => self.http.send_as(method, url, body, idem, &token),
+            None => Ok(resp),
+        }
+    }
+}
+
+thread_local! {
+    /// The repository (`owner/name`) the requests this thread sends are about: a verb runs
+    /// on one thread, and a run's parallel reads each on their own.
+    static ACTING: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The calling thread acts for `repo` until the guard is dropped.
+pub(super) fn acting_for(repo: &str) -> Acting {
+    Acting {
+        before: ACTING.with(|a| a.replace(Some(repo.to_owned()))),
+    }
+}
+
+/// While alive, the thread acts for one repository; the one before comes back on drop.
+pub(super) struct Acting {
+    before: Option<String>,
+}
+
+impl Drop for Acting {
+    fn drop(&mut self) {
+        ACTING.with(|a| a.replace(self.before.take()));
+    }
+}
+
+/// The requests of one [`GitHub::by_owner`] group: all of them, as they are, for the one
+/// group of a token.
+pub(super) fn members<'a, T: Clone>(
+    requests: &'a [T],
+    repo: Option<&str>,
+    members: &[usize],
+) -> std::borrow::Cow<'a, [T]> {
+    match repo {
+        None => std::borrow::Cow::Borrowed(requests),
+        Some(_) => members.iter().map(|&i| requests[i].clone()).collect(),
     }
 }

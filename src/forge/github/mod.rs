@@ -1,6 +1,8 @@
 //! The GitHub client: GraphQL for reads (many PRs per request) and for the mutations GitHub
 //! only offers there, REST for job logs, re-runs and the sha-guarded merge.
 
+pub mod app_auth;
+pub mod app_key;
 mod client;
 pub mod features;
 pub mod queries;
@@ -33,6 +35,9 @@ pub struct GitHub {
     queue_lines: crate::forge::locked::Locked<
         std::collections::BTreeMap<(String, String), Option<QueueLine>>,
     >,
+    /// Signed in as a GitHub App: each request carries the installation token of the owner
+    /// of the repository its verb is about; `None`: the client's own token.
+    app: Option<app_auth::AppAuth>,
 }
 
 impl GitHub {
@@ -46,7 +51,19 @@ impl GitHub {
             graphql_url: graphql_url.to_owned(),
             features: crate::forge::locked::Locked::new(Features::default()),
             queue_lines: crate::forge::locked::Locked::new(std::collections::BTreeMap::new()),
+            app: None,
         })
+    }
+
+    /// A client signed in as a GitHub App (see [`app_auth`]).
+    pub fn with_app(
+        api_url: &str,
+        graphql_url: &str,
+        app: app_auth::AppAuth,
+    ) -> Result<Self, String> {
+        let mut client = GitHub::new(api_url, graphql_url, String::new())?;
+        client.app = Some(app);
+        Ok(client)
     }
 
     /// How many HTTP requests this client has sent.
@@ -64,7 +81,8 @@ impl GitHub {
 type QueueLine = Vec<(u32, u64)>;
 
 /// Each verb is the inherent method of the same name: the reads in `read.rs`, the writes in
-/// `write.rs`.
+/// `write.rs`, acting for the verb's repository (signed in as an App: with its owner's
+/// installation token; batches are read owner by owner).
 impl Forge for GitHub {
     fn read_batch_size(&self) -> usize {
         BATCH_SIZE
@@ -75,11 +93,35 @@ impl Forge for GitHub {
     }
 
     fn summaries(&self, requests: &[SummaryRequest]) -> Result<Vec<Option<Summary>>, ForgeError> {
-        GitHub::summaries(self, requests)
+        let repos: Vec<&str> = requests.iter().map(|r| r.read.pr.repo.as_str()).collect();
+        let mut out = vec![None; requests.len()];
+        for (repo, members) in self.by_owner(&repos) {
+            let _acting = repo.map(client::acting_for);
+            let group = client::members(requests, repo, &members);
+            for (summary, &i) in GitHub::summaries(self, &group)?.into_iter().zip(&members) {
+                out[i] = summary;
+            }
+        }
+        Ok(out)
     }
 
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
-        GitHub::snapshots(self, requests)
+        let repos: Vec<&str> = requests.iter().map(|r| r.pr.repo.as_str()).collect();
+        let mut out: Vec<Option<Result<Snapshot, ForgeError>>> = std::iter::repeat_with(|| None)
+            .take(requests.len())
+            .collect();
+        for (repo, members) in self.by_owner(&repos) {
+            let _acting = repo.map(client::acting_for);
+            let group = client::members(requests, repo, &members);
+            for (result, &i) in GitHub::snapshots(self, &group).into_iter().zip(&members) {
+                out[i] = Some(result);
+            }
+        }
+        out.into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into())))
+            })
+            .collect()
     }
 
     fn budget(&self) -> crate::forge::rate::Budget {
@@ -91,14 +133,20 @@ impl Forge for GitHub {
     }
 
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
+        let _acting = client::acting_for(repo);
         GitHub::open_prs(self, repo)
     }
 
     fn viewer_login(&self) -> Result<String, ForgeError> {
-        GitHub::viewer_login(self)
+        match &self.app {
+            // Installation tokens cannot ask who they are; the App names its bot.
+            Some(app) => app.bot_login(&self.http),
+            None => GitHub::viewer_login(self),
+        }
     }
 
     fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::job_log(self, pr, job_id)
     }
 
@@ -107,14 +155,17 @@ impl Forge for GitHub {
         pr: &PrRef,
         check_node_ids: &[String],
     ) -> Result<Vec<String>, ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::annotations(self, pr, check_node_ids)
     }
 
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::commit_checks(self, pr, sha)
     }
 
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::rerun_failed(self, pr, run_id)
     }
 
@@ -124,26 +175,32 @@ impl Forge for GitHub {
         expected_head: &Sha,
         method: UpdateMethod,
     ) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&snap.pr.repo);
         GitHub::update_branch(self, snap, expected_head, method)
     }
 
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&snap.pr.repo);
         GitHub::enable_auto_merge(self, snap, method)
     }
 
     fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&snap.pr.repo);
         GitHub::disable_auto_merge(self, snap)
     }
 
     fn merge(&self, pr: &PrRef, sha: &Sha, method: MergeMethod) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::merge(self, pr, sha, method)
     }
 
     fn reply_to_thread(&self, pr: &PrRef, thread_id: &str, body: &str) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::reply_to_thread(self, pr, thread_id, body)
     }
 
     fn resolve_thread(&self, pr: &PrRef, thread_id: &str) -> Result<(), ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
         GitHub::resolve_thread(self, pr, thread_id)
     }
 }

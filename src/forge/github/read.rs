@@ -526,7 +526,7 @@ impl GitHub {
     }
 
     pub(super) fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
-        self.http.get_text(&format!(
+        self.get_text(&format!(
             "{}/repos/{}/actions/jobs/{job_id}/logs",
             self.api_url, pr.repo
         ))

@@ -1,6 +1,7 @@
 //! Test support: fakes of the forges and helpers shared by the integration tests.
 
 pub mod chromium;
+pub mod daemon;
 pub mod env;
 pub mod fake_github;
 pub mod fake_gitlab;

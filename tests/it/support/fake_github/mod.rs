@@ -88,6 +88,7 @@
 //! template, GraphQL operation, the PRs it concerns, status, body and the fault applied.
 #![allow(dead_code)] // A support API: each test binary uses a different part of it.
 
+pub mod app;
 pub mod graphql;
 pub mod queue;
 pub mod rest;
@@ -500,10 +501,36 @@ fn answer(
         } else {
             "https://docs.github.com/rest"
         };
-        match token {
+        let app_route = matches!(route, Route::App(_));
+        let caller = match token {
             None => return rest::message(401, "Requires authentication", doc),
-            Some(t) if t.trim() != w.token => return rest::message(401, "Bad credentials", doc),
-            Some(_) => {}
+            Some(t) => match w.caller(t.trim(), app_route, doc) {
+                Ok(caller) => caller,
+                Err(refused) => return refused,
+            },
+        };
+        if let app::Caller::Installation { account, .. } = &caller {
+            if *route == Route::User {
+                return rest::message(403, "Resource not accessible by integration", doc);
+            }
+            let mentioned = match &prepared {
+                Some(p) => p.mentions(&w),
+                None => rest::mentions(route, &w),
+            };
+            if let Some((repo, _)) = mentioned.iter().find(|(repo, _)| {
+                !repo
+                    .to_ascii_lowercase()
+                    .starts_with(&format!("{account}/"))
+            }) {
+                return if is_graphql {
+                    Reply::json(
+                        200,
+                        &serde_json::json!({"data": null, "errors": [{"type": "NOT_FOUND", "message": format!("Could not resolve to a Repository with the name '{repo}'.")}]}),
+                    )
+                } else {
+                    rest::not_found()
+                };
+            }
         }
         w.settle();
     }

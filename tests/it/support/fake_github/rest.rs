@@ -9,11 +9,13 @@
 //! | `PUT /repos/{o}/{r}/pulls/{n}/update-branch` | 202; 422 with GitHub's three messages |
 //! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by` |
 //! | `GET /rate_limit`, `GET /user` | |
+//! | `GET /app`, `GET /repos/{o}/{r}/installation`, `POST /app/installations/{id}/access_tokens` | the App's, with a JWT (see [`super::app`]) |
 //! | anything else | 404 `{"message":"Not Found"}` |
 
 use serde_json::{Value, json};
 
 use super::Reply;
+use super::app::AppRoute;
 use super::world::{ApiError, MergeMethod, PrState, UpdateMethod, World};
 
 /// A recognised REST route (or GraphQL), with its path parameters.
@@ -46,6 +48,7 @@ pub enum Route {
     },
     RateLimit,
     User,
+    App(AppRoute),
     Unknown,
 }
 
@@ -62,6 +65,9 @@ impl Route {
             Route::Compare { .. } => "/repos/{o}/{r}/compare/{basehead}",
             Route::RateLimit => "/rate_limit",
             Route::User => "/user",
+            Route::App(AppRoute::App) => "/app",
+            Route::App(AppRoute::RepoInstallation { .. }) => "/repos/{o}/{r}/installation",
+            Route::App(AppRoute::AccessTokens { .. }) => "/app/installations/{id}/access_tokens",
             Route::Unknown => "",
         }
     }
@@ -80,6 +86,14 @@ pub fn route(method: &str, path: &str) -> Route {
         ("POST", ["graphql"]) => Route::Graphql,
         ("GET", ["rate_limit"]) => Route::RateLimit,
         ("GET", ["user"]) => Route::User,
+        ("GET", ["app"]) => Route::App(AppRoute::App),
+        ("GET", ["repos", o, r, "installation"]) => Route::App(AppRoute::RepoInstallation {
+            repo: format!("{o}/{r}"),
+        }),
+        ("POST", ["app", "installations", id, "access_tokens"]) => num(id)
+            .map_or(Route::Unknown, |installation| {
+                Route::App(AppRoute::AccessTokens { installation })
+            }),
         ("GET", ["_blobs", "job-logs", id]) => {
             num(id).map_or(Route::Unknown, |job| Route::Blob { job })
         }
@@ -345,6 +359,7 @@ pub fn handle(
             200,
             &json!({ "login": world.viewer, "id": 1, "node_id": "U_kgDOAAAAAQ", "type": "User", "site_admin": false }),
         ),
+        Route::App(app_route) => world.app_route(app_route),
         Route::Graphql | Route::Unknown => not_found(),
     }
 }

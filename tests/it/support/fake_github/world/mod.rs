@@ -41,6 +41,7 @@ impl World {
                 graphql_used: 0,
                 reset_epoch: Utc::now().timestamp() + 3600,
             },
+            app: None,
             next_id: 0,
         }
     }

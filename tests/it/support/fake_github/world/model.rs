@@ -292,6 +292,8 @@ pub struct World {
     /// GitHub's "Field 'x' doesn't exist on type 'Y'" (an older GitHub Enterprise Server).
     pub missing_fields: Vec<(String, String)>,
     pub rate: RateLimit,
+    /// The GitHub App, when tests sign in as one (see [`super::super::app`]).
+    pub app: Option<super::super::app::FakeApp>,
     pub(super) next_id: u64,
 }
 
