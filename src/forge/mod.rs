@@ -102,9 +102,10 @@ pub struct SnapshotRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SummaryRequest {
     pub read: SnapshotRequest,
-    /// The stored snapshot has unresolved threads: the summary must see a thread resolved
-    /// (which changes nothing else a summary shows).
-    pub threads: bool,
+    /// The ids of the stored snapshot's unresolved threads: the summary asks each whether it
+    /// is still unresolved, since a thread resolved without a word changes nothing else a
+    /// summary shows (a new thread or comment moves the PR's update time).
+    pub threads: Vec<String>,
     /// How far behind its base the stored snapshot says the PR is: a forge whose summary
     /// cannot count commits but can tell that neither branch moved answers with this.
     pub behind_by: Option<u64>,
@@ -118,7 +119,8 @@ pub struct Summary {
     pub fingerprint: String,
     /// Commits the base has that the head lacks, when the branches were compared.
     pub behind_by: Option<u64>,
-    /// Unresolved review threads, when the summary was asked to count them.
+    /// How many of the threads the summary was asked about are still unresolved (`None`
+    /// when it was asked about none).
     pub unresolved_threads: Option<usize>,
 }
 

@@ -63,7 +63,7 @@ impl Default for Summaries {
 }
 
 /// What a group's summary read asks (all of one forge), with the kept reads its answers are
-/// compared with: a PR with a kept read showing unresolved threads has them counted.
+/// compared with: a PR whose kept read shows unresolved threads has each of them asked about.
 pub fn summary_requests(
     app: &App,
     watches: &[&Watch],
@@ -75,9 +75,12 @@ pub fn summary_requests(
         .iter()
         .map(|w| SummaryRequest {
             read: snapshot_request(w),
-            threads: kept
-                .get(&w.id)
-                .is_some_and(|k| k.snapshot.unresolved_threads().next().is_some()),
+            threads: kept.get(&w.id).map_or_else(Vec::new, |k| {
+                k.snapshot
+                    .unresolved_threads()
+                    .map(|t| t.id.clone())
+                    .collect()
+            }),
             behind_by: kept.get(&w.id).and_then(|k| k.snapshot.behind_by),
         })
         .collect();

@@ -1,5 +1,6 @@
 //! Request economy on GitHub, in the unit GitHub charges: every run starts with one summary
-//! query over up to 100 PRs (2 points for 100), and only the PRs whose summary changed, or
+//! query over up to 100 PRs (2 points for 100, unresolved threads asked about by id at no
+//! extra cost), and only the PRs whose summary changed, or
 //! that have no kept read yet, are read in full. Points are deterministic, so each case
 //! asserts them exactly from the fake's log.
 
@@ -236,4 +237,32 @@ fn a_thread_resolved_without_a_word_is_read_in_full() {
     );
     assert_eq!(env.status("octo/app#1")["pills"]["cmt"], json!(0));
     assert_eq!(env.status("octo/app#2")["pills"]["cmt"], json!(1));
+}
+
+#[test]
+fn idle_prs_with_unresolved_threads_cost_no_more_than_other_idle_prs() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=100 {
+            w.pr(REPO, n);
+            w.check_run(REPO, n, "test").success();
+            w.thread(REPO, n)
+                .comment("reviewer", "please rename this")
+                .unresolved();
+        }
+    });
+    let refs: Vec<String> = (1..=100).map(|n| format!("{REPO}#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    // Each unresolved thread is asked about by its id, which is no connection.
+    let (points, requests) = next_run(&mut env);
+    assert_eq!(
+        (points, requests),
+        (2, 1),
+        "0.02 points per PR: {:?}",
+        env.gh.requests().counts()
+    );
 }

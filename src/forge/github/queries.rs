@@ -153,23 +153,31 @@ pub fn summary_alias(i: usize) -> String {
     format!("s{i}")
 }
 
+/// The alias of the `j`-th thread asked about for the `i`-th PR in a summary query.
+pub fn thread_alias(i: usize, j: usize) -> String {
+    format!("s{i}t{j}")
+}
+
 /// The batched summary query for `requests`, in order; `s{i}` answers `requests[i]`, and
 /// `rateLimit` says what it cost and what is left.
 pub fn summary_query(requests: &[SummaryRequest], features: Features) -> String {
     let mut q = format!("query PullRequestSummaries {{\n{RATE_LIMIT}");
     let queue = if features.queue { " ...Queue" } else { "" };
     for (i, req) in requests.iter().enumerate() {
-        let threads = if req.threads {
-            " reviewThreads(first: 100) { totalCount nodes { isResolved } }"
-        } else {
-            ""
-        };
         q.push_str(&pr_selection(
             &summary_alias(i),
             &req.read,
-            &format!("...Summary{queue}{threads}"),
+            &format!("...Summary{queue}"),
             features,
         ));
+        // Each thread by its id: a node is no connection, so it costs no points.
+        for (j, id) in req.threads.iter().enumerate() {
+            q.push_str(&format!(
+                "  {}: node(id: {}) {{ ... on PullRequestReviewThread {{ isResolved }} }}\n",
+                thread_alias(i, j),
+                literal(id)
+            ));
+        }
     }
     q.push_str("}\n");
     q.push_str(&fragments_for("...Repo"));
@@ -372,7 +380,11 @@ fn summary_sample(sample: &[SnapshotRequest]) -> Vec<SummaryRequest> {
         .enumerate()
         .map(|(i, read)| SummaryRequest {
             read: read.clone(),
-            threads: i == 0,
+            threads: if i == 0 {
+                vec!["PRRT_kwDOAAABc84AAAAB".to_owned()]
+            } else {
+                Vec::new()
+            },
             behind_by: None,
         })
         .collect()

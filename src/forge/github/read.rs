@@ -31,34 +31,16 @@ fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
         .as_object_mut()
         .and_then(|o| o.remove("baseRef"))
         .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
-    let threads = value
-        .get_mut("pullRequest")
-        .and_then(Value::as_object_mut)
-        .and_then(|pr| pr.remove("reviewThreads"));
-    let over_threads = threads
-        .as_ref()
-        .and_then(|t| t.get("totalCount").and_then(Value::as_u64))
-        .unwrap_or(0)
-        > 100;
-    let unresolved_threads = threads.as_ref().map(|t| {
-        t.get("nodes").and_then(Value::as_array).map_or(0, |nodes| {
-            nodes
-                .iter()
-                .filter(|n| n.get("isResolved").and_then(Value::as_bool) == Some(false))
-                .count()
-        })
-    });
     let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
     let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
     let over = |pointer: &str| pr.pointer(pointer).and_then(Value::as_u64).unwrap_or(0) > 100;
     let unclear = failed
         || more("/statusCheckRollup/contexts/pageInfo/hasNextPage")
-        || over("/labels/totalCount")
-        || over_threads;
+        || over("/labels/totalCount");
     (!unclear).then(|| Summary {
         fingerprint: value.to_string(),
         behind_by,
-        unresolved_threads,
+        unresolved_threads: None,
     })
 }
 
@@ -292,14 +274,30 @@ impl GitHub {
             ) => return Err(e),
             _ => return unclear(),
         };
-        Ok((0..requests.len())
-            .map(|i| {
+        Ok(requests
+            .iter()
+            .enumerate()
+            .map(|(i, req)| {
                 let alias = queries::summary_alias(i);
                 let failed = answer
                     .errors
                     .iter()
                     .any(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()));
-                summary_of(answer.data.get(&alias)?, failed)
+                let mut summary = summary_of(answer.data.get(&alias)?, failed)?;
+                if !req.threads.is_empty() {
+                    // A thread that cannot be found cannot tell: the PR is read in full.
+                    let resolved = (0..req.threads.len())
+                        .map(|j| {
+                            answer
+                                .data
+                                .get(queries::thread_alias(i, j))?
+                                .get("isResolved")?
+                                .as_bool()
+                        })
+                        .collect::<Option<Vec<bool>>>()?;
+                    summary.unresolved_threads = Some(resolved.iter().filter(|r| !**r).count());
+                }
+                Some(summary)
             })
             .collect())
     }
