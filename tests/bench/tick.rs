@@ -6,20 +6,28 @@
 //! request log, the wall time of the `pr-monitor run` process, its CPU time and its peak
 //! resident memory. All rows come from one run of this program, so they compare side by side.
 //!
-//! For each size N (100 and 1,000 PRs; `PRM_BENCH_SIZES=100,1000,10000` for more) and each
-//! forge latency (0 and 50 ms, the fake waiting before every answer), one folder and fake hold
-//! the PRs, and three ticks run one after another:
+//! For each size N (100, 1,000 and 10,000 PRs; `PRM_BENCH_SIZES=100,1000` for fewer) and each
+//! forge latency (0 and 50 ms, the fake waiting before every answer; 50 ms only up to 1,000
+//! PRs unless `PRM_BENCH_SLOW_UP_TO=10000`), one folder and fake hold the PRs, and five ticks
+//! run one after another:
 //! - `first`: the first tick, every PR due and seen for the first time (`run`);
-//! - `steady`: nothing changed, every PR due again (`run --force`): the idle PRs and those
+//! - `settle`: the next one (`run --force`): the PRs the first tick armed auto-merge on show a
+//!   changed summary and are read in full once more;
+//! - `idle`: nothing changed, every PR due again (`run --force`): the idle PRs and those
 //!   whose checks are still running, all unchanged;
+//! - `active`: one PR in ten got a new comment (`run --force`);
 //! - `failed`: PR 1 got a new head by the agent with a failing check (`run --force`).
+//!
+//! Then `hour`: 1,000 watched PRs, 100 of them with a check still running, ticked by `run` at
+//! the configured cadence (every 30 s of `--now`) for a simulated hour after the first look;
+//! the points the hour cost against GitHub's 5,000.
 //!
 //! `points` is what GitHub would charge, from the fake's log (GraphQL by GitHub's formula,
 //! REST 1 each). The `baseline` row is the seed's way: one PR at a time over REST, eight
 //! requests per PR per poll (PR, check runs, check suites, statuses, reviews, issue comments,
 //! review comments, threads), 8 points per PR; its requests are sent to the same fake with the
 //! same latency for a sample of 20 PRs on one reused connection, and the wall time is scaled to
-//! N. The ratios compare it with `steady`.
+//! N. The ratios compare it with `idle`.
 //!
 //! The PRs: 2 or 3 check runs each; every fifth has a failing `test` with a log (on the
 //! agent's commit or a human's, alternately); every tenth one more check still running; 3
@@ -31,10 +39,8 @@
 //! `time`), which reads the child's `rusage` from `wait4` when it reaps it: `ru_maxrss` is the
 //! true high-water mark, not a sample. Without `/usr/bin/time` those columns read `n/a`.
 //!
-//! Wall time includes the fake's answers: on loopback the fake (tiny_http, no `TCP_NODELAY`)
-//! often holds a response body until the client's delayed ACK, about 40 ms per snapshot or page
-//! answer after the first, so past one batch the wall time is mostly that wait. The CPU column
-//! is pr-monitor's own work.
+//! Wall time includes the fake's answers (the fake sets `TCP_NODELAY`, so an answer is not held
+//! for the client's delayed ACK). The CPU column is pr-monitor's own work.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
 
 #[path = "../it/support/fake_github/mod.rs"]
@@ -56,7 +62,10 @@ use env::TestEnv;
 use fake_github::{FakeGitHub, Fault, RequestLog};
 
 const REPO: &str = "octo/app";
-const SIZES: [u64; 2] = [100, 1000];
+const SIZES: [u64; 3] = [100, 1000, 10_000];
+/// The largest N measured at 50 ms unless `PRM_BENCH_SLOW_UP_TO` says otherwise: a first look
+/// at 10,000 PRs acts on each one from one thread, request after request.
+const SLOW_UP_TO: u64 = 1000;
 const LATENCIES_MS: [u64; 2] = [0, 50];
 /// The baseline's requests per PR per poll, and the PRs its wall time is sampled on.
 const BASELINE_PER_PR: u64 = 8;
@@ -73,17 +82,27 @@ const LOG_BLOBS: &str = "GET /_blobs/job-logs/{id}";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scenario {
     First,
-    Steady,
+    Settle,
+    Idle,
+    Active,
     Failed,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 3] = [Scenario::First, Scenario::Steady, Scenario::Failed];
+    const ALL: [Scenario; 5] = [
+        Scenario::First,
+        Scenario::Settle,
+        Scenario::Idle,
+        Scenario::Active,
+        Scenario::Failed,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Scenario::First => "first",
-            Scenario::Steady => "steady",
+            Scenario::Settle => "settle",
+            Scenario::Idle => "idle",
+            Scenario::Active => "active",
             Scenario::Failed => "failed",
         }
     }
@@ -285,7 +304,16 @@ fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> Vec<Row> {
     for scenario in Scenario::ALL {
         let args: &[&str] = match scenario {
             Scenario::First => &["run"],
-            Scenario::Steady => &["run", "--force"],
+            Scenario::Settle | Scenario::Idle => &["run", "--force"],
+            Scenario::Active => {
+                // One PR in ten gets a new comment: its summary changes.
+                env.gh.world(|w| {
+                    for i in (1..=n).filter(|i| i % 10 == 5) {
+                        w.comment(REPO, i, "reviewer", "One more thing.");
+                    }
+                });
+                &["run", "--force"]
+            }
             Scenario::Failed => {
                 env.gh.world(|w| {
                     w.push(REPO, 1, "fixer-bot");
@@ -389,12 +417,12 @@ fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
                 .map_or_else(na, |u| format!("{:.0}", u.cpu_secs * 1000.0)),
             r.usage.map_or_else(na, |u| u.peak_rss_kib.to_string()),
         );
-        if r.scenario == Scenario::Steady {
+        if r.scenario == Scenario::Idle {
             let per_pr = baseline.get(&r.latency_ms).copied().unwrap_or_default();
             let wall = per_pr.as_secs_f64() * r.n as f64;
             let points = BASELINE_PER_PR * r.n;
             println!(
-                "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0}   (x{:.0} points, x{:.0} wall of steady)",
+                "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0}   (x{:.0} points, x{:.0} wall of idle)",
                 "baseline",
                 r.n,
                 r.latency_ms,
@@ -430,6 +458,62 @@ fn breakdown(label: &str, rows: &[Row], of: impl Fn(&Requests) -> &BTreeMap<Stri
     }
 }
 
+/// One token's hour: `HOUR_N` watched PRs, one in ten with a check still running (active:
+/// polled every 30 s), the others idle (every 300 s), each with an unresolved thread; after
+/// the first look, `run` every 30 s of `--now` for an hour, and the points the hour cost.
+fn hour(gnu_time: bool) {
+    const HOUR_N: u64 = 1000;
+    const STEP_SECS: i64 = 30;
+    const BUDGET: u64 = 5000;
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for i in 1..=HOUR_N {
+            w.pr(REPO, i).title(&format!("Change {i}")).author("dev");
+            w.check_run(REPO, i, "lint").success();
+            if i % 10 == 1 {
+                w.check_run(REPO, i, "e2e").in_progress();
+            } else {
+                w.check_run(REPO, i, "test").success();
+            }
+            w.thread(REPO, i).comment("reviewer", "nit").unresolved();
+            w.comment(REPO, i, "reviewer", "Thanks, having a look.");
+        }
+    });
+    let refs: Vec<String> = (1..=HOUR_N).map(|i| format!("{REPO}#{i}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    timed_run(&env, &["run"], false);
+    env.gh.clear_requests();
+    let ticks = 3600 / STEP_SECS;
+    let (mut wall, mut cpu, mut peak) = (Duration::ZERO, 0.0, 0);
+    for _ in 0..ticks {
+        env.advance(STEP_SECS);
+        let (w, usage) = timed_run(&env, &["run"], gnu_time);
+        wall += w;
+        if let Some(u) = usage {
+            cpu += u.cpu_secs;
+            peak = peak.max(u.peak_rss_kib);
+        }
+    }
+    let log = env.gh.requests();
+    let points = log.points("");
+    println!(
+        "hour: {HOUR_N} PRs ({} with a running check), `run` every {STEP_SECS} s of --now for an hour after the first look:",
+        HOUR_N / 10
+    );
+    println!(
+        "  {ticks} ticks, {} requests ({} summaries, {} snapshot batches), {points} points = {:.1}% of {BUDGET}; per tick {:.0} ms wall, {:.0} ms cpu; peak {peak} KiB",
+        log.total(),
+        log.count(SUMMARIES),
+        log.count(SNAPSHOTS),
+        points as f64 * 100.0 / BUDGET as f64,
+        wall.as_secs_f64() * 1000.0 / ticks as f64,
+        cpu * 1000.0 / ticks as f64,
+    );
+}
+
 fn main() {
     let gnu_time = Path::new(GNU_TIME).exists();
     let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
@@ -449,19 +533,32 @@ fn main() {
         .iter()
         .map(|&ms| (ms, baseline_per_pr(ms)))
         .collect();
+    let slow_up_to: u64 = std::env::var("PRM_BENCH_SLOW_UP_TO")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(SLOW_UP_TO);
     let mut rows = Vec::new();
     for &n in &sizes {
-        for ms in LATENCIES_MS {
+        for ms in LATENCIES_MS
+            .into_iter()
+            .filter(|&ms| ms == 0 || n <= slow_up_to)
+        {
             rows.extend(measure(n, ms, gnu_time));
         }
     }
     print_table(&rows, &baseline);
+    println!();
+    hour(gnu_time);
 
     println!();
     println!(
         "points: GitHub's charge (GraphQL by its formula, REST 1 each); summ: summary queries;"
     );
     println!("snap: snapshot batches of 10; pages: page queries past 100 items;");
+    println!(
+        "first: every PR new; settle: the next tick (PRs armed by the first read again); idle: nothing changed;"
+    );
+    println!("active: one PR in ten has a new comment; failed: PR 1 has a new failing head;");
     println!("logs: log fetches, 2 requests each (the API's redirect, then the blob);");
     println!(
         "wall ms: the process, the fake's answers included; cpu ms: user + system, 10 ms steps;"

@@ -60,7 +60,12 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
         world: W,
         handler: Handler<W, K>,
     ) -> Self {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        // Answers leave at once: tiny_http writes a response's head and body separately, and
+        // with Nagle's algorithm the body would wait for the client's delayed ACK (about 40 ms
+        // per answer on a reused connection). Accepted sockets inherit the option on Linux.
+        rustix::net::sockopt::set_tcp_nodelay(&listener, true).expect("TCP_NODELAY");
+        let server = Arc::new(tiny_http::Server::from_listener(listener, None).expect("serve"));
         let port = server.server_addr().to_ip().expect("an IP listener").port();
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
