@@ -176,7 +176,7 @@ fn populate(gh: &FakeGitHub, n: u64) {
         w.auto_merge_executes = false;
         // The benchmark counts what GitHub would charge; the fake's budget must not refuse
         // the larger sizes' first looks.
-        w.rate.limit = u64::MAX / 2;
+        w.rate.limit = u64::from(u32::MAX >> 1); // GraphQL Int is 32 bits: `rateLimit { remaining }` must fit
         w.repo(REPO).required_approvals(1);
         for i in 1..=n {
             let failing = i % 5 == 3;
