@@ -308,6 +308,8 @@ fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> Vec<Row> {
             Scenario::Active => {
                 // One PR in ten gets a new comment: its summary changes.
                 env.gh.world(|w| {
+                    // A minute later, so the comments move the PRs' `updatedAt`.
+                    w.advance(60);
                     for i in (1..=n).filter(|i| i % 10 == 5) {
                         w.comment(REPO, i, "reviewer", "One more thing.");
                     }
