@@ -78,17 +78,6 @@ impl Holder {
         serde_json::from_str(key).ok()
     }
 
-    /// `run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)`.
-    pub fn describe(&self) -> String {
-        format!(
-            "run {} (pid {} on {}, since {})",
-            self.run,
-            self.pid,
-            crate::core::text::one_line(&self.host),
-            crate::view::when::absolute(self.since)
-        )
-    }
-
     /// Whether this holder's process is known to be gone, seen from `host` where `/proc` says
     /// `process` about its pid. A holder on another host, or one `/proc` cannot tell about, is
     /// never gone: its lease waits for expiry.
@@ -188,17 +177,13 @@ mod tests {
     }
 
     #[test]
-    fn a_holder_reads_back_from_its_key_and_describes_itself() {
+    fn a_holder_reads_back_from_its_key() {
         let h = holder();
         assert_eq!(Holder::parse(&h.key()), Some(h.clone()));
         assert_eq!(
             Holder::parse("1234-5678"),
             None,
             "an owner from before holders"
-        );
-        assert_eq!(
-            h.describe(),
-            "run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)"
         );
     }
 

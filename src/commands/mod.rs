@@ -609,7 +609,7 @@ fn status(app: &App, pr: Option<&str>) -> Result<u8> {
             } else {
                 crate::out!("{}", output::status_detail(&w, &history, app.now))?;
                 if let Some(h) = holder {
-                    crate::outln!("  held by    {}", h.describe())?;
+                    crate::outln!("  held by    {}", output::describe_holder(h))?;
                 }
             }
         }

@@ -381,6 +381,17 @@ pub fn run_json(summary: &RunSummary, now: Instant) -> Value {
     )
 }
 
+/// `run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)`.
+pub fn describe_holder(h: &Holder) -> String {
+    format!(
+        "run {} (pid {} on {}, since {})",
+        h.run,
+        h.pid,
+        one_line(&h.host),
+        crate::view::when::absolute(h.since)
+    )
+}
+
 /// `3 PRs held by run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)`: one line per
 /// holder, in the order first met, from one entry per held PR (`None`: a holder not named).
 pub fn held_lines(held: &[Option<Holder>]) -> Vec<String> {
@@ -397,7 +408,7 @@ pub fn held_lines(held: &[Option<Holder>]) -> Vec<String> {
             format!(
                 "{n} PR{} held by {}",
                 if n == 1 { "" } else { "s" },
-                h.map_or_else(|| "another run".to_owned(), Holder::describe)
+                h.map_or_else(|| "another run".to_owned(), describe_holder)
             )
         })
         .collect()
@@ -441,6 +452,23 @@ pub fn undelivered_line(row: &crate::store::OutboxRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_holder_is_described_by_its_run_pid_host_and_start() {
+        let h = Holder {
+            run: "7f3a0c21".into(),
+            pid: 4121,
+            host: "host-a".into(),
+            since: chrono::DateTime::parse_from_rfc3339("2026-11-30T20:14:02Z")
+                .unwrap()
+                .with_timezone(&chrono::Utc),
+            started: Some(900),
+        };
+        assert_eq!(
+            describe_holder(&h),
+            "run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)"
+        );
+    }
 
     #[test]
     fn held_prs_are_counted_per_holder() {

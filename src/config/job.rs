@@ -14,7 +14,8 @@ use crate::model::{ForgeKind, MergeMethod, PrRef};
 
 /// How a behind branch is updated (`merge` | `rebase`): the forge's own type, so a policy's
 /// value goes straight into `Forge::update_branch`.
-pub use crate::forge::UpdateMethod;
+pub use crate::model::UpdateMethod;
+pub use crate::model::plan::{NotifyChannel, NotifyKind};
 
 /// One job file. Unknown keys are errors.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -173,70 +174,6 @@ impl UpdateBranch {
             UpdateBranch::Never => "never",
         }
     }
-}
-
-/// A notification channel, configured in the config's `notify` block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NotifyChannel {
-    /// `notify.email`.
-    Email,
-    /// `notify.slack`.
-    Slack,
-}
-
-impl NotifyChannel {
-    /// The name as written in YAML.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NotifyChannel::Email => "email",
-            NotifyChannel::Slack => "slack",
-        }
-    }
-}
-
-/// What a notification is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NotifyKind {
-    /// A lit `ci` pill.
-    Ci,
-    /// A guard stopped auto-fix.
-    Guard,
-    /// A merge armed, disarmed or merged.
-    Merge,
-    /// A PR stuck past its timeout.
-    Stuck,
-    /// A watch that keeps erroring.
-    Error,
-    /// A lit `cnf` pill (off by default).
-    Conflict,
-    /// A lit `cmt` pill (off by default).
-    Review,
-}
-
-impl NotifyKind {
-    /// The name as written in YAML.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NotifyKind::Ci => "ci",
-            NotifyKind::Guard => "guard",
-            NotifyKind::Merge => "merge",
-            NotifyKind::Stuck => "stuck",
-            NotifyKind::Error => "error",
-            NotifyKind::Conflict => "conflict",
-            NotifyKind::Review => "review",
-        }
-    }
-
-    /// The kinds notified when a job does not say: `ci, guard, merge, stuck, error`.
-    pub const DEFAULT: [NotifyKind; 5] = [
-        NotifyKind::Ci,
-        NotifyKind::Guard,
-        NotifyKind::Merge,
-        NotifyKind::Stuck,
-        NotifyKind::Error,
-    ];
 }
 
 impl Job {

@@ -224,10 +224,10 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
             .failed_logs
             .iter()
             .filter_map(|f| match &f.classification {
-                crate::core::flake::Classification::Infra { evidence } => {
+                crate::model::Classification::Infra { evidence } => {
                     Some((f.name.clone(), evidence.clone()))
                 }
-                crate::core::flake::Classification::Real => None,
+                crate::model::Classification::Real => None,
             })
             .collect(),
         unresolved_threads: cond.unresolved_threads,

@@ -4,23 +4,7 @@
 //! Patterns are specific phrases, not lone words: a test that merely mentions "timeout" in
 //! passing is a real failure.
 
-use serde::{Deserialize, Serialize};
-
-/// The verdict on one failed check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Classification {
-    Real,
-    /// An infrastructure failure; `evidence` is the line (or reason) that matched.
-    Infra {
-        evidence: String,
-    },
-}
-
-impl Classification {
-    pub fn is_infra(&self) -> bool {
-        matches!(self, Classification::Infra { .. })
-    }
-}
+use crate::model::Classification;
 
 /// Built-in phrases (lowercase) that mark an infrastructure failure.
 pub const BUILTIN_PATTERNS: &[&str] = &[

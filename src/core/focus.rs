@@ -163,8 +163,8 @@ pub fn payload(
             "failedChecks": failed.iter().map(|c| json!({"name": c.name, "url": c.url})).collect::<Vec<_>>(),
             "pendingNames": pending.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             "flakes": snap.failed_logs.iter().filter_map(|f| match &f.classification {
-                crate::core::flake::Classification::Infra { evidence } => Some(json!({"name": f.name, "evidence": evidence})),
-                crate::core::flake::Classification::Real => None,
+                crate::model::Classification::Infra { evidence } => Some(json!({"name": f.name, "evidence": evidence})),
+                crate::model::Classification::Real => None,
             }).collect::<Vec<_>>(),
         },
         "comments": {

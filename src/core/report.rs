@@ -333,11 +333,7 @@ pub fn bare_notice_payload(notice: &Notice, pr: &PrRef) -> NoticePayload {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod golden;
-
-#[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -378,12 +374,12 @@ mod tests {
 
     use crate::core::decide::tests::{snap, t0};
     use crate::core::decide::{AgentRequest, Feedback, MessageKind};
-    use crate::core::flake::Classification;
+    use crate::model::Classification;
     use crate::model::FailedCheck;
     use crate::model::watch::Why;
     use serde_json::Value;
 
-    pub(super) fn request() -> AgentRequest {
+    pub(crate) fn request() -> AgentRequest {
         AgentRequest {
             id: "octo-app-1-a-ci-1".into(),
             agent: "fixer".into(),

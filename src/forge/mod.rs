@@ -14,7 +14,7 @@ pub mod rate;
 
 use std::fmt;
 
-use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot};
+use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot, UpdateMethod};
 
 /// Why a forge request failed, in the shapes callers act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -213,30 +213,4 @@ pub struct OpenPr {
     pub pr: PrRef,
     pub author: Option<String>,
     pub labels: Vec<String>,
-}
-
-/// How a behind branch is brought up to date.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UpdateMethod {
-    Merge,
-    Rebase,
-}
-
-impl UpdateMethod {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UpdateMethod::Merge => "merge",
-            UpdateMethod::Rebase => "rebase",
-        }
-    }
-}
-
-impl fmt::Display for UpdateMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            UpdateMethod::Merge => "merge",
-            UpdateMethod::Rebase => "rebase",
-        })
-    }
 }

@@ -143,11 +143,11 @@ impl Channel {
     }
 }
 
-impl From<crate::config::NotifyChannel> for Channel {
-    fn from(c: crate::config::NotifyChannel) -> Self {
+impl From<crate::model::plan::NotifyChannel> for Channel {
+    fn from(c: crate::model::plan::NotifyChannel) -> Self {
         match c {
-            crate::config::NotifyChannel::Email => Channel::Email,
-            crate::config::NotifyChannel::Slack => Channel::Slack,
+            crate::model::plan::NotifyChannel::Email => Channel::Email,
+            crate::model::plan::NotifyChannel::Slack => Channel::Slack,
         }
     }
 }

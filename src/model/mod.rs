@@ -44,6 +44,22 @@ impl ForgeKind {
         }
     }
 
+    /// The forge's name as people write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "GitHub",
+            ForgeKind::GitLab => "GitLab",
+        }
+    }
+
+    /// What the forge's rate-limit budget is counted in.
+    pub fn budget_unit(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "points",
+            ForgeKind::GitLab => "requests",
+        }
+    }
+
     /// What the forge calls its merge queue: GitHub's merge queue, GitLab's merge train.
     pub fn queue_noun(self) -> &'static str {
         match self {
@@ -612,6 +628,29 @@ pub struct Review {
     pub updated_at: Option<Instant>,
 }
 
+/// How a behind branch is brought up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateMethod {
+    Merge,
+    Rebase,
+}
+
+impl UpdateMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateMethod::Merge => "merge",
+            UpdateMethod::Rebase => "rebase",
+        }
+    }
+}
+
+impl fmt::Display for UpdateMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A merge method a repository may allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -718,7 +757,7 @@ pub struct FailedCheck {
     pub completed_at: Option<Instant>,
     /// The cleaned, masked tail of the job's log (empty when the forge keeps none).
     pub log_tail: String,
-    pub classification: crate::core::flake::Classification,
+    pub classification: Classification,
     /// Why the log could not be read this tick (the forge failed to answer); `None` when it
     /// was read, cached, or the forge keeps none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -785,6 +824,22 @@ impl Snapshot {
     /// The branch is behind its base: by the comparison, or by the forge's merge state.
     pub fn is_behind(&self) -> bool {
         self.behind_by.is_some_and(|b| b > 0) || self.merge_state == MergeState::Behind
+    }
+}
+
+/// The verdict on one failed check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Classification {
+    Real,
+    /// An infrastructure failure; `evidence` is the line (or reason) that matched.
+    Infra {
+        evidence: String,
+    },
+}
+
+impl Classification {
+    pub fn is_infra(&self) -> bool {
+        matches!(self, Classification::Infra { .. })
     }
 }
 

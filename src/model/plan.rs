@@ -2,9 +2,10 @@
 //! notices) and what it records. Plain data, shared by the core's stages, `feedback`,
 //! `report` and the shell, so none of them needs the rules to name it.
 
-use crate::config::{NotifyKind, UpdateMethod};
+use crate::model::UpdateMethod;
 use crate::model::watch::{HistoryEntry, WatchStatus, Why};
 use crate::model::{FailedCheck, ForgeKind, Instant, MergeMethod, Sha};
+use serde::{Deserialize, Serialize};
 
 /// What an agent message is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -232,4 +233,67 @@ pub struct Plan {
     pub next_tick_at: Option<Instant>,
     /// The recorded intents this tick's read reconciled (see [`crate::model::intent`]).
     pub resolved_intents: Vec<i64>,
+}
+/// A notification channel, configured in the config's `notify` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyChannel {
+    /// `notify.email`.
+    Email,
+    /// `notify.slack`.
+    Slack,
+}
+
+impl NotifyChannel {
+    /// The name as written in YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyChannel::Email => "email",
+            NotifyChannel::Slack => "slack",
+        }
+    }
+}
+
+/// What a notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyKind {
+    /// A lit `ci` pill.
+    Ci,
+    /// A guard stopped auto-fix.
+    Guard,
+    /// A merge armed, disarmed or merged.
+    Merge,
+    /// A PR stuck past its timeout.
+    Stuck,
+    /// A watch that keeps erroring.
+    Error,
+    /// A lit `cnf` pill (off by default).
+    Conflict,
+    /// A lit `cmt` pill (off by default).
+    Review,
+}
+
+impl NotifyKind {
+    /// The name as written in YAML.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyKind::Ci => "ci",
+            NotifyKind::Guard => "guard",
+            NotifyKind::Merge => "merge",
+            NotifyKind::Stuck => "stuck",
+            NotifyKind::Error => "error",
+            NotifyKind::Conflict => "conflict",
+            NotifyKind::Review => "review",
+        }
+    }
+
+    /// The kinds notified when a job does not say: `ci, guard, merge, stuck, error`.
+    pub const DEFAULT: [NotifyKind; 5] = [
+        NotifyKind::Ci,
+        NotifyKind::Guard,
+        NotifyKind::Merge,
+        NotifyKind::Stuck,
+        NotifyKind::Error,
+    ];
 }

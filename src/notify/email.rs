@@ -22,10 +22,11 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::{Message, SmtpTransport, Transport};
 
 use super::DeliveryError;
-use super::notice::{NoticePayload, web_link};
+use super::notice::NoticePayload;
 use crate::config::{EmailConfig, TokenSource};
 use crate::forge::http::is_loopback;
 use crate::view::html::escape;
+use crate::view::web::web_link;
 
 /// How long connecting, and each SMTP exchange, may take.
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -8,6 +8,7 @@
 pub use crate::model::message::{CheckLink, DigestItem, NoticePayload};
 
 use super::DeliveryError;
+use crate::view::web::web_link;
 
 impl NoticePayload {
     /// Reads an outbox payload. A payload that is not a notice can never be sent: permanent.
@@ -68,13 +69,6 @@ impl NoticePayload {
             .or(self.url.as_deref())
             .unwrap_or("")
     }
-}
-
-/// `url` if it is an http(s) address, the only kind a message links to.
-pub fn web_link(url: &str) -> Option<&str> {
-    let url = url.trim();
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url)
 }
 
 #[cfg(test)]

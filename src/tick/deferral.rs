@@ -31,21 +31,6 @@ fn default_milli_per_pr(kind: ForgeKind) -> u64 {
     }
 }
 
-/// What the budget is counted in.
-fn unit(kind: ForgeKind) -> &'static str {
-    match kind {
-        ForgeKind::GitHub => "points",
-        ForgeKind::GitLab => "requests",
-    }
-}
-
-fn forge_name(kind: ForgeKind) -> &'static str {
-    match kind {
-        ForgeKind::GitHub => "GitHub",
-        ForgeKind::GitLab => "GitLab",
-    }
-}
-
 /// Splits `due` into the watches this run reads and those it pushed past their forge's reset
 /// (recorded: next tick, memory, history). A watch another run holds is left to that run.
 pub fn defer_due(
@@ -94,7 +79,7 @@ pub fn defer_due(
         let deferral = BudgetDeferral {
             at: app.now,
             until: app.now + Duration::seconds(shortfall.reset_in_secs + 1),
-            why: shortfall.why(forge_name(kind), unit(kind)),
+            why: shortfall.why(kind.name(), kind.budget_unit()),
         };
         tracing::warn!(
             forge = kind.as_str(),

@@ -7,8 +7,9 @@
 
 use crate::config::Policy;
 use crate::core::checks;
-use crate::core::flake::{self, Classification};
+use crate::core::flake;
 use crate::forge::Forge;
+use crate::model::Classification;
 use crate::model::watch::WatchStatus;
 use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::store::Store;

@@ -835,3 +835,7 @@ fn error_notice(
         app.now,
     )
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod golden;

@@ -10,12 +10,12 @@ use std::fmt::Write as _;
 use crate::core::text::one_line;
 use crate::model::watch::{HistoryEntry, Watch};
 use crate::model::{Instant, PrState};
-use crate::notify::notice::web_link;
 use crate::store::OutboxRow;
 use crate::view::chip::Chip;
 use crate::view::html::escape;
 use crate::view::palette;
 use crate::view::status_view::{by_need, need, summary};
+use crate::view::web::web_link;
 use crate::view::web::{WebRoots, check_links};
 use crate::view::when::{absolute, relative};
 

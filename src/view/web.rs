@@ -70,6 +70,13 @@ pub fn check_links(url: &str) -> (String, Option<String>) {
     (url.to_owned(), None)
 }
 
+/// `url` if it is an http(s) address, the only kind a message links to.
+pub fn web_link(url: &str) -> Option<&str> {
+    let url = url.trim();
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

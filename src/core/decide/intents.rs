@@ -11,7 +11,7 @@
 //! shown yet stays open for [`UPDATE_SHOWS_WITHIN_SECS`].
 
 use crate::core::decide::{Context, Draft};
-use crate::forge::UpdateMethod;
+use crate::model::UpdateMethod;
 use crate::model::intent::{Intent, IntentKind};
 use crate::model::{PrState, Snapshot};
 use crate::viewer::Committer;

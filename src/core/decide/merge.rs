@@ -330,7 +330,7 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
     d.status.memory.holds_update_turn = armed;
     // GitLab's only branch update is a rebase (`PUT …/rebase`), whatever the policy says.
     let method = match snap.pr.forge {
-        crate::model::ForgeKind::GitLab => crate::forge::UpdateMethod::Rebase,
+        crate::model::ForgeKind::GitLab => crate::model::UpdateMethod::Rebase,
         crate::model::ForgeKind::GitHub => ctx.policy.update_method,
     };
     d.actions.push(Action::UpdateBranch {

@@ -230,10 +230,10 @@ fn failure_table(
             let evidence: Vec<String> = logs
                 .iter()
                 .filter_map(|f| match &f.classification {
-                    crate::core::flake::Classification::Infra { evidence } => {
+                    crate::model::Classification::Infra { evidence } => {
                         Some(format!("{}: {evidence}", f.name))
                     }
-                    crate::core::flake::Classification::Real => None,
+                    crate::model::Classification::Real => None,
                 })
                 .collect();
             d.status.memory.infra_reruns.extend(keys.iter().cloned());

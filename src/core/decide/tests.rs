@@ -360,7 +360,7 @@ fn pill_changes_are_recorded_in_history() {
 // ---------------------------------------------------------------------------------------
 // Remediation: seed 000's failure table, guards and clearing.
 
-use crate::core::flake::Classification;
+use crate::model::Classification;
 use crate::model::FailedCheck;
 
 pub(crate) fn failed_log(name: &str, tail: &str, infra: bool) -> FailedCheck {
@@ -897,7 +897,7 @@ fn behind_branches_update_one_at_a_time_per_base() {
     let plan = c.decide(&armed("a"), &behind);
     assert!(plan.actions.contains(&Action::UpdateBranch {
         expected_head: Sha("a".into()),
-        method: crate::config::UpdateMethod::Merge
+        method: crate::model::UpdateMethod::Merge
     }));
     assert!(plan.status.memory.holds_update_turn);
     assert!(

@@ -6,7 +6,8 @@ use super::GitHub;
 use super::client::Answer;
 use super::queries;
 use crate::forge::http::{Idempotency, status_error};
-use crate::forge::{ForgeError, Refusal, UpdateMethod};
+use crate::forge::{ForgeError, Refusal};
+use crate::model::UpdateMethod;
 use crate::model::{MergeMethod, PrRef, Sha, Snapshot};
 
 /// What GitHub's refusal to enable auto-merge means. "Pull request is in clean status" (or

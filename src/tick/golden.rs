@@ -3,11 +3,14 @@
 //! for byte as stored. The shapes are the contract's; a change here is a change to what
 //! receivers read.
 
-use super::*;
 use crate::core::decide::tests::{snap, t0};
+use crate::core::report::tests;
+use crate::core::report::*;
 use crate::model::FailedCheck;
+use crate::model::message::NoticePayload;
 use crate::model::message::to_json;
 use crate::model::plan::Feedback;
+use crate::model::plan::{AgentRequest, MessageKind, Notice};
 use crate::model::watch::{Pills, Why};
 
 fn request(kind: MessageKind) -> AgentRequest {
