@@ -5,12 +5,12 @@
 use anyhow::Result;
 
 use crate::config::{Config, Policy};
-use crate::forge::Forge;
 use crate::forge::github::GitHub;
 use crate::forge::gitlab::GitLab;
 use crate::forge::http::Usage;
+use crate::forge::{Forge, SnapshotRequest};
 use crate::model::watch::Watch;
-use crate::model::{ForgeKind, Instant, PrRef};
+use crate::model::{ForgeKind, Instant, PrRef, Snapshot};
 use crate::store::Store;
 
 /// A usage or configuration error: exit code 2.
@@ -258,6 +258,31 @@ impl App {
             let _ = self.store.set_meta(&key, &format!("{real_now}\t{json}"));
         }
         Ok(viewer)
+    }
+
+    /// The client of `kind`'s forge (built, and its token read, on first use).
+    pub fn forge(&mut self, kind: ForgeKind) -> Result<&dyn Forge> {
+        self.forges
+            .get(kind, &self.config)
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// Reads one PR's snapshot now (with the branch names a watch keeps, so behind is read
+    /// from the branches).
+    pub fn snapshot(&mut self, pr: &PrRef) -> Result<Snapshot> {
+        let branches = self
+            .store
+            .watch(pr)?
+            .filter(|w| !w.status.memory.cross_repository)
+            .and_then(|w| w.status.base_ref.zip(w.status.head_ref));
+        let forge = self.forge(pr.forge)?;
+        let mut answers = forge.snapshots(&[SnapshotRequest {
+            pr: pr.clone(),
+            branches,
+        }]);
+        Ok(answers
+            .pop()
+            .ok_or_else(|| anyhow::anyhow!("no answer for {pr}"))??)
     }
 
     /// A PR argument, parsed, in the spelling it is watched under (see [`Store::known`]).

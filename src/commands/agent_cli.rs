@@ -75,10 +75,7 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
     let agent = agent_name(app, pr)?;
     let owner = app.owner(pr.forge).map_err(|e| anyhow!(e))?;
     let text = prefixed(&agent, &owner, &body);
-    let forge = app
-        .forges
-        .get(pr.forge, &app.config)
-        .map_err(|e| anyhow!(e))?;
+    let forge = app.forge(pr.forge)?;
     forge
         .reply_to_thread(pr, thread, &text)
         .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
@@ -94,10 +91,7 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
 /// `thread resolve PR THREAD`.
 pub fn resolve(app: &mut App, pr: &PrRef, thread: &str) -> Result<u8> {
     let agent = agent_name(app, pr)?;
-    let forge = app
-        .forges
-        .get(pr.forge, &app.config)
-        .map_err(|e| anyhow!(e))?;
+    let forge = app.forge(pr.forge)?;
     forge
         .resolve_thread(pr, thread)
         .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;

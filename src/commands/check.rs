@@ -103,7 +103,7 @@ fn poll(
     criteria: &Criteria,
     full: bool,
 ) -> Result<(Value, Marks)> {
-    let mut snap = crate::commands::owner::read(app, pr)?;
+    let mut snap = app.snapshot(pr)?;
     let watch = app.store.watch(pr)?;
     let policy = app.policy_for_pr(watch.as_ref());
     let forge = app

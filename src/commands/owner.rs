@@ -7,32 +7,11 @@ use anyhow::{Result, anyhow};
 use crate::app::{App, usage};
 use crate::core::checks;
 use crate::core::decide::merge as merge_rules;
-use crate::forge::SnapshotRequest;
 use crate::model::plan::{Disarm, Notice};
 use crate::model::{CheckState, PrRef, Snapshot};
 use crate::store::{NewWatch, Selection};
 use crate::tick::execute::{self, Env};
 use crate::tick::{self, RunOptions};
-
-/// Reads one PR's snapshot now.
-pub fn read(app: &mut App, pr: &PrRef) -> Result<Snapshot> {
-    let branches = app
-        .store
-        .watch(pr)?
-        .filter(|w| !w.status.memory.cross_repository)
-        .and_then(|w| w.status.base_ref.zip(w.status.head_ref));
-    let forge = app
-        .forges
-        .get(pr.forge, &app.config)
-        .map_err(|e| anyhow!(e))?;
-    let mut answers = forge.snapshots(&[SnapshotRequest {
-        pr: pr.clone(),
-        branches,
-    }]);
-    Ok(answers
-        .pop()
-        .ok_or_else(|| anyhow!("no answer for {pr}"))??)
-}
 
 /// `fix PR`: sends the current failure to the agent now, whoever made the commit and
 /// whatever the guards say. Runs a tick of that PR with the guards bypassed.
@@ -86,7 +65,7 @@ pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
 
 /// `rerun PR`: re-runs every failed workflow run on the head once, whatever the cause.
 pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
-    let snap = read(app, pr)?;
+    let snap = app.snapshot(pr)?;
     let mut runs: Vec<u64> = checks::newest(&snap.checks)
         .into_iter()
         .filter(|c| c.state == CheckState::Failed)
@@ -101,10 +80,7 @@ pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
         }
         return Ok(0);
     }
-    let forge = app
-        .forges
-        .get(pr.forge, &app.config)
-        .map_err(|e| anyhow!(e))?;
+    let forge = app.forge(pr.forge)?;
     let mut failed = Vec::new();
     for run in &runs {
         if let Err(e) = forge.rerun_failed(pr, *run) {
@@ -161,7 +137,7 @@ fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
 
 /// `merge PR --when-ready | --cancel | --now`.
 pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
-    let snap = read(app, pr)?;
+    let snap = app.snapshot(pr)?;
     let watch = app.store.watch(pr)?;
     let policy = app.policy_for_pr(watch.as_ref());
     match request {
@@ -191,10 +167,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             let was_armed = watch.as_ref().is_some_and(|w| w.status.merge_armed);
             app.store.set_merge_armed(pr, false, app.now)?;
             if snap.auto_merge_enabled && was_armed {
-                let forge = app
-                    .forges
-                    .get(pr.forge, &app.config)
-                    .map_err(|e| anyhow!(e))?;
+                let forge = app.forge(pr.forge)?;
                 forge.disable_auto_merge(&snap)?;
             }
             app.log(pr, "merge disarmed by the owner".into())?;
@@ -244,10 +217,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                         pr.url()
                     ))
                 })?;
-            let forge = app
-                .forges
-                .get(pr.forge, &app.config)
-                .map_err(|e| anyhow!(e))?;
+            let forge = app.forge(pr.forge)?;
             forge
                 .merge(pr, &snap.head.sha, method)
                 .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
