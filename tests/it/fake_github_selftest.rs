@@ -1110,3 +1110,37 @@ fn the_budget_falls_refuses_what_it_cannot_cover_and_resets() {
     );
     assert_eq!(rest(&gh, "GET", "/user", None).0, 200);
 }
+
+#[test]
+fn dropping_the_fake_with_a_fault_that_never_fired_fails_the_test() {
+    let panic_of = |gh: FakeGitHub| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(gh)))
+            .err()
+            .map(|p| {
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| "a panic without a message".to_owned())
+            })
+    };
+
+    let gh = FakeGitHub::start();
+    gh.fault(Fault::status(502).on("POST /graphql"));
+    gh.fault(Fault::status(500).when_query_mentions("octo/app", 3));
+    assert_eq!(
+        panic_of(gh).as_deref(),
+        Some(
+            "FakeGitHub: queued faults that never fired: on POST /graphql; \
+             on every request about octo/app#3"
+        )
+    );
+
+    // A fault that fired, even once of several, and a cleared fault are fine.
+    let gh = FakeGitHub::start();
+    gh.fault(Fault::status(502).on("GET /rate_limit").times(3));
+    assert_eq!(rest(&gh, "GET", "/rate_limit", None).0, 502);
+    gh.fault(Fault::rate_limit(60));
+    gh.clear_faults();
+    gh.fault(Fault::delay(1).on("GET /rate_limit").always());
+    assert_eq!(rest(&gh, "GET", "/rate_limit", None).0, 200);
+    assert_eq!(panic_of(gh), None);
+}

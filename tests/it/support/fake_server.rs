@@ -8,6 +8,8 @@
 //! `clear_faults()`, `pending_faults()`, `requests()` and `clear_requests()`, the request log
 //! ([`LoggedRequest`], [`RequestLog`]: counts by route template, checked against the forge's
 //! placeholders) and fault matching (`on(pattern)`, `times`, `once`, `always`, `after`).
+//! Dropping a server whose queued fault never fired fails the test (unless it is already
+//! failing): a fault that never fires is a test that does not test what it says.
 //!
 //! What a forge supplies: its world and fault kinds, a handler `fn(&Shared<W, K>, &Incoming) ->
 //! Reply` that routes, logs ([`Shared::log`], [`Shared::set_status`]) and answers, and its own
@@ -146,11 +148,27 @@ impl<W, K> std::fmt::Debug for FakeServer<W, K> {
 }
 
 impl<W, K> Drop for FakeServer<W, K> {
+    /// Stops the server, then fails the test if a queued fault never fired: a fault that never
+    /// fires is a test that does not test what it says (unless the test already failed).
     fn drop(&mut self) {
         self.server.unblock();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        if std::thread::panicking() {
+            return;
+        }
+        let unfired: Vec<String> = lock(&self.shared.faults)
+            .iter()
+            .filter(|f| f.fired == 0)
+            .map(Fault::describe)
+            .collect();
+        assert!(
+            unfired.is_empty(),
+            "{}: queued faults that never fired: {}",
+            self.shared.name,
+            unfired.join("; ")
+        );
     }
 }
 
@@ -380,6 +398,15 @@ impl<K> Fault<K> {
             .times
             .unwrap_or(if self.mentions.is_some() { u32::MAX } else { 1 });
         times.saturating_sub(self.fired)
+    }
+
+    /// `on <pattern> [about <repo>#<n>]`, for the unfired-fault message.
+    fn describe(&self) -> String {
+        let on = self.on.as_deref().unwrap_or("every request");
+        match &self.mentions {
+            Some((repo, n)) => format!("on {on} about {repo}#{n}"),
+            None => format!("on {on}"),
+        }
     }
 
     fn matches(&self, req: &LoggedRequest<K>) -> bool {
