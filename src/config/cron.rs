@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize, Serializer};
 ///
 /// Fields: `[second] minute hour day-of-month month day-of-week`. Each field is a comma list of
 /// `*`, `N`, `N-M`, each optionally `/STEP`; months and weekdays also take names (`jan`, `mon`);
-/// `?` is accepted for the two day fields; weekday 7 is Sunday, like 0.
+/// `?` is accepted for the two day fields; weekday 7 is Sunday, like 0. A bare `*` or `?` stands
+/// alone in its field (the daemon's scheduler rejects `1,*`); a test holds every form accepted
+/// here to the scheduler's parser.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CronSchedule(String);
 
@@ -147,6 +149,11 @@ fn check_field(text: &str, field: &Field) -> Result<(), String> {
                 }
             }
         }
+        if matches!(item, "*" | "?") && text.contains(',') {
+            return Err(format!(
+                "`{item}` stands alone; it cannot be one item of a list"
+            ));
+        }
         match range {
             "*" => {}
             "?" if field.question_mark && step.is_none() => {}
@@ -205,9 +212,125 @@ impl Serialize for CronSchedule {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Whether the daemon's scheduler takes `expr` (6 fields, seconds first), as
+    /// `commands::schedule` hands it over.
+    fn scheduler_accepts(expr: &str) -> bool {
+        tokio_cron_scheduler::Job::new(expr, |_, _| {}).is_ok()
+    }
+
+    /// Items to try in `field`: the bounds and one past them, ranges both ways, steps, names in
+    /// both cases, `?`, lists, and forms other crons know (`L`, `#`, `W`).
+    fn candidates(field: &Field) -> Vec<String> {
+        let (lo, hi) = (field.min, field.max);
+        let mut out: Vec<String> = [
+            "*", "?", "*/1", "*/2", "?/2", "", "x", "L", "1#2", "15W", "1-", "-1", "*/0", "*/x",
+            "1,,2", "1,*", "*,1", "1,*/5", "*/5,1", "?,1", "1-2,*/3",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for v in [lo, hi, hi + 1, lo + 1] {
+            out.push(v.to_string());
+            out.push(format!("{v}/2"));
+            out.push(format!("*/{v}"));
+        }
+        if lo > 0 {
+            out.push((lo - 1).to_string());
+        }
+        out.extend([
+            format!("{lo}-{hi}"),
+            format!("{hi}-{lo}"),
+            format!("{lo}-{hi}/3"),
+            format!("{lo},{hi}"),
+            format!("{lo}-{},{hi}", lo + 1),
+            format!("{lo}-{}", hi + 1),
+        ]);
+        for name in field.names {
+            out.push((*name).to_owned());
+            out.push(name.to_ascii_uppercase());
+        }
+        if let [first, .., last] = field.names {
+            out.push(format!("{first}-{last}"));
+            out.push(format!("{last}-{first}"));
+            out.push(format!("{first},{last}"));
+            out.push(format!("{first}-{last}/2"));
+        }
+        out
+    }
+
+    #[test]
+    fn every_schedule_the_config_accepts_the_scheduler_accepts() {
+        let (mut accepted, mut disagree) = (0, Vec::new());
+        for layout in [
+            &[&MINUTE, &HOUR, &DAY, &MONTH, &WEEKDAY][..],
+            &[&SECOND, &MINUTE, &HOUR, &DAY, &MONTH, &WEEKDAY][..],
+        ] {
+            for (at, field) in layout.iter().enumerate() {
+                for item in candidates(field) {
+                    for filler in ["*", "?"] {
+                        let expr: Vec<String> = layout
+                            .iter()
+                            .enumerate()
+                            .map(|(i, f)| match i {
+                                _ if i == at => item.clone(),
+                                _ if f.question_mark => filler.to_owned(),
+                                _ => "*".to_owned(),
+                            })
+                            .collect();
+                        let expr = expr.join(" ");
+                        if let Ok(cron) = expr.parse::<CronSchedule>() {
+                            accepted += 1;
+                            if !scheduler_accepts(&cron.with_seconds()) {
+                                disagree.push(expr);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            disagree.is_empty(),
+            "the config check passes these but the scheduler rejects them: {disagree:#?}"
+        );
+        assert!(
+            accepted > 300,
+            "only {accepted} accepted: the table is too thin"
+        );
+    }
+
+    #[test]
+    fn typical_schedules_pass_both_the_config_and_the_scheduler() {
+        for expr in [
+            "* * * * *",
+            "*/1 * * * *",
+            "*/5 * * * *",
+            "0 * * * *",
+            "15,45 * * * *",
+            "0 9-17 * * mon-fri",
+            "0 9-17 * * MON-FRI",
+            "*/10 8-18 * * 1-5",
+            "30 2 1,15 * *",
+            "0 0 1 jan *",
+            "0 0 ? * sun",
+            "0 0 * * 0",
+            "0 0 * * 7",
+            "0 12 * * sat,sun",
+            "*/30 * * * * *",
+            "0 */2 * * * *",
+            "0 0 9 * * mon-fri",
+            "5/15 * * * *",
+        ] {
+            let cron: CronSchedule = expr.parse().unwrap_or_else(|e| panic!("{expr}: {e}"));
+            assert!(
+                scheduler_accepts(&cron.with_seconds()),
+                "the scheduler rejects `{}`",
+                cron.with_seconds()
+            );
+        }
+    }
 
     #[test]
     fn accepts_common_schedules() {
@@ -253,6 +376,8 @@ mod tests {
             ("? * * * *", "minute field `?`"),
             ("61 * * * * *", "second field `61`"),
             ("@hourly", "has 1 field;"),
+            ("1,* * * * *", "`*` stands alone"),
+            ("* * * * ?,1", "`?` stands alone"),
         ];
         for (input, want) in cases {
             let err = input.parse::<CronSchedule>().unwrap_err();
