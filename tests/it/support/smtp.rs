@@ -1,14 +1,17 @@
 //! A real SMTP server on 127.0.0.1 for tests: greeting, EHLO/HELO, AUTH PLAIN, MAIL, RCPT,
 //! DATA (dot-unstuffed), RSET, NOOP, QUIT over `std::net`, one thread per connection. It
 //! records every accepted message, can be told to answer RCPT with an error code (421/451
-//! temporary, 550 permanent), and can be taken down (421 at the greeting) while keeping its port.
+//! temporary, 550 permanent), can be taken down (421 at the greeting) while keeping its port,
+//! and can hold back its answer to the next message it accepts ([`SmtpServer::hold_next_answer`]:
+//! the message is recorded, its `250` waits for [`SmtpServer::release`]) so a client can be
+//! killed after the server took a message and before the client learned it.
 //!
 //! [`Mail`] also reads the message back: its headers and its decoded text and HTML parts.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 /// One accepted message.
@@ -30,6 +33,18 @@ struct Shared {
     /// Down: every connection is greeted with 421 and closed, and the port stays ours (no
     /// other test can take it while it is down).
     down: AtomicBool,
+    hold: Mutex<Holding>,
+    released: Condvar,
+}
+
+/// Answers to hold back, and how many were.
+#[derive(Debug, Default)]
+struct Holding {
+    /// Accepted messages still to have their answer held.
+    next: usize,
+    /// Accepted messages whose answer was held so far.
+    held: usize,
+    released: bool,
 }
 
 /// The server. Dropping it stops it.
@@ -96,6 +111,27 @@ impl SmtpServer {
     /// Takes the service down (421 at the greeting) or brings it back up.
     pub fn set_down(&self, down: bool) {
         self.shared.down.store(down, Ordering::SeqCst);
+    }
+
+    /// The next message accepted is recorded, and its `250` held until [`SmtpServer::release`]
+    /// (or a minute).
+    pub fn hold_next_answer(&self) {
+        let mut h = self.shared.hold.lock().expect("lock");
+        h.next = 1;
+        h.released = false;
+    }
+
+    /// How many accepted messages had their answer held so far.
+    pub fn held(&self) -> usize {
+        self.shared.hold.lock().expect("lock").held
+    }
+
+    /// Lets held answers go, and holds no more.
+    pub fn release(&self) {
+        let mut h = self.shared.hold.lock().expect("lock");
+        h.next = 0;
+        h.released = true;
+        self.shared.released.notify_all();
     }
 
     /// The messages accepted so far.
@@ -232,6 +268,18 @@ fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                     password: auth.as_ref().map(|a| a.1.clone()),
                     data,
                 });
+                let mut h = shared.hold.lock().expect("lock");
+                if h.next > 0 {
+                    h.next -= 1;
+                    h.held += 1;
+                    let (h, _) = shared
+                        .released
+                        .wait_timeout_while(h, std::time::Duration::from_secs(60), |h| !h.released)
+                        .expect("lock");
+                    drop(h);
+                } else {
+                    drop(h);
+                }
                 reply(&mut w, "250 2.0.0 queued")?;
             }
             "RSET" => {
