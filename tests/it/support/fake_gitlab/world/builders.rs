@@ -1,0 +1,443 @@
+//! The builders that create on first use and make the common scenarios read as one line each:
+//! the `World` methods that start one (`project`, `mr`, `job`, `thread`, …) and the builder
+//! types.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::model::{
+    Commit, Discussion, ExternalStatus, Job, Mr, Note, Pipeline, Project, World, at,
+};
+
+/// A builder over one project.
+#[derive(Debug)]
+pub struct ProjectBuilder<'w>(&'w mut Project);
+
+impl ProjectBuilder<'_> {
+    pub fn default_branch(self, b: &str) -> Self {
+        self.0.default_branch = b.into();
+        self
+    }
+    pub fn merge_method(self, m: &str) -> Self {
+        self.0.merge_method = m.into();
+        self
+    }
+    pub fn squash_option(self, s: &str) -> Self {
+        self.0.squash_option = s.into();
+        self
+    }
+    pub fn pipelines_must_succeed(self) -> Self {
+        self.0.only_allow_merge_if_pipeline_succeeds = true;
+        self
+    }
+    pub fn discussions_must_be_resolved(self) -> Self {
+        self.0.only_allow_merge_if_all_discussions_are_resolved = true;
+        self
+    }
+    pub fn approvals_required(self, n: usize) -> Self {
+        self.0.approvals_required = n;
+        self
+    }
+    /// Merge trains on (which GitLab allows only with merged results pipelines).
+    pub fn merge_trains(self) -> Self {
+        self.0.merge_trains = true;
+        self
+    }
+}
+
+/// A builder over one merge request.
+#[derive(Debug)]
+pub struct MrBuilder<'w> {
+    w: &'w mut World,
+    key: (String, u64),
+}
+
+impl MrBuilder<'_> {
+    fn mr(&mut self) -> &mut Mr {
+        let now = self.w.now;
+        let mr = self.w.mrs.get_mut(&self.key).expect("the MR exists");
+        mr.touched_at = now;
+        mr
+    }
+    pub fn title(mut self, t: &str) -> Self {
+        self.mr().title = t.into();
+        self
+    }
+    pub fn author(mut self, a: &str) -> Self {
+        self.mr().author = a.into();
+        self
+    }
+    pub fn draft(mut self) -> Self {
+        self.mr().draft = true;
+        self
+    }
+    pub fn closed(mut self) -> Self {
+        self.mr().state = "closed".into();
+        self
+    }
+    pub fn label(mut self, l: &str) -> Self {
+        self.mr().labels.push(l.into());
+        self
+    }
+    pub fn target_branch(mut self, b: &str) -> Self {
+        self.mr().target_branch = b.into();
+        self
+    }
+    pub fn conflict(mut self) -> Self {
+        self.mr().conflict = true;
+        self
+    }
+    pub fn diverged(mut self, n: u64) -> Self {
+        self.mr().diverged = n;
+        self
+    }
+    /// Overrides the derived `detailed_merge_status`.
+    pub fn detailed_merge_status(mut self, s: &str) -> Self {
+        self.mr().status_override = Some(s.into());
+        self
+    }
+    pub fn approved_by(mut self, who: &str) -> Self {
+        self.mr().approved_by.push(who.into());
+        self
+    }
+    /// The head commit's author and committer name.
+    pub fn head_by(mut self, name: &str) -> Self {
+        let sha = self.mr().sha.clone();
+        let c = self
+            .w
+            .commits
+            .get_mut(&sha)
+            .expect("the head commit exists");
+        let at = c.committed_date;
+        *c = Commit::by(&sha, name, at);
+        self
+    }
+    pub fn sha(&mut self) -> String {
+        self.mr().sha.clone()
+    }
+}
+
+/// A builder over one job.
+#[derive(Debug)]
+pub struct JobBuilder<'w> {
+    job: &'w mut Job,
+    now: DateTime<Utc>,
+}
+
+impl JobBuilder<'_> {
+    fn finish(self, status: &str) -> Self {
+        self.job.status = status.into();
+        self.job.finished_at = Some(self.now);
+        self
+    }
+    pub fn success(self) -> Self {
+        self.finish("success")
+    }
+    /// Failed with `script_failure` unless `.reason(..)` says otherwise.
+    pub fn failed(self) -> Self {
+        self.job.failure_reason = Some("script_failure".into());
+        self.finish("failed")
+    }
+    pub fn canceled(self) -> Self {
+        self.finish("canceled")
+    }
+    pub fn running(self) -> Self {
+        self.job.status = "running".into();
+        self
+    }
+    pub fn pending(self) -> Self {
+        self.job.status = "pending".into();
+        self
+    }
+    pub fn manual(self) -> Self {
+        self.job.status = "manual".into();
+        self
+    }
+    pub fn allow_failure(self) -> Self {
+        self.job.allow_failure = true;
+        self
+    }
+    pub fn reason(self, r: &str) -> Self {
+        self.job.failure_reason = Some(r.into());
+        self
+    }
+    pub fn stage(self, s: &str) -> Self {
+        self.job.stage = s.into();
+        self
+    }
+    pub fn trace(self, t: &str) -> Self {
+        self.job.trace = Some(t.into());
+        self
+    }
+    pub fn id(&self) -> u64 {
+        self.job.id
+    }
+}
+
+/// A builder over one discussion.
+#[derive(Debug)]
+pub struct DiscussionBuilder<'w> {
+    d: &'w mut Discussion,
+    ids: &'w mut u64,
+    now: DateTime<Utc>,
+}
+
+impl DiscussionBuilder<'_> {
+    pub fn note(self, author: &str, body: &str) -> Self {
+        *self.ids += 1;
+        self.d.notes.push(Note {
+            id: *self.ids,
+            author: author.into(),
+            body: body.into(),
+            system: false,
+            resolvable: self.d.resolvable,
+            resolved: false,
+            updated_at: self.now,
+        });
+        self
+    }
+    pub fn system_note(self, body: &str) -> Self {
+        *self.ids += 1;
+        self.d.notes.push(Note {
+            id: *self.ids,
+            author: "gitlab-bot".into(),
+            body: body.into(),
+            system: true,
+            resolvable: false,
+            resolved: false,
+            updated_at: self.now,
+        });
+        self
+    }
+    pub fn resolved(self) -> Self {
+        for n in &mut self.d.notes {
+            n.resolved = n.resolvable;
+        }
+        self
+    }
+    pub fn on(self, path: &str, line: u64) -> Self {
+        self.d.path = Some(path.into());
+        self.d.line = Some(line);
+        self
+    }
+    pub fn id(&self) -> String {
+        self.d.id.clone()
+    }
+}
+
+impl World {
+    pub(in super::super) fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    pub(in super::super) fn new_sha(&mut self) -> String {
+        let n = self.id();
+        format!("{n:0>8x}{:0>32x}", n.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+
+    pub fn set_now(&mut self, rfc3339: &str) {
+        self.now = at(rfc3339);
+    }
+
+    /// The project at `path`, created with defaults (`main`, `merge`, `default_off`).
+    pub fn project(&mut self, path: &str) -> ProjectBuilder<'_> {
+        if !self.projects.contains_key(path) {
+            let id = self.id();
+            self.projects.insert(
+                path.into(),
+                Project {
+                    id,
+                    path: path.into(),
+                    default_branch: "main".into(),
+                    merge_method: "merge".into(),
+                    squash_option: "default_off".into(),
+                    only_allow_merge_if_pipeline_succeeds: false,
+                    only_allow_merge_if_all_discussions_are_resolved: false,
+                    approvals_required: 0,
+                    merge_trains: false,
+                },
+            );
+        }
+        ProjectBuilder(self.projects.get_mut(path).expect("just made"))
+    }
+
+    /// MR `iid` of `project`, created with a head commit by `dev` an hour ago and no pipeline.
+    pub fn mr(&mut self, project: &str, iid: u64) -> MrBuilder<'_> {
+        self.project(project);
+        let key = (project.to_owned(), iid);
+        if !self.mrs.contains_key(&key) {
+            let id = self.id();
+            let sha = self.new_sha();
+            let then = self.now - Duration::hours(1);
+            self.commits
+                .insert(sha.clone(), Commit::by(&sha, "dev", then));
+            let target = self.projects[project].default_branch.clone();
+            self.mrs.insert(
+                key.clone(),
+                Mr {
+                    id,
+                    project: project.into(),
+                    iid,
+                    title: format!("Change {iid}"),
+                    state: "opened".into(),
+                    draft: false,
+                    sha,
+                    source_branch: format!("feature-{iid}"),
+                    target_branch: target,
+                    author: "dev".into(),
+                    labels: Vec::new(),
+                    conflict: false,
+                    diverged: 0,
+                    status_override: None,
+                    head_pipeline: None,
+                    auto_merge: None,
+                    approved_by: Vec::new(),
+                    discussions: Vec::new(),
+                    merge_error: None,
+                    touched_at: then,
+                },
+            );
+        }
+        MrBuilder { w: self, key }
+    }
+
+    pub fn get_mr(&self, project: &str, iid: u64) -> &Mr {
+        self.mrs
+            .get(&(project.to_owned(), iid))
+            .expect("the MR exists")
+    }
+
+    /// The MR, to change: its `updated_at` becomes now.
+    pub fn get_mr_mut(&mut self, project: &str, iid: u64) -> &mut Mr {
+        let now = self.now;
+        let mr = self
+            .mrs
+            .get_mut(&(project.to_owned(), iid))
+            .expect("the MR exists");
+        mr.touched_at = now;
+        mr
+    }
+
+    /// A new pipeline on the MR's current head (it becomes the head pipeline).
+    pub fn pipeline(&mut self, project: &str, iid: u64) -> u64 {
+        let id = self.id();
+        let mr = self.get_mr(project, iid).clone();
+        self.pipelines.insert(
+            id,
+            Pipeline {
+                id,
+                project: project.into(),
+                sha: mr.sha.clone(),
+                git_ref: mr.source_branch.clone(),
+                jobs: Vec::new(),
+            },
+        );
+        self.get_mr_mut(project, iid).head_pipeline = Some(id);
+        id
+    }
+
+    /// Job `name` in the MR's head pipeline (made on the current head if there is none), or
+    /// its current attempt when it exists; pending until told otherwise.
+    pub fn job(&mut self, project: &str, iid: u64, name: &str) -> JobBuilder<'_> {
+        let mr = self.get_mr(project, iid).clone();
+        let pid = match mr.head_pipeline {
+            Some(p) if self.pipelines[&p].sha == mr.sha => p,
+            _ => self.pipeline(project, iid),
+        };
+        self.pipeline_job(pid, name)
+    }
+
+    /// Job `name` of pipeline `pid`, or its current attempt when it exists; pending until told
+    /// otherwise.
+    pub fn pipeline_job(&mut self, pid: u64, name: &str) -> JobBuilder<'_> {
+        let exists = self.pipelines[&pid]
+            .jobs
+            .iter()
+            .any(|j| j.name == name && !j.retried);
+        if !exists {
+            let id = self.id();
+            self.pipelines
+                .get_mut(&pid)
+                .expect("pipeline")
+                .jobs
+                .push(Job {
+                    id,
+                    name: name.into(),
+                    stage: "test".into(),
+                    status: "pending".into(),
+                    allow_failure: false,
+                    failure_reason: None,
+                    trace: None,
+                    retried: false,
+                    finished_at: None,
+                });
+        }
+        let now = self.now;
+        let job = self
+            .pipelines
+            .get_mut(&pid)
+            .expect("pipeline")
+            .jobs
+            .iter_mut()
+            .find(|j| j.name == name && !j.retried)
+            .expect("just made");
+        JobBuilder { job, now }
+    }
+
+    /// An external commit status on the MR's head.
+    pub fn status(&mut self, project: &str, iid: u64, name: &str, status: &str) {
+        let id = self.id();
+        let sha = self.get_mr(project, iid).sha.clone();
+        self.statuses.push(ExternalStatus {
+            id,
+            project: project.into(),
+            sha,
+            name: name.into(),
+            status: status.into(),
+            target_url: Some(format!("https://ci.example.com/{name}")),
+            description: Some(format!("{name} says {status}")),
+        });
+    }
+
+    /// A resolvable discussion (a diff or review thread).
+    pub fn thread(&mut self, project: &str, iid: u64) -> DiscussionBuilder<'_> {
+        self.discussion(project, iid, true)
+    }
+
+    /// A plain, non-resolvable discussion (an MR comment).
+    pub fn comment(&mut self, project: &str, iid: u64, author: &str, body: &str) {
+        self.discussion(project, iid, false).note(author, body);
+    }
+
+    fn discussion(&mut self, project: &str, iid: u64, resolvable: bool) -> DiscussionBuilder<'_> {
+        let n = self.id();
+        let id = format!("{n:0>40x}");
+        let now = self.now;
+        self.get_mr_mut(project, iid).discussions.push(Discussion {
+            id,
+            resolvable,
+            path: None,
+            line: None,
+            notes: Vec::new(),
+        });
+        let World { mrs, next_id, .. } = self;
+        let d = mrs
+            .get_mut(&(project.to_owned(), iid))
+            .and_then(|m| m.discussions.last_mut())
+            .expect("just made");
+        DiscussionBuilder {
+            d,
+            ids: next_id,
+            now,
+        }
+    }
+
+    /// A new head commit by `name` (author and committer), now; no pipeline yet.
+    pub fn push(&mut self, project: &str, iid: u64, name: &str) -> String {
+        let sha = self.new_sha();
+        self.commits
+            .insert(sha.clone(), Commit::by(&sha, name, self.now));
+        self.get_mr_mut(project, iid).sha.clone_from(&sha);
+        sha
+    }
+}

@@ -1,0 +1,244 @@
+//! The world in GitLab's JSON shapes: projects, merge requests, branches, pipelines, commits,
+//! jobs, statuses, notes, discussions and approvals, as the REST layer answers them.
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Value, json};
+
+use super::model::{Commit, Discussion, Job, Mr, Note, Pipeline, Project, World, stamp};
+
+impl World {
+    pub(in super::super) fn user_json(name: &str) -> Value {
+        json!({
+            "id": name.bytes().map(u64::from).sum::<u64>(),
+            "username": name,
+            "name": name,
+            "state": "active",
+            "avatar_url": null,
+            "web_url": format!("https://gitlab.example.com/{name}"),
+        })
+    }
+
+    pub(in super::super) fn pipeline_json(&self, p: &Pipeline) -> Value {
+        json!({
+            "id": p.id,
+            "iid": p.id - 1000,
+            "project_id": self.projects[&p.project].id,
+            "sha": p.sha,
+            "ref": p.git_ref,
+            "status": p.status(),
+            "source": "merge_request_event",
+            "web_url": format!("https://gitlab.example.com/{}/-/pipelines/{}", p.project, p.id),
+        })
+    }
+
+    pub fn project_json(p: &Project) -> Value {
+        json!({
+            "id": p.id,
+            "path_with_namespace": p.path,
+            "default_branch": p.default_branch,
+            "merge_method": p.merge_method,
+            "squash_option": p.squash_option,
+            "only_allow_merge_if_pipeline_succeeds": p.only_allow_merge_if_pipeline_succeeds,
+            "only_allow_merge_if_all_discussions_are_resolved": p.only_allow_merge_if_all_discussions_are_resolved,
+            "merge_pipelines_enabled": p.merge_trains,
+            "merge_trains_enabled": p.merge_trains,
+            "web_url": format!("https://gitlab.example.com/{}", p.path),
+        })
+    }
+
+    pub fn mr_json(&self, mr: &Mr, diverged: bool) -> Value {
+        let pid = self.projects[&mr.project].id;
+        let detailed = self.detailed_merge_status(mr);
+        let mut v = json!({
+            "id": mr.id,
+            "iid": mr.iid,
+            "project_id": pid,
+            "title": if mr.draft { format!("Draft: {}", mr.title) } else { mr.title.clone() },
+            "description": "",
+            "state": mr.state,
+            "created_at": stamp(self.now - Duration::hours(2)),
+            "updated_at": stamp(self.updated_at(mr)),
+            "target_branch": mr.target_branch,
+            "source_branch": mr.source_branch,
+            "author": Self::user_json(&mr.author),
+            "source_project_id": pid,
+            "target_project_id": pid,
+            "labels": mr.labels,
+            "draft": mr.draft,
+            "work_in_progress": mr.draft,
+            "merge_when_pipeline_succeeds": mr.auto_merge.is_some(),
+            "merge_status": if mr.conflict { "cannot_be_merged" } else { "can_be_merged" },
+            "detailed_merge_status": detailed,
+            "sha": mr.sha,
+            "merge_commit_sha": null,
+            "squash": false,
+            "has_conflicts": mr.conflict,
+            "blocking_discussions_resolved": true,
+            "references": {
+                "short": format!("!{}", mr.iid),
+                "relative": format!("!{}", mr.iid),
+                "full": format!("{}!{}", mr.project, mr.iid),
+            },
+            "web_url": format!("https://gitlab.example.com/{}/-/merge_requests/{}", mr.project, mr.iid),
+            "head_pipeline": mr.head_pipeline.and_then(|p| self.pipelines.get(&p)).map(|p| self.pipeline_json(p)),
+            "diff_refs": { "base_sha": "0".repeat(40), "head_sha": mr.sha, "start_sha": "0".repeat(40) },
+            "merge_error": mr.merge_error,
+            "user": { "can_merge": true },
+        });
+        if diverged {
+            v["diverged_commits_count"] = json!(mr.diverged);
+        }
+        v
+    }
+
+    /// The MR's `updated_at`: the last change to it, its head commit or its notes.
+    pub fn updated_at(&self, mr: &Mr) -> DateTime<Utc> {
+        let notes = mr.discussions.iter().flat_map(|d| &d.notes);
+        notes
+            .map(|n| n.updated_at)
+            .chain(self.commits.get(&mr.sha).map(|c| c.committed_date))
+            .fold(mr.touched_at, DateTime::max)
+    }
+
+    /// `GET /projects/:id/repository/branches/:branch`: the tip moves with every merge.
+    pub fn branch_json(&self, project: &str, branch: &str) -> Value {
+        let moves = self
+            .branch_moves
+            .get(&(project.to_owned(), branch.to_owned()))
+            .copied()
+            .unwrap_or(0);
+        let tip = format!("{moves:0>8x}{:0>32x}", self.projects[project].id);
+        json!({ "name": branch, "merged": false, "protected": true, "default": branch == self.projects[project].default_branch, "commit": { "id": tip, "short_id": &tip[..8] } })
+    }
+
+    /// `GET /projects/:id/pipelines`: the project's pipelines, newest first.
+    pub fn pipelines_json(&self, project: &str) -> Vec<Value> {
+        self.pipelines
+            .values()
+            .rev()
+            .filter(|p| p.project == project)
+            .map(|p| self.pipeline_json(p))
+            .collect()
+    }
+
+    pub fn commit_json(c: &Commit) -> Value {
+        json!({
+            "id": c.sha,
+            "short_id": &c.sha[..8],
+            "title": "a change",
+            "message": "a change\n",
+            "author_name": c.author_name,
+            "author_email": c.author_email,
+            "authored_date": stamp(c.committed_date),
+            "committer_name": c.committer_name,
+            "committer_email": c.committer_email,
+            "committed_date": stamp(c.committed_date),
+            "created_at": stamp(c.committed_date),
+            "parent_ids": [],
+        })
+    }
+
+    pub fn job_json(&self, p: &Pipeline, j: &Job) -> Value {
+        json!({
+            "id": j.id,
+            "name": j.name,
+            "stage": j.stage,
+            "status": j.status,
+            "allow_failure": j.allow_failure,
+            "failure_reason": j.failure_reason,
+            "ref": p.git_ref,
+            "tag": false,
+            "created_at": stamp(self.now - Duration::minutes(30)),
+            "started_at": stamp(self.now - Duration::minutes(20)),
+            "finished_at": j.finished_at.map(stamp),
+            "web_url": format!("https://gitlab.example.com/{}/-/jobs/{}", p.project, j.id),
+            "pipeline": self.pipeline_json(p),
+            "commit": { "id": p.sha },
+            "retried": j.retried,
+        })
+    }
+
+    /// The statuses of a commit: external ones and, as on GitLab, the CI jobs too.
+    pub fn statuses_json(&self, project: &str, sha: &str) -> Vec<Value> {
+        let mut out: Vec<Value> = self
+            .pipelines
+            .values()
+            .filter(|p| p.project == project && p.sha == sha)
+            .flat_map(|p| p.jobs.iter().filter(|j| !j.retried).map(move |j| (p, j)))
+            .map(|(p, j)| {
+                json!({
+                    "id": j.id, "sha": sha, "ref": p.git_ref, "status": j.status, "name": j.name,
+                    "target_url": format!("https://gitlab.example.com/{}/-/jobs/{}", p.project, j.id),
+                    "description": null, "allow_failure": j.allow_failure,
+                    "created_at": stamp(self.now), "started_at": null, "finished_at": null,
+                    "author": Self::user_json("dev"), "coverage": null, "pipeline_id": p.id,
+                })
+            })
+            .collect();
+        out.extend(
+            self.statuses
+                .iter()
+                .filter(|s| s.project == project && s.sha == sha)
+                .map(|s| {
+                    json!({
+                        "id": s.id, "sha": sha, "ref": null, "status": s.status, "name": s.name,
+                        "target_url": s.target_url, "description": s.description,
+                        "allow_failure": false, "created_at": stamp(self.now), "started_at": null,
+                        "finished_at": null, "author": Self::user_json("ci-bot"), "coverage": null,
+                    })
+                }),
+        );
+        out
+    }
+
+    pub fn note_json(n: &Note, d: &Discussion) -> Value {
+        let mut v = json!({
+            "id": n.id,
+            "type": if d.resolvable { Value::from("DiffNote") } else { Value::Null },
+            "body": n.body,
+            "attachment": null,
+            "author": Self::user_json(&n.author),
+            "created_at": stamp(n.updated_at),
+            "updated_at": stamp(n.updated_at),
+            "system": n.system,
+            "noteable_type": "MergeRequest",
+            "resolvable": n.resolvable,
+        });
+        if n.resolvable {
+            v["resolved"] = json!(n.resolved);
+            v["resolved_by"] = if n.resolved {
+                Self::user_json("owner")
+            } else {
+                Value::Null
+            };
+        }
+        if let Some(path) = &d.path {
+            v["position"] = json!({
+                "base_sha": "0".repeat(40), "start_sha": "0".repeat(40), "head_sha": "0".repeat(40),
+                "old_path": path, "new_path": path, "position_type": "text",
+                "old_line": null, "new_line": d.line,
+            });
+        }
+        v
+    }
+
+    pub fn discussion_json(d: &Discussion) -> Value {
+        json!({
+            "id": d.id,
+            "individual_note": !d.resolvable && d.notes.len() == 1,
+            "notes": d.notes.iter().map(|n| Self::note_json(n, d)).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn approvals_json(&self, mr: &Mr) -> Value {
+        let required = self.projects[&mr.project].approvals_required;
+        json!({
+            "id": mr.id,
+            "iid": mr.iid,
+            "approvals_required": required,
+            "approvals_left": required.saturating_sub(mr.approved_by.len()),
+            "approved": mr.approved_by.len() >= required,
+            "approved_by": mr.approved_by.iter().map(|u| json!({ "user": Self::user_json(u) })).collect::<Vec<_>>(),
+        })
+    }
+}

@@ -1,0 +1,323 @@
+//! The fake GitLab's data model: projects, merge requests, commits, pipelines with jobs,
+//! commit statuses, discussions, the event log, the API budget and the world that holds them.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+
+use super::super::super::fake_github::DEFAULT_NOW;
+
+pub(super) fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s)
+        .expect("an RFC 3339 instant")
+        .with_timezone(&Utc)
+}
+
+pub(in super::super) fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// A project's settings.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub id: u64,
+    pub path: String,
+    pub default_branch: String,
+    /// `merge`, `rebase_merge` or `ff`.
+    pub merge_method: String,
+    /// `never`, `always`, `default_on` or `default_off`.
+    pub squash_option: String,
+    pub only_allow_merge_if_pipeline_succeeds: bool,
+    pub only_allow_merge_if_all_discussions_are_resolved: bool,
+    pub approvals_required: usize,
+    /// Merge trains (with merged results pipelines): armed MRs merge only through the train.
+    pub merge_trains: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub sha: String,
+    pub author_name: String,
+    pub author_email: String,
+    pub committer_name: String,
+    pub committer_email: String,
+    pub committed_date: DateTime<Utc>,
+}
+
+impl Commit {
+    /// A commit authored and committed by `name` (email `<name>@example.com`) at `at`.
+    pub fn by(sha: &str, name: &str, at: DateTime<Utc>) -> Self {
+        Commit {
+            sha: sha.to_owned(),
+            author_name: name.to_owned(),
+            author_email: format!("{name}@example.com"),
+            committer_name: name.to_owned(),
+            committer_email: format!("{name}@example.com"),
+            committed_date: at,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: u64,
+    pub name: String,
+    pub stage: String,
+    /// `created`, `pending`, `running`, `success`, `failed`, `canceled`, `skipped`, `manual`.
+    pub status: String,
+    pub allow_failure: bool,
+    pub failure_reason: Option<String>,
+    pub trace: Option<String>,
+    /// Replaced by a retry: hidden unless `include_retried`.
+    pub retried: bool,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub id: u64,
+    pub project: String,
+    pub sha: String,
+    pub git_ref: String,
+    pub jobs: Vec<Job>,
+}
+
+impl Pipeline {
+    /// GitLab's pipeline status, from its current (not retried) jobs.
+    pub fn status(&self) -> &'static str {
+        let jobs: Vec<&Job> = self.jobs.iter().filter(|j| !j.retried).collect();
+        let any = |s: &[&str]| jobs.iter().any(|j| s.contains(&j.status.as_str()));
+        if jobs.is_empty() {
+            "created"
+        } else if any(&["running"]) {
+            "running"
+        } else if any(&["created", "pending", "waiting_for_resource", "preparing"]) {
+            "pending"
+        } else if jobs
+            .iter()
+            .any(|j| j.status == "failed" && !j.allow_failure)
+        {
+            "failed"
+        } else if any(&["canceled"]) {
+            "canceled"
+        } else {
+            "success"
+        }
+    }
+}
+
+/// An external commit status (posted with `POST /projects/:id/statuses/:sha`).
+#[derive(Debug, Clone)]
+pub struct ExternalStatus {
+    pub id: u64,
+    pub project: String,
+    pub sha: String,
+    pub name: String,
+    pub status: String,
+    pub target_url: Option<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub id: u64,
+    pub author: String,
+    pub body: String,
+    pub system: bool,
+    pub resolvable: bool,
+    pub resolved: bool,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Discussion {
+    pub id: String,
+    pub resolvable: bool,
+    pub path: Option<String>,
+    pub line: Option<u64>,
+    pub notes: Vec<Note>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Mr {
+    pub id: u64,
+    pub project: String,
+    pub iid: u64,
+    pub title: String,
+    /// `opened`, `closed`, `merged`.
+    pub state: String,
+    pub draft: bool,
+    pub sha: String,
+    pub source_branch: String,
+    pub target_branch: String,
+    pub author: String,
+    pub labels: Vec<String>,
+    pub conflict: bool,
+    pub diverged: u64,
+    /// Overrides the derived `detailed_merge_status`.
+    pub status_override: Option<String>,
+    /// The MR's head pipeline id: not moved by a push until the new pipeline exists.
+    pub head_pipeline: Option<u64>,
+    /// Armed "merge when pipeline succeeds": the squash flag it was armed with.
+    pub auto_merge: Option<bool>,
+    pub approved_by: Vec<String>,
+    pub discussions: Vec<Discussion>,
+    pub merge_error: Option<String>,
+    /// When the fake last changed the MR itself (its `updated_at` also follows its head
+    /// commit and notes).
+    pub touched_at: DateTime<Utc>,
+}
+
+/// What clients made the fake do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Merged {
+        project: String,
+        iid: u64,
+        sha: String,
+        squash: bool,
+        /// Merged by arming auto-merge while the head had no pipeline: GitLab's trap.
+        at_once_without_pipeline: bool,
+    },
+    AutoMergeArmed {
+        project: String,
+        iid: u64,
+        sha: String,
+    },
+    AutoMergeCancelled {
+        project: String,
+        iid: u64,
+    },
+    PipelineRetried {
+        pipeline: u64,
+    },
+    Rebased {
+        project: String,
+        iid: u64,
+    },
+    Replied {
+        discussion: String,
+        body: String,
+    },
+    Resolved {
+        discussion: String,
+    },
+    /// The MR joined its target branch's merge train.
+    TrainJoined {
+        project: String,
+        iid: u64,
+    },
+    /// The train dropped the MR (its train pipeline failed, or its head moved) and
+    /// cancelled its auto-merge.
+    TrainLeft {
+        project: String,
+        iid: u64,
+    },
+}
+
+/// An API refusal: status and GitLab's message.
+#[derive(Debug, Clone)]
+pub struct ApiError(pub u16, pub String);
+
+/// Everything the fake knows.
+#[derive(Debug)]
+pub struct World {
+    pub token: String,
+    /// The token user's username, display name, primary email and commit email.
+    pub viewer: String,
+    pub viewer_name: String,
+    pub viewer_email: String,
+    pub viewer_commit_email: String,
+    /// Answers the fake handled and then held back (a client killed meanwhile never saw them).
+    pub held_answers: usize,
+    pub now: DateTime<Utc>,
+    pub projects: BTreeMap<String, Project>,
+    pub mrs: BTreeMap<(String, u64), Mr>,
+    pub commits: BTreeMap<String, Commit>,
+    pub pipelines: BTreeMap<u64, Pipeline>,
+    pub statuses: Vec<ExternalStatus>,
+    /// How many times each (project, branch) moved by a merge: its tip commit.
+    pub branch_moves: BTreeMap<(String, String), u64>,
+    /// The merge trains, by (project, target branch), front first.
+    pub trains: BTreeMap<(String, String), Vec<super::super::train::Car>>,
+    pub events: Vec<Event>,
+    /// Answers served verbatim instead of the model's (recorded fixtures), by (project, iid):
+    /// the MR, its discussions (a JSON array) and its approvals.
+    pub raw_mrs: BTreeMap<(String, u64), Value>,
+    pub raw_discussions: BTreeMap<(String, u64), Value>,
+    pub raw_approvals: BTreeMap<(String, u64), Value>,
+    /// The largest page the fake serves, whatever `per_page` asks (to test paging).
+    pub max_per_page: usize,
+    /// The authenticated API's budget, told in `RateLimit-*` headers on every answer.
+    pub rate: ApiBudget,
+    pub(super) next_id: u64,
+}
+
+/// GitLab.com's authenticated API throttle: `limit` requests a window (a minute), the window
+/// ending at `reset_epoch` (real epoch seconds). A spent budget answers 429 `Retry later`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiBudget {
+    pub limit: u64,
+    pub used: u64,
+    pub reset_epoch: i64,
+}
+
+impl ApiBudget {
+    /// How long one window lasts.
+    pub const WINDOW_SECS: i64 = 60;
+
+    /// A whole budget again once the window (real epoch seconds `now`) is over.
+    pub fn reset_if_due(&mut self, now: i64) {
+        if now >= self.reset_epoch {
+            self.used = 0;
+            self.reset_epoch = now + Self::WINDOW_SECS;
+        }
+    }
+
+    /// The `RateLimit-*` headers of an answer.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        vec![
+            ("RateLimit-Name".into(), "throttle_authenticated_api".into()),
+            ("RateLimit-Limit".into(), self.limit.to_string()),
+            ("RateLimit-Observed".into(), self.used.to_string()),
+            (
+                "RateLimit-Remaining".into(),
+                self.limit.saturating_sub(self.used).to_string(),
+            ),
+            ("RateLimit-Reset".into(), self.reset_epoch.to_string()),
+        ]
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World {
+            token: "gl-test-token".into(),
+            viewer: "owner".into(),
+            viewer_name: "The Owner".into(),
+            viewer_email: "owner@example.com".into(),
+            viewer_commit_email: "1-owner@users.noreply.gitlab.example.com".into(),
+            held_answers: 0,
+            now: at(DEFAULT_NOW),
+            projects: BTreeMap::new(),
+            mrs: BTreeMap::new(),
+            commits: BTreeMap::new(),
+            pipelines: BTreeMap::new(),
+            statuses: Vec::new(),
+            branch_moves: BTreeMap::new(),
+            trains: BTreeMap::new(),
+            events: Vec::new(),
+            raw_mrs: BTreeMap::new(),
+            raw_discussions: BTreeMap::new(),
+            raw_approvals: BTreeMap::new(),
+            rate: ApiBudget {
+                limit: 2000,
+                used: 0,
+                reset_epoch: Utc::now().timestamp() + ApiBudget::WINDOW_SECS,
+            },
+            max_per_page: 100,
+            next_id: 1000,
+        }
+    }
+}
