@@ -12,7 +12,6 @@ fn check_then_run_still_forwards_new_review_feedback_to_the_agent() {
     let env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).author("dev");
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
@@ -69,7 +68,6 @@ fn a_pr_branch_protection_lets_through_is_ready_for_both() {
 fn an_agent_login_in_another_letter_case_is_the_agent() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("Fixer-Bot"));
         w.check_run(REPO, 1, "lint")
             .failure()
@@ -84,10 +82,7 @@ fn an_agent_login_in_another_letter_case_is_the_agent() {
 #[test]
 fn a_repository_in_another_letter_case_is_the_same_watch() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO);
-        w.pr(REPO, 342);
-    });
+    env.with_pr(REPO, 342);
     env.ok(&["watch", "add", "octo/app#342"]);
     env.ok(&["watch", "add", "OCTO/App#342"]);
     env.ok(&["watch", "add", "https://github.com/Octo/APP/pull/342"]);
@@ -103,7 +98,6 @@ fn a_repository_in_another_letter_case_is_the_same_watch() {
 fn a_corrupt_memory_row_fails_only_that_prs_tick() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.pr(REPO, 2);
         w.check_run(REPO, 1, "test").success();
@@ -145,7 +139,6 @@ fn a_corrupt_memory_row_fails_only_that_prs_tick() {
 fn dry_run_leaves_the_database_byte_for_byte_unchanged() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
         w.check_run(REPO, 1, "lint")
             .failure()

@@ -13,7 +13,6 @@ const REPO: &str = "octo/app";
 /// and a flaky job.
 fn busy(env: &TestEnv) {
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).title("Big change");
         w.check_run(REPO, 1, "lint").success();
         w.check_run(REPO, 1, "test")
@@ -217,7 +216,6 @@ fn seen_state_in_a_file_or_none() {
 fn unknown_mergeability_is_neither_conflict_nor_clean() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).conflicting().mergeable_unknown_for(1);
     });
     let first = env
@@ -236,7 +234,6 @@ fn unknown_mergeability_is_neither_conflict_nor_clean() {
 fn watch_mode_exit_codes() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").success();
         w.pr(REPO, 2);
@@ -295,7 +292,6 @@ fn watch_mode_exit_codes() {
 fn watch_mode_on_a_merged_or_closed_pr_ends_at_once_with_the_outcome() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).merged();
         w.pr(REPO, 2).closed();
     });
@@ -324,10 +320,7 @@ fn watch_mode_on_a_merged_or_closed_pr_ends_at_once_with_the_outcome() {
 #[test]
 fn check_works_without_a_watch_or_a_database_file_beforehand() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO);
-        w.pr(REPO, 1);
-    });
+    env.with_pr(REPO, 1);
     let out = env.ok(&["check", "octo/app#1", "--json", "--no-state"]);
     assert_eq!(out.json()["pr"]["number"], 1);
     assert_eq!(
@@ -361,7 +354,6 @@ fn behind_is_read_from_the_branches_when_blocked_hides_it() {
 fn every_list_pages_past_one_hundred() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         for i in 0..120 {
             w.check_run(REPO, 1, &format!("check-{i:03}")).success();
@@ -412,7 +404,6 @@ fn every_list_pages_past_one_hundred() {
 fn readiness_criteria_from_the_command_line() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).label("automerge");
         w.check_run(REPO, 1, "test").success();
         w.review(REPO, 1, "ci-bot").approved();

@@ -85,10 +85,7 @@ fn idle_prs_and_prs_with_running_checks_cost_one_summary_for_a_hundred() {
             assert_eq!(s[key], was[key], "#{n} {key} decided as before");
         }
     }
-    assert_eq!(
-        env.status(&format!("{REPO}#51"))["pills"]["ci"],
-        json!(false)
-    );
+    assert_eq!(env.pills(&format!("{REPO}#51"))["ci"], json!(false));
 }
 
 #[test]
@@ -114,7 +111,7 @@ fn new_feedback_is_read_in_full() {
     let log = env.gh.requests();
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
     assert_eq!(points, 2 + 2, "{:?}", log.counts());
-    assert_eq!(env.status(&format!("{REPO}#8"))["pills"]["cmt"], json!(1));
+    assert_eq!(env.pills(&format!("{REPO}#8"))["cmt"], json!(1));
 }
 
 #[test]
@@ -128,10 +125,7 @@ fn a_finished_check_is_read_in_full() {
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
     // The summary, the one PR's snapshot, its failed run's annotations and its log.
     assert_eq!((points, requests), (2 + 2 + 1 + 1, 4), "{:?}", log.counts());
-    assert_eq!(
-        env.status(&format!("{REPO}#60"))["pills"]["ci"],
-        json!(true)
-    );
+    assert_eq!(env.pills(&format!("{REPO}#60"))["ci"], json!(true));
 }
 
 #[test]
@@ -169,7 +163,6 @@ fn an_armed_pr_whose_base_moved_is_read_in_full_and_updated() {
 fn a_kept_read_that_would_act_is_read_again_before_acting() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").in_progress();
     });
@@ -196,7 +189,7 @@ fn a_kept_read_that_would_act_is_read_again_before_acting() {
         "{:?}",
         log.counts()
     );
-    assert_eq!(env.status("octo/app#1")["pills"]["ci"], json!(true));
+    assert_eq!(env.pills("octo/app#1")["ci"], json!(true));
 }
 
 #[test]
@@ -235,8 +228,8 @@ fn a_thread_resolved_without_a_word_is_read_in_full() {
             .count("POST /graphql PullRequestSnapshots"),
         1
     );
-    assert_eq!(env.status("octo/app#1")["pills"]["cmt"], json!(0));
-    assert_eq!(env.status("octo/app#2")["pills"]["cmt"], json!(1));
+    assert_eq!(env.pills("octo/app#1")["cmt"], json!(0));
+    assert_eq!(env.pills("octo/app#2")["cmt"], json!(1));
 }
 
 #[test]

@@ -108,7 +108,6 @@ fn an_app_mints_a_token_per_owner_for_reads_and_writes_and_it_reaches_no_output(
     let mut env = app_env();
     env.gh.world(|w| {
         w.app(APP_ID, SLUG).install("octo").install("acme");
-        w.repo("octo/app");
         w.pr("octo/app", 1).head_commit(|c| c.by("fixer-bot"));
         w.check_run("octo/app", 1, "lint")
             .failure()

@@ -4,7 +4,6 @@
 
 use serde_json::{Value, json};
 
-use crate::support::env::TestEnv;
 use crate::support::fake_gitlab::{Event, Fault, GitLabEnv};
 
 const P: &str = "g/p";
@@ -15,10 +14,6 @@ fn fixture(name: &str) -> Value {
         env!("CARGO_MANIFEST_DIR")
     );
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
-
-fn history(env: &TestEnv, pr: &str) -> String {
-    env.ok(&["status", pr, "--json"]).json()["history"].to_string()
 }
 
 #[test]
@@ -53,7 +48,7 @@ fn a_run_reads_state_and_lights_pills_for_each_mr() {
     assert_eq!(s1["why"], "not_agent_commit");
     let sha = env.gl.world(|w| w.get_mr(P, 1).sha.clone());
     assert_eq!(s1["head_sha"], sha.as_str());
-    assert_eq!(env.status("g/p!2")["pills"]["cnf"], true);
+    assert_eq!(env.pills("g/p!2")["cnf"], true);
     let s3 = env.status("g/p!3");
     assert_eq!(s3["pills"]["cmt"], 1, "{s3}");
     assert_eq!(s3["pills"]["ci"], false);
@@ -233,7 +228,10 @@ fn auto_merge_is_armed_only_once_the_heads_pipeline_exists() {
         "never armed while the head has no pipeline (GitLab would merge at once)"
     );
     assert_eq!(gl.world(|w| w.merges(P, 1)), 0);
-    assert!(history(&env, "g/p!1").contains("pipeline has not started"));
+    assert!(
+        env.history_text("g/p!1")
+            .contains("pipeline has not started")
+    );
 
     // The new head's pipeline starts: now it is armed, with the sha guard.
     env.advance(30);
@@ -614,7 +612,7 @@ fn a_behind_armed_mr_is_rebased_and_stays_armed() {
         "{:?}",
         log.counts()
     );
-    assert!(history(&env, "g/p!1").contains("2 commit(s)"));
+    assert!(env.history_text("g/p!1").contains("2 commit(s)"));
     let (new_sha, committer) = env.gl.world(|w| {
         let mr = w.get_mr(P, 1);
         (mr.sha.clone(), w.commits[&mr.sha].committer_name.clone())
@@ -677,7 +675,7 @@ fn merges_after_our_rebase(env: &mut GitLabEnv) {
         env.run(&["run", "--force"]);
         env.advance(30);
     }
-    let history = history(env, "g/p!1");
+    let history = env.history_text("g/p!1");
     assert!(!history.contains("disarmed"), "{history}");
     assert_eq!(env.gl.world(|w| w.merges(P, 1)), 1, "{history}");
     assert_eq!(env.status("g/p!1")["state"], "merged", "{history}");
@@ -727,7 +725,7 @@ fn a_push_on_top_of_our_rebase_still_disarms() {
     env.ok(&["run", "--force"]);
     let s = env.status("g/p!1");
     assert_eq!(s["merge_armed"], false, "{s}");
-    assert!(history(&env, "g/p!1").contains("disarmed"), "{s}");
+    assert!(env.history_text("g/p!1").contains("disarmed"), "{s}");
 }
 
 #[test]
@@ -752,19 +750,7 @@ fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
     let all = env.ok(&["status", "--json"]).json();
     assert_eq!(all.as_array().unwrap().len(), 1, "one watch: {all}");
     env.ok(&["run"]);
-    let first_lines: Vec<String> = slack
-        .requests()
-        .iter()
-        .map(|r| {
-            r.json()["text"]
-                .as_str()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_owned()
-        })
-        .collect();
+    let first_lines = slack.slack_lines();
     assert_eq!(
         first_lines,
         vec!["MR !57: lint failed · g/sub/p".to_owned()]

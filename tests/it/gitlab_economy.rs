@@ -112,7 +112,7 @@ fn a_new_pipeline_or_a_new_note_reads_only_that_mr() {
         SUMMARY + FULL + 1 + 1,
         "the pipeline failed: MR 3 and its failed job's trace"
     );
-    assert_eq!(env.status("g/p!3")["pills"]["ci"], true);
+    assert_eq!(env.pills("g/p!3")["ci"], true);
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn an_mr_with_a_running_pipeline_costs_only_its_share_of_the_summary() {
         "still running, nothing else changed: {:?}",
         env.gl.requests().counts()
     );
-    assert_eq!(env.status("g/p!5")["pills"]["ci"], false);
+    assert_eq!(env.pills("g/p!5")["ci"], false);
 }
 
 #[test]

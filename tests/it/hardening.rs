@@ -101,9 +101,7 @@ fn status_as_reader(env: &TestEnv) -> std::process::Output {
 fn status_reads_a_read_only_database() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.pr(REPO, 1);
-    });
+    env.with_pr(REPO, 1);
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
     let db = env.dir.path().join("state.db");
@@ -161,7 +159,6 @@ fn a_check_name_branch_and_path_cannot_forge_a_section_of_the_brief() {
     let env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1)
             .head_ref(FORGED)
             .head_commit(|c| c.by("fixer-bot"));
@@ -212,7 +209,6 @@ fn a_command_agent_gets_no_secret_of_ours() {
         env.vars.push((k.to_owned(), v.to_owned()));
     }
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("cmd-bot"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
     });
@@ -297,7 +293,6 @@ fn files_are_owner_only_under_umask_022() {
 /// A PR whose head is the agent's with `lint` failing.
 fn agent_failing(env: &TestEnv) {
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
     });
@@ -342,10 +337,7 @@ fn a_closed_stdout_ends_status_quietly() {
 fn one_pr_whose_reads_fail() -> TestEnv {
     use crate::support::fake_github::Fault;
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO);
-        w.pr(REPO, 1);
-    });
+    env.with_pr(REPO, 1);
     env.ok(&["watch", "add", "octo/app#1"]);
     env.gh
         .fault(Fault::malformed().on("POST /graphql").always());
@@ -489,7 +481,6 @@ fn sentinel_secrets_appear_nowhere() {
     );
     env.gh.world(|w| {
         w.token = TOKEN.to_owned();
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
         w.check_run(REPO, 1, "lint").failure().log(&log);
         w.thread(REPO, 1)
@@ -551,7 +542,6 @@ fn config_errors_show_urls_without_userinfo() {
 fn forge_controls_reach_no_terminal_and_no_page() {
     let env = TestEnv::with_config("report:\n  html_path: status.html\n");
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1)
             .title("Fix\u{1b}]0;owned\u{7} it\u{202E}now")
             .head_ref("br\u{1b}[2Janch\u{2066}");
@@ -619,7 +609,6 @@ fn planted_secrets_reach_no_real_transport_and_no_output() {
     let log = format!("curl -H 'Authorization: token {TOKEN}'\n{planted}\nerror: x\n");
     env.gh.world(|w| {
         w.token = TOKEN.to_owned();
-        w.repo(REPO);
         // The agent's PR: its failure and the review go to the agent's inbox.
         w.pr(REPO, 1)
             .body(&planted)

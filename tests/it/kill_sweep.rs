@@ -213,10 +213,7 @@ fn outcome(d: &Day) -> Outcome {
     let env = &d.env;
     let mails = d.smtp.mails();
     let posts = d.slack.requests();
-    let histories: String = PRS
-        .iter()
-        .map(|pr| env.ok(&["status", pr, "--json"]).json()["history"].to_string())
-        .collect();
+    let histories: String = PRS.iter().map(|pr| env.history_text(pr)).collect();
     let integrity: String = rusqlite::Connection::open(env.dir.path().join("state.db"))
         .unwrap()
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))

@@ -11,7 +11,6 @@ use crate::support::fake_github::Fault;
 fn json_log_lines_parse_and_name_each_forge_call_without_the_token() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.pr("octo/app", 2);
     });
@@ -70,7 +69,6 @@ fn json_log_lines_parse_and_name_each_forge_call_without_the_token() {
 fn a_failed_tick_is_logged_on_stderr_and_rust_log_sets_the_level() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 3).title("Refused");
     });
     env.ok(&["watch", "add", "octo/app#3"]);

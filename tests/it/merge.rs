@@ -58,7 +58,7 @@ fn auto_merge_disabled_behind_our_back_is_enabled_again() {
     env.advance(30);
     env.ok(&["run"]);
     assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 2);
-    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    let history = env.history_text("octo/app#1");
     assert!(history.contains("found disabled"), "{history}");
 }
 
@@ -66,7 +66,6 @@ fn auto_merge_disabled_behind_our_back_is_enabled_again() {
 fn a_clean_pr_is_merged_directly_exactly_once() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").success();
     });
@@ -87,7 +86,6 @@ fn a_clean_pr_is_merged_directly_exactly_once() {
 fn the_tick_that_merges_says_merged_at_once_in_plain_words() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").success();
     });
@@ -217,7 +215,7 @@ fn a_human_push_disarms_and_an_agent_push_does_not() {
     });
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["merge_armed"], false);
-    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    let history = env.history_text("octo/app#1");
     assert!(
         history.contains("merge disarmed: human pushed"),
         "{history}"
@@ -229,7 +227,6 @@ fn a_human_push_disarms_and_an_agent_push_does_not() {
 fn a_pr_on_a_non_default_base_is_not_armed() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).base_ref("release-1.0");
     });
     env.ok(&["watch", "add", "octo/app#1"]);
@@ -302,7 +299,6 @@ fn a_merge_that_answers_500_after_merging_is_never_repeated() {
 fn merge_now_is_the_owners_explicit_merge() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).draft();
         w.pr(REPO, 2).conflicting();
         w.pr(REPO, 3);
@@ -384,7 +380,6 @@ fn a_rebase_update_goes_through_graphql() {
         "name: rebasing\npolicy:\n  update_method: rebase\n  update_branch: always\n",
     );
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).behind(3).head_commit(|c| c.by("dev"));
         w.check_run(REPO, 1, "test").success();
     });

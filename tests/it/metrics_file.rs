@@ -65,7 +65,6 @@ fn the_metrics_file_counts_forge_use_across_runs_and_keeps_the_last_success() {
     let mut env = TestEnv::with_config("report:\n  metrics_path: metrics/pr_monitor.prom\n");
     std::fs::create_dir(env.dir.path().join("metrics")).unwrap();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "lint").failure();
     });

@@ -53,7 +53,6 @@ fn hex(css: &str) -> String {
 fn page_env() -> TestEnv {
     let env = TestEnv::with_config("report:\n  html_path: out/status.html\n");
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1)
             .title(HOSTILE)
             .head_commit(|c| c.by("human"));

@@ -177,10 +177,7 @@ fn on_a_terminal(env: &TestEnv, args: &[&str]) -> String {
 #[test]
 fn run_names_its_config_and_database_on_a_terminal_only() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 4);
-    });
+    env.with_pr("octo/app", 4);
     env.ok(&["watch", "add", "octo/app#4"]);
     let want = format!(
         "config {} · database {}",

@@ -284,7 +284,7 @@ fn dropped_without_a_failure(env: &mut TestEnv, conflict: bool) -> String {
     });
     env.advance(60);
     env.ok(&["run", "--force"]);
-    env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string()
+    env.history_text("octo/app#1")
 }
 
 #[test]

@@ -85,7 +85,6 @@ fn a_persistent_rate_limit_with_retry_after_zero_is_waited_on_a_bounded_number_o
     use crate::support::fake_github::Fault;
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").success();
     });
@@ -115,7 +114,6 @@ fn slow_agent_env(command: &str) -> TestEnv {
         "  slow:\n    command: \"{command}\"\n    logins: [slow-bot]\n"
     ));
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("slow-bot"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
     });
@@ -347,7 +345,7 @@ fn merges_after_our_update(env: &mut TestEnv) {
         w.check_run(REPO, 1, "test").success();
     });
     let out = env.run(&["run", "--force"]);
-    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    let history = env.history_text("octo/app#1");
     assert!(!history.contains("disarmed"), "{history}\n{}", out.stderr);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1, "{history}");
     assert_eq!(env.status("octo/app#1")["state"], "merged");
@@ -419,7 +417,6 @@ fn posted(slack: &crate::support::http_sink::HttpSink) -> Vec<String> {
 fn a_crash_right_after_an_infra_rerun_reruns_once_and_the_owner_hears_it_failed_again() {
     let (slack, mut env) = posting_to_slack();
     let run_id = env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "test")
             .failure()
@@ -500,7 +497,7 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
         0,
         "no merge without its intent"
     );
-    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    let history = env.history_text("octo/app#1");
     assert!(
         history.contains("its intent could not be recorded first"),
         "{history}"

@@ -1,7 +1,7 @@
 //! Remediation end to end (seed 000's failure table, guards and clearing), through the binary
 //! against the fake GitHub with `--now`.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::env::TestEnv;
 use crate::support::fake_github::ThreadComment;
@@ -11,25 +11,10 @@ const REPO: &str = "octo/app";
 /// A PR whose head is the agent's, with `lint` failing with `log`.
 fn agent_pr_failing(env: &TestEnv, log: &str) {
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
         w.check_run(REPO, 1, "lint").failure().log(log);
         w.check_run(REPO, 1, "test").success();
     });
-}
-
-fn history(env: &TestEnv) -> Vec<String> {
-    let v = env.ok(&["status", "octo/app#1", "--json"]).json();
-    v["history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| h["what"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn pills(env: &TestEnv) -> Value {
-    env.status("octo/app#1")["pills"].clone()
 }
 
 #[test]
@@ -98,11 +83,11 @@ fn the_scripted_agent_loop_ends_in_same_failure() {
         "a guard sends nothing to the agent"
     );
     assert!(
-        history(&env)
+        env.history("octo/app#1")
             .iter()
             .any(|h| h.contains("auto-fix stopped: the same failure came back")),
         "{:?}",
-        history(&env)
+        env.history("octo/app#1")
     );
 }
 
@@ -110,14 +95,13 @@ fn the_scripted_agent_loop_ends_in_same_failure() {
 fn someone_elses_commit_lights_ci_and_sends_nothing() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "lint").failure().log("error\n");
     });
     env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["why"], "not_agent_commit");
-    assert_eq!(pills(&env)["ci"], true);
+    assert_eq!(env.pills("octo/app#1")["ci"], true);
     assert!(env.inbox_messages().is_empty());
 }
 
@@ -143,7 +127,6 @@ fn auto_fix_off_lights_ci() {
 fn an_infra_only_failure_is_rerun_once_then_lights_ci() {
     let mut env = TestEnv::new();
     let run_id = env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "test")
             .failure()
@@ -158,11 +141,11 @@ fn an_infra_only_failure_is_rerun_once_then_lights_ci() {
     assert_eq!(s["why"], "infra_rerun");
     assert_eq!(s["pills"]["ci"], false, "a re-run is not the owner's yet");
     assert!(
-        history(&env)
+        env.history("octo/app#1")
             .iter()
             .any(|h| h.contains("re-ran test for infrastructure reasons")),
         "{:?}",
-        history(&env)
+        env.history("octo/app#1")
     );
 
     // The re-run fails for infra reasons again.
@@ -187,7 +170,6 @@ fn an_infra_only_failure_is_rerun_once_then_lights_ci() {
 fn a_real_failure_that_mentions_timeout_is_not_a_flake() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "test")
             .failure()
@@ -260,7 +242,7 @@ fn passing_checks_clear_and_reset_attempts() {
     });
     env.ok(&["run"]);
     assert_eq!(
-        pills(&env),
+        env.pills("octo/app#1"),
         json!({"ci": false, "ci_fixing": false, "cnf": false, "cmt": 0}),
         "a new head's checks start"
     );
@@ -306,7 +288,7 @@ fn a_conflict_beats_a_failing_check() {
     env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
     env.ok(&["run"]);
     assert_eq!(
-        pills(&env),
+        env.pills("octo/app#1"),
         json!({"ci": false, "ci_fixing": false, "cnf": true, "cmt": 0})
     );
     assert!(
@@ -319,7 +301,6 @@ fn a_conflict_beats_a_failing_check() {
 fn fix_it_bypasses_author_and_guards() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
     });
@@ -337,7 +318,6 @@ fn fix_it_bypasses_author_and_guards() {
 fn rerun_reruns_every_failed_run_once() {
     let env = TestEnv::new();
     let run_id = env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "lint").failure().run_id()
     });
@@ -351,7 +331,6 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     let mut env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).author("dev");
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
@@ -397,7 +376,6 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
 fn agents_reply_and_resolve_threads_as_themselves() {
     let env = TestEnv::new();
     let thread = env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.thread(REPO, 1)
             .comment("reviewer", "rename")
@@ -431,23 +409,22 @@ fn agents_reply_and_resolve_threads_as_themselves() {
 fn a_check_queued_forever_times_out_and_says_so() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "lint").success();
         w.check_run(REPO, 1, "third-party").app("some-app").queued();
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
-    assert_eq!(pills(&env)["ci"], false, "still waiting");
+    assert_eq!(env.pills("octo/app#1")["ci"], false, "still waiting");
     env.advance(3601);
     env.ok(&["run", "--force"]);
-    assert_eq!(pills(&env)["ci"], true);
+    assert_eq!(env.pills("octo/app#1")["ci"], true);
     assert!(
-        history(&env)
+        env.history("octo/app#1")
             .iter()
             .any(|h| h.contains("third-party never finished in 3600 s")),
         "{:?}",
-        history(&env)
+        env.history("octo/app#1")
     );
 }
 
@@ -478,7 +455,6 @@ fn a_secret_planted_in_a_log_never_reaches_the_agent() {
 fn an_annotation_can_tell_an_infra_failure() {
     let env = TestEnv::new();
     let run_id = env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "test")
             .failure()
@@ -501,7 +477,6 @@ fn an_annotation_can_tell_an_infra_failure() {
 fn each_failed_job_is_read_once_even_without_a_log() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
         w.check_run(REPO, 1, "deploy").failure();
@@ -550,11 +525,11 @@ fn a_log_that_could_not_be_read_defers_the_fix_to_the_next_tick() {
     let s = env.status("octo/app#1");
     assert_eq!(s["attempts"], 0, "{s}");
     assert!(
-        history(&env)
+        env.history("octo/app#1")
             .iter()
             .any(|h| h.contains("the log of lint could not be read")),
         "{:?}",
-        history(&env)
+        env.history("octo/app#1")
     );
     assert_eq!(env.gh.pending_faults(), 0, "every retry of the read failed");
 

@@ -18,30 +18,12 @@ fn env_with_channels(smtp_port: u16, slack: &HttpSink) -> TestEnv {
     env
 }
 
-fn slack_lines(slack: &HttpSink) -> Vec<String> {
-    slack
-        .requests()
-        .iter()
-        .filter(|r| r.status == 200)
-        .map(|r| {
-            r.json()["text"]
-                .as_str()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_owned()
-        })
-        .collect()
-}
-
 #[test]
 fn a_scripted_day_sends_each_material_change_once() {
     let smtp = SmtpServer::start();
     let slack = HttpSink::start();
     let mut env = env_with_channels(smtp.port(), &slack);
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
         w.check_run(REPO, 1, "lint")
             .failure()
@@ -68,7 +50,7 @@ fn a_scripted_day_sends_each_material_change_once() {
     });
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["why"], "same_failure");
-    assert!(slack_lines(&slack).is_empty());
+    assert!(slack.slack_lines().is_empty());
 
     // 12:10 Still down: kept, tried again, nothing lost.
     env.advance(300);
@@ -83,10 +65,10 @@ fn a_scripted_day_sends_each_material_change_once() {
         w.pr(REPO, 1).conflicting();
     });
     env.ok(&["run"]);
-    assert_eq!(env.status("octo/app#1")["pills"]["cnf"], true);
+    assert_eq!(env.pills("octo/app#1")["cnf"], true);
     let stopped = "PR #1: auto-fix stopped: the same failure came back (lint failed) · octo/app";
     assert_eq!(smtp.subjects(), vec![stopped.to_owned()]);
-    assert_eq!(slack_lines(&slack), vec![stopped.to_owned()]);
+    assert_eq!(slack.slack_lines(), vec![stopped.to_owned()]);
 
     // 12:20 The human resolves the conflict and the checks go green: nothing to say.
     env.advance(300);
@@ -117,7 +99,7 @@ fn a_scripted_day_sends_each_material_change_once() {
         "PR #1: merged · octo/app".to_owned(),
     ];
     assert_eq!(smtp.subjects(), want);
-    assert_eq!(slack_lines(&slack), want);
+    assert_eq!(slack.slack_lines(), want);
     for m in smtp.mails() {
         assert_eq!(m.to, ["owner@example.com"]);
         assert!(
@@ -135,7 +117,6 @@ fn a_permanent_failure_is_kept_and_visible() {
     slack.script([Reply::status(404)]);
     let env = env_with_channels(smtp.port(), &slack);
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "lint").failure();
     });
@@ -182,7 +163,7 @@ fn many_changes_in_one_tick_arrive_as_one_digest() {
         assert!(text.contains(&format!("PR #{n}: lint failed")), "{text}");
     }
     assert_eq!(
-        slack_lines(&slack),
+        slack.slack_lines(),
         vec!["pr-monitor: 7 pull requests changed".to_owned()]
     );
     // The Slack digest names every PR with its headline and link.
@@ -204,7 +185,6 @@ fn an_email_says_what_happened_in_its_subject_and_both_parts() {
     let slack = HttpSink::start();
     let env = env_with_channels(smtp.port(), &slack);
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1)
             .title("Speed up the parser")
             .head_commit(|c| c.by("human"));
@@ -247,7 +227,6 @@ fn a_channel_carries_only_the_kinds_it_is_filtered_to() {
     ));
     env.vars.push(("PRM_TEST_SLACK".into(), slack.url("/hook")));
     env.gh.world(|w| {
-        w.repo(REPO);
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "lint").failure();
     });
@@ -260,7 +239,7 @@ fn a_channel_carries_only_the_kinds_it_is_filtered_to() {
     assert!(slack.requests().is_empty());
     env.ok(&["merge", "octo/app#1", "--when-ready"]);
     assert_eq!(
-        slack_lines(&slack),
+        slack.slack_lines(),
         vec!["PR #1: merge armed · octo/app".to_owned()]
     );
 }
@@ -270,10 +249,7 @@ fn a_watch_that_keeps_erroring_is_reported_once() {
     let smtp = SmtpServer::start();
     let slack = HttpSink::start();
     let mut env = env_with_channels(smtp.port(), &slack);
-    env.gh.world(|w| {
-        w.repo(REPO);
-        w.pr(REPO, 1);
-    });
+    env.with_pr(REPO, 1);
     env.gh.fault(
         crate::support::fake_github::Fault::status(502)
             .when_query_mentions(REPO, 1)
@@ -290,7 +266,7 @@ fn a_watch_that_keeps_erroring_is_reported_once() {
         "once, on the third failure"
     );
     assert_eq!(
-        slack_lines(&slack),
+        slack.slack_lines(),
         vec!["PR #1: keeps failing to tick · octo/app".to_owned()]
     );
     assert!(smtp.mails()[0].part("text/plain").unwrap().contains("502"));

@@ -16,7 +16,6 @@ fn the_daemon_reads_a_rotated_token_file_on_its_next_sweep() {
     let env = TestEnv::new();
     env.gh.world(|w| {
         w.token = OLD.to_owned();
-        w.repo("octo/app");
         w.pr("octo/app", 1);
     });
     let credentials = env.dir.path().join("credentials");

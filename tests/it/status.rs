@@ -8,7 +8,6 @@ use crate::support::env::TestEnv;
 fn failing_watched() -> TestEnv {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "lint").failure();
     });
@@ -60,7 +59,6 @@ fn status_shows_the_chip_the_pills_and_the_why_in_words() {
 fn status_pr_says_when_the_head_was_pushed_from_elsewhere() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1).head_commit(|c| c.by("human"));
         w.check_run("octo/app", 1, "lint").failure();
     });

@@ -28,7 +28,6 @@ fn nothing_watched_says_how_to_add_a_pr() {
 fn an_idle_green_pr_is_polled_on_the_idle_cadence() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1).title("Add a feature");
         w.check_run("octo/app", 1, "lint").success();
     });
@@ -74,7 +73,6 @@ fn an_idle_green_pr_is_polled_on_the_idle_cadence() {
 fn cadence_rules() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         // 1: checks running → poll_sec.
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "test").in_progress();
@@ -116,7 +114,6 @@ fn cadence_rules() {
 fn an_armed_pr_is_polled_on_the_active_cadence() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "test").in_progress();
     });
@@ -135,7 +132,6 @@ fn an_armed_pr_is_polled_on_the_active_cadence() {
 fn merged_and_closed_prs_stop_being_polled() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1).merged();
         w.pr("octo/app", 2).closed();
     });
@@ -155,7 +151,6 @@ fn merged_and_closed_prs_stop_being_polled() {
 fn pills_light_from_the_snapshot() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "lint")
             .failure()
@@ -176,16 +171,16 @@ fn pills_light_from_the_snapshot() {
     env.ok(&["watch", "add", "octo/app#1", "octo/app#2", "octo/app#3"]);
     env.ok(&["run"]);
     assert_eq!(
-        env.status("octo/app#1")["pills"],
+        env.pills("octo/app#1"),
         json!({"ci": true, "ci_fixing": false, "cnf": false, "cmt": 0})
     );
     assert_eq!(env.status("octo/app#1")["why"], "not_agent_commit");
     assert_eq!(
-        env.status("octo/app#2")["pills"],
+        env.pills("octo/app#2"),
         json!({"ci": false, "ci_fixing": false, "cnf": true, "cmt": 0}),
         "a conflict beats failing checks"
     );
-    assert_eq!(env.status("octo/app#3")["pills"]["cmt"], 2);
+    assert_eq!(env.pills("octo/app#3")["cmt"], 2);
     // `status PR` shows the picture the tick saw.
     let detail = env.ok(&["status", "octo/app#1"]).stdout;
     assert!(detail.contains("✗ lint"), "{detail}");
@@ -249,10 +244,7 @@ fn one_failing_pr_never_stops_the_others() {
 #[test]
 fn a_malformed_answer_fails_only_that_tick() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.gh
         .fault(Fault::malformed().on("POST /graphql").times(20));
     env.ok(&["watch", "add", "octo/app#1"]);
@@ -274,10 +266,7 @@ fn a_malformed_answer_fails_only_that_tick() {
 #[test]
 fn transient_errors_are_retried_within_the_tick() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.gh
         .fault(Fault::status(503).on("POST /graphql").times(2));
     env.ok(&["watch", "add", "octo/app#1"]);
@@ -288,10 +277,7 @@ fn transient_errors_are_retried_within_the_tick() {
 #[test]
 fn paused_watches_are_skipped_until_resumed() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.ok(&["watch", "add", "https://github.com/octo/app/pull/1"]);
     env.ok(&["watch", "pause", "octo/app#1"]);
     env.ok(&["run", "--force"]);
@@ -307,7 +293,6 @@ fn paused_watches_are_skipped_until_resumed() {
 fn dry_run_decides_and_changes_nothing() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "lint").failure();
     });
@@ -366,10 +351,7 @@ fn config_errors_name_file_line_and_column() {
 #[test]
 fn tokens_never_appear_in_output() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.gh
         .fault(Fault::status(401).on("POST /graphql").always());
     env.ok(&["watch", "add", "octo/app#1"]);
@@ -391,7 +373,6 @@ fn tokens_never_appear_in_output() {
 fn waited_out_then_deferred(short: Fault, long: Fault) {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.pr("octo/app", 2);
     });
@@ -456,10 +437,7 @@ fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
 #[test]
 fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
     let env = TestEnv::with_config("schedule: \"* * * * * *\"\n");
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.ok(&["watch", "add", "octo/app#1"]);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
         .current_dir(env.dir.path())
@@ -509,7 +487,6 @@ fn every_run_writes_the_status_page_and_metrics() {
         "report:\n  html_path: out/status.html\n  metrics_path: out/pr_monitor.prom\n",
     );
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1).title("Add <b>bold</b> things");
         w.check_run("octo/app", 1, "lint").failure();
     });
@@ -536,7 +513,6 @@ fn every_run_writes_the_status_page_and_metrics() {
 fn run_json_prints_the_status_shape_of_each_pr_ticked() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.check_run("octo/app", 1, "lint").failure();
     });
@@ -565,7 +541,6 @@ fn jobs_name_the_prs_to_watch() {
         "name: auto\nwatch:\n  - pr: octo/app#1\n  - repo: octo/app\n    labels: [automerge]\npolicy:\n  merge_when_ready: true\n",
     );
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1);
         w.pr("octo/app", 2).label("automerge");
         w.pr("octo/app", 3);
@@ -606,7 +581,6 @@ fn a_server_without_branch_comparison_still_reads_every_pr() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
         w.missing_fields.push(("Ref".into(), "compare".into()));
-        w.repo("octo/app");
         w.pr("octo/app", 1).behind(2);
         w.pr("octo/app", 2);
     });
@@ -649,10 +623,7 @@ fn a_server_without_branch_comparison_still_reads_every_pr() {
 #[test]
 fn a_run_line_shows_only_this_runs_error() {
     let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.ok(&["watch", "add", "octo/app#1"]);
     env.vars
         .push(("PRM_TEST_GITHUB_TOKEN".into(), "wrong-token".into()));
@@ -690,7 +661,7 @@ fn watch_add_on_an_existing_watch_says_what_changed_and_records_it() {
         out.stdout.trim(),
         "already watching https://github.com/octo/app/pull/1; now: agent fixer, merge armed"
     );
-    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    let history = env.history_text("octo/app#1");
     assert!(
         history.contains("watch updated: agent fixer, merge armed"),
         "{history}"
@@ -700,10 +671,7 @@ fn watch_add_on_an_existing_watch_says_what_changed_and_records_it() {
 #[test]
 fn run_naming_an_unwatched_pr_is_a_usage_error() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     let out = env.run(&["run", "--force", "--pr", "octo/app#1"]);
     assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("not watched"), "{}", out.stderr);
@@ -719,7 +687,6 @@ fn run_naming_an_unwatched_pr_is_a_usage_error() {
 fn run_ends_with_a_summary_and_draws_no_progress_into_a_pipe() {
     let env = TestEnv::new();
     env.gh.world(|w| {
-        w.repo("octo/app");
         w.pr("octo/app", 1).head_commit(|c| c.by("human"));
         w.check_run("octo/app", 1, "lint").failure();
         for n in 2..=12 {
@@ -756,10 +723,7 @@ fn run_ends_with_a_summary_and_draws_no_progress_into_a_pipe() {
 #[test]
 fn metrics_keep_the_last_success_when_a_run_fails() {
     let mut env = TestEnv::with_config("report:\n  metrics_path: out/pr_monitor.prom\n");
-    env.gh.world(|w| {
-        w.repo("octo/app");
-        w.pr("octo/app", 1);
-    });
+    env.with_pr("octo/app", 1);
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
     let first = chrono::DateTime::parse_from_rfc3339(&env.now)

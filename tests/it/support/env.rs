@@ -110,6 +110,14 @@ impl TestEnv {
         );
     }
 
+    /// Makes PR `number` of `repo` on the fake GitHub with its defaults (open, mergeable, one
+    /// head commit by the viewer, no checks): `w.pr(repo, number)`.
+    pub fn with_pr(&self, repo: &str, number: u64) {
+        self.gh.world(|w| {
+            w.pr(repo, number);
+        });
+    }
+
     /// Moves both clocks (ours and the fake's) by `secs`.
     pub fn advance(&mut self, secs: i64) {
         let t = chrono::DateTime::parse_from_rfc3339(&self.now).expect("now")
@@ -195,6 +203,32 @@ impl TestEnv {
         all.as_array()
             .and_then(|a| a.iter().find(|s| s["pr"] == want.as_str()).cloned())
             .unwrap_or_else(|| panic!("{pr} is not in status: {all}"))
+    }
+
+    /// The pills of one PR's `status --json` (`ci`, `ci_fixing`, `cnf`, `cmt`, …).
+    pub fn pills(&self, pr: &str) -> Value {
+        self.status(pr)["pills"].clone()
+    }
+
+    /// The `what` of each entry of one PR's history (`status PR --json`), in its order.
+    pub fn history(&self, pr: &str) -> Vec<String> {
+        let history = self.ok(&["status", pr, "--json"]).json()["history"].clone();
+        history
+            .as_array()
+            .unwrap_or_else(|| panic!("{pr}: no history array: {history}"))
+            .iter()
+            .map(|h| {
+                h["what"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{pr}: a history entry without `what`: {h}"))
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// One PR's history (`status PR --json`) as JSON text, for "it says X somewhere" checks.
+    pub fn history_text(&self, pr: &str) -> String {
+        self.ok(&["status", pr, "--json"]).json()["history"].to_string()
     }
 
     /// The messages in the fixer's inbox `new/` folder, oldest name first.

@@ -179,6 +179,23 @@ impl HttpSink {
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
     }
+
+    /// The first line of the `text` of each request answered 200: a Slack post's headline.
+    pub fn slack_lines(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .filter(|r| r.status == 200)
+            .map(|r| {
+                r.json()["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect()
+    }
 }
 
 impl Drop for HttpSink {
