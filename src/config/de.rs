@@ -561,7 +561,6 @@ fn check_smtp_url_shown(s: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -288,7 +288,6 @@ impl<'de> Deserialize<'de> for Watch {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

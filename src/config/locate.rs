@@ -268,7 +268,6 @@ impl Visitor<'_> for KeyProbe<'_> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::Seg::{Index, Key};
     use super::*;

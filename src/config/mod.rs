@@ -649,5 +649,4 @@ fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests;

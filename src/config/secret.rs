@@ -130,7 +130,6 @@ fn run(command: &str) -> anyhow::Result<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -243,7 +243,6 @@ pub fn html(notice: &NoticePayload) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

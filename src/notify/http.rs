@@ -122,7 +122,6 @@ fn transport_error(e: &ureq::Error, receiver: &str) -> DeliveryError {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -276,7 +276,6 @@ pub fn deliver_pending(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

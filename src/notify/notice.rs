@@ -72,7 +72,6 @@ impl NoticePayload {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

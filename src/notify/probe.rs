@@ -122,7 +122,6 @@ pub fn send_all(config: &Config, now: Instant) -> Vec<ChannelResult> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::path::Path;

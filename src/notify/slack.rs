@@ -198,7 +198,6 @@ fn link(url: &str, label: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

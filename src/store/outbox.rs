@@ -150,15 +150,6 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Every outbox row, oldest first (for tests and `notify` output).
-    pub fn outbox(&self) -> Result<Vec<OutboxRow>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT * FROM outbox ORDER BY created_at, rowid")?;
-        let rows = stmt.query_map([], outbox_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
     pub fn mark_delivered(&mut self, id: &str, at: Instant) -> Result<()> {
         self.conn.execute(
             "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL, claim_owner = NULL WHERE id = ?1",

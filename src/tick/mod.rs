@@ -837,5 +837,4 @@ fn error_notice(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod golden;

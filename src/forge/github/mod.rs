@@ -66,11 +66,6 @@ impl GitHub {
         Ok(client)
     }
 
-    /// How many HTTP requests this client has sent.
-    pub fn requests(&self) -> u64 {
-        self.http.requests()
-    }
-
     /// Requests, points and the rate limit's remaining, for the metrics.
     pub fn usage(&self) -> crate::forge::http::Usage {
         self.http.usage()
