@@ -239,3 +239,39 @@ fn status_json_snapshot_keeps_the_contract_shape() {
         assert_eq!(crate::commands::output::status_json(&x)["why"], w.as_str());
     }
 }
+
+/// Every merge and ci state, as `status --json` prints it: the gallery, a PR merged by
+/// pr-monitor itself, one armed whose way is not chosen yet, and one armed then closed.
+fn every_state() -> Vec<Watch> {
+    let mut v = gallery();
+    let mut w = ticked(12, "Merged by pr-monitor");
+    w.status.state = PrState::Merged;
+    w.status.merge_via = Some(MergeVia::SelfMerge);
+    v.push(w);
+    let mut w = ticked(13, "Armed, way not chosen");
+    w.status.merge_armed = true;
+    w.status.armed_at = Some(t0() - Duration::minutes(5));
+    v.push(w);
+    let mut w = ticked(14, "Reopened after a merge");
+    w.status.merge_via = Some(MergeVia::AutoMerge);
+    v.push(w);
+    v
+}
+
+#[test]
+fn status_json_of_every_state_is_pinned_byte_for_byte() {
+    let all = crate::commands::output::status_array(&every_state());
+    let golden = include_str!("status_array.golden.jsonl");
+    let printed: Vec<String> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(printed.join("\n") + "\n", golden);
+    assert_eq!(
+        all.to_string(),
+        format!("[{}]", printed.join(",")),
+        "the array is its objects"
+    );
+}
