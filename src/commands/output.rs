@@ -1,6 +1,7 @@
 //! What commands print: the contract's `status --json` objects and the short human lines.
 //! Pure functions of stored state, so every shape is tested here.
 
+use crate::model::watch::Ci;
 use serde_json::{Value, json};
 
 use crate::core::text::one_line;
@@ -18,6 +19,7 @@ fn ts(t: Option<Instant>) -> Value {
 /// One `status --json` object (the contract's shape).
 pub fn status_json(w: &Watch) -> Value {
     let s = &w.status;
+    let (ci, ci_fixing) = s.pills.ci.flags();
     json!({
         "pr": w.pr.url(),
         "forge": w.pr.forge.as_str(),
@@ -25,11 +27,11 @@ pub fn status_json(w: &Watch) -> Value {
         "number": w.pr.number,
         "state": s.state.as_str(),
         "head_sha": s.head_sha.as_ref().map(crate::model::Sha::as_str),
-        "pills": { "ci": s.pills.ci, "ci_fixing": s.pills.ci_fixing, "cnf": s.pills.cnf, "cmt": s.pills.cmt },
+        "pills": { "ci": ci, "ci_fixing": ci_fixing, "cnf": s.pills.cnf, "cmt": s.pills.cmt },
         "why": s.why.map(Why::as_str),
         "attempts": s.attempts,
-        "merge_armed": s.merge_armed,
-        "merge_via": if s.merge_armed || s.state == PrState::Merged { s.merge_via.map(crate::model::watch::MergeVia::as_str) } else { None },
+        "merge_armed": s.merge.is_armed(),
+        "merge_via": if s.merge.is_armed() || s.state == PrState::Merged { s.merge.via().map(crate::model::watch::MergeVia::as_str) } else { None },
         "next_tick_at": if s.state == PrState::Open { ts(w.next_tick_at) } else { Value::Null },
         "last_tick_at": ts(w.last_tick_at),
         "last_error": w.last_error,
@@ -59,7 +61,7 @@ fn deferred_json(w: &Watch) -> Value {
 fn queue_json(w: &Watch) -> Value {
     let s = &w.status;
     let entry = s.memory.picture.queue.as_ref();
-    match entry.filter(|_| s.merge_armed && s.state == PrState::Open) {
+    match entry.filter(|_| s.merge.is_armed() && s.state == PrState::Open) {
         Some(e) => json!({
             "position": e.position,
             "state": e.state.as_str(),
@@ -187,17 +189,20 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
         ));
     }
     out.push_str(&format!("  attempts   {}\n", s.attempts));
-    if s.merge_armed {
+    if s.merge.is_armed() {
         out.push_str(&queue_line(w).unwrap_or_default());
     }
     out.push_str(&format!(
         "  merge      {}\n",
-        if s.merge_armed {
-            format!("armed ({})", s.merge_via.map_or("pending", |v| v.as_str()))
+        if s.merge.is_armed() {
+            format!(
+                "armed ({})",
+                s.merge.via().map_or("pending", |v| v.as_str())
+            )
         } else if s.state == PrState::Merged {
             format!(
                 "merged (via {})",
-                s.merge_via.map_or("the forge", |v| v.as_str())
+                s.merge.via().map_or("the forge", |v| v.as_str())
             )
         } else {
             "not armed".into()
@@ -312,9 +317,9 @@ pub fn run_summary(summary: &RunSummary) -> String {
         count(&|o, s| s.state == PrState::Merged && o.watch.status.state != PrState::Merged);
     let closed =
         count(&|o, s| s.state == PrState::Closed && o.watch.status.state != PrState::Closed);
-    let ci = count(&|o, s| s.pills.ci && !o.watch.status.pills.ci);
+    let ci = count(&|o, s| s.pills.ci == Ci::Lit && o.watch.status.pills.ci != Ci::Lit);
     let cnf = count(&|o, s| s.pills.cnf && !o.watch.status.pills.cnf);
-    let fixing = count(&|o, s| s.pills.ci_fixing && !o.watch.status.pills.ci_fixing);
+    let fixing = count(&|o, s| s.pills.ci == Ci::Fixing && o.watch.status.pills.ci != Ci::Fixing);
     let errors = outcomes.iter().filter(|o| o.error.is_some()).count();
     for (what, k) in [
         ("merged", merged),
@@ -520,7 +525,10 @@ mod tests {
             group_sha: None,
         });
         assert_eq!(status_json(&w)["queue"], Value::Null, "not armed");
-        w.status.merge_armed = true;
+        w.status.merge = crate::model::watch::Merge::Armed {
+            at: t0(),
+            via: None,
+        };
         assert_eq!(
             status_json(&w)["queue"],
             json!({"position": 3, "state": "QUEUED", "estimated_seconds": 720, "enqueued_at": "2026-11-29T12:00:00Z", "ahead": [5, 7]})

@@ -164,7 +164,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             }
         }
         MergeRequest::Cancel => {
-            let was_armed = watch.as_ref().is_some_and(|w| w.status.merge_armed);
+            let was_armed = watch.as_ref().is_some_and(|w| w.status.merge.is_armed());
             app.store.set_merge_armed(pr, false, app.now)?;
             if snap.auto_merge_enabled && was_armed {
                 let forge = app.forge(pr.forge)?;

@@ -39,10 +39,10 @@ pub fn class_of(w: &crate::model::watch::Watch, now: crate::model::Instant) -> C
             (now - t).num_seconds().abs() <= crate::core::decide::ACTIVITY_WINDOW_SECS
         })
     };
-    if s.merge_armed {
+    if s.merge.is_armed() {
         Class::Armed
     } else if w.last_tick_at.is_none()
-        || s.pills.ci_fixing
+        || s.pills.ci == crate::model::watch::Ci::Fixing
         || m.fix.is_some()
         || m.log_waits > 0
         || !m.picture.pending.is_empty()
@@ -241,14 +241,22 @@ mod tests {
             class_of(&w, now)
         };
         assert_eq!(with(&|_| {}), Idle, "nothing moving");
-        assert_eq!(with(&|w| w.status.merge_armed = true), Armed);
+        assert_eq!(
+            with(&|w| {
+                w.status.merge = crate::model::watch::Merge::Armed { at: now, via: None };
+            }),
+            Armed
+        );
         assert_eq!(with(&|w| w.last_tick_at = None), Active, "a first look");
         assert_eq!(
             with(&|w| w.status.memory.picture.pending = vec!["ci".into()]),
             Active,
             "checks running"
         );
-        assert_eq!(with(&|w| w.status.pills.ci_fixing = true), Active);
+        assert_eq!(
+            with(&|w| w.status.pills.ci = crate::model::watch::Ci::Fixing),
+            Active
+        );
         assert_eq!(with(&|w| w.status.memory.log_waits = 1), Active);
         assert_eq!(
             with(&|w| w.status.memory.picture.mergeable = "UNKNOWN".into()),

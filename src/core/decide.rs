@@ -13,6 +13,7 @@ mod remediate;
 
 pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
 
+use crate::model::watch::Ci;
 use chrono::Duration;
 
 use crate::config::Policy;
@@ -49,6 +50,10 @@ pub struct Context<'a> {
 }
 
 /// The facts about a snapshot that the rules branch on, classified once.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts derived from one snapshot"
+)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Condition {
     pub verdict: Verdict,
@@ -278,10 +283,10 @@ pub fn next_tick(
         t.is_some_and(|t| (now - t).num_seconds().abs() <= ACTIVITY_WINDOW_SECS)
     };
     let active = cond.verdict.in_progress()
-        || status.pills.ci_fixing
+        || status.pills.ci == Ci::Fixing
         || status.memory.fix.is_some()
         || status.memory.log_waits > 0
-        || status.merge_armed
+        || status.merge.is_armed()
         || cond.mergeability_unknown
         || recent(snap.head.committed_at)
         || recent(status.head_seen_at)
@@ -311,7 +316,7 @@ pub fn update_turns(
             .map_or(w.status.memory.behind, |s| s.is_behind())
     };
     let in_line = |w: &&Watch| {
-        w.status.merge_armed
+        w.status.merge.is_armed()
             && w.status.state == PrState::Open
             && !w.paused
             && (behind(w) || w.status.memory.holds_update_turn)
@@ -327,9 +332,9 @@ pub fn update_turns(
     lines
         .into_values()
         .filter_map(|mut line| {
-            line.sort_by_key(|w| (w.status.armed_at, w.id));
+            line.sort_by_key(|w| (w.status.merge.armed_at(), w.id));
             line.into_iter()
-                .find(|w| !w.status.pills.ci && !w.status.pills.ci_fixing && !w.status.pills.cnf)
+                .find(|w| w.status.pills.ci == Ci::Off && !w.status.pills.cnf)
                 .map(|w| w.id)
         })
         .collect()

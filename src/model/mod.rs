@@ -765,6 +765,10 @@ pub struct FailedCheck {
 }
 
 /// Everything detect learned about one PR in one tick: the input of the decision core.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts the forge reports about one PR"
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub pr: PrRef,

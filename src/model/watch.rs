@@ -5,29 +5,85 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{Instant, PrRef, PrState, Sha};
 
-/// The owner-facing signals on a PR (seed 000's pills).
+/// The `ci` pill: off, lit (failed checks the owner must look at), or fixing (a fix is with
+/// the agent, `ci…`). One state, so it is never both lit and fixing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ci {
+    #[default]
+    Off,
+    Lit,
+    Fixing,
+}
+
+impl Ci {
+    /// From the two flags it is stored and printed as (`ci`, `ci_fixing`); both set reads as
+    /// fixing, the state that keeps the fast cadence.
+    pub fn from_flags(lit: bool, fixing: bool) -> Self {
+        match (lit, fixing) {
+            (_, true) => Ci::Fixing,
+            (true, false) => Ci::Lit,
+            (false, false) => Ci::Off,
+        }
+    }
+
+    /// The two flags it is stored and printed as: (`ci`, `ci_fixing`).
+    pub fn flags(self) -> (bool, bool) {
+        (self == Ci::Lit, self == Ci::Fixing)
+    }
+}
+
+/// The owner-facing signals on a PR (seed 000's pills). Stored and sent as
+/// `{"ci", "ci_fixing", "cnf", "cmt"}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(from = "PillFlags", into = "PillFlags")]
 pub struct Pills {
-    /// Failed checks the owner must look at.
-    pub ci: bool,
-    /// A fix is with the agent (`ci…`).
-    pub ci_fixing: bool,
+    pub ci: Ci,
     /// The PR conflicts with its base.
     pub cnf: bool,
     /// Unresolved review threads.
     pub cmt: u32,
 }
 
+/// [`Pills`] as written in JSON: the `ci` state as two flags.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct PillFlags {
+    ci: bool,
+    ci_fixing: bool,
+    cnf: bool,
+    cmt: u32,
+}
+
+impl From<PillFlags> for Pills {
+    fn from(f: PillFlags) -> Self {
+        Pills {
+            ci: Ci::from_flags(f.ci, f.ci_fixing),
+            cnf: f.cnf,
+            cmt: f.cmt,
+        }
+    }
+}
+
+impl From<Pills> for PillFlags {
+    fn from(p: Pills) -> Self {
+        let (ci, ci_fixing) = p.ci.flags();
+        PillFlags {
+            ci,
+            ci_fixing,
+            cnf: p.cnf,
+            cmt: p.cmt,
+        }
+    }
+}
+
 impl Pills {
     /// The lit pills as words: `ci`, `ci…`, `cnf`, `cmt:2`.
     pub fn words(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if self.ci {
-            out.push("ci".to_owned());
-        }
-        if self.ci_fixing {
-            out.push("ci…".to_owned());
+        match self.ci {
+            Ci::Lit => out.push("ci".to_owned()),
+            Ci::Fixing => out.push("ci…".to_owned()),
+            Ci::Off => {}
         }
         if self.cnf {
             out.push("cnf".to_owned());
@@ -146,6 +202,82 @@ impl MergeVia {
     }
 }
 
+/// The owner's merge-when-ready, as far as it got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Merge {
+    /// Not armed.
+    #[default]
+    Disarmed,
+    /// Armed by the owner at `at` (its place in line to update the branch); `via` once a tick
+    /// chose how the merge is carried out (none yet: pending).
+    Armed { at: Instant, via: Option<MergeVia> },
+    /// No longer armed: the PR merged, and this is how (kept for history).
+    Merged { via: MergeVia },
+}
+
+impl Merge {
+    pub fn is_armed(self) -> bool {
+        matches!(self, Merge::Armed { .. })
+    }
+
+    /// When the owner armed it, while armed.
+    pub fn armed_at(self) -> Option<Instant> {
+        match self {
+            Merge::Armed { at, .. } => Some(at),
+            Merge::Disarmed | Merge::Merged { .. } => None,
+        }
+    }
+
+    /// How the merge is (armed) or was (merged) carried out.
+    pub fn via(self) -> Option<MergeVia> {
+        match self {
+            Merge::Armed { via, .. } => via,
+            Merge::Merged { via } => Some(via),
+            Merge::Disarmed => None,
+        }
+    }
+
+    /// An armed merge carried out `via`; any other state is left as it is.
+    pub fn choose(&mut self, chosen: MergeVia) {
+        if let Merge::Armed { via, .. } = self {
+            *via = Some(chosen);
+        }
+    }
+
+    /// The PR merged: an armed merge whose way was chosen is kept as how it merged; an armed
+    /// one whose way was not is disarmed.
+    #[must_use]
+    pub fn merged(self) -> Self {
+        match self {
+            Merge::Armed { via: Some(via), .. } | Merge::Merged { via } => Merge::Merged { via },
+            Merge::Armed { via: None, .. } | Merge::Disarmed => Merge::Disarmed,
+        }
+    }
+
+    /// From its stored columns (`merge_armed`, `merge_via`, `armed_at`). An armed row without
+    /// a readable `armed_at` counts as armed at `fallback_at` (when the PR was first watched).
+    pub fn from_columns(
+        armed: bool,
+        via: Option<MergeVia>,
+        at: Option<Instant>,
+        fallback_at: Instant,
+    ) -> Self {
+        match (armed, via) {
+            (true, via) => Merge::Armed {
+                at: at.unwrap_or(fallback_at),
+                via,
+            },
+            (false, Some(via)) => Merge::Merged { via },
+            (false, None) => Merge::Disarmed,
+        }
+    }
+
+    /// Its stored columns: (`merge_armed`, `merge_via`, `armed_at`).
+    pub fn columns(self) -> (bool, Option<MergeVia>, Option<Instant>) {
+        (self.is_armed(), self.via(), self.armed_at())
+    }
+}
+
 /// What the last tick saw of the PR, for `status PR`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -181,6 +313,10 @@ pub struct FixInFlight {
 
 /// The decision core's memory of a PR beyond what `status` shows, stored as JSON. Every field
 /// has a default so older rows read cleanly as the struct grows.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts the core remembers, each with its own lifetime"
+)]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Memory {
@@ -243,7 +379,7 @@ pub struct BudgetDeferral {
 }
 
 /// What the decision core reads and writes about a PR.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchStatus {
     pub state: PrState,
     pub title: Option<String>,
@@ -255,9 +391,7 @@ pub struct WatchStatus {
     pub pills: Pills,
     pub why: Option<Why>,
     pub attempts: u32,
-    pub merge_armed: bool,
-    pub merge_via: Option<MergeVia>,
-    pub armed_at: Option<Instant>,
+    pub merge: Merge,
     pub memory: Memory,
 }
 
@@ -273,9 +407,7 @@ impl Default for WatchStatus {
             pills: Pills::default(),
             why: None,
             attempts: 0,
-            merge_armed: false,
-            merge_via: None,
-            armed_at: None,
+            merge: Merge::Disarmed,
             memory: Memory::default(),
         }
     }
@@ -320,7 +452,7 @@ impl Watch {
                 None => "auto-fix as the policy says".to_owned(),
             });
         }
-        if self.status.merge_armed && !before.status.merge_armed {
+        if self.status.merge.is_armed() && !before.status.merge.is_armed() {
             out.push("merge armed".to_owned());
         }
         if self.status.state == PrState::Open && before.status.state != PrState::Open {
@@ -350,7 +482,10 @@ mod tests {
         let mut after = watch();
         after.agent = Some("fixer".into());
         after.auto_fix = Some(false);
-        after.status.merge_armed = true;
+        after.status.merge = Merge::Armed {
+            at: crate::core::decide::tests::t0(),
+            via: None,
+        };
         assert_eq!(
             after.changes_from(&before),
             ["agent fixer", "auto-fix off", "merge armed"]
@@ -358,6 +493,94 @@ mod tests {
         let mut merged = watch();
         merged.status.state = PrState::Merged;
         assert_eq!(watch().changes_from(&merged), ["watched again"]);
+    }
+
+    #[test]
+    fn ci_is_one_state_stored_as_two_flags() {
+        for (ci, flags, json) in [
+            (
+                Ci::Off,
+                (false, false),
+                r#"{"ci":false,"ci_fixing":false,"cnf":false,"cmt":0}"#,
+            ),
+            (
+                Ci::Lit,
+                (true, false),
+                r#"{"ci":true,"ci_fixing":false,"cnf":false,"cmt":0}"#,
+            ),
+            (
+                Ci::Fixing,
+                (false, true),
+                r#"{"ci":false,"ci_fixing":true,"cnf":false,"cmt":0}"#,
+            ),
+        ] {
+            assert_eq!(ci.flags(), flags);
+            assert_eq!(Ci::from_flags(flags.0, flags.1), ci);
+            let pills = Pills {
+                ci,
+                ..Pills::default()
+            };
+            assert_eq!(serde_json::to_string(&pills).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Pills>(json).unwrap(), pills);
+        }
+        assert_eq!(Ci::from_flags(true, true), Ci::Fixing, "both set: fixing");
+        assert_eq!(
+            serde_json::from_str::<Pills>(r#"{"cmt":2}"#).unwrap(),
+            Pills {
+                cmt: 2,
+                ..Pills::default()
+            },
+            "missing flags read as off"
+        );
+    }
+
+    #[test]
+    fn merge_states_and_their_columns() {
+        let (at, added) = (
+            crate::core::decide::tests::t0(),
+            crate::core::decide::tests::t0() - chrono::Duration::days(1),
+        );
+        let auto = Some(MergeVia::AutoMerge);
+        let rows = [
+            (Merge::Disarmed, (false, None, None)),
+            (Merge::Armed { at, via: None }, (true, None, Some(at))),
+            (Merge::Armed { at, via: auto }, (true, auto, Some(at))),
+            (
+                Merge::Merged {
+                    via: MergeVia::AutoMerge,
+                },
+                (false, auto, None),
+            ),
+        ];
+        for (merge, columns) in rows {
+            assert_eq!(merge.columns(), columns);
+            let (armed, via, armed_at) = columns;
+            assert_eq!(Merge::from_columns(armed, via, armed_at, added), merge);
+        }
+        assert_eq!(
+            Merge::from_columns(true, None, None, added),
+            Merge::Armed {
+                at: added,
+                via: None
+            },
+            "armed without a time: armed when first watched"
+        );
+        // How a merge ends, and how its way is chosen.
+        let merged = |m: Merge| m.merged();
+        assert_eq!(
+            merged(Merge::Armed { at, via: auto }),
+            Merge::Merged {
+                via: MergeVia::AutoMerge
+            }
+        );
+        assert_eq!(merged(Merge::Armed { at, via: None }), Merge::Disarmed);
+        assert_eq!(merged(Merge::Disarmed), Merge::Disarmed);
+        let mut m = Merge::Armed { at, via: None };
+        m.choose(MergeVia::SelfMerge);
+        assert_eq!(m.via(), Some(MergeVia::SelfMerge));
+        let mut m = Merge::Disarmed;
+        m.choose(MergeVia::SelfMerge);
+        assert_eq!(m, Merge::Disarmed, "only an armed merge chooses its way");
     }
 
     /// A memory row as stored today. Every field is set, so a renamed or dropped field shows

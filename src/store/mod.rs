@@ -249,6 +249,81 @@ mod tests {
         assert_eq!(forced, vec![1, 3]);
     }
 
+    /// Each merge and ci state is written to, and read back from, the columns it always had.
+    #[test]
+    fn merge_and_ci_states_keep_their_columns() {
+        use crate::model::watch::{Ci, Merge, MergeVia, Pills};
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        let armed_at = t("2026-11-29T11:00:00Z");
+        let pr = PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+        let id = s.watch(&pr).unwrap().unwrap().id;
+        let rows = [
+            (Merge::Disarmed, Ci::Off, "0|||0|0"),
+            (
+                Merge::Armed {
+                    at: armed_at,
+                    via: None,
+                },
+                Ci::Lit,
+                "1||2026-11-29T11:00:00Z|1|0",
+            ),
+            (
+                Merge::Armed {
+                    at: armed_at,
+                    via: Some(MergeVia::AutoMerge),
+                },
+                Ci::Fixing,
+                "1|auto_merge|2026-11-29T11:00:00Z|0|1",
+            ),
+            (
+                Merge::Merged {
+                    via: MergeVia::SelfMerge,
+                },
+                Ci::Off,
+                "0|self||0|0",
+            ),
+        ];
+        for (merge, ci, want) in rows {
+            let status = WatchStatus {
+                merge,
+                pills: Pills {
+                    ci,
+                    ..Pills::default()
+                },
+                ..WatchStatus::default()
+            };
+            let lease = taken(s.lease(id, &holder("me"), 60, &never));
+            s.record(
+                lease,
+                &TickRecord {
+                    status,
+                    next_tick_at: None,
+                    last_tick_at: now,
+                    last_error: None,
+                    history: vec![],
+                    seen: vec![],
+                    outbox: vec![],
+                    resolved_intents: vec![],
+                },
+            )
+            .unwrap();
+            let columns: String = s
+                .conn
+                .query_row(
+                    "SELECT merge_armed || '|' || COALESCE(merge_via, '') || '|' || COALESCE(armed_at, '')
+                            || '|' || pill_ci || '|' || pill_ci_fixing FROM watches WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(columns, want, "{merge:?} {ci:?}");
+            let back = s.watch(&pr).unwrap().unwrap().status;
+            assert_eq!((back.merge, back.pills.ci), (merge, ci));
+        }
+    }
+
     fn holder(run: &str) -> Holder {
         Holder {
             run: run.into(),
@@ -408,7 +483,7 @@ mod migration_tests {
         let mut store = Store::open(&path).unwrap();
         let pr = PrRef::github("o/r", 7);
         let w = store.watch(&pr).unwrap().unwrap();
-        assert!(w.status.pills.ci);
+        assert_eq!(w.status.pills.ci, crate::model::watch::Ci::Lit);
         assert_eq!(w.status.why, Some(Why::MaxAttempts));
         assert_eq!(w.status.attempts, 3);
         assert_eq!(

@@ -144,6 +144,8 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let url = leased_url(&tx, watch_id, &owner)?;
         let s = &rec.status;
+        let (pill_ci, pill_ci_fixing) = s.pills.ci.flags();
+        let (merge_armed, merge_via, armed_at) = s.merge.columns();
         tx.execute(
             "UPDATE watches SET state = ?2, title = ?3, head_sha = ?4, head_seen_at = ?5, head_ref = ?6,
                     base_ref = ?7, pill_ci = ?8, pill_ci_fixing = ?9, pill_cnf = ?10, pill_cmt = ?11,
@@ -159,15 +161,15 @@ impl Store {
                 s.head_seen_at.map(ts),
                 s.head_ref,
                 s.base_ref,
-                s.pills.ci,
-                s.pills.ci_fixing,
+                pill_ci,
+                pill_ci_fixing,
                 s.pills.cnf,
                 s.pills.cmt,
                 s.why.map(Why::as_str),
                 s.attempts,
-                s.merge_armed,
-                s.merge_via.map(MergeVia::as_str),
-                s.armed_at.map(ts),
+                merge_armed,
+                merge_via.map(MergeVia::as_str),
+                armed_at.map(ts),
                 serde_json::to_string(&s.memory)?,
                 rec.next_tick_at.map(ts),
                 ts(rec.last_tick_at),

@@ -6,7 +6,9 @@ use anyhow::Result;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{Store, parse_ts, ts};
-use crate::model::watch::{HistoryEntry, Memory, MergeVia, Pills, Watch, WatchStatus, Why};
+use crate::model::watch::{
+    Ci, HistoryEntry, Memory, Merge, MergeVia, Pills, Watch, WatchStatus, Why,
+};
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
 use crate::secrets;
 
@@ -51,6 +53,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
         unreadable.push(format!("memory: {e}"));
         Memory::default()
     });
+    let added_at = parse_ts(row.get("added_at")?).unwrap_or_default();
     Ok(Watch {
         id: row.get("id")?,
         pr: PrRef {
@@ -62,7 +65,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
         agent: row.get("agent")?,
         auto_fix: row.get("auto_fix")?,
         paused: row.get("paused")?,
-        added_at: parse_ts(row.get("added_at")?).unwrap_or_default(),
+        added_at,
         status: WatchStatus {
             state,
             title: row.get("title")?,
@@ -71,8 +74,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
             head_ref: row.get("head_ref")?,
             base_ref: row.get("base_ref")?,
             pills: Pills {
-                ci: row.get("pill_ci")?,
-                ci_fixing: row.get("pill_ci_fixing")?,
+                ci: Ci::from_flags(row.get("pill_ci")?, row.get("pill_ci_fixing")?),
                 cnf: row.get("pill_cnf")?,
                 cmt: row.get("pill_cmt")?,
             },
@@ -81,12 +83,14 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
                 .as_deref()
                 .and_then(Why::parse),
             attempts: row.get("attempts")?,
-            merge_armed: row.get("merge_armed")?,
-            merge_via: row
-                .get::<_, Option<String>>("merge_via")?
-                .as_deref()
-                .and_then(MergeVia::parse),
-            armed_at: parse_ts(row.get("armed_at")?),
+            merge: Merge::from_columns(
+                row.get("merge_armed")?,
+                row.get::<_, Option<String>>("merge_via")?
+                    .as_deref()
+                    .and_then(MergeVia::parse),
+                parse_ts(row.get("armed_at")?),
+                added_at,
+            ),
             memory,
         },
         next_tick_at: parse_ts(row.get("next_tick_at")?),

@@ -49,7 +49,7 @@ pub fn queue_failures(
 ) {
     let left = snap.state == crate::model::PrState::Open
         && snap.queue_entry.is_none()
-        && before.merge_armed
+        && before.merge.is_armed()
         && before.memory.queued_head.as_ref() == Some(&snap.head.sha);
     let group = before
         .memory

@@ -181,7 +181,7 @@ fn queue(out: &mut Applied, now: Instant, messages: serde_json::Result<Vec<Outbo
 /// for history), no pill lit, no next tick.
 fn record_merged(plan: &mut Plan) {
     plan.status.state = PrState::Merged;
-    plan.status.merge_armed = false;
+    plan.status.merge = plan.status.merge.merged();
     plan.status.pills = Pills::default();
     plan.status.memory.update_requested_for = None;
     plan.status.memory.holds_update_turn = false;
@@ -267,7 +267,7 @@ fn enable_auto_merge(
             let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
             let msg = refusal.message();
             if unavailable {
-                plan.status.merge_via = Some(MergeVia::SelfMerge);
+                plan.status.merge.choose(MergeVia::SelfMerge);
             }
             let what = if unavailable {
                 format!("auto-merge is not available here, so pr-monitor merges itself ({msg})")

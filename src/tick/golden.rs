@@ -106,8 +106,7 @@ fn an_owner_notice_is_stored_as_pinned() {
     let mut s = snap("a");
     s.failed_logs = request(MessageKind::CiFailure).checks;
     let pills = Pills {
-        ci: true,
-        ci_fixing: false,
+        ci: crate::model::watch::Ci::Lit,
         cnf: true,
         cmt: 2,
     };

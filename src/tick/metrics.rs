@@ -6,6 +6,7 @@
 //! last-known gauges). [`write`] is the shell: it records this run's facts in the store — the
 //! last-success time moves only when the run succeeded — then renders and writes the file.
 
+use crate::model::watch::Ci;
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -75,8 +76,11 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     );
     let open = |w: &Watch| w.status.state == PrState::Open;
     for (pill, n) in [
-        ("ci", count(&|w| open(w) && w.status.pills.ci)),
-        ("ci_fixing", count(&|w| open(w) && w.status.pills.ci_fixing)),
+        ("ci", count(&|w| open(w) && w.status.pills.ci == Ci::Lit)),
+        (
+            "ci_fixing",
+            count(&|w| open(w) && w.status.pills.ci == Ci::Fixing),
+        ),
         ("cnf", count(&|w| open(w) && w.status.pills.cnf)),
         ("cmt", count(&|w| open(w) && w.status.pills.cmt > 0)),
     ] {
@@ -91,7 +95,7 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     let _ = writeln!(
         out,
         "pr_monitor_merge_armed {}",
-        count(&|w| open(w) && w.status.merge_armed)
+        count(&|w| open(w) && w.status.merge.is_armed())
     );
     family(
         &mut out,
@@ -276,7 +280,7 @@ mod tests {
     #[test]
     fn metrics_are_prometheus_text() {
         let mut a = watch();
-        a.status.pills.ci = true;
+        a.status.pills.ci = Ci::Lit;
         let mut b = watch();
         b.status.state = PrState::Merged;
         let stored = [StoredMetric {

@@ -3,6 +3,7 @@
 //! match arm per chip, so a new chip is one arm and one variant.
 
 use crate::model::PrState;
+use crate::model::watch::Ci;
 use crate::model::watch::Watch;
 
 /// What the chip says after `PR #342`.
@@ -58,8 +59,8 @@ impl Chip {
                 done: total.saturating_sub(p.pending.len()),
                 total: total.max(p.pending.len()),
             },
-            PrState::Open if s.pills.ci => Chip::Failing(1),
-            PrState::Open if s.merge_armed && p.queue.is_some() => {
+            PrState::Open if s.pills.ci == Ci::Lit => Chip::Failing(1),
+            PrState::Open if s.merge.is_armed() && p.queue.is_some() => {
                 let e = p.queue.as_ref().map_or((0, false, None), |e| {
                     (
                         e.position,
@@ -74,7 +75,7 @@ impl Chip {
                     train: w.pr.forge == crate::model::ForgeKind::GitLab,
                 }
             }
-            PrState::Open if s.merge_armed => Chip::MergingWhenReady,
+            PrState::Open if s.merge.is_armed() => Chip::MergingWhenReady,
             PrState::Open if w.last_tick_at.is_none() && p.merge_state.is_empty() => Chip::Unread,
             PrState::Open => Chip::Passing,
         }
@@ -169,8 +170,10 @@ mod tests {
         w.status.memory.picture.failed = vec![("lint".into(), None)];
         cases.push((w, "PR #1 ⚠ conflicts"));
         let mut w = ticked();
-        w.status.merge_armed = true;
-        w.status.merge_via = Some(MergeVia::AutoMerge);
+        w.status.merge = crate::model::watch::Merge::Armed {
+            at: t0(),
+            via: Some(MergeVia::AutoMerge),
+        };
         cases.push((w.clone(), "PR #1 merging when ready"));
         let mut q = w.clone();
         q.status.memory.picture.queue = Some(crate::model::QueueEntry {

@@ -171,10 +171,10 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
             .unwrap_or_default();
         facts.push(format!("head {}{branch}", head.short()));
     }
-    if s.merge_armed {
+    if s.merge.is_armed() {
         facts.push(format!(
             "merge armed ({})",
-            s.merge_via.map_or("pending", |v| v.as_str())
+            s.merge.via().map_or("pending", |v| v.as_str())
         ));
     }
     if w.paused {

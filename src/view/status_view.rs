@@ -5,6 +5,7 @@
 
 use crate::core::text::clip;
 use crate::core::text::one_line;
+use crate::model::watch::Ci;
 use crate::model::watch::Watch;
 use crate::model::{Instant, PrState};
 use crate::terminal::{Paint, Term};
@@ -19,9 +20,9 @@ pub fn need(w: &Watch) -> u8 {
         PrState::Merged | PrState::Closed => 6,
         PrState::Open if w.last_error.is_some() => 0,
         PrState::Open if w.paused => 5,
-        PrState::Open if p.ci || p.cnf => 1,
+        PrState::Open if p.ci == Ci::Lit || p.cnf => 1,
         PrState::Open if p.cmt > 0 => 2,
-        PrState::Open if p.ci_fixing => 3,
+        PrState::Open if p.ci == Ci::Fixing => 3,
         PrState::Open => 4,
     }
 }
@@ -40,11 +41,10 @@ pub fn pills(w: &Watch) -> Vec<(String, Paint)> {
     if w.status.state != PrState::Open {
         return out;
     }
-    if p.ci {
-        out.push(("ci".to_owned(), Paint::Bad));
-    }
-    if p.ci_fixing {
-        out.push(("ci…".to_owned(), Paint::Busy));
+    match p.ci {
+        Ci::Lit => out.push(("ci".to_owned(), Paint::Bad)),
+        Ci::Fixing => out.push(("ci…".to_owned(), Paint::Busy)),
+        Ci::Off => {}
     }
     if p.cnf {
         out.push(("cnf".to_owned(), Paint::Bad));
@@ -133,8 +133,11 @@ pub fn summary(watches: &[Watch]) -> String {
     }
     let mut out = format!("{} watched: {}", watches.len(), states.join(", "));
     for (name, n) in [
-        ("ci", count(&|w| open(w) && w.status.pills.ci)),
-        ("ci…", count(&|w| open(w) && w.status.pills.ci_fixing)),
+        ("ci", count(&|w| open(w) && w.status.pills.ci == Ci::Lit)),
+        (
+            "ci…",
+            count(&|w| open(w) && w.status.pills.ci == Ci::Fixing),
+        ),
         ("cnf", count(&|w| open(w) && w.status.pills.cnf)),
         ("cmt", count(&|w| open(w) && w.status.pills.cmt > 0)),
     ] {

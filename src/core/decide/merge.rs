@@ -8,6 +8,7 @@ use crate::config::UpdateBranch;
 use crate::core::checks::Verdict;
 use crate::core::decide::{Action, Condition, Context, Draft};
 use crate::model::plan::{Disarm, Notice};
+use crate::model::watch::Merge;
 use crate::model::watch::{MergeVia, Watch};
 use crate::model::{Login, MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
 
@@ -133,9 +134,7 @@ pub fn effective_decision(snap: &Snapshot) -> Option<ReviewState> {
 }
 
 fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
-    d.status.merge_armed = false;
-    d.status.merge_via = None;
-    d.status.armed_at = None;
+    d.status.merge = Merge::Disarmed;
     d.status.memory.update_requested_for = None;
     d.status.memory.holds_update_turn = false;
     super::queue::forget(d);
@@ -153,14 +152,13 @@ pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
     match snap.state {
         crate::model::PrState::Merged => {
             // Merged is the end of an armed merge: disarmed, how it merged kept for history.
-            d.status.merge_armed = false;
+            d.status.merge = d.status.merge.merged();
             if watch.status.state != crate::model::PrState::Merged {
                 d.notify(Notice::Merged);
             }
         }
-        crate::model::PrState::Closed if watch.status.merge_armed => {
-            d.status.merge_armed = false;
-            d.status.merge_via = None;
+        crate::model::PrState::Closed if watch.status.merge.is_armed() => {
+            d.status.merge = Merge::Disarmed;
             d.note("merge disarmed: the PR closed", None);
             d.notify(Notice::Disarmed {
                 reason: Disarm::Closed,
@@ -180,7 +178,7 @@ pub(super) fn reconcile(
     ctx: &Context<'_>,
 ) {
     d.status.memory.behind = cond.behind;
-    if !d.status.merge_armed {
+    if !d.status.merge.is_armed() {
         super::queue::forget(d);
         update_branch(d, snap, cond, ctx, false);
         return;
@@ -219,12 +217,12 @@ pub(super) fn reconcile(
     } else {
         MergeVia::SelfMerge
     };
-    if d.status.merge_via != Some(via) {
+    if d.status.merge.via() != Some(via) {
         d.note(
             format!("merge via {} ({})", via.as_str(), method.as_str()),
             None,
         );
-        d.status.merge_via = Some(via);
+        d.status.merge.choose(via);
     }
     let untried = d.status.memory.merge_attempted_for.as_ref() != Some(&snap.head.sha);
     match via {
@@ -280,7 +278,7 @@ fn queued(
     ctx: &Context<'_>,
     method: MergeMethod,
 ) {
-    if d.status.merge_via != Some(MergeVia::AutoMerge) {
+    if d.status.merge.via() != Some(MergeVia::AutoMerge) {
         d.note(
             format!(
                 "merge via the {} ({})",
@@ -289,7 +287,7 @@ fn queued(
             ),
             None,
         );
-        d.status.merge_via = Some(MergeVia::AutoMerge);
+        d.status.merge.choose(MergeVia::AutoMerge);
     }
     let may_enqueue = super::queue::track(d, snap, cond, ctx);
     if may_enqueue

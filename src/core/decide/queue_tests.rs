@@ -148,7 +148,7 @@ fn leaving_without_a_failed_check_says_so_and_disarming_forgets_the_place() {
     );
 
     let mut w = after(&armed("a"), &entered);
-    w.status.merge_armed = false;
+    w.status.merge = crate::model::watch::Merge::Disarmed;
     let plan = c.decide(&w, &queued_base("a"));
     assert_eq!(plan.status.memory.queued_head, None);
     assert!(notices(&plan).is_empty());

@@ -7,6 +7,7 @@ use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedb
 use crate::core::feedback;
 use crate::core::report;
 use crate::model::plan::{Guard, Notice};
+use crate::model::watch::Ci;
 use crate::model::watch::{FixInFlight, Watch, Why};
 use crate::model::{FailedCheck, Login, Snapshot};
 
@@ -64,11 +65,10 @@ pub(super) fn remediate(
 /// Clearing: a new head's checks start, so `ci` and `ci…` clear; a fix in flight on the old
 /// head ended with a commit.
 fn new_head(d: &mut Draft, snap: &Snapshot) {
-    if d.status.pills.ci || d.status.pills.ci_fixing {
+    if d.status.pills.ci != Ci::Off {
         d.note("ci cleared: a new head's checks start", None);
     }
-    d.status.pills.ci = false;
-    d.status.pills.ci_fixing = false;
+    d.status.pills.ci = Ci::Off;
     d.status.why = None;
     if d.status
         .memory
@@ -98,7 +98,7 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
     match &cond.verdict {
         Verdict::AwaitingChecks | Verdict::Running { .. } => {}
         Verdict::Passed | Verdict::NoChecks => {
-            if d.status.pills.ci || d.status.pills.ci_fixing {
+            if d.status.pills.ci != Ci::Off {
                 d.note("ci cleared: checks passed", None);
             }
             if d.status.attempts > 0 {
@@ -107,8 +107,7 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
                     None,
                 );
             }
-            d.status.pills.ci = false;
-            d.status.pills.ci_fixing = false;
+            d.status.pills.ci = Ci::Off;
             d.status.why = None;
             d.status.attempts = 0;
             let m = &mut d.status.memory;
@@ -305,8 +304,7 @@ pub(super) fn merge_group_to_agent(
 
 /// Lights `ci` for the owner with `why`, and tells them.
 fn light_ci(d: &mut Draft, failed: &[String], why: Why) {
-    d.status.pills.ci = true;
-    d.status.pills.ci_fixing = false;
+    d.status.pills.ci = Ci::Lit;
     d.status.why = Some(why);
     d.note(
         format!("ci lit: {}", report::failed(failed)),
@@ -322,8 +320,7 @@ fn light_ci(d: &mut Draft, failed: &[String], why: Why) {
 /// A guard stops auto-fix: lights `ci`, records why, tells the owner once.
 fn stop(d: &mut Draft, guard: Guard) {
     let why = guard.why();
-    d.status.pills.ci = true;
-    d.status.pills.ci_fixing = false;
+    d.status.pills.ci = Ci::Lit;
     d.status.why = Some(why);
     let notice = Notice::GuardStopped {
         guard,
@@ -344,8 +341,7 @@ fn send_fix(
 ) {
     let checks: Vec<FailedCheck> = logs.iter().take(5).cloned().collect();
     d.status.attempts += 1;
-    d.status.pills.ci = false;
-    d.status.pills.ci_fixing = true;
+    d.status.pills.ci = Ci::Fixing;
     d.status.why = Some(why);
     d.status.memory.last_fix_fingerprint = Some(fingerprint(failed, logs));
     let id = send(

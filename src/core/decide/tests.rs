@@ -1,6 +1,7 @@
 //! Table-driven tests of the decision core, with small builders for watches and snapshots
 //! that other modules' tests reuse.
 
+use crate::model::watch::{Ci, Merge};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeMap;
 
@@ -148,7 +149,7 @@ fn pills_table() {
             what: "a failed check lights ci",
             snap: failing.clone(),
             want: Pills {
-                ci: true,
+                ci: Ci::Lit,
                 ..Pills::default()
             },
         },
@@ -208,7 +209,10 @@ fn cadence_table() {
     let fast = t0() + Duration::seconds(30);
     let slow = t0() + Duration::seconds(300);
     let mut armed = watch_seen("a", long_ago);
-    armed.status.merge_armed = true;
+    armed.status.merge = Merge::Armed {
+        at: long_ago,
+        via: None,
+    };
     let recent_commit = Snapshot {
         head: HeadCommit {
             committed_at: Some(t0() - Duration::seconds(90)),
@@ -291,8 +295,7 @@ fn cadence_table() {
 fn merged_or_closed_clears_pills_and_records_the_end() {
     let mut w = watch_seen("a", t0() - Duration::hours(1));
     w.status.pills = Pills {
-        ci: true,
-        ci_fixing: true,
+        ci: Ci::Fixing,
         cnf: true,
         cmt: 3,
     };
@@ -481,8 +484,7 @@ fn failure_table() {
         snap: Snapshot,
         tweak: fn(&mut Ctx),
         why: Why,
-        ci: bool,
-        ci_fixing: bool,
+        ci: Ci,
         sends: usize,
         reruns: usize,
         notice: Option<NotifyKind>,
@@ -494,8 +496,7 @@ fn failure_table() {
             snap: failing("a", "fixer-bot", "error: unused variable", false),
             tweak: |_| {},
             why: Why::FixSent,
-            ci: false,
-            ci_fixing: true,
+            ci: Ci::Fixing,
             sends: 1,
             reruns: 0,
             notice: None,
@@ -505,8 +506,7 @@ fn failure_table() {
             snap: failing("a", "human", "error: unused variable", false),
             tweak: |_| {},
             why: Why::NotAgentCommit,
-            ci: true,
-            ci_fixing: false,
+            ci: Ci::Lit,
             sends: 0,
             reruns: 0,
             notice: Some(NotifyKind::Ci),
@@ -516,8 +516,7 @@ fn failure_table() {
             snap: failing("a", "fixer-bot", "error: unused variable", false),
             tweak: |c| c.policy.auto_fix = false,
             why: Why::AutoFixOff,
-            ci: true,
-            ci_fixing: false,
+            ci: Ci::Lit,
             sends: 0,
             reruns: 0,
             notice: Some(NotifyKind::Ci),
@@ -527,8 +526,7 @@ fn failure_table() {
             snap: failing("a", "human", "No space left on device", true),
             tweak: |_| {},
             why: Why::InfraRerun,
-            ci: false,
-            ci_fixing: false,
+            ci: Ci::Off,
             sends: 0,
             reruns: 1,
             notice: None,
@@ -542,8 +540,7 @@ fn failure_table() {
             },
             tweak: |_| {},
             why: Why::FixSent,
-            ci: false,
-            ci_fixing: true,
+            ci: Ci::Fixing,
             sends: 1,
             reruns: 0,
             notice: None,
@@ -555,7 +552,6 @@ fn failure_table() {
         let plan = c.decide(&watch_seen("a", seen_long_ago), &row.snap);
         assert_eq!(plan.status.why, Some(row.why), "{}", row.what);
         assert_eq!(plan.status.pills.ci, row.ci, "{}", row.what);
-        assert_eq!(plan.status.pills.ci_fixing, row.ci_fixing, "{}", row.what);
         assert_eq!(sent(&plan).len(), row.sends, "{}", row.what);
         let reruns = plan
             .actions
@@ -595,7 +591,7 @@ fn infra_failing_again_after_the_rerun_lights_ci() {
     again.failed_logs[0].completed_at = Some(t0());
     let second = c.decide(&after(&w, &first), &again);
     assert_eq!(second.status.why, Some(Why::InfraAgain));
-    assert!(second.status.pills.ci);
+    assert_eq!(second.status.pills.ci, Ci::Lit);
     assert!(
         !second
             .actions
@@ -617,7 +613,7 @@ fn guards_stop_auto_fix() {
         &failing("b", "fixer-bot", "error: x at line 13", false),
     );
     assert_eq!(second.status.why, Some(Why::SameFailure));
-    assert!(second.status.pills.ci);
+    assert_eq!(second.status.pills.ci, Ci::Lit);
     assert_eq!(
         notices(&second),
         vec![(
@@ -652,7 +648,7 @@ fn guards_stop_auto_fix() {
     w1.status.memory.fix.as_mut().unwrap().done_at = Some(t0());
     let plan = c.decide(&w1, &failing("a", "fixer-bot", "error", false));
     assert_eq!(plan.status.why, Some(Why::NoNewCommit));
-    assert!(plan.status.pills.ci);
+    assert_eq!(plan.status.pills.ci, Ci::Lit);
     // ... or the fix timeout passes.
     let mut late = Ctx::new();
     late.now = t0() + Duration::seconds(1801);
@@ -668,12 +664,12 @@ fn clearing_and_reset() {
     let c = Ctx::new();
     let w = watch_seen("a", t0() - Duration::hours(1));
     let first = c.decide(&w, &failing("a", "fixer-bot", "error", false));
-    assert!(first.status.pills.ci_fixing);
+    assert_eq!(first.status.pills.ci, Ci::Fixing);
     // A new head's checks start: ci… clears.
     let mut running = snap("b");
     running.checks = vec![check("lint", CheckState::Pending)];
     let started = c.decide(&after(&w, &first), &running);
-    assert!(!started.status.pills.ci_fixing && !started.status.pills.ci);
+    assert_eq!(started.status.pills.ci, Ci::Off);
     assert_eq!(started.status.attempts, 1);
     // Checks pass: the attempt count resets.
     let passed = c.decide(&after(&w, &started), &snap("b"));
@@ -689,7 +685,7 @@ fn a_conflict_beats_failing_checks_and_stays_the_owners() {
     s.merge_state = MergeState::Dirty;
     let plan = c.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
     assert!(plan.status.pills.cnf);
-    assert!(!plan.status.pills.ci);
+    assert_ne!(plan.status.pills.ci, Ci::Lit);
     assert!(sent(&plan).is_empty());
     let mut agent = Ctx::new();
     agent.policy.conflicts = crate::config::Handler::Agent;
@@ -713,8 +709,10 @@ fn fix_it_bypasses_author_and_guards() {
 
 pub(crate) fn armed(sha: &str) -> Watch {
     let mut w = watch_seen(sha, t0() - Duration::hours(1));
-    w.status.merge_armed = true;
-    w.status.armed_at = Some(t0() - Duration::hours(1));
+    w.status.merge = Merge::Armed {
+        at: t0() - Duration::hours(1),
+        via: None,
+    };
     w
 }
 
@@ -744,7 +742,7 @@ fn armed_pr_enables_auto_merge_every_tick_it_is_off() {
     let mut s = snap("a");
     s.checks = vec![check("t", CheckState::Pending)];
     let plan = c.decide(&armed("a"), &s);
-    assert_eq!(plan.status.merge_via, Some(MergeVia::AutoMerge));
+    assert_eq!(plan.status.merge.via(), Some(MergeVia::AutoMerge));
     assert!(plan.actions.contains(&Action::EnableAutoMerge {
         method: MergeMethod::Squash,
         merge_if_clean: None
@@ -786,7 +784,7 @@ fn without_auto_merge_it_merges_itself_once_when_ready() {
     let mut s = snap("a");
     s.repo.auto_merge_allowed = false;
     let plan = c.decide(&armed("a"), &s);
-    assert_eq!(plan.status.merge_via, Some(MergeVia::SelfMerge));
+    assert_eq!(plan.status.merge.via(), Some(MergeVia::SelfMerge));
     assert!(plan.actions.contains(&Action::Merge {
         sha: Sha("a".into()),
         method: MergeMethod::Squash
@@ -847,24 +845,24 @@ fn disarm_rules() {
     pushed.head.author_login = Some("human".into());
     pushed.head.committer_login = Some("human".into());
     let plan = c.decide(&armed("a"), &pushed);
-    assert!(!plan.status.merge_armed);
+    assert!(!plan.status.merge.is_armed());
     assert_eq!(notices(&plan), vec![(NotifyKind::Merge, "disarmed".into())]);
     // The agent pushes: stays armed.
     let mut agent = snap("b");
     agent.head.author_login = Some("fixer-bot".into());
-    assert!(c.decide(&armed("a"), &agent).status.merge_armed);
+    assert!(c.decide(&armed("a"), &agent).status.merge.is_armed());
     // A push after pr-monitor asked for a branch update is still a push: only a recorded
     // intent's head is pr-monitor's own.
     let mut updating = armed("a");
     updating.status.memory.update_requested_for = Some(Sha("a".into()));
-    assert!(!c.decide(&updating, &pushed).status.merge_armed);
+    assert!(!c.decide(&updating, &pushed).status.merge.is_armed());
     // A base that is not the default branch.
     let other_base = Snapshot {
         base_ref: "release".into(),
         ..snap("a")
     };
     let plan = c.decide(&armed("a"), &other_base);
-    assert!(!plan.status.merge_armed);
+    assert!(!plan.status.merge.is_armed());
     assert!(
         plan.history
             .iter()
@@ -874,7 +872,13 @@ fn disarm_rules() {
     );
     let mut allowed = Ctx::new();
     allowed.policy.allow_non_default_base = true;
-    assert!(allowed.decide(&armed("a"), &other_base).status.merge_armed);
+    assert!(
+        allowed
+            .decide(&armed("a"), &other_base)
+            .status
+            .merge
+            .is_armed()
+    );
     // Closed.
     let plan = c.decide(
         &armed("a"),
@@ -883,7 +887,7 @@ fn disarm_rules() {
             ..snap("a")
         },
     );
-    assert!(!plan.status.merge_armed);
+    assert!(!plan.status.merge.is_armed());
 }
 
 #[test]
@@ -921,14 +925,17 @@ fn behind_branches_update_one_at_a_time_per_base() {
         w.id = id;
         w.pr.number = id as u64;
         w.status.base_ref = Some("main".into());
-        w.status.armed_at = Some(t0() - Duration::minutes(mins));
+        w.status.merge = Merge::Armed {
+            at: t0() - Duration::minutes(mins),
+            via: None,
+        };
         w.status.memory.behind = behind;
         w
     };
     let line = vec![mk(1, 10, true), mk(2, 30, true), mk(3, 20, true)];
     assert_eq!(update_turns(&line, &BTreeMap::new()), vec![2]);
     let mut failing_first = line.clone();
-    failing_first[1].status.pills.ci = true;
+    failing_first[1].status.pills.ci = Ci::Lit;
     assert_eq!(update_turns(&failing_first, &BTreeMap::new()), vec![3]);
     let mut merged_first = line;
     merged_first[1].status.state = PrState::Merged;
@@ -1091,7 +1098,10 @@ fn the_update_turn_reads_this_ticks_snapshots() {
         w.id = id;
         w.pr.number = id as u64;
         w.status.base_ref = None;
-        w.status.armed_at = Some(t0() - Duration::minutes(mins));
+        w.status.merge = Merge::Armed {
+            at: t0() - Duration::minutes(mins),
+            via: None,
+        };
         w
     };
     let line = vec![mk(1, 10), mk(2, 30), mk(3, 20)];
@@ -1274,11 +1284,11 @@ fn a_recorded_branch_update_is_never_a_foreign_push() {
     s.head.committer_login = Some("owner".into());
     s.head.parents = vec![Sha("a".into())];
     let plan = c.decide(&armed("a"), &s);
-    assert!(plan.status.merge_armed, "{:?}", plan.history);
+    assert!(plan.status.merge.is_armed(), "{:?}", plan.history);
     assert_eq!(plan.resolved_intents, vec![7]);
     // Without the intent, the same head is a push from elsewhere.
     c.intents.clear();
-    assert!(!c.decide(&armed("a"), &s).status.merge_armed);
+    assert!(!c.decide(&armed("a"), &s).status.merge.is_armed());
 }
 
 #[test]

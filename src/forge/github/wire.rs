@@ -56,6 +56,10 @@ pub struct UserRef {
 }
 
 /// `repository { ...Repo pullRequest { ...Pr } baseRef: ref { compare } }`
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "the forge's own settings, as GitHub sends them"
+)]
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepoNode {

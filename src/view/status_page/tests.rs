@@ -1,6 +1,7 @@
 //! The page's promises that need no browser: escaping, nothing external or executable, the
 //! forge's own addresses, order by need, counts, links to runs and logs, last actions.
 
+use crate::model::watch::Ci;
 use std::collections::BTreeMap;
 
 use chrono::Duration;
@@ -35,7 +36,7 @@ fn page(watches: &[Watch], history: &BTreeMap<i64, Vec<HistoryEntry>>, web: &Web
 fn sample() -> Vec<Watch> {
     let green = ticked(1, 1);
     let mut failing = ticked(2, 2);
-    failing.status.pills.ci = true;
+    failing.status.pills.ci = Ci::Lit;
     failing.status.why = Some(Why::NotAgentCommit);
     failing.status.head_sha = Some(Sha("abcdef1234".into()));
     failing.status.head_ref = Some("feature".into());

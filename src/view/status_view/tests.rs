@@ -1,5 +1,6 @@
 //! Snapshots of `status`: every chip, pill and why, plain and in colour, and the order by need.
 
+use crate::model::watch::{Ci, Merge};
 use chrono::Duration;
 
 use super::*;
@@ -23,7 +24,7 @@ fn gallery() -> Vec<Watch> {
     v.push(ticked(1, "All green"));
     let mut w = ticked(2, "Lint is unhappy");
     w.status.memory.picture.failed = vec![("lint".into(), None), ("test".into(), None)];
-    w.status.pills.ci = true;
+    w.status.pills.ci = Ci::Lit;
     w.status.why = Some(Why::NotAgentCommit);
     v.push(w);
     let mut w = ticked(3, "Still building");
@@ -34,8 +35,10 @@ fn gallery() -> Vec<Watch> {
     w.status.pills.cnf = true;
     v.push(w);
     let mut w = ticked(5, "Ready to go");
-    w.status.merge_armed = true;
-    w.status.merge_via = Some(MergeVia::AutoMerge);
+    w.status.merge = Merge::Armed {
+        at: t0(),
+        via: Some(MergeVia::AutoMerge),
+    };
     v.push(w);
     let mut w = ticked(6, "Done");
     w.status.state = PrState::Merged;
@@ -45,7 +48,7 @@ fn gallery() -> Vec<Watch> {
     v.push(w);
     let mut w = ticked(8, "Agent on it");
     w.status.memory.picture.failed = vec![("test".into(), None)];
-    w.status.pills.ci_fixing = true;
+    w.status.pills.ci = Ci::Fixing;
     w.status.why = Some(Why::FixSent);
     w.status.attempts = 1;
     v.push(w);
@@ -246,14 +249,20 @@ fn every_state() -> Vec<Watch> {
     let mut v = gallery();
     let mut w = ticked(12, "Merged by pr-monitor");
     w.status.state = PrState::Merged;
-    w.status.merge_via = Some(MergeVia::SelfMerge);
+    w.status.merge = Merge::Merged {
+        via: MergeVia::SelfMerge,
+    };
     v.push(w);
     let mut w = ticked(13, "Armed, way not chosen");
-    w.status.merge_armed = true;
-    w.status.armed_at = Some(t0() - Duration::minutes(5));
+    w.status.merge = Merge::Armed {
+        at: t0() - Duration::minutes(5),
+        via: None,
+    };
     v.push(w);
     let mut w = ticked(14, "Reopened after a merge");
-    w.status.merge_via = Some(MergeVia::AutoMerge);
+    w.status.merge = Merge::Merged {
+        via: MergeVia::AutoMerge,
+    };
     v.push(w);
     v
 }

@@ -310,6 +310,10 @@ pub struct Protection {
     pub merge_queue: bool,
 }
 
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "a repository's independent settings"
+)]
 #[derive(Debug, Clone)]
 pub struct Repo {
     /// `owner/name`.
