@@ -404,3 +404,6 @@ pub fn owner_messages(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests;
