@@ -214,6 +214,10 @@ fn refused(refusal: Refusal) -> ForgeError {
 
 #[test]
 fn enabling_auto_merge_outcomes() {
+    #[expect(
+        clippy::struct_excessive_bools,
+        reason = "a table row: each flag is one expected outcome"
+    )]
     struct Row {
         name: &'static str,
         answer: Option<ForgeError>,
@@ -315,7 +319,7 @@ fn enabling_auto_merge_outcomes() {
         assert_eq!(o.history()[0], row.history, "{name}");
         assert_eq!(o.applied.merged, row.merged, "{name}");
         assert_eq!(
-            o.plan.status.merge_via == Some(MergeVia::SelfMerge),
+            o.plan.status.merge.via() == Some(MergeVia::SelfMerge),
             row.self_merge,
             "{name}"
         );
@@ -335,13 +339,13 @@ fn enabling_auto_merge_outcomes() {
         if row.merged {
             assert_eq!(o.plan.status.state, PrState::Merged, "{name}");
             assert!(
-                !o.plan.status.merge_armed,
+                !o.plan.status.merge.is_armed(),
                 "{name}: a merged PR is disarmed"
             );
             assert_eq!(o.plan.next_tick_at, None, "{name}");
         } else {
             assert_eq!(o.plan.status.state, PrState::Open, "{name}");
-            assert!(o.plan.status.merge_armed, "{name}: still armed");
+            assert!(o.plan.status.merge.is_armed(), "{name}: still armed");
         }
     }
 }
@@ -422,6 +426,10 @@ fn merge_outcomes() {
 
 #[test]
 fn branch_update_outcomes() {
+    #[expect(
+        clippy::struct_excessive_bools,
+        reason = "a table row: each flag is one expected outcome"
+    )]
     struct Row {
         name: &'static str,
         answer: Option<ForgeError>,
