@@ -9,6 +9,7 @@ use crate::forge::github::GitHub;
 use crate::forge::gitlab::GitLab;
 use crate::forge::http::Usage;
 use crate::forge::{Forge, SnapshotRequest};
+use crate::model::reference::PrArg;
 use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Instant, PrRef, Snapshot};
 use crate::store::Store;
@@ -285,9 +286,12 @@ impl App {
             .ok_or_else(|| anyhow::anyhow!("no answer for {pr}"))??)
     }
 
-    /// A PR argument, parsed, in the spelling it is watched under (see [`Store::known`]).
-    pub fn pr(&self, arg: &str) -> Result<PrRef> {
-        self.store.known(&parse_pr(&self.config, arg)?)
+    /// The PR a command-line argument names: on one of the configured forges' hosts (else a
+    /// usage error), in the spelling it is watched under (see [`Store::known`]). The one place
+    /// a PR argument becomes a [`PrRef`].
+    pub fn pr(&self, arg: &PrArg) -> Result<PrRef> {
+        let pr = arg.on(&self.config.forge_hosts()).map_err(usage)?;
+        self.store.known(&pr)
     }
 
     /// Adds one history row to `pr`, at the program's clock.
@@ -321,10 +325,4 @@ impl App {
     pub fn policy_for_pr(&self, watch: Option<&Watch>) -> Policy {
         watch.map_or_else(|| self.config.policy(None), |w| self.policy_for(w))
     }
-}
-
-/// A PR reference from the command line: any form [`PrRef`] parses, naming one of the
-/// configured forges' hosts.
-pub(crate) fn parse_pr(config: &Config, s: &str) -> Result<PrRef> {
-    PrRef::parse_on(s, &config.forge_hosts()).map_err(usage)
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::model::reference::PrArg;
+
 /// Drives open pull requests and merge requests to merged.
 #[derive(Debug, Parser)]
 #[command(name = "pr-monitor", version, about, propagate_version = true)]
@@ -54,7 +56,7 @@ pub enum Command {
     /// Every watched PR, or one in detail.
     Status {
         /// One PR, in detail.
-        pr: Option<String>,
+        pr: Option<PrArg>,
     },
     /// Configuration.
     #[command(subcommand)]
@@ -69,12 +71,12 @@ pub enum Command {
     /// Send the current failure to the agent now, whoever made the commit and whatever the guards say.
     Fix {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
     },
     /// Re-run the failed checks on the forge.
     Rerun {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
     },
     /// Arm, disarm, or merge at once (`merge PR --now`).
     Merge(MergeArgs),
@@ -90,7 +92,7 @@ pub enum Command {
 #[command(group(clap::ArgGroup::new("how").required(true).args(["when_ready", "cancel", "merge_now"])))]
 pub struct MergeArgs {
     #[arg(value_name = "PR")]
-    pub pr: String,
+    pub pr: PrArg,
     /// Merge once the checks pass (re-arms the forge's auto-merge every tick).
     #[arg(long)]
     pub when_ready: bool,
@@ -105,7 +107,7 @@ pub struct MergeArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[arg(value_name = "PR")]
-    pub pr: String,
+    pub pr: PrArg,
     /// Include the raw lists.
     #[arg(long)]
     pub full_payload: bool,
@@ -147,7 +149,7 @@ pub enum ThreadCommand {
     /// Answer a review thread (prefixed `🤖 <agent> on behalf of <owner>`).
     Reply {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
         #[arg(value_name = "THREAD")]
         thread: String,
         /// The reply's text (`-` for standard input).
@@ -157,7 +159,7 @@ pub enum ThreadCommand {
     /// Mark a review thread resolved.
     Resolve {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
         #[arg(value_name = "THREAD")]
         thread: String,
     },
@@ -191,7 +193,7 @@ pub enum WatchCommand {
     Add {
         /// https://github.com/o/r/pull/N, https://gitlab.com/g/p/-/merge_requests/N, o/r#N or g/p!N.
         #[arg(required = true, value_name = "PR")]
-        prs: Vec<String>,
+        prs: Vec<PrArg>,
         /// The job whose policy applies.
         #[arg(long, value_name = "NAME")]
         job: Option<String>,
@@ -210,17 +212,17 @@ pub enum WatchCommand {
     /// Stop watching a PR.
     Rm {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
     },
     /// Stop ticking a PR until resumed.
     Pause {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
     },
     /// Tick a paused PR again (due at once).
     Resume {
         #[arg(value_name = "PR")]
-        pr: String,
+        pr: PrArg,
     },
 }
 
@@ -237,7 +239,7 @@ pub struct RunArgs {
     pub job: Option<String>,
     /// Only these PRs.
     #[arg(long = "pr", value_name = "PR")]
-    pub prs: Vec<String>,
+    pub prs: Vec<PrArg>,
     /// Tick every selected PR, due or not.
     #[arg(long)]
     pub force: bool,
@@ -256,4 +258,68 @@ pub enum ConfigCommand {
 pub enum NotifyCommand {
     /// Send one test message through every configured channel (email, Slack, each agent).
     Test,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("pr-monitor").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn every_pr_argument_is_parsed_by_the_command_line() {
+        let pr = |s: &str| s.parse::<PrArg>().unwrap();
+        let Command::Fix { pr: fix } = parse(&["fix", "octo/app#1"]).unwrap().command else {
+            panic!("fix");
+        };
+        assert_eq!(fix, pr("octo/app#1"));
+        let Command::Watch(WatchCommand::Add { prs, .. }) = parse(&[
+            "watch",
+            "add",
+            "o/r#1",
+            "https://gitlab.com/g/p/-/merge_requests/2",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("watch add");
+        };
+        assert_eq!(
+            prs,
+            [pr("o/r#1"), pr("https://gitlab.com/g/p/-/merge_requests/2")]
+        );
+        let Command::Run(run) = parse(&["run", "--pr", "g/p!3"]).unwrap().command else {
+            panic!("run");
+        };
+        assert_eq!(run.prs, [pr("g/p!3")]);
+        let Command::Status { pr: none } = parse(&["status"]).unwrap().command else {
+            panic!("status");
+        };
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn a_bad_reference_is_a_command_line_error_carrying_why() {
+        for args in [
+            &["fix", "o/..#1"][..],
+            &["watch", "add", "o/r#1", "octo"],
+            &["run", "--pr", "o/r#0"],
+            &["status", "g/p!x"],
+            &["merge", "o/r", "--when-ready"],
+            &["thread", "resolve", "o/r#", "T1"],
+        ] {
+            let err = parse(args).unwrap_err();
+            assert!(err.use_stderr(), "{args:?}");
+            let why = std::error::Error::source(&err)
+                .and_then(|s| s.downcast_ref::<crate::model::reference::BadPrRef>())
+                .unwrap_or_else(|| panic!("{args:?}: {err}"));
+            assert!(
+                why.to_string()
+                    .contains(crate::model::reference::PR_REF_FORMS),
+                "{why}"
+            );
+        }
+    }
 }

@@ -25,6 +25,7 @@ use crate::cli::{
 };
 use crate::config::Config;
 use crate::holder::Holder;
+use crate::model::reference::{BadPrRef, PrArg};
 use crate::model::{Instant, PrRef};
 use crate::store::{NewWatch, Selection, Store};
 use crate::tick::RunSummary;
@@ -34,7 +35,14 @@ use crate::tick::{self, RunOptions};
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(crate::cli::normalize_args(std::env::args_os().collect())) {
         Ok(cli) => cli,
+        // A PR argument that is no PR reference is said as every other usage error is.
         Err(e) => {
+            if let Some(bad) =
+                std::error::Error::source(&e).and_then(|s| s.downcast_ref::<BadPrRef>())
+            {
+                crate::logging::to_stderr(&format!("error: {bad}\n"));
+                return ExitCode::from(2);
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
@@ -213,7 +221,7 @@ fn run(cli: Cli) -> Result<u8> {
     match command {
         Command::Watch(cmd) => watch(&mut app, cmd),
         Command::Run(args) => run_tick(&mut app, &args),
-        Command::Status { pr } => status(&app, pr.as_deref()),
+        Command::Status { pr } => status(&app, pr.as_ref()),
         Command::Config(ConfigCommand::Check) => {
             config_check(&app.config, cli.db.as_deref(), app.json)
         }
@@ -429,7 +437,7 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
     }
 }
 
-fn pause(app: &mut App, pr: &str, paused: bool) -> Result<u8> {
+fn pause(app: &mut App, pr: &PrArg, paused: bool) -> Result<u8> {
     let pr = app.pr(pr)?;
     if !app.store.set_paused(&pr, paused, app.now)? {
         return Err(usage(format!("{} is not watched", pr.url())));
@@ -553,7 +561,7 @@ fn held(app: &App) -> Result<(std::collections::BTreeMap<i64, Holder>, Vec<Strin
     Ok((held.into_iter().collect(), lines))
 }
 
-fn status(app: &App, pr: Option<&str>) -> Result<u8> {
+fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
     match pr {
         None => {
             let watches = app.store.watches()?;

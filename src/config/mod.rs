@@ -559,8 +559,8 @@ impl Policy {
 
 impl Config {
     /// The web hosts a PR address may name: the public forges and the configured APIs' hosts.
-    pub fn forge_hosts(&self) -> crate::model::ForgeHosts {
-        crate::model::ForgeHosts::with_apis(&self.github.api_url, &self.gitlab.api_url)
+    pub fn forge_hosts(&self) -> crate::model::reference::ForgeHosts {
+        crate::model::reference::ForgeHosts::with_apis(&self.github.api_url, &self.gitlab.api_url)
     }
 
     /// The config file this was read from; `None` for the built-in defaults.

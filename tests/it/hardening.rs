@@ -23,6 +23,21 @@ fn references_name_only_configured_hosts_real_repositories_and_small_numbers() {
         assert_eq!(out.code, 2, "{bad}: {}{}", out.stdout, out.stderr);
         assert!(out.stderr.starts_with("error: "), "{bad}: {}", out.stderr);
     }
+    // Said in one line, naming the forms, as every usage error is.
+    let out = env.run(&["watch", "add", "o/..#1"]);
+    assert_eq!(
+        out.stderr,
+        "error: `o/..#1` is not a pull request reference; use https://github.com/OWNER/REPO/pull/N, \
+         https://gitlab.com/GROUP/PROJECT/-/merge_requests/N, OWNER/REPO#N (GitHub) or GROUP/PROJECT!N (GitLab)\n"
+    );
+    let out = env.run(&["fix", "https://evil.example/o/r/pull/1"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .starts_with("error: `https://evil.example/o/r/pull/1` names host `evil.example`, which is not a configured github host (github.com, "),
+        "{}",
+        out.stderr
+    );
     let listed = env.ok(&["status", "--json"]).json();
     assert_eq!(listed, serde_json::json!([]), "nothing was watched");
     // The fake's own address is a configured GitHub host; the largest number is accepted.
