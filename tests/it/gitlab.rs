@@ -1,6 +1,7 @@
 //! GitLab merge requests end to end: the real binary with `--now` against the fake GitLab —
-//! pills, the agent loop, infra retries, the auto-merge trap, sha-guarded merges, discussions,
-//! a vanished MR, rate limits, paging, and GitLab's own recorded shapes.
+//! pills, the auto-merge trap, sha-guarded merges, rebases, a vanished MR, rate limits, paging,
+//! and GitLab's own recorded shapes. The agent loop, infra retries, arming and discussions run
+//! against both fakes from one body in `forges.rs`.
 
 use serde_json::{Value, json};
 
@@ -128,82 +129,6 @@ fn check_reports_jobs_statuses_threads_and_approvals_without_duplicates() {
         v["reviews"]["latestByReviewer"]["alice"], "APPROVED",
         "{}",
         v["reviews"]
-    );
-}
-
-#[test]
-fn a_failed_job_on_the_agents_commit_reaches_the_inbox_with_its_trace() {
-    let env = GitLabEnv::new();
-    env.gl.world(|w| {
-        w.project(P);
-        w.mr(P, 1).head_by("fixer-bot");
-        w.job(P, 1, "lint")
-            .failed()
-            .trace("Running with gitlab-runner 17.0\n$ cargo clippy\nerror: unused variable `x` at src/a.rs:3\n");
-        w.job(P, 1, "test").success();
-    });
-    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
-    env.ok(&["run"]);
-    let msgs = env.inbox_messages();
-    assert_eq!(msgs.len(), 1, "{msgs:?}");
-    let m = &msgs[0];
-    assert_eq!(m["kind"], "ci_failure");
-    assert_eq!(m["reason"], "fix_sent");
-    assert_eq!(m["pr"]["forge"], "gitlab");
-    assert_eq!(m["pr"]["repo"], P);
-    assert_eq!(m["pr"]["number"], 1);
-    assert_eq!(
-        m["pr"]["url"], "https://gitlab.example.com/g/p/-/merge_requests/1",
-        "GitLab's own web_url"
-    );
-    assert_eq!(m["checks"][0]["name"], "lint");
-    let tail = m["checks"][0]["log_tail"].as_str().unwrap();
-    assert!(
-        tail.contains("error: unused variable `x` at src/a.rs:3"),
-        "{tail}"
-    );
-    assert_eq!(env.status("g/p!1")["why"], "fix_sent");
-    assert_eq!(
-        env.gl
-            .requests()
-            .count("GET /projects/{id}/jobs/{job}/trace"),
-        1
-    );
-}
-
-#[test]
-fn a_runner_system_failure_retries_the_pipeline_once_then_lights_ci() {
-    let mut env = GitLabEnv::new();
-    let pipeline = env.gl.world(|w| {
-        w.project(P);
-        w.mr(P, 1).head_by("fixer-bot");
-        w.job(P, 1, "test")
-            .failed()
-            .reason("runner_system_failure")
-            .trace("ERROR: Job failed (system failure)\n");
-        w.get_mr(P, 1).head_pipeline.unwrap()
-    });
-    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
-    env.ok(&["run"]);
-    assert_eq!(env.gl.world(|w| w.retries(pipeline)), 1);
-    assert_eq!(env.status("g/p!1")["why"], "infra_rerun");
-    assert!(env.inbox_messages().is_empty(), "infra goes to no agent");
-
-    // The retried job fails the same way: no second retry on this head.
-    env.advance(60);
-    env.gl.world(|w| {
-        w.job(P, 1, "test").failed().reason("runner_system_failure");
-    });
-    env.ok(&["run"]);
-    assert_eq!(env.gl.world(|w| w.retries(pipeline)), 1);
-    let s = env.status("g/p!1");
-    assert_eq!(s["why"], "infra_again");
-    assert_eq!(s["pills"]["ci"], true);
-    assert_eq!(
-        env.gl
-            .requests()
-            .count("POST /projects/{id}/pipelines/{pid}/retry"),
-        1
     );
 }
 
@@ -340,55 +265,6 @@ fn merge_now_is_guarded_by_the_head_and_refusals_are_reported() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("draft"), "{}", out.stderr);
     assert_eq!(env.gl.world(|w| w.merges(P, 2)), 0);
-}
-
-#[test]
-fn agents_reply_to_and_resolve_discussions() {
-    let env = GitLabEnv::new();
-    let thread = env.gl.world(|w| {
-        w.project(P);
-        w.mr(P, 1);
-        w.thread(P, 1).note("reviewer", "rename").id()
-    });
-    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
-    let body = env.dir.path().join("reply.md");
-    std::fs::write(&body, "Renamed in abc123.\n").unwrap();
-    env.ok(&[
-        "thread",
-        "reply",
-        "g/p!1",
-        &thread,
-        "--body-file",
-        body.to_str().unwrap(),
-    ]);
-    env.ok(&["thread", "resolve", "g/p!1", &thread]);
-    let events = env.gl.world(|w| w.events.clone());
-    assert!(
-        events.contains(&Event::Replied {
-            discussion: thread.clone(),
-            body: "🤖 fixer on behalf of owner\n\nRenamed in abc123.".into()
-        }),
-        "{events:?}"
-    );
-    assert!(events.contains(&Event::Resolved {
-        discussion: thread.clone()
-    }));
-    let resolved = env.gl.world(|w| {
-        w.get_mr(P, 1).discussions[0]
-            .notes
-            .iter()
-            .all(|n| !n.resolvable || n.resolved)
-    });
-    assert!(resolved);
-    let log = env.gl.requests();
-    assert_eq!(
-        log.count("POST /projects/{id}/merge_requests/{iid}/discussions/{did}/notes"),
-        1
-    );
-    assert_eq!(
-        log.count("PUT /projects/{id}/merge_requests/{iid}/discussions/{did}"),
-        1
-    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod check;
 mod economy;
 mod fake_github_selftest;
 mod fixtures;
+mod forges;
 mod github_app;
 mod gitlab;
 mod gitlab_economy;

@@ -1,5 +1,6 @@
 //! Reconcile merge end to end: re-arm the forge's auto-merge every tick, merge once where it
 //! cannot, disarm on a foreign push, update behind branches one at a time, never merge twice.
+//! Arming and the forge's own merge run against both forges in `forges.rs`.
 
 use serde_json::json;
 
@@ -10,38 +11,6 @@ const REPO: &str = "octo/app";
 
 fn merges(env: &TestEnv, n: u64) -> usize {
     env.gh.world(|w| w.merges(REPO, n))
-}
-
-#[test]
-fn arming_enables_auto_merge_and_github_merges_when_green() {
-    let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO).required_checks(&["test"]);
-        w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").in_progress();
-    });
-    env.ok(&["watch", "add", "octo/app#1"]);
-    let out = env.ok(&["merge", "octo/app#1", "--when-ready"]);
-    assert!(out.stdout.contains("armed"), "{}", out.stdout);
-    env.ok(&["run"]);
-    assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 1);
-    let s = env.status("octo/app#1");
-    assert_eq!(s["merge_armed"], true);
-    assert_eq!(s["merge_via"], "auto_merge");
-    // Green: GitHub's own auto-merge merges it; the next tick sees merged and stops.
-    env.advance(60);
-    env.gh.world(|w| {
-        w.update_check_run(REPO, 1, "test").success();
-        w.settle();
-    });
-    env.ok(&["run"]);
-    assert_eq!(merges(&env, 1), 1);
-    let s = env.status("octo/app#1");
-    assert_eq!(s["state"], "merged");
-    assert_eq!(s["next_tick_at"], json!(null));
-    assert_eq!(s["merge_armed"], false, "merged is disarmed");
-    let detail = env.ok(&["status", "octo/app#1"]).stdout;
-    assert!(!detail.contains("armed (auto_merge)"), "{detail}");
 }
 
 #[test]

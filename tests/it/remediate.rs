@@ -1,5 +1,6 @@
 //! Remediation end to end (seed 000's failure table, guards and clearing), through the binary
-//! against the fake GitHub with `--now`.
+//! against the fake GitHub with `--now`. The agent loop to `same_failure`, the infra re-run and
+//! an agent's thread reply run against both forges in `forges.rs`.
 
 use serde_json::json;
 
@@ -15,80 +16,6 @@ fn agent_pr_failing(env: &TestEnv, log: &str) {
         w.check_run(REPO, 1, "lint").failure().log(log);
         w.check_run(REPO, 1, "test").success();
     });
-}
-
-#[test]
-fn the_scripted_agent_loop_ends_in_same_failure() {
-    let mut env = TestEnv::new();
-    agent_pr_failing(
-        &env,
-        "2026-11-29T11:59:00.0000000Z \u{1b}[31merror\u{1b}[0m: unused variable `x` at src/a.rs:3\n",
-    );
-    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
-    env.ok(&["run"]);
-
-    // One message, with the log tail, cleaned.
-    let msgs = env.inbox_messages();
-    assert_eq!(msgs.len(), 1, "{msgs:?}");
-    let m = &msgs[0];
-    assert_eq!(m["kind"], "ci_failure");
-    assert_eq!(m["reason"], "fix_sent");
-    assert_eq!(m["agent"], "fixer");
-    assert_eq!(m["from"], "pr-monitor");
-    assert_eq!(m["pr"]["number"], 1);
-    assert_eq!(m["checks"].as_array().unwrap().len(), 1);
-    assert_eq!(m["checks"][0]["name"], "lint");
-    assert_eq!(
-        m["checks"][0]["log_tail"],
-        "error: unused variable `x` at src/a.rs:3"
-    );
-    assert!(
-        m["body"]
-            .as_str()
-            .unwrap()
-            .contains("pr-monitor inbox done"),
-        "{}",
-        m["body"]
-    );
-    let s = env.status("octo/app#1");
-    assert_eq!(s["why"], "fix_sent");
-    assert_eq!(s["attempts"], 1);
-    assert_eq!(s["pills"]["ci_fixing"], true);
-    assert_eq!(
-        s["next_tick_at"], "2026-11-29T12:00:30Z",
-        "a fix in flight keeps the fast cadence"
-    );
-
-    // Nothing new: nothing sent again.
-    env.advance(30);
-    env.ok(&["run"]);
-    assert_eq!(env.inbox_messages().len(), 1);
-
-    // The agent pushes a fix that fails the same way.
-    env.advance(60);
-    env.gh.world(|w| {
-        w.push(REPO, 1, "fixer-bot");
-        w.check_run(REPO, 1, "lint")
-            .failure()
-            .log("error: unused variable `x` at src/a.rs:4\n");
-    });
-    env.ok(&["run"]);
-    let s = env.status("octo/app#1");
-    assert_eq!(s["why"], "same_failure");
-    assert_eq!(s["pills"]["ci"], true);
-    assert_eq!(s["pills"]["ci_fixing"], false);
-    assert_eq!(
-        env.inbox_messages().len(),
-        1,
-        "a guard sends nothing to the agent"
-    );
-    assert!(
-        env.history("octo/app#1")
-            .iter()
-            .any(|h| h.contains("auto-fix stopped: the same failure came back")),
-        "{:?}",
-        env.history("octo/app#1")
-    );
 }
 
 #[test]
@@ -121,49 +48,6 @@ fn auto_fix_off_lights_ci() {
     env.ok(&["run"]);
     assert_eq!(env.status("octo/app#1")["why"], "auto_fix_off");
     assert!(env.inbox_messages().is_empty());
-}
-
-#[test]
-fn an_infra_only_failure_is_rerun_once_then_lights_ci() {
-    let mut env = TestEnv::new();
-    let run_id = env.gh.world(|w| {
-        w.pr(REPO, 1).head_commit(|c| c.by("human"));
-        w.check_run(REPO, 1, "test")
-            .failure()
-            .log("Step 3\nnpm ERR! 503 Service Unavailable - GET https://registry.npmjs.org/x\n")
-            .run_id()
-    });
-    let run_id = run_id.expect("an Actions run");
-    env.ok(&["watch", "add", "octo/app#1"]);
-    env.ok(&["run"]);
-    assert_eq!(env.gh.world(|w| w.reruns(run_id)), 1);
-    let s = env.status("octo/app#1");
-    assert_eq!(s["why"], "infra_rerun");
-    assert_eq!(s["pills"]["ci"], false, "a re-run is not the owner's yet");
-    assert!(
-        env.history("octo/app#1")
-            .iter()
-            .any(|h| h.contains("re-ran test for infrastructure reasons")),
-        "{:?}",
-        env.history("octo/app#1")
-    );
-
-    // The re-run fails for infra reasons again.
-    env.advance(120);
-    env.gh.world(|w| {
-        w.update_check_run(REPO, 1, "test")
-            .failure()
-            .log("npm ERR! 503 Service Unavailable\n");
-    });
-    env.ok(&["run"]);
-    assert_eq!(
-        env.gh.world(|w| w.reruns(run_id)),
-        1,
-        "re-run at most once per job per head"
-    );
-    let s = env.status("octo/app#1");
-    assert_eq!(s["why"], "infra_again");
-    assert_eq!(s["pills"]["ci"], true);
 }
 
 #[test]
@@ -370,39 +254,6 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     env.advance(30);
     env.ok(&["run", "--force"]);
     assert_eq!(env.inbox_messages().len(), 2);
-}
-
-#[test]
-fn agents_reply_and_resolve_threads_as_themselves() {
-    let env = TestEnv::new();
-    let thread = env.gh.world(|w| {
-        w.pr(REPO, 1);
-        w.thread(REPO, 1)
-            .comment("reviewer", "rename")
-            .unresolved()
-            .id()
-    });
-    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
-    let body = env.dir.path().join("reply.md");
-    std::fs::write(&body, "Renamed in abc123.\n").unwrap();
-    env.ok(&[
-        "thread",
-        "reply",
-        "octo/app#1",
-        &thread,
-        "--body-file",
-        body.to_str().unwrap(),
-    ]);
-    env.ok(&["thread", "resolve", "octo/app#1", &thread]);
-    let replies = env.gh.world(|w| w.replies(&thread));
-    assert_eq!(
-        replies,
-        vec!["🤖 fixer on behalf of owner\n\nRenamed in abc123.".to_owned()]
-    );
-    assert!(
-        env.gh
-            .world(|w| w.thread_by_id(&thread).is_some_and(|t| t.resolved))
-    );
 }
 
 #[test]

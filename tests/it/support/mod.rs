@@ -6,5 +6,6 @@ pub mod env;
 pub mod fake_github;
 pub mod fake_gitlab;
 pub mod fake_server;
+pub mod forge;
 pub mod http_sink;
 pub mod smtp;

@@ -1,0 +1,283 @@
+//! One scenario, both forges: [`FakeForge`] is what a scenario that GitHub and GitLab share asks
+//! of a fake forge (open a PR or MR, run and fail its checks, start a review thread, read what
+//! the forge saw), in the words of neither. [`OnGitHub`] answers it with the fake GitHub,
+//! [`GitLabEnv`] with the fake GitLab. The scenarios themselves are in `tests/it/forges.rs`.
+
+use std::ops::Deref;
+
+use super::env::TestEnv;
+use super::fake_gitlab::{Event, GitLabEnv};
+
+/// A fake forge and the environment that runs pr-monitor against it.
+pub trait FakeForge: Deref<Target = TestEnv> {
+    /// The forge's name as pr-monitor's JSON spells it.
+    fn forge(&self) -> &'static str;
+    /// The repository (project) the scenario's changes live in.
+    fn repo(&self) -> &'static str;
+    /// Change `n` as commands name it: `octo/app#1`, `g/p!1`.
+    fn pr(&self, n: u64) -> String;
+    /// Moves pr-monitor's clock and the fake's by `secs`.
+    fn advance(&mut self, secs: i64);
+
+    /// Opens change `n`, its head commit by `login`.
+    fn open(&self, n: u64, login: &str);
+    /// The base branch accepts a change only once check `name` passed (GitHub: a required
+    /// check; GitLab: pipelines must succeed).
+    fn require(&self, name: &str);
+    /// A new head commit by `login` on change `n`.
+    fn push(&self, n: u64, login: &str);
+    /// Check (GitLab: job) `name` on change `n`'s head passed.
+    fn pass(&self, n: u64, name: &str);
+    /// Check `name` on change `n`'s head is running.
+    fn running(&self, n: u64, name: &str);
+    /// The running check `name` passed, and the forge did what that lets it do (auto-merge).
+    fn goes_green(&self, n: u64, name: &str);
+    /// Check `name` on change `n`'s head failed with `log`.
+    fn fail(&self, n: u64, name: &str, log: &str);
+    /// Check `name` on change `n`'s head failed for the infrastructure; what its re-runs are
+    /// counted by (a workflow run, a pipeline).
+    fn fail_for_infra(&self, n: u64, name: &str) -> u64;
+    /// The re-run of check `name` failed for the infrastructure again.
+    fn fail_for_infra_again(&self, n: u64, name: &str);
+    /// How many times the failed jobs of `run` were re-run.
+    fn reruns(&self, run: u64) -> usize;
+
+    /// An unresolved review thread on change `n`, opened by `author` saying `body`; its id.
+    fn thread(&self, n: u64, author: &str, body: &str) -> String;
+    /// The replies posted to `thread`, in order.
+    fn replies(&self, thread: &str) -> Vec<String>;
+    /// Whether `thread` is resolved.
+    fn resolved(&self, thread: &str) -> bool;
+
+    /// How many times auto-merge was turned on for change `n`.
+    fn auto_merge_enables(&self, n: u64) -> usize;
+    /// How many times change `n` was merged.
+    fn merges(&self, n: u64) -> usize;
+}
+
+/// The fake GitHub's side of a shared scenario: repository `octo/app`.
+pub struct OnGitHub(pub TestEnv);
+
+const GITHUB_REPO: &str = "octo/app";
+
+impl OnGitHub {
+    pub fn new() -> Self {
+        OnGitHub(TestEnv::new())
+    }
+}
+
+impl Deref for OnGitHub {
+    type Target = TestEnv;
+    fn deref(&self) -> &TestEnv {
+        &self.0
+    }
+}
+
+impl FakeForge for OnGitHub {
+    fn forge(&self) -> &'static str {
+        "github"
+    }
+    fn repo(&self) -> &'static str {
+        GITHUB_REPO
+    }
+    fn pr(&self, n: u64) -> String {
+        format!("{GITHUB_REPO}#{n}")
+    }
+    fn advance(&mut self, secs: i64) {
+        self.0.advance(secs);
+    }
+    fn open(&self, n: u64, login: &str) {
+        self.gh.world(|w| {
+            w.pr(GITHUB_REPO, n).head_commit(|c| c.by(login));
+        });
+    }
+    fn require(&self, name: &str) {
+        self.gh.world(|w| {
+            w.repo(GITHUB_REPO).required_checks(&[name]);
+        });
+    }
+    fn push(&self, n: u64, login: &str) {
+        self.gh.world(|w| {
+            w.push(GITHUB_REPO, n, login);
+        });
+    }
+    fn pass(&self, n: u64, name: &str) {
+        self.gh.world(|w| {
+            w.check_run(GITHUB_REPO, n, name).success();
+        });
+    }
+    fn running(&self, n: u64, name: &str) {
+        self.gh.world(|w| {
+            w.check_run(GITHUB_REPO, n, name).in_progress();
+        });
+    }
+    fn goes_green(&self, n: u64, name: &str) {
+        self.gh.world(|w| {
+            w.update_check_run(GITHUB_REPO, n, name).success();
+            w.settle();
+        });
+    }
+    fn fail(&self, n: u64, name: &str, log: &str) {
+        self.gh.world(|w| {
+            w.check_run(GITHUB_REPO, n, name).failure().log(log);
+        });
+    }
+    fn fail_for_infra(&self, n: u64, name: &str) -> u64 {
+        self.gh
+            .world(|w| {
+                w.check_run(GITHUB_REPO, n, name)
+                    .failure()
+                    .log("Step 3\nnpm ERR! 503 Service Unavailable - GET https://registry.npmjs.org/x\n")
+                    .run_id()
+            })
+            .expect("an Actions run")
+    }
+    fn fail_for_infra_again(&self, n: u64, name: &str) {
+        self.gh.world(|w| {
+            w.update_check_run(GITHUB_REPO, n, name)
+                .failure()
+                .log("npm ERR! 503 Service Unavailable\n");
+        });
+    }
+    fn reruns(&self, run: u64) -> usize {
+        self.gh.world(|w| w.reruns(run))
+    }
+    fn thread(&self, n: u64, author: &str, body: &str) -> String {
+        self.gh.world(|w| {
+            w.thread(GITHUB_REPO, n)
+                .comment(author, body)
+                .unresolved()
+                .id()
+        })
+    }
+    fn replies(&self, thread: &str) -> Vec<String> {
+        self.gh.world(|w| w.replies(thread))
+    }
+    fn resolved(&self, thread: &str) -> bool {
+        self.gh
+            .world(|w| w.thread_by_id(thread).is_some_and(|t| t.resolved))
+    }
+    fn auto_merge_enables(&self, n: u64) -> usize {
+        self.gh.world(|w| w.auto_merge_enables(GITHUB_REPO, n))
+    }
+    fn merges(&self, n: u64) -> usize {
+        self.gh.world(|w| w.merges(GITHUB_REPO, n))
+    }
+}
+
+/// The fake GitLab's side of a shared scenario: project `g/p`.
+const GITLAB_PROJECT: &str = "g/p";
+
+impl FakeForge for GitLabEnv {
+    fn forge(&self) -> &'static str {
+        "gitlab"
+    }
+    fn repo(&self) -> &'static str {
+        GITLAB_PROJECT
+    }
+    fn pr(&self, n: u64) -> String {
+        format!("{GITLAB_PROJECT}!{n}")
+    }
+    fn advance(&mut self, secs: i64) {
+        GitLabEnv::advance(self, secs);
+    }
+    fn open(&self, n: u64, login: &str) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT);
+            w.mr(GITLAB_PROJECT, n).head_by(login);
+        });
+    }
+    fn require(&self, _name: &str) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT).pipelines_must_succeed();
+        });
+    }
+    fn push(&self, n: u64, login: &str) {
+        self.gl.world(|w| {
+            w.push(GITLAB_PROJECT, n, login);
+        });
+    }
+    fn pass(&self, n: u64, name: &str) {
+        self.gl.world(|w| {
+            w.job(GITLAB_PROJECT, n, name).success();
+        });
+    }
+    fn running(&self, n: u64, name: &str) {
+        self.gl.world(|w| {
+            w.job(GITLAB_PROJECT, n, name).running();
+        });
+    }
+    fn goes_green(&self, n: u64, name: &str) {
+        self.gl.world(|w| {
+            w.job(GITLAB_PROJECT, n, name).success();
+            w.settle();
+        });
+    }
+    fn fail(&self, n: u64, name: &str, log: &str) {
+        self.gl.world(|w| {
+            w.job(GITLAB_PROJECT, n, name).failed().trace(log);
+        });
+    }
+    fn fail_for_infra(&self, n: u64, name: &str) -> u64 {
+        self.gl.world(|w| {
+            w.job(GITLAB_PROJECT, n, name)
+                .failed()
+                .reason("runner_system_failure")
+                .trace("ERROR: Job failed (system failure)\n");
+            w.get_mr(GITLAB_PROJECT, n)
+                .head_pipeline
+                .expect("a pipeline")
+        })
+    }
+    fn fail_for_infra_again(&self, n: u64, name: &str) {
+        self.gl.world(|w| {
+            w.job(GITLAB_PROJECT, n, name)
+                .failed()
+                .reason("runner_system_failure");
+        });
+    }
+    fn reruns(&self, run: u64) -> usize {
+        self.gl.world(|w| w.retries(run))
+    }
+    fn thread(&self, n: u64, author: &str, body: &str) -> String {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT);
+            w.mr(GITLAB_PROJECT, n);
+            w.thread(GITLAB_PROJECT, n).note(author, body).id()
+        })
+    }
+    fn replies(&self, thread: &str) -> Vec<String> {
+        self.gl.world(|w| {
+            w.events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Replied { discussion, body } if discussion == thread => {
+                        Some(body.clone())
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+    }
+    fn resolved(&self, thread: &str) -> bool {
+        self.gl.world(|w| {
+            w.mrs.values().any(|mr| {
+                mr.discussions
+                    .iter()
+                    .filter(|d| d.id == thread)
+                    .any(|d| d.notes.iter().all(|n| !n.resolvable || n.resolved))
+            })
+        })
+    }
+    fn auto_merge_enables(&self, n: u64) -> usize {
+        self.gl.world(|w| {
+            w.events
+                .iter()
+                .filter(|e| matches!(e, Event::AutoMergeArmed { project, iid, .. } if project == GITLAB_PROJECT && *iid == n))
+                .count()
+        })
+    }
+    fn merges(&self, n: u64) -> usize {
+        self.gl.world(|w| w.merges(GITLAB_PROJECT, n))
+    }
+}
