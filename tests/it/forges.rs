@@ -1,7 +1,8 @@
 //! Features GitHub and GitLab share, each written once as a scenario over
 //! [`FakeForge`](crate::support::forge::FakeForge) and run against both fakes: the agent loop
-//! on a failed check, an infrastructure failure re-run once, arming and the forge's merge, and
-//! an agent replying to and resolving a review thread. What only one forge shows (its request
+//! on a failed check, an infrastructure failure re-run once, arming and the forge's merge, a
+//! green armed change merged at once, `merge --now`, and an agent replying to and resolving a
+//! review thread. What only one forge shows (its request
 //! log, its recorded shapes) is asserted by that forge's test after the shared body.
 
 use serde_json::{Value, json};
@@ -287,5 +288,71 @@ fn agents_reply_to_and_resolve_threads_on_gitlab() {
     assert_eq!(
         log.count("PUT /projects/{id}/merge_requests/{iid}/discussions/{did}"),
         1
+    );
+}
+
+/// An armed change whose checks already passed merges on the first tick, whichever way the
+/// forge takes it (GitHub refuses auto-merge as clean, so pr-monitor merges with the sha
+/// guard), and never a second time.
+fn a_green_armed_change_merges_on_the_first_tick_exactly_once(f: &mut impl FakeForge) {
+    f.open(1, "dev");
+    f.pass(1, "test");
+    let pr = f.pr(1);
+    f.ok(&["watch", "add", "--merge-when-ready", &pr]);
+    f.ok(&["run"]);
+    assert_eq!(f.merges(1), 1, "merged on the first tick");
+    f.advance(30);
+    f.ok(&["run", "--force"]);
+    assert_eq!(f.merges(1), 1, "never twice");
+    assert_eq!(f.status(&pr)["state"], "merged");
+}
+
+#[test]
+fn a_green_armed_change_merges_on_the_first_tick_exactly_once_on_github() {
+    a_green_armed_change_merges_on_the_first_tick_exactly_once(&mut OnGitHub::new());
+}
+
+#[test]
+fn a_green_armed_change_merges_on_the_first_tick_exactly_once_on_gitlab() {
+    a_green_armed_change_merges_on_the_first_tick_exactly_once(&mut GitLabEnv::new());
+}
+
+/// `merge --now` is the owner's explicit merge: a draft and a conflicting change are refused
+/// (usage error, saying why) and merge nothing; a clean one merges at once.
+fn merge_now_is_the_owners_explicit_merge(f: &mut impl FakeForge) {
+    f.open_draft(1);
+    f.open_conflicting(2);
+    f.open(3, "dev");
+    for (n, why) in [(1, "draft"), (2, "conflicts")] {
+        let out = f.run(&["merge", &f.pr(n), "--now"]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains(why), "{}", out.stderr);
+        assert_eq!(f.merges(n), 0);
+    }
+    f.ok(&["merge", &f.pr(3), "--now"]);
+    assert_eq!(f.merges(3), 1);
+}
+
+#[test]
+fn merge_now_is_the_owners_explicit_merge_on_github() {
+    merge_now_is_the_owners_explicit_merge(&mut OnGitHub::new());
+}
+
+#[test]
+fn merge_now_is_the_owners_explicit_merge_on_gitlab() {
+    let mut f = GitLabEnv::new();
+    merge_now_is_the_owners_explicit_merge(&mut f);
+    let log = f.gl.requests();
+    let puts = log.matching("PUT /projects/{id}/merge_requests/{iid}/merge");
+    assert_eq!(puts.len(), 1, "only the clean MR is asked");
+    let body = puts[0].json();
+    assert_eq!(
+        body["sha"],
+        f.gl.world(|w| w.get_mr("g/p", 3).sha.clone()).as_str(),
+        "guarded by the head"
+    );
+    assert_eq!(
+        body["squash"], true,
+        "squash first when the project allows it"
     );
 }

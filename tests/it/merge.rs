@@ -1,6 +1,7 @@
 //! Reconcile merge end to end: re-arm the forge's auto-merge every tick, merge once where it
 //! cannot, disarm on a foreign push, update behind branches one at a time, never merge twice.
-//! Arming and the forge's own merge run against both forges in `forges.rs`.
+//! Arming and the forge's own merge, a green PR merged at once and `merge --now` run against
+//! both forges in `forges.rs`.
 
 use serde_json::json;
 
@@ -29,26 +30,6 @@ fn auto_merge_disabled_behind_our_back_is_enabled_again() {
     assert_eq!(env.gh.world(|w| w.auto_merge_enables(REPO, 1)), 2);
     let history = env.history_text("octo/app#1");
     assert!(history.contains("found disabled"), "{history}");
-}
-
-#[test]
-fn a_clean_pr_is_merged_directly_exactly_once() {
-    let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").success();
-    });
-    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
-    env.ok(&["run"]);
-    assert_eq!(
-        merges(&env, 1),
-        1,
-        "refused as clean, so merged with the sha guard"
-    );
-    env.advance(30);
-    env.ok(&["run", "--force"]);
-    assert_eq!(merges(&env, 1), 1);
-    assert_eq!(env.status("octo/app#1")["state"], "merged");
 }
 
 #[test]
@@ -262,23 +243,6 @@ fn a_merge_that_answers_500_after_merging_is_never_repeated() {
         "re-read first: already merged"
     );
     assert_eq!(env.status("octo/app#1")["state"], "merged");
-}
-
-#[test]
-fn merge_now_is_the_owners_explicit_merge() {
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.pr(REPO, 1).draft();
-        w.pr(REPO, 2).conflicting();
-        w.pr(REPO, 3);
-    });
-    for (n, why) in [(1, "draft"), (2, "conflicts")] {
-        let out = env.run(&["merge", &format!("octo/app#{n}"), "--now"]);
-        assert_eq!(out.code, 2, "{}", out.stderr);
-        assert!(out.stderr.contains(why), "{}", out.stderr);
-    }
-    env.ok(&["merge", "octo/app#3", "--now"]);
-    assert_eq!(merges(&env, 3), 1);
 }
 
 #[test]

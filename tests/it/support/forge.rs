@@ -21,6 +21,10 @@ pub trait FakeForge: Deref<Target = TestEnv> {
 
     /// Opens change `n`, its head commit by `login`.
     fn open(&self, n: u64, login: &str);
+    /// Opens change `n` as a draft.
+    fn open_draft(&self, n: u64);
+    /// Opens change `n` conflicting with its base.
+    fn open_conflicting(&self, n: u64);
     /// The base branch accepts a change only once check `name` passed (GitHub: a required
     /// check; GitLab: pipelines must succeed).
     fn require(&self, name: &str);
@@ -89,6 +93,16 @@ impl FakeForge for OnGitHub {
     fn open(&self, n: u64, login: &str) {
         self.gh.world(|w| {
             w.pr(GITHUB_REPO, n).head_commit(|c| c.by(login));
+        });
+    }
+    fn open_draft(&self, n: u64) {
+        self.gh.world(|w| {
+            w.pr(GITHUB_REPO, n).draft();
+        });
+    }
+    fn open_conflicting(&self, n: u64) {
+        self.gh.world(|w| {
+            w.pr(GITHUB_REPO, n).conflicting();
         });
     }
     fn require(&self, name: &str) {
@@ -185,6 +199,18 @@ impl FakeForge for GitLabEnv {
         self.gl.world(|w| {
             w.project(GITLAB_PROJECT);
             w.mr(GITLAB_PROJECT, n).head_by(login);
+        });
+    }
+    fn open_draft(&self, n: u64) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT);
+            w.mr(GITLAB_PROJECT, n).draft();
+        });
+    }
+    fn open_conflicting(&self, n: u64) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT);
+            w.mr(GITLAB_PROJECT, n).conflict();
         });
     }
     fn require(&self, _name: &str) {
