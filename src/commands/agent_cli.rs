@@ -8,6 +8,7 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::app::{App, usage};
 use crate::config::AgentDelivery;
+use crate::core::memory;
 use crate::model::PrRef;
 use crate::notify::inbox;
 
@@ -24,7 +25,7 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
             break;
         }
     }
-    let pr = app.store.fix_done(id, app.now)?;
+    let pr = fix_done(app, id)?;
     if moved.is_none() && pr.is_none() {
         return Err(usage(format!("no message `{id}` in any agent's inbox")));
     }
@@ -45,6 +46,29 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
         }
     }
     Ok(0)
+}
+
+/// Ends the fix in flight sent as message `id`, making its PR due: the next tick judges
+/// whether the agent pushed. Returns the PR, if any watch had that fix in flight.
+fn fix_done(app: &mut App, id: &str) -> Result<Option<PrRef>> {
+    let Some(watch) = app
+        .store
+        .watches()?
+        .into_iter()
+        .find(|w| memory::is_fix(&w.status.memory, id))
+    else {
+        return Ok(None);
+    };
+    let at = app.now;
+    if app
+        .store
+        .update_memory(watch.id, |m| memory::message_done(m, id, at))?
+        != Some(true)
+    {
+        return Ok(None);
+    }
+    app.store.make_due(watch.id, at)?;
+    Ok(Some(watch.pr))
 }
 
 /// The agent that acts on `pr`: the watch's, else its job's, else `agent`.

@@ -9,5 +9,6 @@ pub mod feedback;
 pub mod flake;
 pub mod focus;
 pub mod logs;
+pub mod memory;
 pub mod report;
 pub mod text;

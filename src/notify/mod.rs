@@ -261,7 +261,12 @@ pub fn deliver_pending(
             }
         }
         if let (Some(run), Ok(pr)) = (run, send.message.pr.parse::<PrRef>()) {
-            store.record_agent_run(&pr, run.started.into(), run.ended.into())?;
+            if let Some(watch) = store.watch(&pr)? {
+                let (started, ended) = (run.started.into(), run.ended.into());
+                store.update_memory(watch.id, |m| {
+                    crate::core::memory::agent_ran(m, started, ended);
+                })?;
+            }
             store.log(
                 &pr,
                 &[HistoryEntry {

@@ -324,6 +324,51 @@ mod tests {
         }
     }
 
+    /// The memory is edited in place; a row that is gone is none, and a corrupt one is an
+    /// error that leaves it as it was.
+    #[test]
+    fn update_memory_edits_a_readable_memory_and_never_a_corrupt_one() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        let pr = PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+        let id = s.watch(&pr).unwrap().unwrap().id;
+        let edited = s
+            .update_memory(id, |m| {
+                m.agent_activity_at = Some(now);
+                7
+            })
+            .unwrap();
+        assert_eq!(edited, Some(7));
+        let memory = s.watch(&pr).unwrap().unwrap().status.memory;
+        assert_eq!(memory.agent_activity_at, Some(now));
+        assert_eq!(
+            s.update_memory(id + 1, |_| ()).unwrap(),
+            None,
+            "no such watch"
+        );
+        s.conn
+            .execute(
+                "UPDATE watches SET memory = '{\"fix\": 3' WHERE id = ?1",
+                [id],
+            )
+            .unwrap();
+        let err = s
+            .update_memory(id, |_| panic!("never edits a default"))
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains(&format!("the memory of watch {id} cannot be read")),
+            "{err:#}"
+        );
+        let kept: String = s
+            .conn
+            .query_row("SELECT memory FROM watches WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kept, "{\"fix\": 3");
+    }
+
     fn holder(run: &str) -> Holder {
         Holder {
             run: run.into(),

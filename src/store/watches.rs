@@ -2,7 +2,7 @@
 //! that cannot be read in full is carried as unreadable, never guessed), the due query, and
 //! the history rows.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::{Store, parse_ts, ts};
@@ -318,37 +318,43 @@ impl Store {
         Ok(())
     }
 
-    /// Records a command agent's run on `pr`: its window decides whose the next head is, and
-    /// it counts as activity. Does nothing for a PR that is not watched.
-    pub fn record_agent_run(&mut self, pr: &PrRef, started: Instant, ended: Instant) -> Result<()> {
-        let Some(mut w) = self.watch(pr)? else {
-            return Ok(());
+    /// Edits watch `id`'s memory in one transaction: reads it, applies `edit`, writes it back,
+    /// and returns what `edit` returned (`None`: no such watch). A memory that cannot be read
+    /// is an error and stays as it is: `edit` never sees a default in its place.
+    pub fn update_memory<T>(
+        &mut self,
+        id: i64,
+        edit: impl FnOnce(&mut Memory) -> T,
+    ) -> Result<Option<T>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let Some(stored) = tx
+            .query_row("SELECT memory FROM watches WHERE id = ?1", [id], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()?
+        else {
+            return Ok(None);
         };
-        w.status.memory.agent_run = Some((started, ended));
-        w.status.memory.agent_activity_at = Some(ended);
-        if let Some(fix) = w.status.memory.fix.as_mut().filter(|f| f.done_at.is_none()) {
-            fix.done_at = Some(ended);
-        }
-        self.conn.execute(
+        let mut memory: Memory = serde_json::from_str(&stored)
+            .with_context(|| format!("the memory of watch {id} cannot be read"))?;
+        let out = edit(&mut memory);
+        tx.execute(
             "UPDATE watches SET memory = ?2 WHERE id = ?1",
-            params![w.id, serde_json::to_string(&w.status.memory)?],
+            params![id, serde_json::to_string(&memory)?],
         )?;
-        Ok(())
+        tx.commit()?;
+        Ok(Some(out))
     }
 
-    /// Records that the agent finished message `id`: the fix in flight with that id ends now.
-    /// Returns the PR it was for, if any watch had it in flight.
-    pub fn fix_done(&mut self, id: &str, at: Instant) -> Result<Option<PrRef>> {
-        for mut w in self.watches()? {
-            if let Some(fix) = w.status.memory.fix.as_mut().filter(|f| f.message_id == id) {
-                fix.done_at = Some(at);
-                self.conn.execute(
-                    "UPDATE watches SET memory = ?2, next_tick_at = CASE WHEN state = 'open' THEN ?3 ELSE next_tick_at END WHERE id = ?1",
-                    params![w.id, serde_json::to_string(&w.status.memory)?, ts(at)],
-                )?;
-                return Ok(Some(w.pr));
-            }
-        }
-        Ok(None)
+    /// Makes watch `id` due at `at`, if it is still open.
+    pub fn make_due(&mut self, id: i64, at: Instant) -> Result<()> {
+        self.conn.execute(
+            "UPDATE watches SET next_tick_at = CASE WHEN state = 'open' THEN ?2 ELSE next_tick_at END
+             WHERE id = ?1",
+            params![id, ts(at)],
+        )?;
+        Ok(())
     }
 }
