@@ -6,7 +6,6 @@ mod budget;
 mod check;
 mod economy;
 mod fake_github_selftest;
-mod fixtures;
 mod forges;
 mod github_app;
 mod gitlab;

@@ -10,8 +10,6 @@ mod read;
 mod wire;
 mod write;
 
-pub use read::rollup_checks;
-
 use crate::forge::http::HttpClient;
 use crate::forge::{
     Forge, ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,

@@ -13,7 +13,7 @@ use crate::model::{Check, ChecksSource, PrRef, Sha, Snapshot};
 
 /// Converts `statusCheckRollup.contexts.nodes` (the PR-level fallback when commit-pinned check
 /// data is missing) into checks.
-pub fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
+fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
     let contexts: Vec<Option<wire::RollupContext>> =
         wire::parse(nodes.clone(), "status check rollup")?;
     Ok(contexts
@@ -580,5 +580,82 @@ impl GitHub {
         let suites: Conn<wire::SuiteNode> =
             wire::parse(commit["checkSuites"].clone(), "check suites")?;
         self.suite_checks(&id, suites)
+    }
+}
+
+/// Real answers written by another GitHub client (see `tests/fixtures/github/SOURCES.md`)
+/// parse into pr-monitor's checks.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::checks::{self, Verdict};
+    use crate::model::{CheckKind, CheckState};
+
+    fn rollup(answer: &str) -> Vec<Check> {
+        let v: Value = serde_json::from_str(answer).unwrap();
+        let nodes = v
+            .pointer("/data/node/statusCheckRollup/nodes/0/commit/statusCheckRollup/contexts/nodes")
+            .unwrap();
+        rollup_checks(nodes).unwrap()
+    }
+
+    #[test]
+    fn a_rollup_with_failing_and_running_checks() {
+        let checks = rollup(include_str!(
+            "../../../tests/fixtures/github/gh-cli/checks.someFailing.json"
+        ));
+        let states: Vec<(&str, CheckState)> =
+            checks.iter().map(|c| (c.name.as_str(), c.state)).collect();
+        assert_eq!(
+            states,
+            vec![
+                ("cool tests", CheckState::Passed),
+                ("sad tests", CheckState::Failed),
+                ("slow tests", CheckState::Pending)
+            ]
+        );
+        let seen: crate::model::Instant = "2026-11-29T12:00:00Z".parse().unwrap();
+        assert!(
+            matches!(
+                checks::verdict(&checks, seen, seen, 600, None),
+                Verdict::Running { .. }
+            ),
+            "acts only once all are done"
+        );
+    }
+
+    #[test]
+    fn a_rollup_mixing_check_runs_and_statuses() {
+        let checks = rollup(include_str!(
+            "../../../tests/fixtures/github/gh-cli/checks.withStatuses.json"
+        ));
+        let status = checks.iter().find(|c| c.kind == CheckKind::Status).unwrap();
+        assert_eq!(status.name, "a status");
+        assert_eq!(status.state, CheckState::Failed);
+        assert_eq!(
+            checks
+                .iter()
+                .filter(|c| c.kind == CheckKind::CheckRun)
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn push_and_pull_request_runs_of_one_check_stay_apart() {
+        let checks = rollup(include_str!(
+            "../../../tests/fixtures/github/gh-cli/checks.withEvents.json"
+        ));
+        let events: Vec<Option<&str>> = checks.iter().map(|c| c.event.as_deref()).collect();
+        assert!(
+            events.contains(&Some("pull_request")) && events.contains(&Some("push")),
+            "{events:?}"
+        );
+        assert_eq!(
+            checks::newest(&checks).len(),
+            checks.len(),
+            "the same name under two events is two checks"
+        );
+        assert_eq!(checks[0].workflow.as_deref(), Some("tests"));
     }
 }
