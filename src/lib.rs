@@ -18,8 +18,8 @@
 //! - [`commands`]: the program and one module per command family; [`app`] is the context they
 //!   run in and [`cli`] the command line.
 //! - The edges: [`config`], [`forge`] (the clients), [`store`] (SQLite), [`notify`] (the
-//!   channels), and the process's own plumbing: [`clock`], [`holder`], [`logging`],
-//!   [`private`], [`secrets`], [`stdout`], [`terminal`].
+//!   channels), and the process's own plumbing: [`clock`], [`holder`], [`locked`],
+//!   [`logging`], [`private`], [`secrets`], [`stdout`], [`terminal`].
 
 pub mod model;
 
@@ -40,6 +40,7 @@ pub mod store;
 
 pub mod clock;
 pub mod holder;
+pub mod locked;
 pub mod logging;
 pub mod private;
 pub mod secrets;

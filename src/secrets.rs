@@ -3,7 +3,7 @@
 //! the database (history, `last_error`, outbox messages), log tails, feedback bodies, and the
 //! errors it prints.
 
-use std::sync::{Mutex, OnceLock};
+use crate::locked::Locked;
 
 /// What a masked value reads as.
 pub const MASK: &str = "***";
@@ -11,10 +11,8 @@ pub const MASK: &str = "***";
 /// Values shorter than this are not masked by value (they would mask ordinary words).
 const MIN_LEN: usize = 6;
 
-fn held() -> &'static Mutex<Vec<String>> {
-    static HELD: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    HELD.get_or_init(|| Mutex::new(Vec::new()))
-}
+/// The secrets held, longest first.
+static HELD: Locked<Vec<String>> = Locked::new(Vec::new());
 
 /// Remembers `value` as a secret, to be masked wherever it appears.
 pub fn hold(value: &str) {
@@ -22,9 +20,7 @@ pub fn hold(value: &str) {
     if value.len() < MIN_LEN {
         return;
     }
-    let mut list = held()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut list = HELD.borrow();
     if !list.iter().any(|v| v == value) {
         list.push(value.to_owned());
         // Longest first, so a secret containing another is masked whole.
@@ -68,9 +64,7 @@ pub fn hold_url(url: &str) {
 
 /// `text` with every held secret replaced by [`MASK`].
 pub fn mask(text: &str) -> String {
-    let list = held()
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let list = HELD.borrow();
     let mut out = text.to_owned();
     for secret in list.iter() {
         if out.contains(secret.as_str()) {

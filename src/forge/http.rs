@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use std::collections::BTreeMap;
 
 use crate::forge::ForgeError;
-use crate::forge::locked::{Gate, Locked};
 use crate::forge::rate::{self, RateFigures};
+use crate::locked::{Gate, Locked};
 
 /// How many times a failed read is tried again.
 pub const RETRIES: u32 = 3;
@@ -290,7 +290,7 @@ impl HttpClient {
 
     /// Keeps `figures` as the latest of their resource.
     pub fn note_rate(&self, figures: RateFigures) {
-        let mut rates = self.rates.borrow_mut();
+        let mut rates = self.rates.borrow();
         let kept = rate::merged(rates.get(&figures.resource), figures);
         rates.insert(kept.resource.clone(), kept);
     }

@@ -9,7 +9,6 @@ pub mod call;
 pub mod github;
 pub mod gitlab;
 pub mod http;
-pub mod locked;
 pub mod rate;
 
 use std::fmt;

@@ -2,8 +2,9 @@
 //! they finish. The pool owns no state of its own; a job carries what it needs (its forge
 //! client), and the thread that sends the jobs keeps the database and does everything else.
 
-use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel};
+
+use crate::locked::Locked;
 
 /// How many forge reads of one run may be under way at once.
 pub const READS_IN_FLIGHT: usize = 8;
@@ -56,18 +57,13 @@ where
 {
     let (job_tx, job_rx) = channel::<J>();
     let (answer_tx, answer_rx) = channel::<A>();
-    let job_rx = Mutex::new(job_rx);
+    let job_rx = Locked::new(job_rx);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             let (job_rx, answer_tx, work) = (&job_rx, answer_tx.clone(), &work);
             scope.spawn(move || {
                 loop {
-                    let job = {
-                        let jobs = job_rx
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        jobs.recv()
-                    };
+                    let job = job_rx.borrow().recv();
                     let Ok(job) = job else { break };
                     if answer_tx.send(work(job)).is_err() {
                         break;

@@ -9,7 +9,7 @@
 //! answer's `date`, then counted down locally — and dropped as soon as the forge refuses one.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::app_key::AppKey;
 use crate::forge::ForgeError;
 use crate::forge::http::{HttpClient, Idempotency, Response, error_message};
+use crate::locked::Locked;
 
 /// How long before its expiry an installation token is replaced (at most half its life).
 pub const RENEW_MARGIN: Duration = Duration::from_secs(300);
@@ -46,11 +47,8 @@ struct Learned {
 }
 
 fn learned() -> MutexGuard<'static, Learned> {
-    static LEARNED: OnceLock<Mutex<Learned>> = OnceLock::new();
-    LEARNED
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    static LEARNED: OnceLock<Locked<Learned>> = OnceLock::new();
+    LEARNED.get_or_init(Locked::default).borrow()
 }
 
 /// Forgets every installation token of this process (installation ids stay): the next request

@@ -27,12 +27,11 @@ pub struct GitHub {
     api_url: String,
     graphql_url: String,
     /// The optional parts of the schema this server has not refused (yet).
-    features: crate::forge::locked::Locked<Features>,
+    features: crate::locked::Locked<Features>,
     /// The merge queues read this run, by (repository, branch): (position, PR number), front
     /// first; `None` when the read failed.
-    queue_lines: crate::forge::locked::Locked<
-        std::collections::BTreeMap<(String, String), Option<QueueLine>>,
-    >,
+    queue_lines:
+        crate::locked::Locked<std::collections::BTreeMap<(String, String), Option<QueueLine>>>,
     /// Signed in as a GitHub App: each request carries the installation token of the owner
     /// of the repository its verb is about; `None`: the client's own token.
     app: Option<app_auth::AppAuth>,
@@ -47,8 +46,8 @@ impl GitHub {
             http: HttpClient::new(token),
             api_url: api_url.trim_end_matches('/').to_owned(),
             graphql_url: graphql_url.to_owned(),
-            features: crate::forge::locked::Locked::new(Features::default()),
-            queue_lines: crate::forge::locked::Locked::new(std::collections::BTreeMap::new()),
+            features: crate::locked::Locked::new(Features::default()),
+            queue_lines: crate::locked::Locked::new(std::collections::BTreeMap::new()),
             app: None,
         })
     }

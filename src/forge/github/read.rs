@@ -223,9 +223,7 @@ impl GitHub {
             .map(|n| (n.position, n.pull_request.number))
             .collect();
         line.sort_unstable();
-        self.queue_lines
-            .borrow_mut()
-            .insert(key, Some(line.clone()));
+        self.queue_lines.borrow().insert(key, Some(line.clone()));
         Some(line)
     }
 

@@ -27,10 +27,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
-use crate::forge::locked::Locked;
 use crate::forge::{
     Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
 };
+use crate::locked::Locked;
 use crate::model::{Check, ForgeKind, MergeMethod, PrRef, QueueEntry, RepoSettings, Sha, Snapshot};
 
 /// How many MRs one summary covers (a listing holds 100).
@@ -173,7 +173,7 @@ impl GitLab {
             merge_trains: project.merge_trains_enabled.unwrap_or(false),
         };
         self.projects
-            .borrow_mut()
+            .borrow()
             .insert(repo.to_owned(), facts.clone());
         Ok(facts)
     }
@@ -195,7 +195,7 @@ impl GitLab {
             Err(ForgeError::NotFound(_)) => None,
             Err(e) => return Err(e),
         };
-        self.trains.borrow_mut().insert(key, cars.clone());
+        self.trains.borrow().insert(key, cars.clone());
         Ok(cars)
     }
 

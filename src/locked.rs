@@ -1,28 +1,24 @@
-//! What lets one forge client (its connections, its rate-limit state, its counters and
-//! caches) serve a run's parallel reads: a [`Locked`] value stands where a `Cell` or a
-//! `RefCell` would in a client used from one thread, and a [`Gate`] bounds how many requests
-//! are under way at once.
+//! Values shared by threads: a [`Locked`] value stands where a `Cell` or a `RefCell` would in
+//! code used from one thread (a forge client's rate-limit state, counters and caches serving
+//! a run's parallel reads, the tick pool's job queue, the secrets to mask), and a [`Gate`]
+//! bounds how many requests are under way at once. A lock poisoned by a panicking thread is
+//! used as it is, everywhere, in this one place.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 /// A value behind a mutex, with the calls of `Cell` (`get`, `set`) and `RefCell` (`borrow`,
-/// `borrow_mut`). A lock poisoned by a panicking thread is used as it is.
+/// to read or change it). A lock poisoned by a panicking thread is used as it is.
 #[derive(Debug, Default)]
 pub struct Locked<T>(Mutex<T>);
 
 impl<T> Locked<T> {
-    pub fn new(value: T) -> Self {
+    pub const fn new(value: T) -> Self {
         Locked(Mutex::new(value))
     }
 
-    /// The value, locked until the guard is dropped.
+    /// The value, to read or change, locked until the guard is dropped.
     pub fn borrow(&self) -> MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The value, locked until the guard is dropped, to change.
-    pub fn borrow_mut(&self) -> MutexGuard<'_, T> {
-        self.borrow()
     }
 
     pub fn set(&self, value: T) {
