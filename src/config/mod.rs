@@ -385,11 +385,6 @@ impl AgentConfig {
                 })
         }
     }
-
-    /// Whether `login` is one of the agent's (GitHub and GitLab logins ignore case).
-    pub fn is_agent_login(&self, login: &str) -> bool {
-        self.logins.iter().any(|l| l.eq_ignore_ascii_case(login))
-    }
 }
 
 /// The `notify:` block. A channel is on when its block is present.

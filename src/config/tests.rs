@@ -97,7 +97,7 @@ fn example_config_and_every_job_file_load() {
         fixer.delivery(),
         Some(AgentDelivery::Inbox(&root.join("config/inbox/fixer")))
     );
-    assert!(fixer.is_agent_login("Fixer-Bot"));
+    assert_eq!(fixer.logins, ["fixer-bot"]);
     assert_eq!(
         config.github.token(),
         TokenSource::Env("GITHUB_TOKEN".into())

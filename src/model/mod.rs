@@ -229,9 +229,6 @@ impl PrState {
             PrState::Closed => "closed",
         }
     }
-    pub fn is_final(self) -> bool {
-        !matches!(self, PrState::Open)
-    }
 }
 
 impl FromStr for PrState {

@@ -134,7 +134,7 @@ impl Store {
         Ok(version)
     }
 
-    /// An in-memory database, for tests and `--dry-run` without a file.
+    /// An in-memory database (the unit tests' store).
     pub fn open_in_memory() -> Result<Store> {
         Self::init(Connection::open_in_memory()?)
     }
