@@ -1,5 +1,6 @@
 //! The `intents` table: a forge write recorded before it is made ([`crate::model::intent`]), read
-//! back open by the next tick of its watch, and marked resolved in that tick's record. A
+//! back open by the next tick of its watch, and marked resolved in the record of the tick that
+//! can tell what became of it; the same write asked again while it is open is one row. A
 //! resolved intent is kept for a while (it explains a history line) and then pruned in a later
 //! record of its watch: at most [`KEEP_RESOLVED`] per watch, none resolved more than
 //! [`KEEP_RESOLVED_SECS`] before that record, so the table never grows with a PR's age.
@@ -20,9 +21,22 @@ impl IntentLog for Store {
         detail: &str,
         at: Instant,
     ) -> Result<()> {
-        self.conn.execute(
+        // A branch update asked again on the same head while its first record is open (one
+        // that failed, or that the forge has not shown yet) keeps that first record: the
+        // earlier time, and one row however often it is asked. Such a record stays open for
+        // as long as the head is the same, so it is never the one a tick resolves. Any other
+        // kind is resolved by the next read, maybe in the very tick that asks again: a new row.
+        let sql = if kind == IntentKind::UpdateBranch {
             "INSERT INTO intents (watch_id, kind, head, detail, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+             SELECT ?1, ?2, ?3, ?4, ?5
+             WHERE NOT EXISTS (SELECT 1 FROM intents WHERE watch_id = ?1 AND kind = ?2
+                               AND head = ?3 AND detail = ?4 AND resolved_at IS NULL)"
+        } else {
+            "INSERT INTO intents (watch_id, kind, head, detail, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)"
+        };
+        self.conn.execute(
+            sql,
             params![watch_id, kind.as_str(), head.as_str(), detail, ts(at)],
         )?;
         Ok(())
@@ -108,7 +122,8 @@ mod tests {
     }
 
     #[test]
-    fn an_intent_stays_open_until_a_record_resolves_it_and_goes_with_its_watch() {
+    fn an_intent_stays_open_until_a_record_resolves_it_is_one_row_while_open_and_goes_with_its_watch()
+     {
         let mut s = Store::open_in_memory().unwrap();
         let now = at("2026-11-29T12:00:00Z");
         let pr = crate::model::PrRef::github("o/r", 1);
@@ -146,6 +161,40 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.open_intents(id).unwrap(), vec![open[1].clone()]);
+        // A branch update asked again while open is one row, its first time kept; once
+        // resolved, a new row. Any other kind asked again is a new row.
+        let later = now + chrono::Duration::minutes(5);
+        s.record_intent(id, IntentKind::UpdateBranch, &Sha("b".into()), "merge", now)
+            .unwrap();
+        s.record_intent(
+            id,
+            IntentKind::UpdateBranch,
+            &Sha("b".into()),
+            "merge",
+            later,
+        )
+        .unwrap();
+        s.record_intent(
+            id,
+            IntentKind::UpdateBranch,
+            &Sha("a".into()),
+            "merge",
+            later,
+        )
+        .unwrap();
+        s.record_intent(id, IntentKind::Rerun, &Sha("a".into()), "a:lint", later)
+            .unwrap();
+        let again = s.open_intents(id).unwrap();
+        let at_of = |kind, head: &str| {
+            again
+                .iter()
+                .filter(|i| i.kind == kind && i.head.as_str() == head)
+                .map(|i| i.created_at)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(at_of(IntentKind::UpdateBranch, "b"), vec![now]);
+        assert_eq!(at_of(IntentKind::UpdateBranch, "a"), vec![later]);
+        assert_eq!(at_of(IntentKind::Rerun, "a"), vec![now, later]);
         s.remove_watch(&pr).unwrap();
         let left: i64 = s
             .conn

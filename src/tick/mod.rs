@@ -478,7 +478,9 @@ fn detect_and_decide(
     };
     let (snap, plan) = decided(app, read.snapshot)?;
     // A recorded write not yet reconciled is reconciled against a fresh read too.
-    if !read.reused || (plan.actions.is_empty() && ctx.intents.is_empty()) {
+    if !read.reused
+        || (plan.actions.is_empty() && !decide::intents::wants_fresh_read(ctx.intents, ctx.now))
+    {
         return Ok((snap, plan));
     }
     let fresh = read::reread(app, watch)?;

@@ -544,6 +544,25 @@ fn a_rebase_answered_502_after_it_applied_never_disarms() {
     merges_after_our_rebase(&mut env);
 }
 
+/// GitLab accepts the rebase (202) and does it only twenty minutes later, after ticks that saw
+/// the old head: the late head (committed then, by the token user) is still pr-monitor's own.
+#[test]
+fn a_rebase_gitlab_shows_twenty_minutes_late_never_disarms() {
+    let mut env = armed_mr_about_to_rebase();
+    env.gl
+        .fault(Fault::status(202).on("PUT /projects/{id}/merge_requests/{iid}/rebase"));
+    env.ok(&["run", "--force"]);
+    for _ in 0..3 {
+        env.advance(400);
+        env.ok(&["run", "--force"]);
+    }
+    env.gl.world(|w| {
+        w.rebase(&(P.to_owned(), 1))
+            .expect("the late rebase applies");
+    });
+    merges_after_our_rebase(&mut env);
+}
+
 /// The process dies after GitLab rebased and before anything was recorded.
 #[test]
 fn a_crash_between_a_rebase_and_its_record_never_disarms() {

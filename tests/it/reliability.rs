@@ -393,6 +393,42 @@ fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
     merges_after_our_update(&mut env);
 }
 
+/// GitHub accepts `update-branch` (202) and applies it only twenty minutes later, after ticks
+/// that saw the old head: the late head is still pr-monitor's own update, however late.
+#[test]
+fn a_branch_update_the_forge_shows_twenty_minutes_late_never_disarms() {
+    use crate::support::fake_github::{Fault, UpdateMethod};
+    let mut env = armed_pr_about_to_update();
+    env.gh
+        .fault(Fault::status(202).on("PUT /repos/{o}/{r}/pulls/{n}/update-branch"));
+    env.ok(&["run"]);
+    for _ in 0..3 {
+        env.advance(400);
+        env.ok(&["run", "--force"]);
+    }
+    env.gh.world(|w| {
+        w.update_branch(REPO, 1, None, UpdateMethod::Merge)
+            .expect("the late update applies");
+    });
+    env.ok(&["run", "--force"]);
+    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
+    assert!(!history.contains("disarmed"), "{history}");
+    assert_eq!(env.status("octo/app#1")["merge_armed"], true, "{history}");
+    env.advance(30);
+    env.gh.world(|w| {
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1, "{history}");
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("PUT /repos/{o}/{r}/pulls/{n}/update-branch"),
+        1,
+        "updated once"
+    );
+}
+
 /// A Slack sink, and an env whose owner notices go to it.
 fn posting_to_slack() -> (crate::support::http_sink::HttpSink, TestEnv) {
     let slack = crate::support::http_sink::HttpSink::start();

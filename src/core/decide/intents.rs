@@ -8,7 +8,10 @@
 //! recorded re-run spends its once-per-job-per-head guards whatever became of the answer, and
 //! a recorded arm of auto-merge is remembered as pr-monitor's when the forge shows it on.
 //! Each intent is resolved by the first read that can tell; a branch update the forge has not
-//! shown yet stays open for [`UPDATE_SHOWS_WITHIN_SECS`].
+//! shown yet stays open, however long the forge takes, until the head moves (the move it
+//! explains, or someone else's) or the PR merges or closes. Past [`UPDATE_SHOWS_WITHIN_SECS`]
+//! such an update no longer has a kept read read again ([`wants_fresh_read`]): its head shows
+//! in the summary when it comes.
 
 use crate::core::decide::{Context, Draft};
 use crate::model::UpdateMethod;
@@ -16,7 +19,8 @@ use crate::model::intent::{Intent, IntentKind};
 use crate::model::{PrState, Snapshot};
 use crate::viewer::Committer;
 
-/// How long a recorded branch update may take to show on the forge before it is given up.
+/// How long a recorded branch update usually takes to show on the forge: until then its PR is
+/// read in full at every tick; after it, the update is still pr-monitor's whenever it shows.
 pub const UPDATE_SHOWS_WITHIN_SECS: i64 = 600;
 
 /// How far the forge's clock may lag pr-monitor's when it stamps a rebase it made.
@@ -64,11 +68,21 @@ pub fn own_update(snap: &Snapshot, intent: &Intent, owner: &Committer) -> bool {
         && from_recorded_head
 }
 
+/// Whether open `intents` ask that a PR decided on a kept read be read afresh: any of them
+/// but a branch update older than [`UPDATE_SHOWS_WITHIN_SECS`] (a kept read means an unchanged
+/// summary, so its head has not moved yet, and a fresh read would tell nothing more).
+pub fn wants_fresh_read(intents: &[Intent], now: crate::model::Instant) -> bool {
+    intents.iter().any(|i| {
+        i.kind != IntentKind::UpdateBranch
+            || (now - i.created_at).num_seconds() < UPDATE_SHOWS_WITHIN_SECS
+    })
+}
+
 fn update(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>, intent: &Intent) -> bool {
     if snap.head.sha == intent.head {
-        // Not shown yet (the forge updates in the background), or never made.
-        let waited = (ctx.now - intent.created_at).num_seconds();
-        return snap.state != PrState::Open || waited >= UPDATE_SHOWS_WITHIN_SECS;
+        // Not shown yet (the forge updates in the background, sometimes for long), or never
+        // made: open until the head moves, however late.
+        return snap.state != PrState::Open;
     }
     if own_update(snap, intent, ctx.commits_as) {
         d.own_update = true;

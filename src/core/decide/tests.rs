@@ -1292,20 +1292,28 @@ fn a_recorded_branch_update_is_never_a_foreign_push() {
 }
 
 #[test]
-fn a_recorded_update_not_shown_yet_stays_open_for_a_while() {
+fn a_recorded_update_not_shown_yet_stays_open_until_the_head_moves_however_late() {
+    use crate::model::intent::IntentKind::{Rerun, UpdateBranch};
     let mut c = Ctx::plain();
-    c.intents = vec![intent(
-        crate::model::intent::IntentKind::UpdateBranch,
-        "a",
-        "merge",
-    )];
-    assert!(
-        c.decide(&armed("a"), &snap("a"))
-            .resolved_intents
-            .is_empty()
-    );
-    c.now = t0() + Duration::seconds(intents::UPDATE_SHOWS_WITHIN_SECS);
-    assert_eq!(c.decide(&armed("a"), &snap("a")).resolved_intents, vec![7]);
+    c.intents = vec![intent(UpdateBranch, "a", "merge")];
+    for late in [0, intents::UPDATE_SHOWS_WITHIN_SECS, 86_400] {
+        c.now = t0() + Duration::seconds(late);
+        let plan = c.decide(&armed("a"), &snap("a"));
+        assert!(plan.resolved_intents.is_empty(), "{late} s");
+    }
+    let mut merged = snap("a");
+    merged.state = PrState::Merged;
+    assert_eq!(c.decide(&armed("a"), &merged).resolved_intents, vec![7]);
+    // A kept read is read again while the update is young, or for any other open intent.
+    let fresh = |intents: &[crate::model::intent::Intent], late: i64| {
+        intents::wants_fresh_read(intents, t0() + Duration::seconds(late))
+    };
+    let update = [intent(UpdateBranch, "a", "merge")];
+    // (recorded 30 s before t0)
+    assert!(fresh(&update, intents::UPDATE_SHOWS_WITHIN_SECS - 31));
+    assert!(!fresh(&update, intents::UPDATE_SHOWS_WITHIN_SECS - 30));
+    assert!(fresh(&[intent(Rerun, "a", "a:lint")], 86_400));
+    assert!(!fresh(&[], 0));
 }
 
 #[test]
