@@ -387,19 +387,15 @@ impl HttpClient {
                 Ok(resp) if resp.0.status >= 500 => {
                     ForgeError::Transient(format!("HTTP {} from {}", resp.0.status, path_of(url)))
                 }
-                Ok((resp, Some(wait))) => {
-                    let wait = wait.max(MIN_RATE_LIMIT_WAIT);
+                Ok((resp, Some(asked))) => {
                     let spent = self.rate_limit_slept.get();
-                    if wait <= MAX_RATE_LIMIT_WAIT
-                        && waits < RATE_LIMIT_WAITS
-                        && spent + wait <= RATE_LIMIT_BUDGET
-                    {
+                    if let Some(wait) = rate_limit_sleep(asked, waits, spent) {
                         std::thread::sleep(wait);
                         self.rate_limit_slept.set(spent + wait);
                         waits += 1;
                         continue;
                     }
-                    let wait = wait.max(GIVE_UP_BLOCK);
+                    let wait = asked.max(GIVE_UP_BLOCK);
                     self.blocked_until.set(Some(SystemTime::now() + wait));
                     let _ = resp;
                     return Err(ForgeError::RateLimited {
@@ -646,6 +642,18 @@ fn is_graphql_rate_limited(body: &str) -> bool {
         })
 }
 
+/// How long a request answered with a rate limit asking for `asked` sleeps before it asks
+/// again, given the rate-limit waits it has taken (`waits`) and what its client (its run) has
+/// slept on rate limits in all (`spent`); `None` when it gives up instead: a wait longer than
+/// [`MAX_RATE_LIMIT_WAIT`], a request past [`RATE_LIMIT_WAITS`] waits, or a run whose
+/// [`RATE_LIMIT_BUDGET`] the wait would overrun. `Retry-After: 0` sleeps
+/// [`MIN_RATE_LIMIT_WAIT`].
+fn rate_limit_sleep(asked: Duration, waits: u32, spent: Duration) -> Option<Duration> {
+    let wait = asked.max(MIN_RATE_LIMIT_WAIT);
+    (wait <= MAX_RATE_LIMIT_WAIT && waits < RATE_LIMIT_WAITS && spent + wait <= RATE_LIMIT_BUDGET)
+        .then_some(wait)
+}
+
 /// Maps a non-success status to the error callers branch on.
 pub fn status_error(resp: &Response) -> ForgeError {
     let msg = error_message(&resp.body);
@@ -685,6 +693,42 @@ mod tests {
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn rate_limit_waits_are_bounded_per_request_and_per_run() {
+        let s = Duration::from_secs;
+        for (asked, waits, spent, want) in [
+            (0, 0, 0, Some(1)),
+            (0, 2, 0, Some(1)),
+            (0, 3, 0, None),
+            (60, 0, 0, Some(60)),
+            (61, 0, 0, None),
+            (30, 0, 90, Some(30)),
+            (30, 0, 91, None),
+            (0, 0, 119, Some(1)),
+            (0, 0, 120, None),
+        ] {
+            assert_eq!(
+                rate_limit_sleep(s(asked), waits, s(spent)),
+                want.map(s),
+                "{asked} s asked after {waits} waits, {spent} s spent"
+            );
+        }
+        // A run whose every request meets `Retry-After: 0` sleeps 120 s in all, then stops.
+        let (mut spent, mut requests) = (Duration::ZERO, 0);
+        loop {
+            requests += 1;
+            let mut waits = 0;
+            while let Some(wait) = rate_limit_sleep(Duration::ZERO, waits, spent) {
+                spent += wait;
+                waits += 1;
+            }
+            if waits == 0 {
+                break;
+            }
+        }
+        assert_eq!((spent, requests), (s(120), 41));
     }
 
     #[test]
