@@ -709,3 +709,35 @@ fn planted_secrets_reach_no_real_transport_and_no_output() {
         assert!(!written.contains(secret), "{secret} in a file");
     }
 }
+
+/// A review body of a mebibyte reaches the agent capped at `log_tail_bytes` (16 KiB by
+/// default), in the brief and in the message's fields alike, with a note of what was cut.
+#[test]
+fn a_mebibyte_review_body_reaches_the_agent_capped() {
+    let env = TestEnv::new();
+    env.agentic_job();
+    let huge = "review ".repeat(150_000);
+    env.gh.world(|w| {
+        w.pr(REPO, 1).author("dev");
+        w.review(REPO, 1, "owner").changes_requested().body(&huge);
+    });
+    env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
+    env.ok(&["run"]);
+    let files: Vec<_> = std::fs::read_dir(env.inbox().join("new"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(files.len(), 1, "one message");
+    let size = files[0].metadata().unwrap().len();
+    assert!(size < 64 * 1024, "a {size}-byte message");
+    let msg = &env.inbox_messages()[0];
+    assert_eq!(msg["kind"], "review_feedback", "{msg}");
+    assert!(
+        msg["body"]
+            .as_str()
+            .unwrap()
+            .contains("more bytes not shown"),
+        "{}",
+        &msg["body"].as_str().unwrap()[..200]
+    );
+}
