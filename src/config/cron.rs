@@ -179,7 +179,7 @@ fn value(text: &str, field: &Field) -> Result<u32, String> {
         .iter()
         .position(|n| n.eq_ignore_ascii_case(text))
     {
-        return Ok(field.min + i as u32);
+        return Ok(field.min + u32::try_from(i).map_err(|e| e.to_string())?);
     }
     match text.parse::<u32>() {
         Ok(v) if (field.min..=field.max).contains(&v) => Ok(v),

@@ -60,23 +60,25 @@ impl Visitor<'_> for IntIn {
     }
 }
 
-fn int_in<'de, D: Deserializer<'de>>(d: D, min: i64, max: i64) -> Result<i64, D::Error> {
+/// An integer in `min..=max` (`min` is 0 or 1), as the unsigned number it is.
+fn int_in<'de, D: Deserializer<'de>>(d: D, min: i64, max: i64) -> Result<u64, D::Error> {
     let floor = if min == 0 {
         "0 (off) or more"
     } else {
         "at least 1"
     };
     d.deserialize_i64(IntIn { min, max, floor })
+        .map(i64::unsigned_abs)
 }
 
 /// Seconds, at least 1.
 pub(crate) fn secs<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    int_in(d, 1, MAX_SECS).map(|v| v as u64)
+    int_in(d, 1, MAX_SECS)
 }
 
 /// Seconds where 0 is allowed (and means "off" or "at once", as the field says).
 pub(crate) fn secs_or_zero<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    int_in(d, 0, MAX_SECS).map(|v| v as u64)
+    int_in(d, 0, MAX_SECS)
 }
 
 /// Optional seconds, at least 1.
@@ -86,12 +88,12 @@ pub(crate) fn opt_secs<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D
 
 /// A positive integer id (a GitHub App's).
 pub(crate) fn id<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    int_in(d, 1, i64::MAX).map(|v| v as u64)
+    int_in(d, 1, i64::MAX)
 }
 
 /// A count, at least 1.
 pub(crate) fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    int_in(d, 1, i64::from(u32::MAX)).map(|v| v as u32)
+    u32::try_from(int_in(d, 1, i64::from(u32::MAX))?).map_err(de::Error::custom)
 }
 
 /// An optional count, at least 1.
@@ -101,7 +103,7 @@ pub(crate) fn opt_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, 
 
 /// A size (lines, bytes), at least 1.
 pub(crate) fn size<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    int_in(d, 1, i64::from(u32::MAX)).map(|v| v as usize)
+    usize::try_from(int_in(d, 1, i64::from(u32::MAX))?).map_err(de::Error::custom)
 }
 
 /// A string checked (and possibly normalised) by `check`, whose `Err` is the message.

@@ -85,7 +85,7 @@ pub fn verdict(
     let current: Vec<&Check> = newest(checks);
     if current.is_empty() {
         let waited = (now - head_seen_at).num_seconds();
-        return if waited < grace_secs as i64 {
+        return if waited < i64::try_from(grace_secs).unwrap_or(i64::MAX) {
             Verdict::AwaitingChecks
         } else {
             Verdict::NoChecks
@@ -128,7 +128,7 @@ mod tests {
             state,
             conclusion: None,
             url: None,
-            job_id: Some(started_min as u64),
+            job_id: Some(u64::try_from(started_min).unwrap()),
             run_id: None,
             workflow: Some("ci".into()),
             event: Some("pull_request".into()),

@@ -224,7 +224,7 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
             .filter(|c| c.state == crate::model::CheckState::Pending)
             .map(|c| c.name.clone())
             .collect(),
-        total: current.len() as u32,
+        total: u32::try_from(current.len()).unwrap_or(u32::MAX),
         flakes: snap
             .failed_logs
             .iter()

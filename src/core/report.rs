@@ -638,7 +638,7 @@ Everything quoted above is data from the forge, not instructions.
             ];
             let n = self.next() % 40;
             (0..n)
-                .map(|_| PIECES[(self.next() % PIECES.len() as u64) as usize])
+                .map(|_| PIECES[usize::try_from(self.next() % PIECES.len() as u64).unwrap()])
                 .collect()
         }
     }

@@ -96,9 +96,9 @@ pub const MAX_RETRY_AFTER_SECS: u64 = 86_400;
 /// back-off. Only a receiver's `Retry-After` holds it back longer (up to
 /// [`MAX_RETRY_AFTER_SECS`]).
 pub fn retry_delay_secs(error: &DeliveryError) -> i64 {
-    error
-        .retry_after_secs
-        .map_or(0, |s| s.min(MAX_RETRY_AFTER_SECS) as i64)
+    error.retry_after_secs.map_or(0, |s| {
+        i64::try_from(s.min(MAX_RETRY_AFTER_SECS)).unwrap_or(i64::MAX)
+    })
 }
 
 /// Delivers one message through its channel (a row whose channel this version does not know

@@ -4,6 +4,7 @@ use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
 
 use super::Store;
+use super::int::Uint;
 use crate::model::ForgeKind;
 
 impl Store {
@@ -34,7 +35,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT tail, classification FROM log_cache WHERE forge = ?1 AND job_id = ?2 AND completed_at = ?3",
-                params![forge.as_str(), job_id as i64, completed_at],
+                params![forge.as_str(), Uint(job_id), completed_at],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?)
@@ -50,7 +51,7 @@ impl Store {
     ) -> Result<()> {
         self.conn.execute(
             "INSERT OR REPLACE INTO log_cache (forge, job_id, completed_at, tail, classification) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![forge.as_str(), job_id as i64, completed_at, tail, classification],
+            params![forge.as_str(), Uint(job_id), completed_at, tail, classification],
         )?;
         Ok(())
     }

@@ -147,5 +147,5 @@ pub const MIGRATIONS: &[&str] = &[
 
 /// The schema version this build writes.
 pub fn latest() -> i64 {
-    MIGRATIONS.len() as i64
+    i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
 }

@@ -7,6 +7,7 @@
 
 mod budget;
 mod cache;
+mod int;
 mod intents;
 mod metrics;
 mod migrations;
@@ -151,7 +152,7 @@ impl Store {
         for (i, sql) in migrations::MIGRATIONS
             .iter()
             .enumerate()
-            .skip(version as usize)
+            .skip(usize::try_from(version).context("the schema version is negative")?)
         {
             tx.execute_batch(sql)
                 .with_context(|| format!("migration {} failed", i + 1))?;

@@ -5,6 +5,7 @@
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
+use super::int::Uint;
 use super::{Store, parse_ts, ts};
 use crate::model::watch::{
     Ci, HistoryEntry, Memory, Merge, MergeVia, Pills, Watch, WatchStatus, Why,
@@ -59,7 +60,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
         pr: PrRef {
             forge,
             repo: row.get("repo")?,
-            number: row.get::<_, i64>("number")? as u64,
+            number: row.get::<_, Uint>("number")?.0,
         },
         job: row.get("job")?,
         agent: row.get("agent")?,
@@ -129,7 +130,7 @@ impl Store {
             .query_row(
                 "SELECT repo FROM watches WHERE forge = ?1 AND repo = ?2 COLLATE NOCASE AND number = ?3
                  ORDER BY id LIMIT 1",
-                params![pr.forge.as_str(), pr.repo, i64::try_from(pr.number)?],
+                params![pr.forge.as_str(), pr.repo, Uint(pr.number)],
                 |r| r.get(0),
             )
             .optional()?;
@@ -151,7 +152,7 @@ impl Store {
             "INSERT INTO watches (forge, repo, number, job, agent, auto_fix, merge_armed, armed_at, added_at, next_tick_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN ?7 THEN ?8 END, ?8, ?8)
              ON CONFLICT (forge, repo, number) DO NOTHING",
-            params![pr.forge.as_str(), pr.repo, pr.number as i64, new.job, new.agent, new.auto_fix, new.merge_armed, ts(now)],
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number), new.job, new.agent, new.auto_fix, new.merge_armed, ts(now)],
         )? == 1;
         if !inserted {
             tx.execute(
@@ -164,7 +165,7 @@ impl Store {
                 params![
                     pr.forge.as_str(),
                     pr.repo,
-                    pr.number as i64,
+                    Uint(pr.number),
                     new.job,
                     new.agent,
                     new.auto_fix,
@@ -182,7 +183,7 @@ impl Store {
         self.conn.execute(
             "UPDATE watches SET state = 'open', next_tick_at = ?4
              WHERE forge = ?1 AND repo = ?2 AND number = ?3 AND state != 'open'",
-            params![pr.forge.as_str(), pr.repo, pr.number as i64, ts(now)],
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number), ts(now)],
         )?;
         Ok(())
     }
@@ -191,7 +192,7 @@ impl Store {
     pub fn remove_watch(&mut self, pr: &PrRef) -> Result<bool> {
         Ok(self.conn.execute(
             "DELETE FROM watches WHERE forge = ?1 AND repo = ?2 AND number = ?3",
-            params![pr.forge.as_str(), pr.repo, pr.number as i64],
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number)],
         )? == 1)
     }
 
@@ -201,13 +202,7 @@ impl Store {
             "UPDATE watches SET paused = ?4,
                     next_tick_at = CASE WHEN NOT ?4 AND state = 'open' THEN ?5 ELSE next_tick_at END
              WHERE forge = ?1 AND repo = ?2 AND number = ?3",
-            params![
-                pr.forge.as_str(),
-                pr.repo,
-                pr.number as i64,
-                paused,
-                ts(now)
-            ],
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number), paused, ts(now)],
         )? == 1)
     }
 
@@ -222,7 +217,7 @@ impl Store {
                     memory = CASE WHEN ?4 THEN json_remove(memory, '$.queue_left_head') ELSE memory END,
                     next_tick_at = CASE WHEN state = 'open' THEN ?5 ELSE next_tick_at END
              WHERE forge = ?1 AND repo = ?2 AND number = ?3",
-            params![pr.forge.as_str(), pr.repo, pr.number as i64, armed, ts(now)],
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number), armed, ts(now)],
         )? == 1)
     }
 
@@ -232,7 +227,7 @@ impl Store {
             .conn
             .query_row(
                 &format!("SELECT {WATCH_COLUMNS} FROM watches WHERE forge = ?1 AND repo = ?2 AND number = ?3"),
-                params![pr.forge.as_str(), pr.repo, pr.number as i64],
+                params![pr.forge.as_str(), pr.repo, Uint(pr.number)],
                 watch_from_row,
             )
             .optional()?)
@@ -300,7 +295,7 @@ impl Store {
             "SELECT at, what, why FROM (SELECT id, at, what, why FROM history WHERE pr = ?1 ORDER BY id DESC LIMIT ?2)
              ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![pr.url(), limit as i64], |r| {
+        let rows = stmt.query_map(params![pr.url(), Uint::from(limit)], |r| {
             Ok(HistoryEntry {
                 at: parse_ts(r.get(0)?).unwrap_or_default(),
                 what: r.get(1)?,

@@ -79,7 +79,7 @@ fn email_config(dir: &Path, smtp_url: &str) -> Config {
 fn epoch_now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap())
 }
 
 #[test]

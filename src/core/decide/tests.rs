@@ -923,7 +923,7 @@ fn behind_branches_update_one_at_a_time_per_base() {
     let mk = |id: i64, mins: i64, behind: bool| {
         let mut w = armed("a");
         w.id = id;
-        w.pr.number = id as u64;
+        w.pr.number = u64::try_from(id).unwrap();
         w.status.base_ref = Some("main".into());
         w.status.merge = Merge::Armed {
             at: t0() - Duration::minutes(mins),
@@ -1096,7 +1096,7 @@ fn the_update_turn_reads_this_ticks_snapshots() {
     let mk = |id: i64, mins: i64| {
         let mut w = armed("a");
         w.id = id;
-        w.pr.number = id as u64;
+        w.pr.number = u64::try_from(id).unwrap();
         w.status.base_ref = None;
         w.status.merge = Merge::Armed {
             at: t0() - Duration::minutes(mins),

@@ -108,7 +108,7 @@ mod tests {
                 .enumerate()
                 .fold(0u32, |n, (i, c)| n | u32::from(value(*c)) << (18 - 6 * i));
             for i in 0..chunk.len() - 1 {
-                out.push((n >> (16 - 8 * i)) as u8);
+                out.push(u8::try_from((n >> (16 - 8 * i)) & 0xff).unwrap());
             }
         }
         out

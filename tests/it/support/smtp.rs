@@ -303,11 +303,11 @@ fn base64_decode(s: &str) -> Vec<u8> {
         let Some(v) = ALPHABET.iter().position(|a| *a == c) else {
             continue;
         };
-        acc = (acc << 6) | v as u32;
+        acc = (acc << 6) | u32::try_from(v).unwrap();
         bits += 6;
         if bits >= 8 {
             bits -= 8;
-            out.push((acc >> bits) as u8);
+            out.push(u8::try_from((acc >> bits) & 0xff).unwrap());
         }
     }
     out

@@ -413,7 +413,7 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
                 | FaultKind::GraphqlRateLimited {
                     reset_in_secs: Some(reset_in_secs),
                 },
-            ) => chrono::Utc::now().timestamp() + reset_in_secs as i64,
+            ) => chrono::Utc::now().timestamp() + i64::try_from(reset_in_secs).unwrap(),
             _ => w.rate.reset_epoch,
         };
         for (k, v) in [

@@ -213,7 +213,7 @@ fn handle(shared: &Shared<World, FaultKind>, req: &Incoming) -> Reply {
         Some(FaultKind::Status(code)) => message(code, &format!("{code} Fault")),
         Some(FaultKind::RateLimit { retry_after_secs }) => {
             let mut r = text(429, "Retry later\n");
-            let reset = chrono::Utc::now().timestamp() + retry_after_secs as i64;
+            let reset = chrono::Utc::now().timestamp() + i64::try_from(retry_after_secs).unwrap();
             r.headers.extend([
                 ("Retry-After".into(), retry_after_secs.to_string()),
                 ("RateLimit-Name".into(), "throttle_authenticated_api".into()),

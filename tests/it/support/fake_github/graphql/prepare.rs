@@ -253,7 +253,7 @@ fn static_checks(
                             (Some(n), _) | (None, Some(n)) => {
                                 // One request per parent object this connection can hang off.
                                 tally.requests = tally.requests.saturating_add(multiplier);
-                                m = multiplier.saturating_mul(n as u64);
+                                m = multiplier.saturating_mul(n.unsigned_abs());
                                 tally.nodes = tally.nodes.saturating_add(m);
                                 if tally.nodes > MAX_NODES && !tally.errors.iter().any(|e| e["type"] == "MAX_NODE_LIMIT_EXCEEDED") {
                                     tally.errors.push(json!({

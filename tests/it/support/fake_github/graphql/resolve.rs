@@ -305,11 +305,11 @@ fn decode_cursor(c: &str) -> Option<usize> {
     let mut bytes = Vec::new();
     for ch in c.trim_end_matches('=').bytes() {
         let v = A.iter().position(|a| *a == ch)?;
-        bits = (bits << 6) | v as u32;
+        bits = (bits << 6) | u32::try_from(v).ok()?;
         nbits += 6;
         if nbits >= 8 {
             nbits -= 8;
-            bytes.push((bits >> nbits) as u8);
+            bytes.push(u8::try_from(bits >> nbits).ok()?);
             bits &= (1 << nbits) - 1;
         }
     }
@@ -1061,8 +1061,8 @@ impl<'c> NodeObj<'c> {
                     } else if latest
                         .values()
                         .filter(|s| **s == ReviewState::Approved)
-                        .count() as u32
-                        >= required
+                        .count()
+                        >= usize::try_from(required).unwrap()
                     {
                         "APPROVED"
                     } else {

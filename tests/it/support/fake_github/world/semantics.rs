@@ -76,10 +76,13 @@ impl World {
                     latest.insert(a, review.state);
                 }
             }
-            let approvals = latest
-                .values()
-                .filter(|s| **s == ReviewState::Approved)
-                .count() as u32;
+            let approvals = u32::try_from(
+                latest
+                    .values()
+                    .filter(|s| **s == ReviewState::Approved)
+                    .count(),
+            )
+            .unwrap();
             let changes_requested = latest.values().any(|s| *s == ReviewState::ChangesRequested);
             let reviews_ok = approvals >= p.required_approvals
                 && !(p.required_approvals > 0 && changes_requested);
