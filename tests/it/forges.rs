@@ -1,8 +1,8 @@
 //! Features GitHub and GitLab share, each written once as a scenario over
 //! [`FakeForge`](crate::support::forge::FakeForge) and run against both fakes: the agent loop
 //! on a failed check, an infrastructure failure re-run once, arming and the forge's merge, a
-//! green armed change merged at once, `merge --now`, and an agent replying to and resolving a
-//! review thread. What only one forge shows (its request
+//! green armed change merged at once, `merge --now`, an armed change brought up to date once,
+//! and an agent replying to and resolving a review thread. What only one forge shows (its request
 //! log, its recorded shapes) is asserted by that forge's test after the shared body.
 
 use serde_json::{Value, json};
@@ -355,4 +355,53 @@ fn merge_now_is_the_owners_explicit_merge_on_gitlab() {
         body["squash"], true,
         "squash first when the project allows it"
     );
+}
+
+/// An armed change behind a base that takes only changes up to date is brought up to date
+/// once, by pr-monitor, and stays armed on its new head: its own update never disarms.
+/// `updated` looks at the forge right after the update.
+fn an_armed_change_behind_its_base_is_updated_once_and_stays_armed<F: FakeForge>(
+    f: &mut F,
+    updated: impl FnOnce(&F),
+) {
+    f.open_behind(1, 2);
+    f.running(1, "test");
+    let pr = f.pr(1);
+    f.ok(&["watch", "add", "--merge-when-ready", &pr]);
+    f.ok(&["run"]);
+    f.advance(30);
+    f.ok(&["run"]);
+    assert_eq!(f.branch_updates(1), 1);
+    assert!(f.history_text(&pr).contains("2 commit(s)"));
+    updated(f);
+    let new_head = f.head(1);
+    f.advance(30);
+    f.ok(&["run"]);
+    let s = f.status(&pr);
+    assert_eq!(s["head_sha"], new_head.as_str());
+    assert_eq!(s["merge_armed"], true, "our own update never disarms: {s}");
+    assert_eq!(f.branch_updates(1), 1, "updated once");
+}
+
+#[test]
+fn an_armed_change_behind_its_base_is_updated_once_and_stays_armed_on_github() {
+    an_armed_change_behind_its_base_is_updated_once_and_stays_armed(&mut OnGitHub::new(), |_| {});
+}
+
+#[test]
+fn an_armed_change_behind_its_base_is_updated_once_and_stays_armed_on_gitlab() {
+    an_armed_change_behind_its_base_is_updated_once_and_stays_armed(&mut GitLabEnv::new(), |f| {
+        let log = f.gl.requests();
+        assert_eq!(
+            log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
+            1,
+            "{:?}",
+            log.counts()
+        );
+        let committer = f.gl.world(|w| {
+            let mr = w.get_mr("g/p", 1);
+            w.commits[&mr.sha].committer_name.clone()
+        });
+        assert_eq!(committer, "The Owner", "GitLab commits as the display name");
+    });
 }

@@ -1,7 +1,8 @@
 //! GitLab merge requests end to end: the real binary with `--now` against the fake GitLab —
-//! pills, the auto-merge trap, a merge without a pipeline, rebases, a vanished MR, rate limits,
-//! paging, and GitLab's own recorded shapes. The agent loop, infra retries, arming,
-//! `merge --now` and discussions run against both fakes from one body in `forges.rs`.
+//! pills, the auto-merge trap, a merge without a pipeline, rebases after a reply lost or a crash,
+//! a vanished MR, rate limits, paging, and GitLab's own recorded shapes. The agent loop, infra
+//! retries, arming, `merge --now`, the rebase of a behind armed MR and discussions run against
+//! both fakes from one body in `forges.rs`.
 
 use serde_json::{Value, json};
 
@@ -440,46 +441,6 @@ fn the_fake_merges_at_once_when_armed_without_a_pipeline() {
         })
     });
     assert!(merged_at_once);
-}
-
-#[test]
-fn a_behind_armed_mr_is_rebased_and_stays_armed() {
-    let mut env = GitLabEnv::new();
-    env.gl.world(|w| {
-        w.project(P).merge_method("ff");
-        w.mr(P, 1).diverged(2);
-        w.job(P, 1, "test").running();
-    });
-    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
-    env.ok(&["run"]);
-    // The first tick learns it is behind; the update turn is taken from stored state.
-    env.advance(30);
-    env.ok(&["run"]);
-    let log = env.gl.requests();
-    assert_eq!(
-        log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
-        1,
-        "{:?}",
-        log.counts()
-    );
-    assert!(env.history_text("g/p!1").contains("2 commit(s)"));
-    let (new_sha, committer) = env.gl.world(|w| {
-        let mr = w.get_mr(P, 1);
-        (mr.sha.clone(), w.commits[&mr.sha].committer_name.clone())
-    });
-    assert_eq!(committer, "The Owner", "GitLab commits as the display name");
-    env.advance(30);
-    env.ok(&["run"]);
-    let s = env.status("g/p!1");
-    assert_eq!(s["head_sha"], new_sha.as_str());
-    assert_eq!(s["merge_armed"], true, "our own rebase never disarms: {s}");
-    assert_eq!(
-        env.gl
-            .requests()
-            .count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
-        1,
-        "rebased once"
-    );
 }
 
 /// An armed MR on a fast-forward project, its pipeline running, recorded once by a tick that

@@ -21,6 +21,9 @@ pub trait FakeForge: Deref<Target = TestEnv> {
 
     /// Opens change `n`, its head commit by `login`.
     fn open(&self, n: u64, login: &str);
+    /// Opens change `n` `commits` behind its base, on a base that takes only changes up to date
+    /// (GitHub: strict protection requiring `test`; GitLab: fast-forward merges).
+    fn open_behind(&self, n: u64, commits: u64);
     /// Opens change `n` as a draft.
     fn open_draft(&self, n: u64);
     /// Opens change `n` conflicting with its base.
@@ -57,6 +60,10 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn auto_merge_enables(&self, n: u64) -> usize;
     /// How many times change `n` was merged.
     fn merges(&self, n: u64) -> usize;
+    /// How many times change `n` was brought up to date with its base (GitLab: rebased).
+    fn branch_updates(&self, n: u64) -> usize;
+    /// Change `n`'s head commit.
+    fn head(&self, n: u64) -> String;
 }
 
 /// The fake GitHub's side of a shared scenario: repository `octo/app`.
@@ -93,6 +100,12 @@ impl FakeForge for OnGitHub {
     fn open(&self, n: u64, login: &str) {
         self.gh.world(|w| {
             w.pr(GITHUB_REPO, n).head_commit(|c| c.by(login));
+        });
+    }
+    fn open_behind(&self, n: u64, commits: u64) {
+        self.gh.world(|w| {
+            w.repo(GITHUB_REPO).required_checks(&["test"]).strict();
+            w.pr(GITHUB_REPO, n).behind(commits);
         });
     }
     fn open_draft(&self, n: u64) {
@@ -177,6 +190,13 @@ impl FakeForge for OnGitHub {
     fn merges(&self, n: u64) -> usize {
         self.gh.world(|w| w.merges(GITHUB_REPO, n))
     }
+    fn branch_updates(&self, n: u64) -> usize {
+        self.gh.world(|w| w.branch_updates(GITHUB_REPO, n))
+    }
+    fn head(&self, n: u64) -> String {
+        self.gh
+            .world(|w| w.get_pr(GITHUB_REPO, n).head_sha().to_owned())
+    }
 }
 
 /// The fake GitLab's side of a shared scenario: project `g/p`.
@@ -199,6 +219,12 @@ impl FakeForge for GitLabEnv {
         self.gl.world(|w| {
             w.project(GITLAB_PROJECT);
             w.mr(GITLAB_PROJECT, n).head_by(login);
+        });
+    }
+    fn open_behind(&self, n: u64, commits: u64) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT).merge_method("ff");
+            w.mr(GITLAB_PROJECT, n).diverged(commits);
         });
     }
     fn open_draft(&self, n: u64) {
@@ -305,5 +331,16 @@ impl FakeForge for GitLabEnv {
     }
     fn merges(&self, n: u64) -> usize {
         self.gl.world(|w| w.merges(GITLAB_PROJECT, n))
+    }
+    fn branch_updates(&self, n: u64) -> usize {
+        self.gl.world(|w| {
+            w.events
+                .iter()
+                .filter(|e| matches!(e, Event::Rebased { project, iid } if project == GITLAB_PROJECT && *iid == n))
+                .count()
+        })
+    }
+    fn head(&self, n: u64) -> String {
+        self.gl.world(|w| w.get_mr(GITLAB_PROJECT, n).sha.clone())
     }
 }
