@@ -14,7 +14,8 @@ use std::str::FromStr;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use crate::model::{MergeMethod, PrRef};
+use crate::model::MergeMethod;
+use crate::model::reference::PrArg;
 
 /// The ceiling on every duration: a year. Far beyond any sensible cadence or timeout, and far
 /// below what date arithmetic could overflow.
@@ -261,14 +262,17 @@ pub(crate) fn opt_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>
     opt_checked(d, check_name, "a name")
 }
 
-/// A PR reference in any form [`PrRef`] parses.
-pub(crate) fn opt_pr_ref<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PrRef>, D::Error> {
+/// A PR reference in any form [`PrArg`] parses, on any host (which hosts are a forge's is
+/// checked against the config after parsing).
+pub(crate) fn opt_pr_arg<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PrArg>, D::Error> {
     fn check(s: &str) -> Result<String, String> {
-        PrRef::from_str(s).map(|_| s.to_owned())
+        PrArg::from_str(s)
+            .map(|_| s.to_owned())
+            .map_err(|e| e.to_string())
     }
     let text = opt_checked(d, check, "a pull request reference")?;
     // The check above has accepted the text, so this parse succeeds.
-    Ok(text.and_then(|t| PrRef::from_str(&t).ok()))
+    Ok(text.and_then(|t| PrArg::from_str(&t).ok()))
 }
 
 /// A repository path: `owner/name` (GitHub) or `group/…/project` (GitLab).

@@ -10,6 +10,7 @@ use super::cron::CronSchedule;
 use super::de as check;
 use super::locate::{Seg, Target};
 use super::{Config, ConfigError, Source};
+use crate::model::reference::{ForgeHosts, PrArg};
 use crate::model::{ForgeKind, MergeMethod, PrRef};
 
 /// How a behind branch is updated (`merge` | `rebase`): the forge's own type, so a policy's
@@ -29,8 +30,12 @@ pub struct Job {
     /// config's `schedule`.
     #[serde(default)]
     pub schedule: Option<CronSchedule>,
+    /// What to watch, as written; [`Job::parse`] checks it into [`Job::watch`].
+    #[serde(default, rename = "watch")]
+    written_watch: Vec<WrittenWatch>,
     /// What to watch. Default: nothing (PRs can still join the job through `watch add --job`).
-    #[serde(default)]
+    /// A `pr:` address names a host of the configured forge.
+    #[serde(skip)]
     pub watch: Vec<Watch>,
     /// The policy; every field is optional and falls back to the config's `pr` block or the
     /// built-in default. See [`Config::policy`].
@@ -52,7 +57,8 @@ pub struct Job {
 /// One entry of a job's `watch:` list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Watch {
-    /// `pr: PR` — one pull request or merge request, in any form [`PrRef`] parses.
+    /// `pr: PR` — one pull request or merge request, in any form [`PrArg`] parses; an address
+    /// names a host of the configured forge.
     Pr(PrRef),
     /// `repo: OWNER/NAME` — every open PR in the repository that matches all its filters.
     Repo(RepoWatch),
@@ -189,6 +195,20 @@ impl Job {
             ));
         };
         job.validate(&src, config)?;
+        let hosts = config.forge_hosts();
+        job.watch = std::mem::take(&mut job.written_watch)
+            .into_iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                entry.on(&hosts).map_err(|why| {
+                    src.error(
+                        &[Seg::Key("watch"), Seg::Index(i), Seg::Key("pr")],
+                        Target::Value,
+                        why,
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?;
         job.source = path.to_path_buf();
         Ok(job)
     }
@@ -217,12 +237,30 @@ impl Job {
     }
 }
 
+/// A watch entry as written: a `pr:` entry's address is not yet checked against the configured
+/// forge hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum WrittenWatch {
+    Pr(PrArg),
+    Repo(RepoWatch),
+}
+
+impl WrittenWatch {
+    /// The entry, when a `pr:` address names one of `hosts` for its forge.
+    fn on(self, hosts: &ForgeHosts) -> Result<Watch, String> {
+        match self {
+            WrittenWatch::Pr(arg) => arg.on(hosts).map(Watch::Pr),
+            WrittenWatch::Repo(repo) => Ok(Watch::Repo(repo)),
+        }
+    }
+}
+
 /// The keys of a watch entry, as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWatch {
-    #[serde(default, deserialize_with = "check::opt_pr_ref")]
-    pr: Option<PrRef>,
+    #[serde(default, deserialize_with = "check::opt_pr_arg")]
+    pr: Option<PrArg>,
     #[serde(default, deserialize_with = "check::opt_repo")]
     repo: Option<String>,
     #[serde(default)]
@@ -234,7 +272,7 @@ struct RawWatch {
 }
 
 impl RawWatch {
-    fn into_watch(self) -> Result<Watch, String> {
+    fn into_watch(self) -> Result<WrittenWatch, String> {
         match (self.pr, self.repo) {
             (Some(_), Some(_)) => Err("a watch entry has `pr:` or `repo:`, not both".to_owned()),
             (Some(pr), None) => {
@@ -244,7 +282,7 @@ impl RawWatch {
                             .to_owned(),
                     )
                 } else {
-                    Ok(Watch::Pr(pr))
+                    Ok(WrittenWatch::Pr(pr))
                 }
             }
             (None, Some(repo)) => {
@@ -255,7 +293,7 @@ impl RawWatch {
                          add `forge: gitlab` for a GitLab project"
                     ));
                 }
-                Ok(Watch::Repo(RepoWatch {
+                Ok(WrittenWatch::Repo(RepoWatch {
                     forge,
                     repo,
                     authors: self.authors.unwrap_or_default(),
@@ -267,18 +305,18 @@ impl RawWatch {
     }
 }
 
-impl<'de> Deserialize<'de> for Watch {
+impl<'de> Deserialize<'de> for WrittenWatch {
     /// Reads the entry's keys with serde_yaml still in charge (so a bad key or value keeps its
     /// own position), then checks the combination; an error in the combination points at the
     /// entry.
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Watch;
+            type Value = WrittenWatch;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a mapping with `pr:` or `repo:`")
             }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Watch, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WrittenWatch, A::Error> {
                 let raw = RawWatch::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 raw.into_watch().map_err(de::Error::custom)
             }

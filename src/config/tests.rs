@@ -559,6 +559,40 @@ fn job_references_are_checked_against_the_config() {
 }
 
 #[test]
+fn job_addresses_name_the_configured_forge_hosts() {
+    let config = Config::parse(
+        "gitlab:\n  api_url: https://git.example.com/api/v4\n",
+        Path::new("c.yaml"),
+    )
+    .unwrap();
+    let job = Job::parse(
+        "name: a\nwatch:\n  - pr: https://git.example.com/g/sub/p/-/merge_requests/7\n",
+        Path::new("j.yaml"),
+        &config,
+    )
+    .unwrap();
+    assert_eq!(
+        job.watch,
+        [Watch::Pr(PrRef {
+            forge: ForgeKind::GitLab,
+            repo: "g/sub/p".into(),
+            number: 7,
+        })]
+    );
+    let err = Job::parse(
+        "name: a\nwatch:\n  - repo: octo/app\n  - pr: https://git.example.com/o/r/pull/1\n",
+        Path::new("j.yaml"),
+        &config,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "j.yaml:4:9: watch[1].pr: `https://git.example.com/o/r/pull/1` names host \
+         `git.example.com`, which is not a configured github host (github.com)"
+    );
+}
+
+#[test]
 fn relative_paths_resolve_against_the_config_folder() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

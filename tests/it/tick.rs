@@ -577,6 +577,37 @@ fn jobs_name_the_prs_to_watch() {
 }
 
 #[test]
+fn a_job_names_a_pr_by_its_address_on_the_configured_host() {
+    let env = TestEnv::new();
+    env.with_pr("octo/app", 1);
+    env.job(
+        "own",
+        &format!(
+            "name: own\nwatch:\n  - pr: {}/octo/app/pull/1\n",
+            env.gh.url()
+        ),
+    );
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["job"], "own");
+    // Another host is still refused, at the entry's value.
+    env.job(
+        "foreign",
+        "name: foreign\nwatch:\n  - pr: https://evil.example/octo/app/pull/2\n",
+    );
+    let out = env.run(&["config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("foreign.yaml:3:9: ")
+            && out.stderr.contains(
+                "`https://evil.example/octo/app/pull/2` names host `evil.example`, \
+                 which is not a configured github host (github.com, "
+            ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn a_server_without_branch_comparison_still_reads_every_pr() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
