@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use crate::config::{Config, Policy};
+use crate::config::{Config, Policy, TokenKeys as _};
 use crate::forge::github::GitHub;
 use crate::forge::gitlab::GitLab;
 use crate::forge::http::Usage;

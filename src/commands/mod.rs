@@ -23,7 +23,7 @@ use crate::app::{App, Forges, UsageError, usage};
 use crate::cli::{
     Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
 };
-use crate::config::Config;
+use crate::config::{Config, TokenKeys as _};
 use crate::holder::Holder;
 use crate::model::reference::{BadPrRef, PrArg};
 use crate::model::{Instant, PrRef};

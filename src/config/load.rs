@@ -10,8 +10,8 @@ use serde::de::DeserializeOwned;
 
 use super::locate::{self, Seg, Target};
 use super::{
-    Config, DEFAULT_DATABASE, DEFAULT_JOBS_DIR, Job, LOCAL_CONFIG, SYSTEM_CONFIG, de, secret,
-    state_dir,
+    Config, DEFAULT_DATABASE, DEFAULT_JOBS_DIR, GitHubConfig, GitLabConfig, Job, LOCAL_CONFIG,
+    SYSTEM_CONFIG, TokenKeys, de, secret, state_dir,
 };
 
 /// Why the configuration could not be loaded. Printed once, at the top; exit code 2.
@@ -217,34 +217,19 @@ impl Config {
     /// The checks that compare values, each pointing at the offending key or value.
     fn validate(&self, src: &Source<'_>) -> Result<(), ConfigError> {
         let github = &self.github;
-        let gitlab = &self.gitlab;
         for (block, keys) in [
-            (
-                "github",
-                [
-                    ("token_env", github.token_env.is_some()),
-                    ("token_file", github.token_file.is_some()),
-                    ("token_command", github.token_command.is_some()),
-                ],
-            ),
-            (
-                "gitlab",
-                [
-                    ("token_env", gitlab.token_env.is_some()),
-                    ("token_file", gitlab.token_file.is_some()),
-                    ("token_command", gitlab.token_command.is_some()),
-                ],
-            ),
+            (GitHubConfig::BLOCK, github.token_keys_given()),
+            (GitLabConfig::BLOCK, self.gitlab.token_keys_given()),
         ] {
             only_one(src, &[Seg::Key(block)], &keys)?;
         }
         if let Some(app) = &github.app {
-            for token_key in [
-                ("token_env", github.token_env.is_some()),
-                ("token_file", github.token_file.is_some()),
-                ("token_command", github.token_command.is_some()),
-            ] {
-                only_one(src, &[Seg::Key("github")], &[token_key, ("app", true)])?;
+            for token_key in github.token_keys_given() {
+                only_one(
+                    src,
+                    &[Seg::Key(GitHubConfig::BLOCK)],
+                    &[token_key, ("app", true)],
+                )?;
             }
             let at = [Seg::Key("github"), Seg::Key("app")];
             let keys = [
@@ -348,8 +333,9 @@ impl Config {
                 resolve(p);
             }
         };
-        self.github.token_file.iter_mut().for_each(resolve_token);
-        self.gitlab.token_file.iter_mut().for_each(resolve_token);
+        for token_file in [&mut self.github.token_file, &mut self.gitlab.token_file] {
+            token_file.iter_mut().for_each(resolve_token);
+        }
         if let Some(app) = &mut self.github.app {
             app.private_key_file.iter_mut().for_each(resolve_token);
         }

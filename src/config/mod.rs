@@ -169,15 +169,18 @@ impl GitHubConfig {
             None => format!("{api}/graphql"),
         }
     }
+}
 
-    /// Where the token comes from.
-    pub fn token(&self) -> TokenSource {
-        token_source(
-            self.token_env.as_ref(),
-            self.token_file.as_ref(),
-            self.token_command.as_ref(),
-            "GITHUB_TOKEN",
-        )
+impl TokenKeys for GitHubConfig {
+    const BLOCK: &'static str = "github";
+    const DEFAULT_ENV: &'static str = "GITHUB_TOKEN";
+
+    fn token_keys(&self) -> TokenKeyValues<'_> {
+        TokenKeyValues {
+            env: self.token_env.as_ref(),
+            file: self.token_file.as_ref(),
+            command: self.token_command.as_ref(),
+        }
     }
 }
 
@@ -216,30 +219,64 @@ impl Default for GitLabConfig {
     }
 }
 
-impl GitLabConfig {
-    /// Where the token comes from.
-    pub fn token(&self) -> TokenSource {
-        token_source(
-            self.token_env.as_ref(),
-            self.token_file.as_ref(),
-            self.token_command.as_ref(),
-            "GITLAB_TOKEN",
-        )
+impl TokenKeys for GitLabConfig {
+    const BLOCK: &'static str = "gitlab";
+    const DEFAULT_ENV: &'static str = "GITLAB_TOKEN";
+
+    fn token_keys(&self) -> TokenKeyValues<'_> {
+        TokenKeyValues {
+            env: self.token_env.as_ref(),
+            file: self.token_file.as_ref(),
+            command: self.token_command.as_ref(),
+        }
     }
 }
 
-fn token_source(
-    env: Option<&String>,
-    file: Option<&PathBuf>,
-    command: Option<&String>,
-    default_env: &str,
-) -> TokenSource {
-    match (env, file, command) {
-        (Some(name), _, _) => TokenSource::Env(name.clone()),
-        (None, Some(path), _) => TokenSource::File(path.clone()),
-        (None, None, Some(command)) => TokenSource::Command(command.clone()),
-        (None, None, None) => TokenSource::Env(default_env.to_owned()),
+/// The token keys every forge block has: `token_env`, `token_file`, `token_command`, at most
+/// one given. Each block keeps its own fields (`serde(flatten)` does not combine with
+/// `deny_unknown_fields`, which places an unknown key's error at its position); this trait
+/// reads them alike, so where a token comes from and which keys exclude each other are said
+/// once.
+pub trait TokenKeys {
+    /// The block's key in the config file.
+    const BLOCK: &'static str;
+    /// The environment variable read when none of the three keys is given.
+    const DEFAULT_ENV: &'static str;
+
+    /// The three keys' values, as written.
+    fn token_keys(&self) -> TokenKeyValues<'_>;
+
+    /// Where the token comes from: the key given, else [`TokenKeys::DEFAULT_ENV`].
+    fn token(&self) -> TokenSource {
+        let keys = self.token_keys();
+        match (keys.env, keys.file, keys.command) {
+            (Some(name), _, _) => TokenSource::Env(name.clone()),
+            (None, Some(path), _) => TokenSource::File(path.clone()),
+            (None, None, Some(command)) => TokenSource::Command(command.clone()),
+            (None, None, None) => TokenSource::Env(Self::DEFAULT_ENV.to_owned()),
+        }
     }
+
+    /// Each key's name and whether it is given, in the order of the file format.
+    fn token_keys_given(&self) -> [(&'static str, bool); 3] {
+        let keys = self.token_keys();
+        [
+            ("token_env", keys.env.is_some()),
+            ("token_file", keys.file.is_some()),
+            ("token_command", keys.command.is_some()),
+        ]
+    }
+}
+
+/// A forge block's token keys, borrowed (see [`TokenKeys`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TokenKeyValues<'a> {
+    /// `token_env`.
+    pub env: Option<&'a String>,
+    /// `token_file`.
+    pub file: Option<&'a PathBuf>,
+    /// `token_command`.
+    pub command: Option<&'a String>,
 }
 
 /// The `pr:` block: defaults for every watched PR. Cadences and counts are at least 1; a
