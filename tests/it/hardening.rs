@@ -741,3 +741,35 @@ fn a_mebibyte_review_body_reaches_the_agent_capped() {
         &msg["body"].as_str().unwrap()[..200]
     );
 }
+
+/// A `token_command` that fails says so, but what it printed on stderr (where a credential
+/// helper may echo a secret) reaches no output and no file. The command prints the sentinel in
+/// two parts, so its own text, which the error names, does not hold it.
+#[test]
+fn a_failing_token_commands_stderr_is_never_kept() {
+    const SENTINEL: &str = "helper-stderr-sentinel-5Rq";
+    let env = TestEnv::new();
+    let config = env.dir.path().join("command.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "database: state.db\n\
+             github:\n  api_url: {}\n  token_command: \"printf '%s%s' helper-stderr- sentinel-5Rq >&2; exit 1\"\n",
+            env.gh.url()
+        ),
+    )
+    .unwrap();
+    let mut printed = String::new();
+    for args in [
+        &["watch", "add", "octo/app#1"][..],
+        &["run"],
+        &["status", "--json"],
+    ] {
+        let out = env.run_with_config(&config, args);
+        printed.push_str(&out.stdout);
+        printed.push_str(&out.stderr);
+    }
+    assert!(printed.contains("token command"), "{printed}");
+    assert!(!printed.contains(SENTINEL), "{printed}");
+    assert!(!everything_written(env.dir.path()).contains(SENTINEL));
+}
