@@ -148,6 +148,7 @@ mod tests {
         };
         s.record(
             lease,
+            &crate::model::watch::Memory::default(),
             &TickRecord {
                 status: WatchStatus::default(),
                 next_tick_at: None,

@@ -215,6 +215,7 @@ mod tests {
         let lease = taken(s.lease(s.watch(&c).unwrap().unwrap().id, &holder("me"), 60, &never));
         s.record(
             lease,
+            &crate::model::watch::Memory::default(),
             &TickRecord {
                 status: WatchStatus::default(),
                 next_tick_at: Some(t("2026-11-29T12:05:00Z")),
@@ -298,6 +299,7 @@ mod tests {
             let lease = taken(s.lease(id, &holder("me"), 60, &never));
             s.record(
                 lease,
+                &crate::model::watch::Memory::default(),
                 &TickRecord {
                     status,
                     next_tick_at: None,
@@ -323,6 +325,46 @@ mod tests {
             let back = s.watch(&pr).unwrap().unwrap().status;
             assert_eq!((back.merge, back.pills.ci), (merge, ci));
         }
+    }
+
+    /// An agent's run recorded while a tick holds the PR's lease survives the tick's record:
+    /// the tick writes only what it changed in the memory it read.
+    #[test]
+    fn a_memory_edit_made_during_a_tick_survives_its_record() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        let pr = PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+        let read = s.watch(&pr).unwrap().unwrap();
+        let lease = taken(s.lease(read.id, &holder("me"), 60, &never));
+        let (start, end) = (t("2026-11-29T11:58:00Z"), t("2026-11-29T11:59:00Z"));
+        s.update_memory(read.id, |m| crate::core::memory::agent_ran(m, start, end))
+            .unwrap();
+        let mut status = read.status.clone();
+        status.memory.error_streak = 1;
+        s.record(
+            lease,
+            &read.status.memory,
+            &TickRecord {
+                status,
+                next_tick_at: None,
+                last_tick_at: now,
+                last_error: None,
+                history: vec![],
+                seen: vec![],
+                outbox: vec![],
+                resolved_intents: vec![],
+            },
+        )
+        .unwrap();
+        let memory = s.watch(&pr).unwrap().unwrap().status.memory;
+        assert_eq!(
+            memory.agent_run,
+            Some((start, end)),
+            "the agent's run stays"
+        );
+        assert_eq!(memory.agent_activity_at, Some(end));
+        assert_eq!(memory.error_streak, 1, "the tick's change is written");
     }
 
     /// The memory is edited in place; a row that is gone is none, and a corrupt one is an

@@ -8,8 +8,9 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use super::outbox::{OutboxMessage, insert_outbox};
 use super::watches::insert_history;
 use super::{Store, intents, ts};
+use crate::core::memory;
 use crate::holder::Holder;
-use crate::model::watch::{BudgetDeferral, HistoryEntry, MergeVia, WatchStatus, Why};
+use crate::model::watch::{BudgetDeferral, HistoryEntry, Memory, MergeVia, WatchStatus, Why};
 use crate::model::{ForgeKind, Instant, PrRef, Sha};
 use crate::secrets;
 
@@ -137,13 +138,25 @@ impl Store {
     }
 
     /// Writes one tick's outcome for the leased watch, and releases the lease, in one transaction.
-    pub fn record(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
+    /// Of the memory, only what the tick changed from the memory it `read` is written: edits
+    /// made while it ran (an agent's run, `inbox done`) stay ([`memory::ticked`]).
+    pub fn record(&mut self, lease: Lease, read: &Memory, rec: &TickRecord) -> Result<()> {
         let Lease { watch_id, owner } = lease;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let url = leased_url(&tx, watch_id, &owner)?;
         let s = &rec.status;
+        let stored: String = tx.query_row(
+            "SELECT memory FROM watches WHERE id = ?1",
+            [watch_id],
+            |r| r.get(0),
+        )?;
+        let memory = match serde_json::from_str::<Memory>(&stored) {
+            Ok(stored) => memory::ticked(read, &s.memory, &stored)?,
+            // Unreadable now: the tick's memory replaces it, as before.
+            Err(_) => s.memory.clone(),
+        };
         let (pill_ci, pill_ci_fixing) = s.pills.ci.flags();
         let (merge_armed, merge_via, armed_at) = s.merge.columns();
         tx.execute(
@@ -170,7 +183,7 @@ impl Store {
                 merge_armed,
                 merge_via.map(MergeVia::as_str),
                 armed_at.map(ts),
-                serde_json::to_string(&s.memory)?,
+                serde_json::to_string(&memory)?,
                 rec.next_tick_at.map(ts),
                 ts(rec.last_tick_at),
                 secrets::mask_opt(rec.last_error.as_deref()),

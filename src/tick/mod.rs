@@ -749,7 +749,7 @@ fn act_and_record(
         if watch.unreadable.is_some() {
             app.store.record_failure(lease, &record)
         } else {
-            app.store.record(lease, &record)
+            app.store.record(lease, &watch.status.memory, &record)
         }
     });
     let error = match recorded {
