@@ -171,7 +171,7 @@ pub enum ThreadCommand {
 pub fn normalize_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let is_instant = |s: Option<&std::ffi::OsString>| {
         s.and_then(|s| s.to_str())
-            .is_some_and(|s| chrono::DateTime::parse_from_rfc3339(s).is_ok())
+            .is_some_and(|s| crate::model::parse_instant(s).is_ok())
     };
     let Some(merge_at) = args.iter().position(|a| a == "merge") else {
         return args;

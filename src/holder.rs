@@ -147,9 +147,7 @@ mod tests {
             run: "7f3a0c21".into(),
             pid: 4121,
             host: "host-a".into(),
-            since: chrono::DateTime::parse_from_rfc3339("2026-11-30T20:14:02Z")
-                .unwrap()
-                .with_timezone(&chrono::Utc),
+            since: crate::model::parse_instant("2026-11-30T20:14:02Z").unwrap(),
             started: Some(900),
         }
     }

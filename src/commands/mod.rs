@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
 use clap::Parser;
 
 use crate::app::{App, Forges, UsageError, usage};
@@ -26,7 +25,7 @@ use crate::cli::{
 use crate::config::{Config, TokenKeys as _};
 use crate::holder::Holder;
 use crate::model::reference::{BadPrRef, PrArg};
-use crate::model::{Instant, PrRef};
+use crate::model::{Instant, PrRef, parse_instant};
 use crate::store::{NewWatch, Selection, Store};
 use crate::tick::RunSummary;
 use crate::tick::{self, RunOptions};
@@ -112,8 +111,7 @@ fn reads_forges(command: &Command) -> bool {
 fn parse_now(now: Option<&str>) -> Result<Instant> {
     match now {
         None => Ok(crate::clock::logical(None)),
-        Some(s) => DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&Utc))
+        Some(s) => parse_instant(s)
             .map_err(|e| usage(format!("--now `{s}` is not an RFC 3339 instant ({e})"))),
     }
 }

@@ -13,7 +13,15 @@ pub mod rate;
 
 use std::fmt;
 
-use crate::model::{Check, MergeMethod, PrRef, Sha, Snapshot, UpdateMethod};
+use crate::model::{
+    Check, Instant, MergeMethod, PrRef, Sha, Snapshot, UpdateMethod, parse_instant,
+};
+
+/// An optional timestamp field of a forge's answer: absent, or one the forge garbled, is
+/// unknown rather than an error.
+pub(crate) fn wire_time(s: Option<&str>) -> Option<Instant> {
+    s.and_then(|s| parse_instant(s).ok())
+}
 
 /// Why a forge request failed, in the shapes callers act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -71,7 +71,7 @@ pub fn from_graphql(data: &serde_json::Value) -> Option<RateFigures> {
     let reset_epoch = rate
         .get("resetAt")
         .and_then(serde_json::Value::as_str)
-        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .and_then(|t| crate::model::parse_instant(t).ok())
         .map(|t| t.timestamp());
     Some(RateFigures {
         resource: GITHUB_GRAPHQL.to_owned(),

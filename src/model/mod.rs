@@ -24,6 +24,13 @@ pub fn stamp(t: Instant) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// Reads an instant as forges, the database and `--now` write it: RFC 3339 with `Z` or any
+/// offset, fractional seconds allowed, brought to UTC. The one parse: each caller decides
+/// what an unreadable instant means to it (unknown, a default, or an error).
+pub fn parse_instant(s: &str) -> Result<Instant, chrono::ParseError> {
+    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc))
+}
+
 /// [`stamp`] of an instant that may be unknown: empty when it is.
 pub fn stamp_or_empty(t: Option<Instant>) -> String {
     t.map(stamp).unwrap_or_default()
@@ -700,5 +707,35 @@ mod tests {
         let mr: PrRef = "g/p!57".parse().unwrap();
         assert_eq!(mr.short(), "MR !57");
         assert_eq!(mr.url().parse::<PrRef>(), Ok(mr));
+    }
+
+    #[test]
+    fn parse_instant_reads_rfc3339_into_utc_and_refuses_garbage() {
+        let utc = |s: &str| Some(s.to_owned());
+        let table: &[(&str, Option<String>)] = &[
+            ("2026-11-29T12:00:00Z", utc("2026-11-29T12:00:00Z")),
+            ("2026-11-29T12:00:00z", utc("2026-11-29T12:00:00Z")),
+            ("2026-11-29T12:00:00+00:00", utc("2026-11-29T12:00:00Z")),
+            ("2026-11-29T13:30:00+01:30", utc("2026-11-29T12:00:00Z")),
+            ("2026-11-29T07:00:00-05:00", utc("2026-11-29T12:00:00Z")),
+            ("2026-11-29T23:30:00-01:00", utc("2026-11-30T00:30:00Z")),
+            ("2022-10-31T19:06:06.237Z", utc("2022-10-31T19:06:06.237Z")),
+            (
+                "2022-10-31T19:06:06.000000001+00:00",
+                utc("2022-10-31T19:06:06.000000001Z"),
+            ),
+            ("", None),
+            ("garbage", None),
+            ("2026-11-29", None),
+            ("2026-11-29T12:00:00", None),
+            ("2026-11-29 12:00:00 UTC", None),
+            ("2026-13-29T12:00:00Z", None),
+        ];
+        for (input, want) in table {
+            let got = parse_instant(input)
+                .ok()
+                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+            assert_eq!(&got, want, "{input:?}");
+        }
     }
 }

@@ -116,9 +116,7 @@ mod tests {
     use crate::store::{NewWatch, TickRecord};
 
     fn at(s: &str) -> Instant {
-        chrono::DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&chrono::Utc))
-            .unwrap_or_default()
+        crate::model::parse_instant(s).unwrap_or_default()
     }
 
     #[test]

@@ -29,7 +29,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::model::Instant;
@@ -63,9 +62,9 @@ pub struct Store {
 
 use crate::model::stamp as ts;
 
+/// A stored instant column: NULL, or a value that does not read, is unknown.
 fn parse_ts(s: Option<String>) -> Option<Instant> {
-    s.and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
-        .map(|t| t.with_timezone(&Utc))
+    s.and_then(|s| crate::model::parse_instant(&s).ok())
 }
 
 impl Store {
@@ -175,7 +174,7 @@ mod tests {
     use crate::model::watch::WatchStatus;
 
     fn t(s: &str) -> Instant {
-        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+        crate::model::parse_instant(s).unwrap()
     }
 
     #[test]

@@ -4,10 +4,11 @@
 //! retried next run; it never stops the tick.
 
 use anyhow::Result;
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 
 use crate::app::App;
 use crate::config::Watch as Entry;
+use crate::model::parse_instant;
 use crate::store::NewWatch;
 
 /// Adds the PRs the jobs name. Returns a line per PR added and per listing that failed.
@@ -32,11 +33,7 @@ pub fn sync(app: &mut App) -> Result<Vec<String>> {
                 }
                 Entry::Repo(rw) => {
                     let key = format!("listed:{}:{}:{}", job.name, rw.forge.as_str(), rw.repo);
-                    let last = app
-                        .store
-                        .meta(&key)?
-                        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-                        .map(|t| t.with_timezone(&Utc));
+                    let last = app.store.meta(&key)?.and_then(|t| parse_instant(&t).ok());
                     let wait =
                         Duration::seconds(i64::try_from(policy.idle_poll_sec).unwrap_or(300));
                     if last.is_some_and(|t| app.now - t < wait && t <= app.now) {

@@ -2,7 +2,7 @@
 //! that other modules' tests reuse.
 
 use crate::model::watch::{Ci, Merge};
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use std::collections::BTreeMap;
 
 use super::*;
@@ -14,9 +14,7 @@ use crate::model::{
 };
 
 pub(crate) fn t0() -> Instant {
-    DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
-        .unwrap()
-        .with_timezone(&Utc)
+    crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap()
 }
 
 pub(crate) fn policy() -> Policy {

@@ -60,7 +60,7 @@ pub fn forget_tokens() {
 /// How long a token minted now stays usable before it is replaced: `expires_at` minus the
 /// answer's `date` (the forge's clock; this machine's when it sent none), less the margin.
 pub fn usable_for(expires_at: &str, date: Option<&str>, local_now: i64) -> Duration {
-    let expires = chrono::DateTime::parse_from_rfc3339(expires_at).map(|t| t.timestamp());
+    let expires = crate::model::parse_instant(expires_at).map(|t| t.timestamp());
     let now = date
         .and_then(|d| chrono::DateTime::parse_from_rfc2822(d).ok())
         .map_or(local_now, |t| t.timestamp());
@@ -213,7 +213,7 @@ mod tests {
             Duration::from_secs(3300)
         );
         // Without a date: this machine's clock.
-        let local = chrono::DateTime::parse_from_rfc3339("2026-11-29T12:30:00Z")
+        let local = crate::model::parse_instant("2026-11-29T12:30:00Z")
             .map(|t| t.timestamp())
             .unwrap_or_default();
         assert_eq!(usable_for(hour, None, local), Duration::from_secs(1500));

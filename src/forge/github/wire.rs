@@ -1,13 +1,13 @@
 //! GitHub's GraphQL answers as serde types, and their conversion into domain types. Wire
 //! types never leave this module: the rest of pr-monitor sees only `model`.
 
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::forge::wire_time;
 use crate::model::{
-    Check, CheckKind, CheckState, Comment, HeadCommit, Instant, MergeMethod, MergeState, Mergeable,
-    PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
+    Check, CheckKind, CheckState, Comment, HeadCommit, MergeMethod, MergeState, Mergeable, PrRef,
+    PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
 };
 
 /// A GraphQL connection page. Nodes may be null when the token cannot see one.
@@ -152,7 +152,7 @@ pub fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
         position: e.position,
         state: crate::model::QueueState::parse(&e.state)?,
         estimated_seconds: e.estimated_time_to_merge,
-        enqueued_at: time(e.enqueued_at.as_deref()),
+        enqueued_at: wire_time(e.enqueued_at.as_deref()),
         group_sha: e.head_commit.as_ref().map(|c| Sha(c.oid.clone())),
         ahead: Vec::new(),
     })
@@ -341,11 +341,6 @@ pub struct PageAnswer<T> {
     pub node: Option<std::collections::BTreeMap<String, Conn<T>>>,
 }
 
-pub fn time(s: Option<&str>) -> Option<Instant> {
-    s.and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-        .map(|t| t.with_timezone(&Utc))
-}
-
 fn login(l: Option<Login>) -> Option<String> {
     l.map(|l| l.login)
 }
@@ -388,8 +383,8 @@ pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
         run_id: suite.and_then(|s| s.database_id),
         workflow: suite.and_then(|s| s.workflow.as_ref().map(|w| w.name.clone())),
         event: suite.and_then(|s| s.event.clone()),
-        started_at: time(run.started_at.as_deref()),
-        completed_at: time(run.completed_at.as_deref()),
+        started_at: wire_time(run.started_at.as_deref()),
+        completed_at: wire_time(run.completed_at.as_deref()),
         output,
         node_id: run.id,
         failure_reason: None,
@@ -407,7 +402,7 @@ pub fn status_check(ctx: StatusContext) -> Check {
         run_id: None,
         workflow: None,
         event: None,
-        started_at: time(ctx.created_at.as_deref()),
+        started_at: wire_time(ctx.created_at.as_deref()),
         completed_at: None,
         output: ctx.description.unwrap_or_default(),
         node_id: None,
@@ -417,7 +412,7 @@ pub fn status_check(ctx: StatusContext) -> Check {
 
 pub fn comment(c: CommentNode) -> Comment {
     Comment {
-        updated_at: time(c.updated_at.as_deref()),
+        updated_at: wire_time(c.updated_at.as_deref()),
         id: c.id,
         database_id: c.database_id,
         author: login(c.author),
@@ -429,8 +424,8 @@ pub fn comment(c: CommentNode) -> Comment {
 pub fn review(r: ReviewNode) -> Option<Review> {
     Some(Review {
         state: ReviewState::parse(&r.state)?,
-        submitted_at: time(r.submitted_at.as_deref()),
-        updated_at: time(r.updated_at.as_deref()),
+        submitted_at: wire_time(r.submitted_at.as_deref()),
+        updated_at: wire_time(r.updated_at.as_deref()),
         id: r.id,
         database_id: r.database_id,
         author: login(r.author),
@@ -485,7 +480,7 @@ pub fn snapshot_head(
             committer_login: commit
                 .and_then(|c| c.committer.as_ref()?.user.as_ref().map(|u| u.login.clone())),
             committer_email: None,
-            committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
+            committed_at: commit.and_then(|c| wire_time(c.committed_date.as_deref())),
             parents: commit
                 .and_then(|c| c.parents.as_ref())
                 .map(|p| {

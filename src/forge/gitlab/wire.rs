@@ -1,13 +1,13 @@
 //! GitLab's REST v4 answers as serde types, and their conversion into domain types. Wire types
 //! never leave this module: the rest of pr-monitor sees only `model`.
 
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use crate::forge::ForgeError;
+use crate::forge::wire_time;
 use crate::model::{
-    Check, CheckKind, CheckState, Comment, HeadCommit, Instant, MergeMethod, MergeState, Mergeable,
-    PrRef, PrState, QueueEntry, QueueState, RepoSettings, Review, ReviewState, ReviewThread, Sha,
+    Check, CheckKind, CheckState, Comment, HeadCommit, MergeMethod, MergeState, Mergeable, PrRef,
+    PrState, QueueEntry, QueueState, RepoSettings, Review, ReviewState, ReviewThread, Sha,
     Snapshot,
 };
 
@@ -249,11 +249,6 @@ pub struct Approver {
     pub user: User,
 }
 
-pub fn time(s: Option<&str>) -> Option<Instant> {
-    s.and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-        .map(|t| t.with_timezone(&Utc))
-}
-
 /// `opened` and `locked` (a transient state while merging) are open.
 pub fn pr_state(state: &str) -> PrState {
     match state {
@@ -337,7 +332,7 @@ pub fn train_entry(car: &TrainCar, position: u32) -> Option<QueueEntry> {
         position,
         state,
         estimated_seconds: None,
-        enqueued_at: time(car.created_at.as_deref()),
+        enqueued_at: wire_time(car.created_at.as_deref()),
         group_sha: pipeline
             .filter(|p| !p.sha.is_empty())
             .map(|p| Sha(p.sha.clone())),
@@ -367,8 +362,8 @@ pub fn job_check(job: Job, pipeline_id: u64) -> Check {
         run_id: Some(pipeline_id),
         workflow: job.stage,
         event: None,
-        started_at: time(job.started_at.as_deref()),
-        completed_at: time(job.finished_at.as_deref()),
+        started_at: wire_time(job.started_at.as_deref()),
+        completed_at: wire_time(job.finished_at.as_deref()),
         output: job.failure_reason.clone().unwrap_or_default(),
         node_id: None,
         failure_reason: job.failure_reason,
@@ -386,8 +381,8 @@ pub fn status_check(s: CommitStatus) -> Check {
         run_id: None,
         workflow: None,
         event: None,
-        started_at: time(s.created_at.as_deref()),
-        completed_at: time(s.finished_at.as_deref()),
+        started_at: wire_time(s.created_at.as_deref()),
+        completed_at: wire_time(s.finished_at.as_deref()),
         output: s.description.unwrap_or_default(),
         node_id: None,
         failure_reason: None,
@@ -401,7 +396,7 @@ fn note_comment(n: &Note, mr_url: &str) -> Comment {
         author: n.author.as_ref().map(|a| a.username.clone()),
         body: n.body.clone(),
         url: (!mr_url.is_empty()).then(|| format!("{mr_url}#note_{}", n.id)),
-        updated_at: time(n.updated_at.as_deref()),
+        updated_at: wire_time(n.updated_at.as_deref()),
     }
 }
 
@@ -500,7 +495,7 @@ pub fn snapshot_head(
             author_login: commit.and_then(|c| c.author_name.clone()),
             committer_login: commit.and_then(|c| c.committer_name.clone()),
             committer_email: commit.and_then(|c| c.committer_email.clone()),
-            committed_at: commit.and_then(|c| time(c.committed_date.as_deref())),
+            committed_at: commit.and_then(|c| wire_time(c.committed_date.as_deref())),
             parents: commit
                 .map(|c| c.parent_ids.iter().cloned().map(Sha).collect())
                 .unwrap_or_default(),
@@ -677,7 +672,7 @@ mod tests {
             e.group_sha,
             Some(Sha("b83d6e391c22777fca1ed3012fce84f633d7fed0".into()))
         );
-        assert_eq!(e.enqueued_at, time(Some("2022-10-31T19:06:06.237Z")));
+        assert_eq!(e.enqueued_at, wire_time(Some("2022-10-31T19:06:06.237Z")));
     }
 
     #[test]
