@@ -8,6 +8,7 @@ pub mod decide;
 pub mod feedback;
 pub mod flake;
 pub mod focus;
+pub mod hash;
 pub mod logs;
 pub mod memory;
 pub mod report;

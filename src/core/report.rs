@@ -11,15 +11,6 @@ use crate::model::plan::{AgentRequest, Disarm, Feedback, Guard, MessageKind, Not
 use crate::model::watch::Pills;
 use crate::model::{Instant, PrRef, Snapshot};
 
-/// A stable 64-bit FNV-1a hash of `text`, in hex: the same across builds and machines (unlike
-/// std's hasher), for fingerprints and idempotency ids.
-pub fn fnv64(text: &str) -> String {
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
-}
-
 /// The longest subject, in characters; the full headline is in the body.
 pub const SUBJECT_MAX: usize = 150;
 

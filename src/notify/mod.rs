@@ -165,10 +165,7 @@ pub fn digest(rows: &[OutboxRow]) -> serde_json::Result<OutboxRow> {
     };
     Ok(OutboxRow {
         message: crate::store::OutboxMessage {
-            id: format!(
-                "digest-{}",
-                &crate::core::report::fnv64(&ids.join(","))[..12]
-            ),
+            id: format!("digest-{}", &crate::core::hash::fnv64(&ids.join(","))[..12]),
             pr: first.pr.clone(),
             channel: first.channel.clone(),
             kind: "digest".into(),

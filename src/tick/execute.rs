@@ -7,6 +7,7 @@
 
 use crate::config::{Config, Policy};
 use crate::core::decide::{Action, Notice, Plan};
+use crate::core::hash::fnv64;
 use crate::core::report;
 use crate::forge::{Forge, ForgeError, Refusal};
 use crate::model::intent::{IntentKind, IntentLog};
@@ -393,7 +394,7 @@ pub fn owner_messages(
                 kind.as_str(),
                 channel.as_str(),
                 &now.timestamp().to_string(),
-                &report::fnv64(&report::headline(notice))[..8],
+                &fnv64(&report::headline(notice))[..8],
             ]),
             pr: pr.url(),
             channel: Channel::from(*channel).to_string(),

@@ -5,6 +5,7 @@ use crate::config::Handler;
 use crate::core::checks::Verdict;
 use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
 use crate::core::feedback;
+use crate::core::hash::fnv64;
 use crate::core::report;
 use crate::model::plan::{Guard, Notice};
 use crate::model::watch::Ci;
@@ -415,7 +416,7 @@ pub(crate) fn fingerprint(failed: &[String], logs: &[FailedCheck]) -> String {
             last_digit = digit;
         }
     }
-    report::fnv64(&text)
+    fnv64(&text)
 }
 
 /// Review feedback: `cmt` counts unresolved threads; with `reviews: agent`, new items from
