@@ -86,7 +86,7 @@ pub const KEEP_RESOLVED_SECS: i64 = 7 * 86_400;
 /// Marks `ids` resolved at `at`, inside a tick's record of `watch_id`, and prunes the watch's
 /// resolved intents beyond [`KEEP_RESOLVED`] or [`KEEP_RESOLVED_SECS`].
 pub(super) fn resolve(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     watch_id: i64,
     ids: &[i64],
     at: Instant,

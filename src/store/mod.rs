@@ -2,9 +2,10 @@
 //! of pr-monitor speaks domain types to it (`due`, `record`, `add_watch` …).
 //!
 //! The database runs in WAL mode with a busy timeout, so a `run` and a `status` may overlap.
-//! Each tick's outcome for a PR is written in one transaction; a lease keeps two overlapping
-//! runs from acting on the same PR.
+//! Each tick's outcome for a PR is written atomically (a chunk's outcomes in one batch, each
+//! PR's a savepoint of it); a lease keeps two overlapping runs from acting on the same PR.
 
+mod batch;
 mod budget;
 mod cache;
 mod int;

@@ -34,10 +34,7 @@ pub struct OutboxRow {
     pub permanent: bool,
 }
 
-pub(super) fn insert_outbox(
-    tx: &rusqlite::Transaction<'_>,
-    messages: &[OutboxMessage],
-) -> Result<()> {
+pub(super) fn insert_outbox(tx: &rusqlite::Connection, messages: &[OutboxMessage]) -> Result<()> {
     for m in messages {
         tx.execute(
             "INSERT INTO outbox (id, pr, channel, kind, subject, payload, created_at)

@@ -3,7 +3,7 @@
 //! watch was deferred for budget, unread) and releases the lease.
 
 use anyhow::{Context, Result};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 use super::outbox::{OutboxMessage, insert_outbox};
 use super::watches::insert_history;
@@ -50,7 +50,7 @@ pub struct TickRecord {
 }
 
 /// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
-fn leased_url(tx: &rusqlite::Transaction<'_>, watch_id: i64, owner: &str) -> Result<String> {
+fn leased_url(tx: &rusqlite::Connection, watch_id: i64, owner: &str) -> Result<String> {
     let row: Option<(String, String, i64)> = tx
         .query_row(
             "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
@@ -142,9 +142,7 @@ impl Store {
     /// made while it ran (an agent's run, `inbox done`) stay ([`memory::ticked`]).
     pub fn record(&mut self, lease: Lease, read: &Memory, rec: &TickRecord) -> Result<()> {
         let Lease { watch_id, owner } = lease;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
         let s = &rec.status;
         let stored: String = tx.query_row(
@@ -213,9 +211,7 @@ impl Store {
     /// is left as it is, for the owner to look at.
     pub fn record_failure(&mut self, lease: Lease, rec: &TickRecord) -> Result<()> {
         let Lease { watch_id, owner } = lease;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
         tx.execute(
             "UPDATE watches SET next_tick_at = ?2, last_tick_at = ?3, last_error = ?4,
@@ -243,9 +239,7 @@ impl Store {
         history: &[HistoryEntry],
     ) -> Result<()> {
         let Lease { watch_id, owner } = lease;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
         tx.execute(
             "UPDATE watches SET next_tick_at = ?2,

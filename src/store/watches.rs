@@ -102,7 +102,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
 }
 
 pub(super) fn insert_history(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &rusqlite::Connection,
     url: &str,
     entries: &[HistoryEntry],
 ) -> Result<()> {

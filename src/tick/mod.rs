@@ -416,8 +416,9 @@ fn tick_due(
     })
 }
 
-/// Detect → decide → apply → record for every PR of a read chunk, in the chunk's order; a
-/// stop asked for releases the leases of the PRs not yet decided.
+/// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the
+/// chunk's outcomes recorded in one commit (each forge write's intent was recorded on its own
+/// before the write); a stop asked for releases the leases of the PRs not yet decided.
 fn act_on_chunk(
     app: &mut App,
     leased: Vec<(usize, Watch, Option<Lease>)>,
@@ -426,6 +427,8 @@ fn act_on_chunk(
     tally: &mut Tally,
 ) -> Result<()> {
     let turns = chunk_turns(app, &leased, &reads)?;
+    let mut acted = Vec::with_capacity(leased.len());
+    let mut unasked = Vec::new();
     for ((index, watch, lease), read) in leased.into_iter().zip(reads) {
         tally.done += 1;
         tell(
@@ -437,12 +440,40 @@ fn act_on_chunk(
             },
         );
         if stopped(opts) {
-            if let Some(lease) = lease {
-                app.store.release(lease)?;
-            }
+            unasked.extend(lease);
             continue;
         }
-        let outcome = act_and_record(app, watch, lease, read, &turns, opts);
+        acted.push((index, act(app, watch, read, &turns, opts), lease));
+    }
+    let recorded = app.store.batch(|store| {
+        for lease in unasked {
+            store.release(lease)?;
+        }
+        Ok(acted
+            .iter_mut()
+            .map(|(_, (outcome, record), lease)| {
+                // A PR whose outcome cannot be recorded (its lease lost to another run) is
+                // that PR's failure, not the run's: the others go on.
+                let Some(lease) = lease.take() else {
+                    return Ok(());
+                };
+                if outcome.watch.unreadable.is_some() {
+                    store.record_failure(lease, record)
+                } else {
+                    store.record(lease, &outcome.watch.status.memory, record)
+                }
+            })
+            .collect::<Vec<_>>())
+    });
+    // The whole batch failing to commit (the disk full) fails each of its PRs.
+    let recorded = recorded.unwrap_or_else(|e| {
+        let e = format!("{e:#}");
+        acted.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect()
+    });
+    for ((index, (mut outcome, _), _), recorded) in acted.into_iter().zip(recorded) {
+        if let Err(e) = recorded {
+            outcome.error = Some(format!("the outcome could not be recorded: {e:#}"));
+        }
         tally.outcomes.push((index, outcome));
     }
     Ok(())
@@ -694,36 +725,38 @@ fn take_leases(
     opts: &RunOptions,
     summary: &mut RunSummary,
 ) -> Result<Vec<(usize, Watch, Option<Lease>)>> {
-    let mut leased = Vec::with_capacity(chunk.len());
-    for (index, w) in chunk {
-        if opts.dry_run {
-            leased.push((index, w, None));
-            continue;
-        }
-        match app
-            .store
-            .lease(w.id, holder, LEASE_SECS, &Holder::gone_here)?
-        {
-            Leased::Taken(lease) => leased.push((index, w, Some(lease))),
-            Leased::TakenOver(lease, was) => {
-                summary.taken_over.push(was);
-                leased.push((index, w, Some(lease)));
-            }
-            Leased::Held(by) => summary.busy.push(by),
-        }
+    if opts.dry_run {
+        return Ok(chunk
+            .into_iter()
+            .map(|(index, w)| (index, w, None))
+            .collect());
     }
-    Ok(leased)
+    // The chunk's leases in one commit, before anything is read.
+    app.store.batch(|store| {
+        let mut leased = Vec::with_capacity(chunk.len());
+        for (index, w) in chunk {
+            match store.lease(w.id, holder, LEASE_SECS, &Holder::gone_here)? {
+                Leased::Taken(lease) => leased.push((index, w, Some(lease))),
+                Leased::TakenOver(lease, was) => {
+                    summary.taken_over.push(was);
+                    leased.push((index, w, Some(lease)));
+                }
+                Leased::Held(by) => summary.busy.push(by),
+            }
+        }
+        Ok(leased)
+    })
 }
 
-/// Detect → decide → apply → record for one PR of a chunk, whatever its read gave.
-fn act_and_record(
+/// Detect → decide → apply for one PR of a chunk, whatever its read gave: its outcome and the
+/// record to write.
+fn act(
     app: &mut App,
     watch: Watch,
-    lease: Option<Lease>,
     read: Result<Read, ForgeError>,
     turns: &[i64],
     opts: &RunOptions,
-) -> PrOutcome {
+) -> (PrOutcome, TickRecord) {
     let now = app.now;
     let (plan, error, mut record) = match read {
         Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), opts),
@@ -743,20 +776,7 @@ fn act_and_record(
             }
         }
     }
-    // A PR whose outcome cannot be recorded (its lease lost to another run, the disk
-    // full) is that PR's failure, not the run's: the others go on.
-    let recorded = lease.map(|lease| {
-        if watch.unreadable.is_some() {
-            app.store.record_failure(lease, &record)
-        } else {
-            app.store.record(lease, &watch.status.memory, &record)
-        }
-    });
-    let error = match recorded {
-        Some(Err(e)) => Some(format!("the outcome could not be recorded: {e:#}")),
-        _ => error,
-    };
-    PrOutcome { watch, plan, error }
+    (PrOutcome { watch, plan, error }, record)
 }
 
 /// Whose turn it is to update a behind branch: from this chunk's snapshots where there are

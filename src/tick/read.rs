@@ -178,21 +178,20 @@ pub fn finish_chunk(
     });
     let by_watch = summaries.by_watch.as_ref().ok();
     let mut answers = wanted.into_iter().zip(answers);
+    // The full reads to keep: (watch id, place in `out`).
+    let mut fresh = Vec::new();
     let out: Vec<Result<Read, ForgeError>> = slots
         .into_iter()
-        .map(|slot| {
+        .enumerate()
+        .map(|(place, slot)| {
             if let Some(read) = slot {
                 return read;
             }
             let Some((id, answer)) = answers.next() else {
                 return Err(ForgeError::Unexpected("no answer for this PR".into()));
             };
-            if let (true, Ok(snap)) = (keep, &answer) {
-                // A cache: a failed write only means the PR is read in full next tick.
-                let _ = match by_watch.and_then(|b| b.get(&id)) {
-                    Some(summary) => app.store.keep_read(id, &summary.fingerprint, snap),
-                    None => app.store.forget_read(id),
-                };
+            if keep && answer.is_ok() {
+                fresh.push((id, place));
             }
             answer.map(|snapshot| Read {
                 snapshot,
@@ -200,6 +199,22 @@ pub fn finish_chunk(
             })
         })
         .collect();
+    if !fresh.is_empty() {
+        // A cache, kept in one commit: a failed write only means the PR is read in full next
+        // tick.
+        let _ = app.store.batch(|store| {
+            for (id, place) in &fresh {
+                let Some(Ok(read)) = out.get(*place) else {
+                    continue;
+                };
+                let _ = match by_watch.and_then(|b| b.get(id)) {
+                    Some(summary) => store.keep_read(*id, &summary.fingerprint, &read.snapshot),
+                    None => store.forget_read(*id),
+                };
+            }
+            Ok(())
+        });
+    }
     if out
         .iter()
         .any(|a| matches!(a, Err(ForgeError::Unauthorized(_))))
