@@ -1,5 +1,5 @@
 //! Request economy on GitHub, in the unit GitHub charges: every run starts with one summary
-//! query over up to 100 PRs (2 points for 100, unresolved threads asked about by id at no
+//! query over up to 100 PRs (1 point for 100, unresolved threads asked about by id at no
 //! extra cost), and only the PRs whose summary changed, or
 //! that have no kept read yet, are read in full. Points are deterministic, so each case
 //! asserts them exactly from the fake's log.
@@ -51,15 +51,15 @@ fn a_first_look_reads_every_pr_in_full_after_the_summary() {
         "{:?}",
         log.counts()
     );
-    assert_eq!(log.points("POST /graphql PullRequestSummaries"), 2);
+    assert_eq!(log.points("POST /graphql PullRequestSummaries"), 1);
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 10);
     assert_eq!(log.points("POST /graphql PullRequestSnapshots"), 160);
-    // With the ten branch comparisons a first look asks (one point each): 1.72 points and
+    // With the ten branch comparisons a first look asks (one point each): 1.71 points and
     // 0.21 requests per PR.
     assert_eq!(log.count("POST /graphql CompareBranches"), 10);
     assert_eq!(
         (log.points(""), log.total()),
-        (2 + 160 + 10, 1 + 10 + 10),
+        (1 + 160 + 10, 1 + 10 + 10),
         "{:?}",
         log.counts()
     );
@@ -75,8 +75,8 @@ fn idle_prs_and_prs_with_running_checks_cost_one_summary_for_a_hundred() {
     let (points, requests) = next_run(&mut env);
     assert_eq!(
         (points, requests),
-        (2, 1),
-        "0.02 points per PR: {:?}",
+        (1, 1),
+        "0.01 points per PR: {:?}",
         env.gh.requests().counts()
     );
     for (n, was) in [1, 51].iter().zip(before) {
@@ -95,7 +95,7 @@ fn a_new_head_is_read_in_full() {
     let (points, _) = next_run(&mut env);
     let log = env.gh.requests();
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
-    assert_eq!(points, 2 + 2, "{:?}", log.counts());
+    assert_eq!(points, 1 + 2, "{:?}", log.counts());
     assert_eq!(env.status(&format!("{REPO}#7"))["head_sha"], json!(sha));
 }
 
@@ -110,8 +110,23 @@ fn new_feedback_is_read_in_full() {
     let (points, _) = next_run(&mut env);
     let log = env.gh.requests();
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
-    assert_eq!(points, 2 + 2, "{:?}", log.counts());
+    assert_eq!(points, 1 + 2, "{:?}", log.counts());
     assert_eq!(env.pills(&format!("{REPO}#8"))["cmt"], json!(1));
+}
+
+#[test]
+fn a_new_label_is_read_in_full() {
+    // The summary asks for no labels (a second connection would make 100 PRs cost 2
+    // points): a label added or removed moves the PR's update time, which it does ask.
+    let mut env = hundred_prs();
+    env.gh.world(|w| {
+        w.advance(60);
+        w.pr(REPO, 9).label("do-not-merge");
+    });
+    let (points, _) = next_run(&mut env);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
+    assert_eq!(points, 1 + 2, "{:?}", log.counts());
 }
 
 #[test]
@@ -124,7 +139,7 @@ fn a_finished_check_is_read_in_full() {
     let log = env.gh.requests();
     assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 1);
     // The summary, the one PR's snapshot, its failed run's annotations and its log.
-    assert_eq!((points, requests), (2 + 2 + 1 + 1, 4), "{:?}", log.counts());
+    assert_eq!((points, requests), (1 + 2 + 1 + 1, 4), "{:?}", log.counts());
     assert_eq!(env.pills(&format!("{REPO}#60"))["ci"], json!(true));
 }
 
@@ -254,8 +269,8 @@ fn idle_prs_with_unresolved_threads_cost_no_more_than_other_idle_prs() {
     let (points, requests) = next_run(&mut env);
     assert_eq!(
         (points, requests),
-        (2, 1),
-        "0.02 points per PR: {:?}",
+        (1, 1),
+        "0.01 points per PR: {:?}",
         env.gh.requests().counts()
     );
 }

@@ -123,8 +123,9 @@ fn pr_selection(alias: &str, req: &SnapshotRequest, pr_fields: &str, features: F
 }
 
 /// What the summary query reads of each PR: every scalar the snapshot has, the update time
-/// (bumped by commits, comments and reviews), labels, and each check context's identity and
-/// state. Two connections per PR: 100 PRs cost 2 points.
+/// (bumped by commits, comments, reviews and label changes, so labels need no connection
+/// here), and each check context's identity and state. One connection per PR: 100 PRs cost 1
+/// point.
 pub const SUMMARY_FRAGMENT: &str = "
 fragment Summary on PullRequest {
   ...PrState
@@ -145,7 +146,7 @@ fragment Summary on PullRequest {
 }
 ";
 
-/// PRs summarised per summary request: two connections each keeps it at 2 points.
+/// PRs summarised per summary request: one connection each keeps it at 1 point.
 pub const SUMMARY_BATCH: usize = 100;
 
 /// The alias of the `i`-th PR in a summary query.

@@ -33,10 +33,7 @@ fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
         .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
     let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
     let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
-    let over = |pointer: &str| pr.pointer(pointer).and_then(Value::as_u64).unwrap_or(0) > 100;
-    let unclear = failed
-        || more("/statusCheckRollup/contexts/pageInfo/hasNextPage")
-        || over("/labels/totalCount");
+    let unclear = failed || more("/statusCheckRollup/contexts/pageInfo/hasNextPage");
     (!unclear).then(|| Summary {
         fingerprint: value.to_string(),
         behind_by,

@@ -983,7 +983,10 @@ impl<'c> NodeObj<'c> {
             ),
             "createdAt" => leaf(time(pr.created_at)),
             "updatedAt" => {
-                let mut t = pr.created_at.max(w.commit(repo, &head).committed_at);
+                let mut t = pr
+                    .created_at
+                    .max(pr.labels_changed_at)
+                    .max(w.commit(repo, &head).committed_at);
                 for c in &pr.comments {
                     t = t.max(c.updated_at);
                 }

@@ -81,6 +81,7 @@ impl World {
                 cross_repository: false,
                 commits: vec![sha],
                 labels: Vec::new(),
+                labels_changed_at: self.now - Duration::hours(2),
                 mergeable: Mergeable::Mergeable,
                 mergeable_unknown_reads: 0,
                 merge_state_override: None,
@@ -574,12 +575,18 @@ impl PrBuilder<'_> {
     }
 
     pub fn label(mut self, name: &str) -> Self {
-        self.p().labels.push(name.to_owned());
+        let now = self.world.now;
+        let p = self.p();
+        p.labels.push(name.to_owned());
+        p.labels_changed_at = now;
         self
     }
 
     pub fn labels(mut self, names: &[&str]) -> Self {
-        self.p().labels = names.iter().map(|s| (*s).to_owned()).collect();
+        let now = self.world.now;
+        let p = self.p();
+        p.labels = names.iter().map(|s| (*s).to_owned()).collect();
+        p.labels_changed_at = now;
         self
     }
 

@@ -367,6 +367,8 @@ pub struct Pr {
     /// Commit shas, oldest first; the last is the head.
     pub commits: Vec<String>,
     pub labels: Vec<String>,
+    /// When a label was last added or removed: GitHub moves the PR's `updatedAt` then.
+    pub labels_changed_at: Time,
     /// The real mergeability (what merging acts on).
     pub mergeable: Mergeable,
     /// Quirk: this many more reads of `mergeable` / `mergeStateStatus` answer UNKNOWN (GitHub
