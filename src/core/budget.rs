@@ -1,10 +1,11 @@
 //! Budget-aware scheduling, the pure part: given what is left of a forge's rate-limit budget
-//! until its reset, the due PRs classified (armed, active, idle) and what a PR read is
-//! expected to cost, which idle PRs wait for the reset. Armed and active PRs always keep their
-//! turn and are counted first; idle ones take what is left in their due order, and those it
+//! until its reset, the PRs due now and those that fall due before the reset classified
+//! (armed, active, idle), and what a PR read is expected to cost, which idle PRs due now wait
+//! for the reset. Armed and active PRs always keep their turn and are counted
+//! first; idle ones take what is left in their due order, and those it
 //! does not cover are pushed to just after the reset. A predictable shortfall so never fails
 //! a tick: it only moves idle PRs later. Nothing is deferred when the budget is unknown, when
-//! the reset has passed, or when the budget covers every due PR.
+//! the reset has passed, or when the budget covers every PR due before the reset.
 
 /// Why a due PR needs its turn now, or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,19 +93,31 @@ impl Shortfall {
 }
 
 /// Which idle PRs of `due` (watch id and class, in due order) wait for the reset, when `left`
-/// does not cover `milli_per_pr` (thousandths of a point per PR read) for every one of them.
-/// `None`: nothing waits.
-pub fn defer(left: Option<Left>, due: &[(i64, Class)], milli_per_pr: u64) -> Option<Shortfall> {
+/// does not cover `milli_per_pr` (thousandths of a point per PR read) for every PR due before
+/// the reset: those due now and the `upcoming` ones (their classes), not due yet but due
+/// before the reset comes. Armed and active PRs, due now or upcoming, are counted first; the
+/// idle ones due now take what is left in their due order (the upcoming idle ones wait for
+/// their own turn). `None`: nothing waits.
+pub fn defer(
+    left: Option<Left>,
+    due: &[(i64, Class)],
+    upcoming: &[Class],
+    milli_per_pr: u64,
+) -> Option<Shortfall> {
     let left = left.filter(|l| l.reset_in_secs > 0)?;
     let budget = left.remaining.saturating_mul(1000);
-    let needed = milli_per_pr.saturating_mul(due.len() as u64);
+    let all = due.len() + upcoming.len();
+    let needed = milli_per_pr.saturating_mul(all as u64);
     if needed <= budget {
         return None;
     }
-    let mut spent = due
+    let keep_turn = due
         .iter()
-        .filter(|(_, class)| *class != Class::Idle)
-        .fold(0u64, |sum, _| sum.saturating_add(milli_per_pr));
+        .map(|(_, class)| class)
+        .chain(upcoming)
+        .filter(|class| **class != Class::Idle)
+        .count();
+    let mut spent = milli_per_pr.saturating_mul(keep_turn as u64);
     let mut deferred = Vec::new();
     for (id, _) in due.iter().filter(|(_, class)| *class == Class::Idle) {
         let after = spent.saturating_add(milli_per_pr);
@@ -118,7 +131,7 @@ pub fn defer(left: Option<Left>, due: &[(i64, Class)], milli_per_pr: u64) -> Opt
         deferred,
         remaining: left.remaining,
         needed_milli: needed,
-        due: due.len(),
+        due: all,
         reset_in_secs: left.reset_in_secs,
     })
 }
@@ -211,7 +224,7 @@ mod tests {
             },
         ];
         for c in cases {
-            let got = defer(c.left, &c.due, c.milli_per_pr).map(|s| s.deferred);
+            let got = defer(c.left, &c.due, &[], c.milli_per_pr).map(|s| s.deferred);
             assert_eq!(got, c.deferred, "{}", c.name);
         }
     }
@@ -278,6 +291,7 @@ mod tests {
         let s = defer(
             Some(left(4, 3540)),
             &[(1, Idle), (2, Armed), (3, Idle), (4, Idle)],
+            &[],
             1600,
         )
         .unwrap();
@@ -285,6 +299,55 @@ mod tests {
         assert_eq!(
             s.why("GitHub", "points"),
             "GitHub budget: 4 points left until its reset in 3540s; the 4 PRs due need about 7; armed and active PRs went first"
+        );
+    }
+
+    #[test]
+    fn the_prs_that_fall_due_before_the_reset_count_too() {
+        let due = [(1, Idle), (2, Idle), (3, Active)];
+        // 4 points left, 1 point a PR.
+        struct Case {
+            name: &'static str,
+            upcoming: Vec<Class>,
+            deferred: Option<Vec<i64>>,
+        }
+        let case = |name, upcoming, deferred| Case {
+            name,
+            upcoming,
+            deferred,
+        };
+        let cases = [
+            case("the due PRs alone fit", vec![], None),
+            case(
+                "one more PR due before the reset still fits",
+                vec![Idle],
+                None,
+            ),
+            case(
+                "an upcoming active PR is kept room for: the last idle one waits",
+                vec![Active, Armed],
+                Some(vec![2]),
+            ),
+            case(
+                "upcoming idle PRs count in what is needed but wait for their own turn",
+                vec![Idle, Idle, Idle],
+                None,
+            ),
+            case(
+                "upcoming armed and active PRs take it all: every idle one due now waits",
+                vec![Armed, Active, Active],
+                Some(vec![1, 2]),
+            ),
+        ];
+        for c in cases {
+            let got = defer(Some(left(4, 3600)), &due, &c.upcoming, 1000).map(|s| s.deferred);
+            assert_eq!(got, c.deferred, "{}", c.name);
+        }
+        let s = defer(Some(left(4, 3600)), &due, &[Active, Idle, Armed], 1000).unwrap();
+        assert_eq!(
+            (s.due, s.needed_milli, s.deferred),
+            (6, 6000, vec![2]),
+            "the PRs due before the reset and what they need"
         );
     }
 }

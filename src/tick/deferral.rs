@@ -64,7 +64,8 @@ pub fn defer_due(
             .filter(|w| w.pr.forge == kind)
             .map(|w| (w.id, budget::class_of(w, app.now)))
             .collect();
-        let shortfall = budget::defer(left, &classes, milli);
+        let upcoming = upcoming_classes(app, kind, &due, left.map_or(0, |l| l.reset_in_secs))?;
+        let shortfall = budget::defer(left, &classes, &upcoming, milli);
         let count = shortfall.as_ref().map_or(0, |s| s.deferred.len());
         let labels = Labels::of(&[("forge", kind.as_str())]);
         #[allow(clippy::cast_precision_loss)]
@@ -111,6 +112,28 @@ pub fn defer_due(
         deferred.push(w);
     }
     Ok((run, deferred))
+}
+
+/// The classes of `kind`'s watches not due now that fall due before the reset, `reset_in`
+/// seconds away (none when it has passed).
+fn upcoming_classes(
+    app: &App,
+    kind: ForgeKind,
+    due: &[Watch],
+    reset_in: i64,
+) -> Result<Vec<budget::Class>> {
+    if reset_in <= 0 {
+        return Ok(Vec::new());
+    }
+    let due_ids: std::collections::BTreeSet<i64> = due.iter().map(|w| w.id).collect();
+    let until = app.now + Duration::seconds(reset_in);
+    Ok(app
+        .store
+        .due(until, false, &crate::store::Selection::default())?
+        .iter()
+        .filter(|w| w.pr.forge == kind && !due_ids.contains(&w.id))
+        .map(|w| budget::class_of(w, app.now))
+        .collect())
 }
 
 /// The history row of a deferral.
