@@ -8,8 +8,8 @@
 //!
 //! For each size N (100, 1,000 and 10,000 PRs; `PRM_BENCH_SIZES=100,1000` for fewer) and each
 //! forge latency (0 and 50 ms, the fake waiting before every answer; 50 ms only up to 1,000
-//! PRs unless `PRM_BENCH_SLOW_UP_TO=10000`), one folder and fake hold the PRs, and five ticks
-//! run one after another:
+//! PRs unless `PRM_BENCH_SLOW_UP_TO=10000`; `PRM_BENCH_LATENCY=50` for one latency only), one
+//! folder and fake hold the PRs, and five ticks run one after another:
 //! - `first`: the first tick, every PR due and seen for the first time (`run`);
 //! - `settle`: the next one (`run --force`): the PRs the first tick armed auto-merge on show a
 //!   changed summary and are read in full once more;
@@ -20,7 +20,7 @@
 //!
 //! Then `hour`: 1,000 watched PRs, 100 of them with a check still running, ticked by `run` at
 //! the configured cadence (every 30 s of `--now`) for a simulated hour after the first look;
-//! the points the hour cost against GitHub's 5,000.
+//! the points the hour cost against GitHub's 5,000 (`PRM_BENCH_NO_HOUR=1` skips it).
 //!
 //! `points` is what GitHub would charge, from the fake's log (GraphQL by GitHub's formula,
 //! REST 1 each). The `baseline` row is the seed's way: one PR at a time over REST, eight
@@ -539,18 +539,24 @@ fn main() {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(SLOW_UP_TO);
+    let only_latency: Option<u64> = std::env::var("PRM_BENCH_LATENCY")
+        .ok()
+        .and_then(|v| v.trim().parse().ok());
     let mut rows = Vec::new();
     for &n in &sizes {
         for ms in LATENCIES_MS
             .into_iter()
             .filter(|&ms| ms == 0 || n <= slow_up_to)
+            .filter(|&ms| only_latency.is_none_or(|l| l == ms))
         {
             rows.extend(measure(n, ms, gnu_time));
         }
     }
     print_table(&rows, &baseline);
     println!();
-    hour(gnu_time);
+    if std::env::var_os("PRM_BENCH_NO_HOUR").is_none() {
+        hour(gnu_time);
+    }
 
     println!();
     println!(
