@@ -16,7 +16,11 @@
 //! - `idle`: nothing changed, every PR due again (`run --force`): the idle PRs and those
 //!   whose checks are still running, all unchanged;
 //! - `active`: one PR in ten got a new comment (`run --force`);
-//! - `failed`: PR 1 got a new head by the agent with a failing check (`run --force`).
+//! - `failed`: PR 1 got a new head by the agent with a failing check (`run --force`);
+//! - `quiet`: nothing is due (`run` at the same `--now`): what a run that finds nothing costs.
+//!
+//! After the ticks, `due choice`: the store's due query timed in this process over the same
+//! database at a `--now` a day later, when every watch is due (the best of five).
 //!
 //! Then `hour`: 1,000 watched PRs, 100 of them with a check still running, ticked by `run` at
 //! the configured cadence (every 30 s of `--now`) for a simulated hour after the first look;
@@ -86,15 +90,17 @@ enum Scenario {
     Idle,
     Active,
     Failed,
+    Quiet,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 5] = [
+    const ALL: [Scenario; 6] = [
         Scenario::First,
         Scenario::Settle,
         Scenario::Idle,
         Scenario::Active,
         Scenario::Failed,
+        Scenario::Quiet,
     ];
 
     fn name(self) -> &'static str {
@@ -104,6 +110,7 @@ impl Scenario {
             Scenario::Idle => "idle",
             Scenario::Active => "active",
             Scenario::Failed => "failed",
+            Scenario::Quiet => "quiet",
         }
     }
 }
@@ -292,8 +299,40 @@ fn usage(file: &Path) -> Option<Usage> {
     })
 }
 
-/// The three ticks on one folder and fake of `n` PRs answering after `latency_ms`.
-fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> Vec<Row> {
+/// The store's due query over `n` watches, every one of them due: its best time of five.
+#[derive(Debug)]
+struct DueChoice {
+    n: u64,
+    due: usize,
+    best: Duration,
+}
+
+/// Times [`Store::due`](pr_monitor::store::Store::due) on the database of `env`, a day after
+/// its `--now`, when every watch is due.
+fn due_choice(env: &TestEnv, n: u64) -> DueChoice {
+    let store = pr_monitor::store::Store::open_for_reading(&env.dir.path().join("state.db"))
+        .expect("open the database");
+    let later = chrono::DateTime::parse_from_rfc3339(&env.now)
+        .expect("the environment's --now")
+        .with_timezone(&chrono::Utc)
+        + chrono::Duration::days(1);
+    let selection = pr_monitor::store::Selection::default();
+    let mut best = Duration::MAX;
+    let mut due = 0;
+    for _ in 0..5 {
+        let start = Instant::now();
+        due = store
+            .due(later, false, &selection)
+            .expect("the due query")
+            .len();
+        best = best.min(start.elapsed());
+    }
+    DueChoice { n, due, best }
+}
+
+/// The ticks on one folder and fake of `n` PRs answering after `latency_ms`, then the due
+/// choice on its database.
+fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> (Vec<Row>, DueChoice) {
     let env = TestEnv::new();
     populate(&env.gh, n);
     watch_all(&env, n);
@@ -303,7 +342,8 @@ fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> Vec<Row> {
     let mut rows = Vec::new();
     for scenario in Scenario::ALL {
         let args: &[&str] = match scenario {
-            Scenario::First => &["run"],
+            // The first look, and a run right after the ticks, with nothing due.
+            Scenario::First | Scenario::Quiet => &["run"],
             Scenario::Settle | Scenario::Idle => &["run", "--force"],
             Scenario::Active => {
                 // One PR in ten gets a new comment: its summary changes.
@@ -340,7 +380,7 @@ fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> Vec<Row> {
             usage,
         });
     }
-    rows
+    (rows, due_choice(&env, n))
 }
 
 /// The seed-style poll of `BASELINE_SAMPLE` PRs, one request after another on one connection
@@ -543,16 +583,28 @@ fn main() {
         .ok()
         .and_then(|v| v.trim().parse().ok());
     let mut rows = Vec::new();
+    let mut choices = Vec::new();
     for &n in &sizes {
         for ms in LATENCIES_MS
             .into_iter()
             .filter(|&ms| ms == 0 || n <= slow_up_to)
             .filter(|&ms| only_latency.is_none_or(|l| l == ms))
         {
-            rows.extend(measure(n, ms, gnu_time));
+            let (measured, choice) = measure(n, ms, gnu_time);
+            rows.extend(measured);
+            choices.push(choice);
         }
     }
     print_table(&rows, &baseline);
+    println!();
+    for c in &choices {
+        println!(
+            "due choice: {:>6} watches, {:>6} due, {:>8.2} ms",
+            c.n,
+            c.due,
+            c.best.as_secs_f64() * 1000.0
+        );
+    }
     println!();
     if std::env::var_os("PRM_BENCH_NO_HOUR").is_none() {
         hour(gnu_time);
@@ -567,6 +619,7 @@ fn main() {
         "first: every PR new; settle: the next tick (PRs armed by the first read again); idle: nothing changed;"
     );
     println!("active: one PR in ten has a new comment; failed: PR 1 has a new failing head;");
+    println!("quiet: `run` with nothing due;");
     println!("logs: log fetches, 2 requests each (the API's redirect, then the blob);");
     println!(
         "wall ms: the process, the fake's answers included; cpu ms: user + system, 10 ms steps;"
