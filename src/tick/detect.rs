@@ -4,24 +4,133 @@
 //! cached in the database, a log the forge no longer has included; a read that fails leaves
 //! the tail empty, says why (`FailedCheck::unreadable`, so the decision core can wait for
 //! it) and is tried again next tick.
+//!
+//! A run reads those logs ahead of its acting phase, on the pool's threads ([`wanted_logs`],
+//! [`ReadAhead`]): what a pool thread read is kept in the database by the owning thread, and
+//! the acting phase finds every log of the PR already read ([`Overlay`]), failed reads
+//! included, so it sends no request for them.
+
+use std::collections::BTreeMap;
 
 use crate::config::Policy;
 use crate::core::checks;
 use crate::core::flake;
 use crate::forge::Forge;
-use crate::model::Classification;
 use crate::model::watch::WatchStatus;
 use crate::model::{Check, CheckState, FailedCheck, Snapshot};
+use crate::model::{Classification, ForgeKind};
 use crate::store::Store;
 
 /// How many failed checks are read in full.
 pub const MAX_FAILED_LOGS: usize = 5;
 
+/// A failed check's log: forge, job id and the time the job finished (a re-run job finishes
+/// again).
+pub type LogKey = (ForgeKind, u64, String);
+
+/// A failed check's log as read: its cleaned tail, its classification (JSON) and, when the
+/// read failed, why (a failed read is never kept in the database).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptLog {
+    pub tail: String,
+    pub classification: String,
+    pub unreadable: Option<String>,
+}
+
+/// Where failed checks' logs are looked up before they are read, and kept once read.
+pub trait LogCache {
+    fn kept_log(&self, key: &LogKey) -> Option<KeptLog>;
+    fn keep_log(&mut self, key: LogKey, log: KeptLog);
+}
+
+impl LogCache for Store {
+    fn kept_log(&self, (forge, job, at): &LogKey) -> Option<KeptLog> {
+        let (tail, classification) = self.cached_log(*forge, *job, at).ok().flatten()?;
+        Some(KeptLog {
+            tail,
+            classification,
+            unreadable: None,
+        })
+    }
+
+    fn keep_log(&mut self, (forge, job, at): LogKey, log: KeptLog) {
+        // A failed read is tried again next tick; a failed write only means the log is read
+        // again next tick.
+        if log.unreadable.is_none() {
+            let _ = self.cache_log(forge, job, &at, &log.tail, &log.classification);
+        }
+    }
+}
+
+/// One PR's logs read ahead on a pool thread: what the database held for its failed checks,
+/// then everything read (failed reads included).
+#[derive(Debug, Clone, Default)]
+pub struct ReadAhead {
+    pub held: BTreeMap<LogKey, KeptLog>,
+    pub read: BTreeMap<LogKey, KeptLog>,
+}
+
+impl LogCache for ReadAhead {
+    fn kept_log(&self, key: &LogKey) -> Option<KeptLog> {
+        self.read.get(key).or_else(|| self.held.get(key)).cloned()
+    }
+
+    fn keep_log(&mut self, key: LogKey, log: KeptLog) {
+        self.read.insert(key, log);
+    }
+}
+
+/// The acting phase's view: the logs read ahead this run first, then the database.
+pub struct Overlay<'a> {
+    pub ahead: &'a BTreeMap<LogKey, KeptLog>,
+    pub store: &'a mut Store,
+}
+
+impl std::fmt::Debug for Overlay<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Overlay")
+    }
+}
+
+impl LogCache for Overlay<'_> {
+    fn kept_log(&self, key: &LogKey) -> Option<KeptLog> {
+        self.ahead
+            .get(key)
+            .cloned()
+            .or_else(|| self.store.kept_log(key))
+    }
+
+    fn keep_log(&mut self, key: LogKey, log: KeptLog) {
+        self.store.keep_log(key, log);
+    }
+}
+
+/// The logs [`failed_logs`] would read for `snap` (every check on the head done, some
+/// failed); `None` when one of those checks has no job (its annotations would be asked each
+/// time, so it is left to the acting phase).
+pub fn wanted_logs(snap: &Snapshot) -> Option<Vec<LogKey>> {
+    let current = checks::newest(&snap.checks);
+    if current.iter().any(|c| c.state == CheckState::Pending) {
+        return Some(Vec::new());
+    }
+    current
+        .into_iter()
+        .filter(|c| c.state == CheckState::Failed)
+        .take(MAX_FAILED_LOGS)
+        .map(|c| c.job_id.map(|job| (snap.pr.forge, job, stamp(c))))
+        .collect()
+}
+
+/// The time a check finished, as its log is keyed.
+fn stamp(c: &Check) -> String {
+    c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default()
+}
+
 /// Fills `snap.failed_logs` when every check on the head is done and some failed. With
 /// `remember` false (a dry run) the cache is read but never written.
 pub fn failed_logs(
     forge: &dyn Forge,
-    store: &mut Store,
+    store: &mut dyn LogCache,
     snap: &mut Snapshot,
     policy: &Policy,
     remember: bool,
@@ -41,7 +150,7 @@ pub fn failed_logs(
 /// logs, so the owner (or the agent) hears why the queue let it go.
 pub fn queue_failures(
     forge: &dyn Forge,
-    store: &mut Store,
+    store: &mut dyn LogCache,
     snap: &mut Snapshot,
     policy: &Policy,
     before: &WatchStatus,
@@ -74,7 +183,7 @@ pub fn queue_failures(
 /// The failed checks among `all` (up to five), each with its log tail and classification.
 fn read_failures(
     forge: &dyn Forge,
-    store: &mut Store,
+    store: &mut dyn LogCache,
     snap: &Snapshot,
     policy: &Policy,
     all: &[Check],
@@ -87,20 +196,9 @@ fn read_failures(
         .take(MAX_FAILED_LOGS)
         .cloned()
         .collect();
-    let stamp = |c: &Check| c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
-    let cached: Vec<Option<(String, Classification)>> = failed
+    let cached: Vec<Option<KeptLog>> = failed
         .iter()
-        .map(|c| {
-            let job = c.job_id?;
-            let (tail, class) = store
-                .cached_log(snap.pr.forge, job, &stamp(c))
-                .ok()
-                .flatten()?;
-            Some((
-                tail,
-                serde_json::from_str(&class).unwrap_or(Classification::Real),
-            ))
-        })
+        .map(|c| store.kept_log(&(snap.pr.forge, c.job_id?, stamp(c))))
         .collect();
     // One request for the annotations of every check not read before.
     let unread: Vec<String> = failed
@@ -128,15 +226,25 @@ fn read_failures(
             || {
                 let (tail, class, failed_read) =
                     read_and_classify(forge, snap, policy, c, notes_for(c), reason);
-                if let (true, Some(job), None) = (remember, c.job_id, &failed_read) {
-                    let stamp = c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default();
-                    let json = serde_json::to_string(&class).unwrap_or_default();
-                    // A cache: a failed write only means the log is read again next tick.
-                    let _ = store.cache_log(snap.pr.forge, job, &stamp, &tail, &json);
+                if let (true, Some(job)) = (remember, c.job_id) {
+                    store.keep_log(
+                        (snap.pr.forge, job, stamp(c)),
+                        KeptLog {
+                            tail: tail.clone(),
+                            classification: serde_json::to_string(&class).unwrap_or_default(),
+                            unreadable: failed_read.clone(),
+                        },
+                    );
                 }
                 (tail, class, failed_read)
             },
-            |(tail, class)| (tail, class, None),
+            |kept| {
+                (
+                    kept.tail,
+                    serde_json::from_str(&kept.classification).unwrap_or(Classification::Real),
+                    kept.unreadable,
+                )
+            },
         );
         out.push(FailedCheck {
             name: c.name.clone(),
@@ -180,4 +288,56 @@ fn read_and_classify(
         _ => None,
     };
     (tail, class, failed_read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::decide::tests::{check, snap, t0};
+
+    fn failed(name: &str, job: Option<u64>) -> Check {
+        let mut c = check(name, CheckState::Failed);
+        c.job_id = job;
+        c.completed_at = Some(t0());
+        c
+    }
+
+    #[test]
+    fn the_logs_a_run_reads_ahead() {
+        let key = |job| (ForgeKind::GitHub, job, t0().to_rfc3339());
+        let many: Vec<Check> = (1..=7).map(|n| failed(&format!("t{n}"), Some(n))).collect();
+        type Row = (&'static str, Vec<Check>, Option<Vec<LogKey>>);
+        let table: Vec<Row> = vec![
+            (
+                "nothing failed",
+                vec![check("a", CheckState::Passed)],
+                Some(vec![]),
+            ),
+            (
+                "a check still running: nothing yet",
+                vec![failed("a", Some(1)), check("b", CheckState::Pending)],
+                Some(vec![]),
+            ),
+            (
+                "each failed check's job, finished when",
+                vec![
+                    failed("a", Some(1)),
+                    check("b", CheckState::Passed),
+                    failed("c", Some(3)),
+                ],
+                Some(vec![key(1), key(3)]),
+            ),
+            ("at most five", many, Some((1..=5).map(key).collect())),
+            (
+                "a failed check without a job: left to the acting phase",
+                vec![failed("a", Some(1)), failed("b", None)],
+                None,
+            ),
+        ];
+        for (what, checks, want) in table {
+            let mut s = snap("h1");
+            s.checks = checks;
+            assert_eq!(wanted_logs(&s), want, "{what}");
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! One tick: due watches, then chunk by chunk (one forge read batch each) leases → snapshots →
-//! detect → decide → apply → record; then deliver. A slow or hanging batch holds only its own
-//! PRs' actions, and only one batch of snapshots is held in memory at a time.
+//! failed checks' logs → detect → decide → apply → record; then deliver. Snapshots, and the
+//! logs and annotations of a chunk's failed checks (one job per PR), are read on the bounded
+//! pool; this thread keeps the database, decides and writes. A slow or hanging batch holds
+//! only its own PRs' actions, and only one batch of snapshots is held in memory at a time.
 //!
 //! A PR whose read or actions fail never stops the tick for the others: its `last_error` says
 //! what happened, it is retried on the active cadence (or stopped, if the forge says it is
@@ -202,6 +204,14 @@ struct Tally {
 
 /// A read a pool thread makes.
 enum Job {
+    /// One PR's failed checks' logs, read ahead of the acting phase.
+    Logs {
+        chunk: usize,
+        forge: SharedForge,
+        snapshot: Box<Snapshot>,
+        policy: Box<Policy>,
+        cache: detect::ReadAhead,
+    },
     Summaries {
         group: usize,
         forge: SharedForge,
@@ -216,6 +226,10 @@ enum Job {
 
 /// What a pool thread read.
 enum Answer {
+    Logs {
+        chunk: usize,
+        read: BTreeMap<detect::LogKey, detect::KeptLog>,
+    },
     Summaries {
         group: usize,
         answer: Result<Vec<Option<Summary>>, ForgeError>,
@@ -228,6 +242,19 @@ enum Answer {
 
 fn read_in_pool(job: Job) -> Answer {
     match job {
+        Job::Logs {
+            chunk,
+            forge,
+            mut snapshot,
+            policy,
+            mut cache,
+        } => {
+            detect::failed_logs(&*forge, &mut cache, &mut snapshot, &policy, true);
+            Answer::Logs {
+                chunk,
+                read: cache.read,
+            }
+        }
         Job::Summaries {
             group,
             forge,
@@ -271,6 +298,15 @@ struct Reading {
     plan: ChunkReads,
 }
 
+/// A read chunk whose failed checks' logs are being read ahead: its leases and reads, the
+/// logs read so far, and how many PRs' logs are still out.
+struct Acting {
+    leased: Vec<(usize, Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    out: usize,
+}
+
 /// How many groups' summaries (and kept reads) are held at once: enough to keep the reads
 /// flowing, few enough that memory does not grow with the number of PRs.
 const GROUPS_AHEAD: usize = 4;
@@ -294,6 +330,7 @@ fn tick_due(
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
+        let mut acting: BTreeMap<usize, Acting> = BTreeMap::new();
         let (mut groups_started, mut chunks_sent) = (0, 0);
         let mut acted = false;
         loop {
@@ -345,8 +382,9 @@ fn tick_due(
                                 .collect(),
                         }
                     };
-                    act_on_chunk(app, leased, reads, opts, tally)?;
-                    acted = true;
+                    let chunk = chunks_sent;
+                    chunks_sent += 1;
+                    acted |= after_read(app, pool, &mut acting, chunk, leased, reads, opts, tally)?;
                     continue;
                 }
                 if open.len() >= GROUPS_AHEAD {
@@ -407,13 +445,118 @@ fn tick_due(
                     let empty = Summaries::default();
                     let summaries = g.summaries.as_ref().unwrap_or(&empty);
                     let reads = read::finish_chunk(app, plan, summaries, answer, !opts.dry_run);
-                    act_on_chunk(app, leased, reads, opts, tally)?;
+                    acted |= after_read(app, pool, &mut acting, chunk, leased, reads, opts, tally)?;
+                }
+                Answer::Logs { chunk, read } => {
+                    let Some(a) = acting.get_mut(&chunk) else {
+                        continue;
+                    };
+                    a.ahead.extend(read);
+                    a.out -= 1;
+                    if a.out > 0 {
+                        continue;
+                    }
+                    let Some(Acting {
+                        leased,
+                        reads,
+                        ahead,
+                        ..
+                    }) = acting.remove(&chunk)
+                    else {
+                        continue;
+                    };
+                    // The logs read are kept for the next ticks, in one commit; a cache, so a
+                    // commit that fails only means they are read again next tick.
+                    let _ = app.store.batch(|store| {
+                        for (key, log) in &ahead {
+                            detect::LogCache::keep_log(store, key.clone(), log.clone());
+                        }
+                        Ok(())
+                    });
+                    act_on_chunk(app, leased, reads, &ahead, opts, tally)?;
                     acted = true;
                 }
             }
         }
         Ok(())
     })
+}
+
+/// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
+/// are read ahead on the pool (one job per PR), and the chunk is acted on when they are back;
+/// a chunk that needs none (or a dry run) is acted on at once. Whether it was acted on.
+#[allow(clippy::too_many_arguments)]
+fn after_read(
+    app: &mut App,
+    pool: &mut pool::Pool<Job, Answer>,
+    acting: &mut BTreeMap<usize, Acting>,
+    chunk: usize,
+    leased: Vec<(usize, Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    opts: &RunOptions,
+    tally: &mut Tally,
+) -> Result<bool> {
+    let mut jobs = Vec::new();
+    // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
+    // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
+    // read again, so neither is read ahead either.
+    if !opts.dry_run && !stopped(opts) {
+        for ((_, watch, _), read) in leased.iter().zip(&reads) {
+            let Ok(read) = read else { continue };
+            if read.reused || watch.unreadable.is_some() {
+                continue;
+            }
+            let Some(keys) = detect::wanted_logs(&read.snapshot) else {
+                continue;
+            };
+            let mut cache = detect::ReadAhead::default();
+            let mut missing = false;
+            for key in keys {
+                match detect::LogCache::kept_log(&app.store, &key) {
+                    Some(log) => {
+                        cache.held.insert(key, log);
+                    }
+                    None => missing = true,
+                }
+            }
+            if missing {
+                jobs.push((
+                    watch.pr.forge,
+                    read.snapshot.clone(),
+                    app.policy_for(watch),
+                    cache,
+                ));
+            }
+        }
+    }
+    let mut sent = 0;
+    for (kind, snapshot, policy, cache) in jobs {
+        // Without a client the acting phase reports why.
+        if let Ok(forge) = app.forges.shared(kind, &app.config) {
+            pool.send(Job::Logs {
+                chunk,
+                forge,
+                snapshot: Box::new(snapshot),
+                policy: Box::new(policy),
+                cache,
+            });
+            sent += 1;
+        }
+    }
+    if sent == 0 {
+        act_on_chunk(app, leased, reads, &BTreeMap::new(), opts, tally)?;
+        return Ok(true);
+    }
+    acting.insert(
+        chunk,
+        Acting {
+            leased,
+            reads,
+            ahead: BTreeMap::new(),
+            out: sent,
+        },
+    );
+    Ok(false)
 }
 
 /// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the
@@ -423,6 +566,7 @@ fn act_on_chunk(
     app: &mut App,
     leased: Vec<(usize, Watch, Option<Lease>)>,
     reads: Vec<Result<Read, ForgeError>>,
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
     tally: &mut Tally,
 ) -> Result<()> {
@@ -443,7 +587,7 @@ fn act_on_chunk(
             unasked.extend(lease);
             continue;
         }
-        acted.push((index, act(app, watch, read, &turns, opts), lease));
+        acted.push((index, act(app, watch, read, &turns, ahead, opts), lease));
     }
     let recorded = app.store.batch(|store| {
         for lease in unasked {
@@ -487,6 +631,7 @@ fn detect_and_decide(
     watch: &Watch,
     read: Read,
     ctx: &Context<'_>,
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
 ) -> Result<(Snapshot, Plan), ForgeError> {
     let decided = |app: &mut App, mut snap: Snapshot| {
@@ -495,10 +640,14 @@ fn detect_and_decide(
             .get(watch.pr.forge, &app.config)
             .map_err(ForgeError::Unauthorized)?;
         let policy = ctx.policy;
-        detect::failed_logs(forge, &mut app.store, &mut snap, policy, !opts.dry_run);
+        let mut logs = detect::Overlay {
+            ahead,
+            store: &mut app.store,
+        };
+        detect::failed_logs(forge, &mut logs, &mut snap, policy, !opts.dry_run);
         detect::queue_failures(
             forge,
-            &mut app.store,
+            &mut logs,
             &mut snap,
             policy,
             &watch.status,
@@ -524,6 +673,7 @@ fn tick_one(
     watch: &Watch,
     read: Read,
     update_turn: bool,
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
 ) -> (Option<Plan>, Option<String>, TickRecord) {
     let now = app.now;
@@ -559,7 +709,7 @@ fn tick_one(
         fix_asked: opts.fix_asked,
         intents: &intents,
     };
-    let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, opts) {
+    let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, ahead, opts) {
         Ok(decided) => decided,
         Err(e) => {
             let (record, message) = failed_tick(watch, &e, now, policy.poll_sec);
@@ -755,11 +905,12 @@ fn act(
     watch: Watch,
     read: Result<Read, ForgeError>,
     turns: &[i64],
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
 ) -> (PrOutcome, TickRecord) {
     let now = app.now;
     let (plan, error, mut record) = match read {
-        Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), opts),
+        Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), ahead, opts),
         Err(e) => {
             let policy = app.policy_for(&watch);
             let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
