@@ -51,12 +51,7 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
 /// Ends the fix in flight sent as message `id`, making its PR due: the next tick judges
 /// whether the agent pushed. Returns the PR, if any watch had that fix in flight.
 fn fix_done(app: &mut App, id: &str) -> Result<Option<PrRef>> {
-    let Some(watch) = app
-        .store
-        .watches()?
-        .into_iter()
-        .find(|w| memory::is_fix(&w.status.memory, id))
-    else {
+    let Some(watch) = app.store.watch_with_fix(id)? else {
         return Ok(None);
     };
     let at = app.now;

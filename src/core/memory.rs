@@ -46,11 +46,6 @@ pub fn agent_ran(memory: &mut Memory, started: Instant, ended: Instant) {
     }
 }
 
-/// Whether message `id` is the fix in flight.
-pub fn is_fix(memory: &Memory, id: &str) -> bool {
-    memory.fix.as_ref().is_some_and(|f| f.message_id == id)
-}
-
 /// The agent finished message `id` at `at`: when it is the fix in flight, the fix ends then.
 /// Returns whether it was.
 pub fn message_done(memory: &mut Memory, id: &str, at: Instant) -> bool {
@@ -138,7 +133,6 @@ mod tests {
                 fix: before.clone(),
                 ..Memory::default()
             };
-            assert_eq!(is_fix(&memory, id), was_fix, "{before:?} {id}");
             assert_eq!(
                 message_done(&mut memory, id, at),
                 was_fix,

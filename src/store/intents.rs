@@ -148,14 +148,8 @@ mod tests {
             lease,
             &crate::model::watch::Memory::default(),
             &TickRecord {
-                status: WatchStatus::default(),
-                next_tick_at: None,
-                last_tick_at: now,
-                last_error: None,
-                history: vec![],
-                seen: vec![],
-                outbox: vec![],
                 resolved_intents: vec![open[0].id],
+                ..TickRecord::bare(WatchStatus::default(), now)
             },
         )
         .unwrap();

@@ -217,14 +217,8 @@ mod tests {
             lease,
             &crate::model::watch::Memory::default(),
             &TickRecord {
-                status: WatchStatus::default(),
                 next_tick_at: Some(t("2026-11-29T12:05:00Z")),
-                last_tick_at: now,
-                last_error: None,
-                history: vec![],
-                seen: vec![],
-                outbox: vec![],
-                resolved_intents: vec![],
+                ..TickRecord::bare(WatchStatus::default(), now)
             },
         )
         .unwrap();
@@ -300,16 +294,7 @@ mod tests {
             s.record(
                 lease,
                 &crate::model::watch::Memory::default(),
-                &TickRecord {
-                    status,
-                    next_tick_at: None,
-                    last_tick_at: now,
-                    last_error: None,
-                    history: vec![],
-                    seen: vec![],
-                    outbox: vec![],
-                    resolved_intents: vec![],
-                },
+                &TickRecord::bare(status, now),
             )
             .unwrap();
             let columns: String = s
@@ -342,21 +327,8 @@ mod tests {
             .unwrap();
         let mut status = read.status.clone();
         status.memory.error_streak = 1;
-        s.record(
-            lease,
-            &read.status.memory,
-            &TickRecord {
-                status,
-                next_tick_at: None,
-                last_tick_at: now,
-                last_error: None,
-                history: vec![],
-                seen: vec![],
-                outbox: vec![],
-                resolved_intents: vec![],
-            },
-        )
-        .unwrap();
+        s.record(lease, &read.status.memory, &TickRecord::bare(status, now))
+            .unwrap();
         let memory = s.watch(&pr).unwrap().unwrap().status.memory;
         assert_eq!(
             memory.agent_run,
@@ -365,6 +337,32 @@ mod tests {
         );
         assert_eq!(memory.agent_activity_at, Some(end));
         assert_eq!(memory.error_streak, 1, "the tick's change is written");
+    }
+
+    /// The watch a finished message belongs to is found by its fix's message id, in SQL.
+    #[test]
+    fn a_watch_is_found_by_the_message_id_of_its_fix() {
+        use crate::model::Sha;
+        use crate::model::watch::FixInFlight;
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        for n in [1, 2] {
+            s.add_watch(&PrRef::github("o/r", n), &NewWatch::default(), now)
+                .unwrap();
+        }
+        let id = s.watch(&PrRef::github("o/r", 2)).unwrap().unwrap().id;
+        s.update_memory(id, |m| {
+            m.fix = Some(FixInFlight {
+                message_id: "m7".into(),
+                head_sha: Sha("abc".into()),
+                sent_at: now,
+                done_at: None,
+            });
+        })
+        .unwrap();
+        let found = s.watch_with_fix("m7").unwrap().map(|w| w.pr.number);
+        assert_eq!(found, Some(2));
+        assert!(s.watch_with_fix("m8").unwrap().is_none(), "no such fix");
     }
 
     /// The memory is edited in place; a row that is gone is none, and a corrupt one is an

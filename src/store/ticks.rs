@@ -49,6 +49,24 @@ pub struct TickRecord {
     pub resolved_intents: Vec<i64>,
 }
 
+#[cfg(test)]
+impl TickRecord {
+    /// A tick at `at` that leaves `status` and nothing else: no next tick, error, history,
+    /// seen items, messages or reconciled intents.
+    pub(crate) fn bare(status: WatchStatus, at: Instant) -> TickRecord {
+        TickRecord {
+            status,
+            next_tick_at: None,
+            last_tick_at: at,
+            last_error: None,
+            history: vec![],
+            seen: vec![],
+            outbox: vec![],
+            resolved_intents: vec![],
+        }
+    }
+}
+
 /// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
 fn leased_url(tx: &rusqlite::Connection, watch_id: i64, owner: &str) -> Result<String> {
     let row: Option<(String, String, i64)> = tx

@@ -233,6 +233,22 @@ impl Store {
             .optional()?)
     }
 
+    /// The watch whose fix in flight was sent as message `id`, if any (the oldest, should two
+    /// claim it).
+    pub fn watch_with_fix(&self, id: &str) -> Result<Option<Watch>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT {WATCH_COLUMNS} FROM watches
+                     WHERE json_extract(memory, '$.fix.message_id') = ?1 ORDER BY id LIMIT 1"
+                ),
+                [id],
+                watch_from_row,
+            )
+            .optional()?)
+    }
+
     /// Every watch, oldest first.
     pub fn watches(&self) -> Result<Vec<Watch>> {
         let mut stmt = self
@@ -321,9 +337,7 @@ impl Store {
         id: i64,
         edit: impl FnOnce(&mut Memory) -> T,
     ) -> Result<Option<T>> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = self.atomic()?;
         let Some(stored) = tx
             .query_row("SELECT memory FROM watches WHERE id = ?1", [id], |r| {
                 r.get::<_, String>(0)

@@ -42,6 +42,7 @@ pub fn defer_due(
     kinds.sort();
     kinds.dedup();
     let mut deferred_ids: BTreeMap<i64, BudgetDeferral> = BTreeMap::new();
+    let watches = u64::try_from(app.store.count_watches()?).unwrap_or(u64::MAX);
     for kind in kinds {
         let Ok(forge) = app.forges.get(kind, &app.config) else {
             continue;
@@ -64,7 +65,15 @@ pub fn defer_due(
             .filter(|w| w.pr.forge == kind)
             .map(|w| (w.id, budget::class_of(w, app.now)))
             .collect();
-        let upcoming = upcoming_classes(app, kind, &due, left.map_or(0, |l| l.reset_in_secs))?;
+        // A budget that covers a read of every watch there is defers nothing: the watches
+        // falling due before the reset need not be loaded to know it.
+        let covers_all =
+            left.is_some_and(|l| l.remaining.saturating_mul(1000) >= milli.saturating_mul(watches));
+        let upcoming = if covers_all {
+            Vec::new()
+        } else {
+            upcoming_classes(app, kind, &due, left.map_or(0, |l| l.reset_in_secs))?
+        };
         let shortfall = budget::defer(left, &classes, &upcoming, milli);
         let count = shortfall.as_ref().map_or(0, |s| s.deferred.len());
         let labels = Labels::of(&[("forge", kind.as_str())]);

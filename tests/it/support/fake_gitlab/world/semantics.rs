@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::model::{ApiError, Commit, Event, Job, Mr, Note, Pipeline, World};
+use super::model::{ApiError, Commit, Discussion, Event, Job, Mr, Note, Pipeline, World};
 
 impl World {
     /// The current pipeline of the MR: its head pipeline, only when it ran on the head.
@@ -265,16 +265,20 @@ impl World {
             .count()
     }
 
+    /// Discussion `id` of the MR at `key`.
+    fn discussion_mut(&mut self, key: &(String, u64), id: &str) -> Option<&mut Discussion> {
+        self.mrs
+            .get_mut(key)?
+            .discussions
+            .iter_mut()
+            .find(|d| d.id == id)
+    }
+
     pub fn reply(&mut self, key: &(String, u64), discussion: &str, body: &str) -> Option<Value> {
         let id = self.id();
         let now = self.now;
         let viewer = self.viewer.clone();
-        let d = self
-            .mrs
-            .get_mut(key)?
-            .discussions
-            .iter_mut()
-            .find(|d| d.id == discussion)?;
+        let d = self.discussion_mut(key, discussion)?;
         let note = Note {
             id,
             author: viewer,
@@ -294,12 +298,7 @@ impl World {
     }
 
     pub fn resolve(&mut self, key: &(String, u64), discussion: &str) -> Option<Value> {
-        let d = self
-            .mrs
-            .get_mut(key)?
-            .discussions
-            .iter_mut()
-            .find(|d| d.id == discussion)?;
+        let d = self.discussion_mut(key, discussion)?;
         for n in &mut d.notes {
             n.resolved = n.resolvable;
         }
