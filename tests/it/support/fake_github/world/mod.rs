@@ -43,6 +43,7 @@ impl World {
             },
             app: None,
             next_id: 0,
+            node_index: std::cell::RefCell::default(),
         }
     }
 
@@ -156,51 +157,89 @@ impl World {
 
     /// Where a node id points, if anywhere.
     pub fn find_node(&self, id: &str) -> Option<NodeRef> {
+        let kept = self.node_index.borrow().get(id).cloned();
+        if let Some(at) = kept.filter(|at| self.node_id_at(at) == Some(id)) {
+            return Some(at);
+        }
+        let index = self.walk_nodes();
+        let found = index.get(id).cloned();
+        *self.node_index.borrow_mut() = index;
+        found
+    }
+
+    /// Every node of the world, by id.
+    fn walk_nodes(&self) -> std::collections::HashMap<String, NodeRef> {
+        let mut index = std::collections::HashMap::new();
+        let mut put = |id: &str, at: NodeRef| {
+            index.insert(id.to_owned(), at);
+        };
         for r in self.repos.values() {
             let repo = || r.full_name.clone();
-            if r.node_id == id {
-                return Some(NodeRef::Repo(repo()));
-            }
+            put(&r.node_id, NodeRef::Repo(repo()));
             for (sha, c) in &r.commits {
-                if c.node_id == id {
-                    return Some(NodeRef::Commit(repo(), sha.clone()));
-                }
+                put(&c.node_id, NodeRef::Commit(repo(), sha.clone()));
                 for (si, s) in c.suites.iter().enumerate() {
-                    if s.node_id == id {
-                        return Some(NodeRef::Suite(repo(), sha.clone(), si));
+                    put(&s.node_id, NodeRef::Suite(repo(), sha.clone(), si));
+                    if let Some(w) = &s.workflow_run {
+                        put(&w.node_id, NodeRef::WorkflowRun(repo(), sha.clone(), si));
                     }
-                    if s.workflow_run.as_ref().is_some_and(|w| w.node_id == id) {
-                        return Some(NodeRef::WorkflowRun(repo(), sha.clone(), si));
-                    }
-                    if let Some(ri) = s.runs.iter().position(|run| run.node_id == id) {
-                        return Some(NodeRef::Run(repo(), sha.clone(), si, ri));
+                    for (ri, run) in s.runs.iter().enumerate() {
+                        put(&run.node_id, NodeRef::Run(repo(), sha.clone(), si, ri));
                     }
                 }
-                if let Some(i) = c.statuses.iter().position(|s| s.node_id == id) {
-                    return Some(NodeRef::StatusContext(repo(), sha.clone(), i));
+                for (i, st) in c.statuses.iter().enumerate() {
+                    put(&st.node_id, NodeRef::StatusContext(repo(), sha.clone(), i));
                 }
             }
             for (n, pr) in &r.prs {
-                if pr.node_id == id {
-                    return Some(NodeRef::Pr(repo(), *n));
-                }
+                put(&pr.node_id, NodeRef::Pr(repo(), *n));
                 for (ti, t) in pr.threads.iter().enumerate() {
-                    if t.node_id == id {
-                        return Some(NodeRef::Thread(repo(), *n, ti));
-                    }
-                    if let Some(ci) = t.comments.iter().position(|c| c.node_id == id) {
-                        return Some(NodeRef::ThreadComment(repo(), *n, ti, ci));
+                    put(&t.node_id, NodeRef::Thread(repo(), *n, ti));
+                    for (ci, c) in t.comments.iter().enumerate() {
+                        put(&c.node_id, NodeRef::ThreadComment(repo(), *n, ti, ci));
                     }
                 }
-                if let Some(i) = pr.reviews.iter().position(|x| x.node_id == id) {
-                    return Some(NodeRef::Review(repo(), *n, i));
+                for (i, x) in pr.reviews.iter().enumerate() {
+                    put(&x.node_id, NodeRef::Review(repo(), *n, i));
                 }
-                if let Some(i) = pr.comments.iter().position(|x| x.node_id == id) {
-                    return Some(NodeRef::IssueComment(repo(), *n, i));
+                for (i, x) in pr.comments.iter().enumerate() {
+                    put(&x.node_id, NodeRef::IssueComment(repo(), *n, i));
                 }
             }
         }
-        None
+        index
+    }
+
+    /// The id of the node at `at`, if the world still has one there.
+    fn node_id_at(&self, at: &NodeRef) -> Option<&str> {
+        let repo = |r: &str| self.repos.get(r);
+        let commit = |r: &str, sha: &str| repo(r).and_then(|r| r.commits.get(sha));
+        let pr = |r: &str, n: u64| repo(r).and_then(|r| r.prs.get(&n));
+        let id = match at {
+            NodeRef::Repo(r) => &repo(r)?.node_id,
+            NodeRef::Commit(r, sha) => &commit(r, sha)?.node_id,
+            NodeRef::Suite(r, sha, si) => &commit(r, sha)?.suites.get(*si)?.node_id,
+            NodeRef::WorkflowRun(r, sha, si) => {
+                &commit(r, sha)?
+                    .suites
+                    .get(*si)?
+                    .workflow_run
+                    .as_ref()?
+                    .node_id
+            }
+            NodeRef::Run(r, sha, si, ri) => {
+                &commit(r, sha)?.suites.get(*si)?.runs.get(*ri)?.node_id
+            }
+            NodeRef::StatusContext(r, sha, i) => &commit(r, sha)?.statuses.get(*i)?.node_id,
+            NodeRef::Pr(r, n) => &pr(r, *n)?.node_id,
+            NodeRef::Thread(r, n, t) => &pr(r, *n)?.threads.get(*t)?.node_id,
+            NodeRef::ThreadComment(r, n, t, c) => {
+                &pr(r, *n)?.threads.get(*t)?.comments.get(*c)?.node_id
+            }
+            NodeRef::Review(r, n, i) => &pr(r, *n)?.reviews.get(*i)?.node_id,
+            NodeRef::IssueComment(r, n, i) => &pr(r, *n)?.comments.get(*i)?.node_id,
+        };
+        Some(id)
     }
 
     /// The PR a node belongs to (the PR itself, or its threads, comments, reviews, commits).

@@ -295,6 +295,10 @@ pub struct World {
     /// The GitHub App, when tests sign in as one (see [`super::super::app`]).
     pub app: Option<super::super::app::FakeApp>,
     pub(super) next_id: u64,
+    /// Where each node id pointed at the last full walk of the world: a lookup checks the
+    /// entry it finds and walks the world afresh when it is missing or stale (a world of
+    /// thousands of PRs is asked for hundreds of nodes per request).
+    pub(super) node_index: std::cell::RefCell<std::collections::HashMap<String, NodeRef>>,
 }
 
 /// Branch protection of one branch.
