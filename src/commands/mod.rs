@@ -9,6 +9,7 @@ pub mod check;
 pub mod output;
 pub mod owner;
 pub mod progress;
+pub mod run_report;
 pub mod schedule;
 
 use std::io::IsTerminal as _;
@@ -27,7 +28,6 @@ use crate::holder::Holder;
 use crate::model::reference::{BadPrRef, PrArg};
 use crate::model::{Instant, PrRef, parse_instant};
 use crate::store::{NewWatch, Selection, Store};
-use crate::tick::RunSummary;
 use crate::tick::{self, RunOptions};
 
 /// The program: parse, run, print the error once, return the exit code.
@@ -483,12 +483,13 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         progress: progress.clone(),
         ..opts
     };
-    let result = tick::run(app, &opts);
+    let mut printer = run_report::RunPrinter::new(app.json, app.now, progress.clone());
+    let result = tick::run(app, &opts, &mut printer);
     if let Some(p) = &progress {
         (p.0)(tick::Step::Done);
     }
     let summary = result.context("the tick could not run")?;
-    crate::stdout::keep_code(u8::from(summary.failed()), print_summary(app, &summary))
+    crate::stdout::keep_code(u8::from(summary.failed()), printer.finish(&summary))
 }
 
 /// Whether a job's watch list names `pr` (a `pr:` entry, or a `repo:` listing of its
@@ -498,48 +499,6 @@ fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
         crate::config::Watch::Pr(p) => p == pr,
         crate::config::Watch::Repo(r) => r.forge == pr.forge && r.repo == pr.repo,
     })
-}
-
-fn print_summary(app: &App, summary: &RunSummary) -> Result<()> {
-    if app.json {
-        crate::outln!("{}", output::run_json(summary, app.now))?;
-        return Ok(());
-    }
-    for line in &summary.jobs {
-        crate::outln!("{line}")?;
-    }
-    if summary.outcomes.is_empty() && summary.busy.is_empty() {
-        if summary.watched == 0 {
-            crate::outln!(
-                "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`, then run again"
-            )?;
-        } else {
-            crate::outln!(
-                "nothing is due ({} watched); `pr-monitor run --force` ticks them anyway",
-                summary.watched
-            )?;
-        }
-    }
-    let term = crate::terminal::Term::detect();
-    for line in output::outcome_lines(summary, app.now, term) {
-        crate::outln!("{line}")?;
-    }
-    if !summary.outcomes.is_empty() {
-        crate::outln!("{}", output::run_summary(summary))?;
-    } else if summary.delivered > 0 {
-        crate::outln!(
-            "{} message{} sent",
-            summary.delivered,
-            if summary.delivered == 1 { "" } else { "s" }
-        )?;
-    }
-    for line in output::taken_over_lines(&summary.taken_over) {
-        crate::outln!("{line}")?;
-    }
-    for line in output::held_lines(&summary.busy) {
-        crate::outln!("{line}; skipped")?;
-    }
-    Ok(())
 }
 
 /// The leases held now, by watch id; and the `status` lines saying who holds how many PRs

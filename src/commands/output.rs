@@ -1,7 +1,6 @@
 //! What commands print: the contract's `status --json` objects and the short human lines.
 //! Pure functions of stored state, so every shape is tested here.
 
-use crate::model::watch::Ci;
 use serde_json::{Value, json};
 
 use crate::core::text::one_line;
@@ -9,7 +8,7 @@ use crate::holder::Holder;
 use crate::model::watch::{HistoryEntry, Watch, Why};
 use crate::model::{Instant, PrState};
 use crate::terminal::Term;
-use crate::tick::{PrOutcome, RunSummary};
+use crate::tick::PrOutcome;
 use crate::view::when::{both, relative};
 
 fn ts(t: Option<Instant>) -> Value {
@@ -279,111 +278,6 @@ pub fn outcome_line(o: &PrOutcome, now: Instant, term: Term) -> String {
 /// Whether a PR's tick changed anything (history written, or an error).
 pub fn changed(o: &PrOutcome) -> bool {
     o.error.is_some() || o.plan.as_ref().is_some_and(|p| !p.history.is_empty())
-}
-
-/// Runs with more PRs than this list only the ones that changed.
-pub const LIST_ALL_UP_TO: usize = 10;
-
-/// The run's outcome lines: every PR in a small run, else only those that changed.
-pub fn outcome_lines(summary: &RunSummary, now: Instant, term: Term) -> Vec<String> {
-    let all = summary.outcomes.len() <= LIST_ALL_UP_TO;
-    summary
-        .outcomes
-        .iter()
-        .filter(|o| all || changed(o))
-        .map(|o| outcome_line(o, now, term))
-        .collect()
-}
-
-/// The run's last line: `ticked 7 PRs: 2 changed, 5 unchanged · 1 merged · ci lit on 1 · 1
-/// error · 6 deferred for budget (see status) · 3 messages sent`.
-pub fn run_summary(summary: &RunSummary) -> String {
-    let outcomes = &summary.outcomes;
-    let n = outcomes.len();
-    let changed_n = outcomes.iter().filter(|o| changed(o)).count();
-    let mut out = format!(
-        "ticked {n} PR{}: {changed_n} changed, {} unchanged",
-        if n == 1 { "" } else { "s" },
-        n - changed_n
-    );
-    let after = |o: &PrOutcome| o.plan.as_ref().map(|p| p.status.clone());
-    let count = |f: &dyn Fn(&PrOutcome, &crate::model::watch::WatchStatus) -> bool| {
-        outcomes
-            .iter()
-            .filter(|o| after(o).is_some_and(|s| f(o, &s)))
-            .count()
-    };
-    let merged =
-        count(&|o, s| s.state == PrState::Merged && o.watch.status.state != PrState::Merged);
-    let closed =
-        count(&|o, s| s.state == PrState::Closed && o.watch.status.state != PrState::Closed);
-    let ci = count(&|o, s| s.pills.ci == Ci::Lit && o.watch.status.pills.ci != Ci::Lit);
-    let cnf = count(&|o, s| s.pills.cnf && !o.watch.status.pills.cnf);
-    let fixing = count(&|o, s| s.pills.ci == Ci::Fixing && o.watch.status.pills.ci != Ci::Fixing);
-    let errors = outcomes.iter().filter(|o| o.error.is_some()).count();
-    for (what, k) in [
-        ("merged", merged),
-        ("closed", closed),
-        ("ci lit on", ci),
-        ("cnf lit on", cnf),
-        ("sent to the agent:", fixing),
-    ] {
-        if k > 0 {
-            out.push_str(&format!(" · {what} {k}"));
-        }
-    }
-    if errors > 0 {
-        out.push_str(&format!(
-            " · {errors} error{}",
-            if errors == 1 { "" } else { "s" }
-        ));
-    }
-    if !summary.deferred.is_empty() {
-        out.push_str(&format!(
-            " · {} deferred for budget (see status)",
-            summary.deferred.len()
-        ));
-    }
-    if summary.delivered > 0 {
-        out.push_str(&format!(
-            " · {} message{} sent",
-            summary.delivered,
-            if summary.delivered == 1 { "" } else { "s" }
-        ));
-    }
-    if !summary.delivery_failures.is_empty() {
-        out.push_str(&format!(
-            " · {} not delivered (kept for the next run)",
-            summary.delivery_failures.len()
-        ));
-    }
-    out
-}
-
-/// `run --json`: one status object per PR ticked, with the tick's history and error.
-pub fn run_json(summary: &RunSummary, now: Instant) -> Value {
-    Value::Array(
-        summary
-            .outcomes
-            .iter()
-            .map(|o| {
-                let mut w = o.watch.clone();
-                if let Some(plan) = &o.plan {
-                    w.status = plan.status.clone();
-                    w.next_tick_at = plan.next_tick_at;
-                }
-                w.last_error.clone_from(&o.error);
-                w.last_tick_at = Some(now);
-                let mut v = status_json(&w);
-                v["history"] = json!(
-                    o.plan
-                        .as_ref()
-                        .map(|p| p.history.iter().map(|h| &h.what).collect::<Vec<_>>())
-                );
-                v
-            })
-            .collect(),
-    )
 }
 
 /// `run 7f3a0c21 (pid 4121 on host-a, since 2026-11-30 20:14:02Z)`.

@@ -35,11 +35,11 @@ pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
         fix_asked: true,
         ..RunOptions::default()
     };
-    let summary = tick::run(app, &opts)?;
-    let outcome = summary
-        .outcomes
-        .first()
-        .ok_or_else(|| anyhow!("{} is paused or not open", pr.url()))?;
+    let mut first = None;
+    tick::run(app, &opts, &mut |o| {
+        first.get_or_insert(o);
+    })?;
+    let outcome = first.ok_or_else(|| anyhow!("{} is paused or not open", pr.url()))?;
     if let Some(e) = &outcome.error {
         return Err(anyhow!("{}: {e}", pr.url()));
     }

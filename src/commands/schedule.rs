@@ -119,17 +119,16 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                         stop: Some(stop.clone()),
                         ..RunOptions::default()
                     };
-                    match tick::run(app, &opts) {
-                        Ok(summary) => {
-                            for o in &summary.outcomes {
-                                crate::logging::say(&crate::commands::output::outcome_line(
-                                    o,
-                                    app.now,
-                                    crate::terminal::Term::PLAIN,
-                                ));
-                            }
-                        }
-                        Err(e) => crate::logging::complain(&format!("the sweep failed: {e:#}")),
+                    let now = app.now;
+                    let mut log = |o: tick::PrOutcome| {
+                        crate::logging::say(&crate::commands::output::outcome_line(
+                            &o,
+                            now,
+                            crate::terminal::Term::PLAIN,
+                        ));
+                    };
+                    if let Err(e) = tick::run(app, &opts, &mut log) {
+                        crate::logging::complain(&format!("the sweep failed: {e:#}"));
                     }
                 }
             }

@@ -143,6 +143,16 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (host, identity, resource)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 8: the armed watches in line to update their branch (the last tick saw them behind, or
+    // holding the turn), so each chunk of a tick finds them without reading every armed
+    // watch. A damaged memory is never in line. `Store::armed_in_line` repeats this WHERE.
+    "
+    CREATE INDEX watches_in_line ON watches (id)
+        WHERE merge_armed = 1 AND paused = 0 AND state = 'open'
+          AND CASE WHEN json_valid(memory)
+                   THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
+                   ELSE 0 END;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -24,7 +24,7 @@ pub use outbox::{OutboxMessage, OutboxRow};
 pub use reads::KeptRead;
 pub use seen::CHECK_SEEN;
 pub use ticks::{Lease, Leased, TickRecord};
-pub use watches::{NewWatch, Selection};
+pub use watches::{Due, NewWatch, Selection};
 
 use std::path::Path;
 use std::time::Duration;
@@ -222,27 +222,102 @@ mod tests {
             },
         )
         .unwrap();
-        let due: Vec<u64> = s
-            .due(now, false, &Selection::default())
+        let numbers = |due: Vec<Due>| -> Vec<u64> {
+            let ids: Vec<i64> = due.iter().map(|d| d.id).collect();
+            s.watches_by_ids(&ids)
+                .unwrap()
+                .iter()
+                .map(|w| w.pr.number)
+                .collect()
+        };
+        let all = Selection::default();
+        assert_eq!(numbers(s.due(now, false, &all).unwrap()), vec![1]);
+        let later = t("2026-11-29T12:05:00Z");
+        assert_eq!(numbers(s.due(later, false, &all).unwrap()), vec![1, 3]);
+        assert_eq!(numbers(s.due(now, true, &all).unwrap()), vec![1, 3]);
+        let only_3 = Selection {
+            job: None,
+            prs: vec![c.clone()],
+        };
+        assert_eq!(numbers(s.due(later, false, &only_3).unwrap()), vec![3]);
+        let mut full = Vec::new();
+        s.each_due(later, false, &only_3, &mut |w| full.push(w.pr.number))
+            .unwrap();
+        assert_eq!(full, vec![3]);
+    }
+
+    /// Only armed, open, unpaused watches are in line, and of those only the ones whose last
+    /// tick saw them behind or holding the turn, plus those read fresh this tick; a damaged
+    /// memory is never in line.
+    #[test]
+    fn armed_in_line_loads_only_who_may_hold_an_update_turn() {
+        use crate::model::watch::{Memory, Merge};
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        let armed = WatchStatus {
+            merge: Merge::Armed { at: now, via: None },
+            ..WatchStatus::default()
+        };
+        // number → (armed, behind, holds the turn)
+        let rows = [
+            (1, true, true, false),
+            (2, true, false, true),
+            (3, true, false, false),
+            (4, false, true, false),
+            (5, true, false, false),
+            (6, true, true, false),
+        ];
+        let mut ids = std::collections::BTreeMap::new();
+        for (n, is_armed, behind, holds) in rows {
+            let pr = PrRef::github("o/r", n);
+            s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+            let id = s.watch(&pr).unwrap().unwrap().id;
+            ids.insert(n, id);
+            let mut status = if is_armed {
+                armed.clone()
+            } else {
+                WatchStatus::default()
+            };
+            status.memory = Memory {
+                behind,
+                holds_update_turn: holds,
+                ..Memory::default()
+            };
+            let lease = taken(s.lease(id, &holder("me"), 60, &never));
+            s.record(lease, &Memory::default(), &TickRecord::bare(status, now))
+                .unwrap();
+        }
+        s.conn
+            .execute("UPDATE watches SET memory = '{' WHERE id = ?1", [ids[&6]])
+            .unwrap();
+        let numbers = |fresh: &[i64]| -> Vec<u64> {
+            s.armed_in_line(fresh)
+                .unwrap()
+                .iter()
+                .map(|w| w.pr.number)
+                .collect()
+        };
+        assert_eq!(numbers(&[]), vec![1, 2]);
+        assert_eq!(numbers(&[ids[&3], ids[&4]]), vec![1, 2, 3]);
+        // The in-line watches are found by their index, not by reading every armed watch.
+        let plan: Vec<String> = s
+            .conn
+            .prepare(
+                "EXPLAIN QUERY PLAN SELECT id FROM watches
+                 WHERE merge_armed = 1 AND paused = 0 AND state = 'open'
+                   AND CASE WHEN json_valid(memory)
+                            THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
+                            ELSE 0 END",
+            )
             .unwrap()
-            .iter()
-            .map(|w| w.pr.number)
-            .collect();
-        assert_eq!(due, vec![1]);
-        let later: Vec<u64> = s
-            .due(t("2026-11-29T12:05:00Z"), false, &Selection::default())
+            .query_map([], |r| r.get::<_, String>(3))
             .unwrap()
-            .iter()
-            .map(|w| w.pr.number)
-            .collect();
-        assert_eq!(later, vec![1, 3]);
-        let forced: Vec<u64> = s
-            .due(now, true, &Selection::default())
-            .unwrap()
-            .iter()
-            .map(|w| w.pr.number)
-            .collect();
-        assert_eq!(forced, vec![1, 3]);
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(
+            plan.iter().any(|p| p.contains("watches_in_line")),
+            "{plan:?}"
+        );
     }
 
     /// Each merge and ci state is written to, and read back from, the columns it always had.
@@ -534,8 +609,8 @@ mod tests {
         let plan: String = s
             .conn
             .query_row(
-                "EXPLAIN QUERY PLAN SELECT id FROM watches WHERE paused = 0 AND next_tick_at IS NOT NULL AND next_tick_at <= '2026'",
-                [],
+                &format!("EXPLAIN QUERY PLAN {}", watches::due_sql("id", false)),
+                params!["2026", None::<String>],
                 |r| r.get(3),
             )
             .unwrap();

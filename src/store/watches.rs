@@ -2,6 +2,8 @@
 //! that cannot be read in full is carried as unreadable, never guessed), the due query, and
 //! the history rows.
 
+use std::collections::BTreeMap;
+
 use anyhow::{Context, Result};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
@@ -29,6 +31,33 @@ pub struct Selection {
     pub job: Option<String>,
     /// Only these PRs (empty: all).
     pub prs: Vec<PrRef>,
+}
+
+/// A watch a run is due to tick, as the due query chose it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Due {
+    pub id: i64,
+    /// Its forge (a row naming no known forge reads as GitHub here; loaded in full, it is
+    /// unreadable, and its tick says why).
+    pub forge: ForgeKind,
+}
+
+/// The due query over `columns`: `?1` the time (unused when forced), `?2` the job (NULL: any).
+pub(super) fn due_sql(columns: &str, force: bool) -> String {
+    if force {
+        format!(
+            "SELECT {columns} FROM watches
+             WHERE paused = 0 AND state = 'open' AND (?2 IS NULL OR job = ?2)
+             ORDER BY id"
+        )
+    } else {
+        format!(
+            "SELECT {columns} FROM watches
+             WHERE paused = 0 AND next_tick_at IS NOT NULL AND next_tick_at <= ?1
+               AND (?2 IS NULL OR job = ?2)
+             ORDER BY next_tick_at, id"
+        )
+    }
 }
 
 const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
@@ -266,43 +295,105 @@ impl Store {
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
-    /// The open, unpaused watches armed to merge: the only ones that can hold a turn to
-    /// update their branch.
-    pub fn armed_watches(&self) -> Result<Vec<Watch>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
+    /// The open, unpaused watches armed to merge that may be in line to update their branch:
+    /// those whose last tick saw them behind or holding the turn (found by the
+    /// `watches_in_line` index, whose WHERE this repeats), and those of `fresh`, whose reads
+    /// this tick tell whether they are behind. The others cannot hold a turn, so they are
+    /// never loaded: a run asks once per chunk. A damaged `memory` is never in line.
+    pub fn armed_in_line(&self, fresh: &[i64]) -> Result<Vec<Watch>> {
+        let mut in_line = self.conn.prepare_cached(&format!(
             "SELECT {WATCH_COLUMNS} FROM watches
-             WHERE merge_armed = 1 AND paused = 0 AND state = 'open' ORDER BY id"
+             WHERE merge_armed = 1 AND paused = 0 AND state = 'open'
+               AND CASE WHEN json_valid(memory)
+                        THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
+                        ELSE 0 END"
         ))?;
-        let rows = stmt.query_map([], watch_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut by_id: BTreeMap<i64, Watch> = in_line
+            .query_map([], watch_from_row)?
+            .map(|w| w.map(|w| (w.id, w)))
+            .collect::<rusqlite::Result<_>>()?;
+        let mut named = self.conn.prepare_cached(&format!(
+            "SELECT {WATCH_COLUMNS} FROM watches
+             WHERE id IN (SELECT value FROM json_each(?1))
+               AND merge_armed = 1 AND paused = 0 AND state = 'open'"
+        ))?;
+        for w in named.query_map([serde_json::to_string(fresh)?], watch_from_row)? {
+            let w = w?;
+            by_id.insert(w.id, w);
+        }
+        Ok(by_id.into_values().collect())
     }
 
     /// The watches a run should tick: open, not paused, due at `now` (any time with `force`),
-    /// within `sel`. Uses the `watches_due` index when not forced.
-    pub fn due(&self, now: Instant, force: bool, sel: &Selection) -> Result<Vec<Watch>> {
-        let sql = if force {
-            format!(
-                "SELECT {WATCH_COLUMNS} FROM watches WHERE paused = 0 AND state = 'open' ORDER BY id"
-            )
-        } else {
-            format!(
-                "SELECT {WATCH_COLUMNS} FROM watches
-                 WHERE paused = 0 AND next_tick_at IS NOT NULL AND next_tick_at <= ?1 ORDER BY next_tick_at, id"
-            )
+    /// within `sel`, in due order; each only as its id and forge, so choosing among ten
+    /// thousand watches stays cheap and a run holds no more than that (it loads each group's
+    /// watches when it reads them). Uses the `watches_due` index when not forced.
+    pub fn due(&self, now: Instant, force: bool, sel: &Selection) -> Result<Vec<Due>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&due_sql("id, forge, repo, number", force))?;
+        let due = |r: &Row<'_>| -> rusqlite::Result<(Due, PrRef)> {
+            let kind = r
+                .get::<_, String>(1)?
+                .parse::<ForgeKind>()
+                .unwrap_or(ForgeKind::GitHub);
+            let pr = PrRef {
+                forge: kind,
+                repo: if sel.prs.is_empty() {
+                    String::new()
+                } else {
+                    r.get(2)?
+                },
+                number: r.get::<_, Uint>(3)?.0,
+            };
+            Ok((
+                Due {
+                    id: r.get(0)?,
+                    forge: kind,
+                },
+                pr,
+            ))
         };
-        let mut stmt = self.conn.prepare(&sql)?;
-        let rows = if force {
-            stmt.query_map([], watch_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?
-        } else {
-            stmt.query_map([ts(now)], watch_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?
-        };
-        Ok(rows
-            .into_iter()
-            .filter(|w| sel.job.is_none() || w.job == sel.job)
-            .filter(|w| sel.prs.is_empty() || sel.prs.contains(&w.pr))
-            .collect())
+        let rows = stmt.query_map(params![ts(now), sel.job], due)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (d, pr) = row?;
+            if sel.prs.is_empty() || sel.prs.contains(&pr) {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each due watch (as [`Store::due`] chooses them) read in full, one at a time, in due
+    /// order: for the rare run that must weigh every due watch (its budget falls short).
+    pub fn each_due(
+        &self,
+        now: Instant,
+        force: bool,
+        sel: &Selection,
+        f: &mut dyn FnMut(Watch),
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare_cached(&due_sql(WATCH_COLUMNS, force))?;
+        for w in stmt.query_map(params![ts(now), sel.job], watch_from_row)? {
+            let w = w?;
+            if sel.prs.is_empty() || sel.prs.contains(&w.pr) {
+                f(w);
+            }
+        }
+        Ok(())
+    }
+
+    /// The watches of `ids` that still exist, in the order of `ids`.
+    pub fn watches_by_ids(&self, ids: &[i64]) -> Result<Vec<Watch>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {WATCH_COLUMNS} FROM watches WHERE id IN (SELECT value FROM json_each(?1))"
+        ))?;
+        let mut by_id: BTreeMap<i64, Watch> = stmt
+            .query_map([serde_json::to_string(ids)?], watch_from_row)?
+            .map(|w| w.map(|w| (w.id, w)))
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
     }
 
     /// The newest `limit` history rows of a PR, oldest first.

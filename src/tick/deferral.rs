@@ -14,8 +14,8 @@ use crate::app::App;
 use crate::core::budget::{self, Left};
 use crate::holder::Holder;
 use crate::model::ForgeKind;
-use crate::model::watch::{BudgetDeferral, HistoryEntry, Watch};
-use crate::store::{Labels, Leased};
+use crate::model::watch::{BudgetDeferral, HistoryEntry};
+use crate::store::{Due, Labels, Leased, Selection};
 
 /// Gauge: PRs the last run pushed past the reset for budget, by forge.
 pub const DEFERRED_PRS: &str = "pr_monitor_budget_deferred_prs";
@@ -31,14 +31,18 @@ fn default_milli_per_pr(kind: ForgeKind) -> u64 {
     }
 }
 
-/// Splits `due` into the watches this run reads and those it pushed past their forge's reset
-/// (recorded: next tick, memory, history). A watch another run holds is left to that run.
+/// Splits `due` (chosen with `forced` and `sel`) into the watches this run reads and how many
+/// it pushed past their forge's reset (recorded: next tick, memory, history). A watch another
+/// run holds is left to that run. The due watches are loaded in full, one at a time, only
+/// when a forge's budget does not cover every watch there is.
 pub fn defer_due(
     app: &mut App,
-    due: Vec<Watch>,
+    due: Vec<Due>,
+    forced: bool,
+    sel: &Selection,
     holder: &Holder,
-) -> Result<(Vec<Watch>, Vec<Watch>)> {
-    let mut kinds: Vec<ForgeKind> = due.iter().map(|w| w.pr.forge).collect();
+) -> Result<(Vec<Due>, usize)> {
+    let mut kinds: Vec<ForgeKind> = due.iter().map(|d| d.forge).collect();
     kinds.sort();
     kinds.dedup();
     let mut deferred_ids: BTreeMap<i64, BudgetDeferral> = BTreeMap::new();
@@ -60,21 +64,24 @@ pub fn defer_due(
             .as_ref()
             .and_then(|k| k.milli_per_pr)
             .unwrap_or_else(|| default_milli_per_pr(kind));
-        let classes: Vec<(i64, budget::Class)> = due
-            .iter()
-            .filter(|w| w.pr.forge == kind)
-            .map(|w| (w.id, budget::class_of(w, app.now)))
-            .collect();
-        // A budget that covers a read of every watch there is defers nothing: the watches
-        // falling due before the reset need not be loaded to know it.
-        let covers_all =
-            left.is_some_and(|l| l.remaining.saturating_mul(1000) >= milli.saturating_mul(watches));
-        let upcoming = if covers_all {
-            Vec::new()
+        // A budget that covers a read of every watch there is (or none known, or one whose
+        // reset has passed) defers nothing: no watch need be loaded to know it.
+        let covers_all = left.is_none_or(|l| {
+            l.reset_in_secs <= 0
+                || l.remaining.saturating_mul(1000) >= milli.saturating_mul(watches)
+        });
+        let shortfall = if covers_all {
+            None
         } else {
-            upcoming_classes(app, kind, &due, left.map_or(0, |l| l.reset_in_secs))?
+            let mut classes: Vec<(i64, budget::Class)> = Vec::new();
+            app.store.each_due(app.now, forced, sel, &mut |w| {
+                if w.pr.forge == kind {
+                    classes.push((w.id, budget::class_of(&w, app.now)));
+                }
+            })?;
+            let upcoming = upcoming_classes(app, kind, &due, left.map_or(0, |l| l.reset_in_secs))?;
+            budget::defer(left, &classes, &upcoming, milli)
         };
-        let shortfall = budget::defer(left, &classes, &upcoming, milli);
         let count = shortfall.as_ref().map_or(0, |s| s.deferred.len());
         let labels = Labels::of(&[("forge", kind.as_str())]);
         #[allow(clippy::cast_precision_loss)]
@@ -103,22 +110,22 @@ pub fn defer_due(
         }
     }
     if deferred_ids.is_empty() {
-        return Ok((due, Vec::new()));
+        return Ok((due, 0));
     }
     let mut run = Vec::with_capacity(due.len());
-    let mut deferred = Vec::new();
-    for w in due {
-        let Some(deferral) = deferred_ids.get(&w.id) else {
-            run.push(w);
+    let mut deferred = 0;
+    for d in due {
+        let Some(deferral) = deferred_ids.get(&d.id) else {
+            run.push(d);
             continue;
         };
-        let lease = match app.store.lease(w.id, holder, 60, &Holder::gone_here)? {
+        let lease = match app.store.lease(d.id, holder, 60, &Holder::gone_here)? {
             Leased::Taken(lease) | Leased::TakenOver(lease, _) => lease,
             Leased::Held(_) => continue,
         };
         app.store
             .defer(lease, deferral, &[history_entry(deferral)])?;
-        deferred.push(w);
+        deferred += 1;
     }
     Ok((run, deferred))
 }
@@ -128,21 +135,22 @@ pub fn defer_due(
 fn upcoming_classes(
     app: &App,
     kind: ForgeKind,
-    due: &[Watch],
+    due: &[Due],
     reset_in: i64,
 ) -> Result<Vec<budget::Class>> {
     if reset_in <= 0 {
         return Ok(Vec::new());
     }
-    let due_ids: std::collections::BTreeSet<i64> = due.iter().map(|w| w.id).collect();
+    let due_ids: std::collections::BTreeSet<i64> = due.iter().map(|d| d.id).collect();
     let until = app.now + Duration::seconds(reset_in);
-    Ok(app
-        .store
-        .due(until, false, &crate::store::Selection::default())?
-        .iter()
-        .filter(|w| w.pr.forge == kind && !due_ids.contains(&w.id))
-        .map(|w| budget::class_of(w, app.now))
-        .collect())
+    let mut classes = Vec::new();
+    app.store
+        .each_due(until, false, &Selection::default(), &mut |w| {
+            if w.pr.forge == kind && !due_ids.contains(&w.id) {
+                classes.push(budget::class_of(&w, app.now));
+            }
+        })?;
+    Ok(classes)
 }
 
 /// The history row of a deferral.

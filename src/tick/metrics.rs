@@ -7,6 +7,7 @@
 //! last-success time moves only when the run succeeded — then renders and writes the file.
 
 use crate::model::watch::Ci;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -230,10 +231,11 @@ pub fn count_forge_usage(
     Ok(())
 }
 
-/// Counts the actions of one PR's plan.
-pub fn count_actions(store: &mut Store, actions: &[crate::core::decide::Action]) -> Result<()> {
-    for a in actions {
-        store.add_to_counter(ACTIONS_TOTAL, &Labels::of(&[("kind", action_kind(a))]), 1.0)?;
+/// Counts a run's planned actions, by kind.
+pub fn count_actions(store: &mut Store, by_kind: &BTreeMap<&'static str, u64>) -> Result<()> {
+    for (kind, n) in by_kind {
+        #[allow(clippy::cast_precision_loss)]
+        store.add_to_counter(ACTIONS_TOTAL, &Labels::of(&[("kind", kind)]), *n as f64)?;
     }
     Ok(())
 }

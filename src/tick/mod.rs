@@ -15,6 +15,7 @@ pub mod detect;
 pub mod execute;
 pub mod jobs;
 pub mod metrics;
+pub mod outcomes;
 pub mod pages;
 pub mod pool;
 pub mod read;
@@ -33,8 +34,9 @@ use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
 use crate::holder::Holder;
 use crate::model::watch::{HistoryEntry, Watch};
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
-use crate::store::{Lease, Leased, Selection, TickRecord};
+use crate::store::{Due, Lease, Leased, Selection, TickRecord};
 use execute::Env;
+pub use outcomes::{Outcomes, PrOutcome, Report};
 use pool::READS_IN_FLIGHT;
 use read::{ChunkReads, Read, Summaries};
 
@@ -85,19 +87,12 @@ fn tell(opts: &RunOptions, step: Step<'_>) {
     }
 }
 
-/// The outcome of one PR's tick.
-#[derive(Debug)]
-pub struct PrOutcome {
-    pub watch: Watch,
-    /// The plan, when the PR could be read.
-    pub plan: Option<Plan>,
-    pub error: Option<String>,
-}
-
-/// The outcome of a run.
+/// The outcome of a run; each PR's own outcome went to the run's [`Report`] as it came.
 #[derive(Debug, Default)]
 pub struct RunSummary {
-    pub outcomes: Vec<PrOutcome>,
+    /// PRs ticked, and how many of those ticks failed.
+    pub ticked: usize,
+    pub errors: usize,
     /// Watches another run held the lease on: one entry per watch, naming the holder when its
     /// lease does.
     pub busy: Vec<Option<Holder>>,
@@ -112,12 +107,12 @@ pub struct RunSummary {
     /// What syncing the jobs' watch lists did (PRs added, listings that failed).
     pub jobs: Vec<String>,
     /// Due watches pushed past their forge's rate-limit reset for budget, unread.
-    pub deferred: Vec<Watch>,
+    pub deferred: usize,
 }
 
 impl RunSummary {
     pub fn failed(&self) -> bool {
-        self.outcomes.iter().any(|o| o.error.is_some())
+        self.errors > 0
     }
 }
 
@@ -126,8 +121,9 @@ const LEASE_SECS: i64 = 600;
 /// Consecutive failed ticks after which the owner hears about a watch that keeps erroring.
 const ERROR_STREAK_NOTICE: u32 = 3;
 
-/// Runs one tick over the due watches, then delivers the outbox.
-pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
+/// Runs one tick over the due watches, telling `report` each PR's outcome as soon as it is
+/// recorded, then delivers the outbox.
+pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<RunSummary> {
     let started = std::time::Instant::now();
     let now = app.now;
     app.dry_run = opts.dry_run;
@@ -136,13 +132,14 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     } else {
         jobs::sync(app)?
     };
+    report.jobs(&jobs);
     let due = app.store.due(now, opts.force, &opts.selection)?;
     let holder = Holder::new_run();
     // A dry run writes nothing; `fix` and a run of named PRs are asked for by hand.
     let (due, deferred) = if opts.dry_run || opts.fix_asked || !opts.selection.prs.is_empty() {
-        (due, Vec::new())
+        (due, 0)
     } else {
-        deferral::defer_due(app, due, &holder)?
+        deferral::defer_due(app, due, opts.force, &opts.selection, &holder)?
     };
     let mut summary = RunSummary {
         watched: app.store.count_watches()?,
@@ -153,33 +150,28 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
 
     let total = due.len();
     tell(opts, Step::Reading { due: total });
-    let mut tally = Tally {
+    let mut ticking = Ticking {
+        opts,
+        holder: &holder,
+        summary: &mut summary,
+        outcomes: Outcomes::new(report),
         done: 0,
         total,
-        outcomes: Vec::new(),
     };
     if total > 0 {
-        tick_due(app, due, opts, &holder, &mut summary, &mut tally)?;
+        tick_due(app, due, &mut ticking)?;
     }
-    let mut outcomes = tally.outcomes;
-    outcomes.sort_by_key(|(index, _)| *index);
-    summary.outcomes = outcomes.into_iter().map(|(_, o)| o).collect();
+    let tally = ticking.outcomes.finish();
+    summary.ticked = tally.ticked;
+    summary.errors = tally.errors;
     if !opts.dry_run {
         tell(opts, Step::Delivering);
         let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
         summary.delivered = delivered.sent;
         summary.delivery_failures = delivered.failed;
-        for outcome in &summary.outcomes {
-            if let Some(plan) = &outcome.plan {
-                metrics::count_actions(&mut app.store, &plan.actions)?;
-            }
-        }
+        metrics::count_actions(&mut app.store, &tally.actions)?;
         metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
-        let mut read: BTreeMap<ForgeKind, u64> = BTreeMap::new();
-        for outcome in &summary.outcomes {
-            *read.entry(outcome.watch.pr.forge).or_default() += 1;
-        }
-        deferral::remember(app, &read)?;
+        deferral::remember(app, &tally.read)?;
         pages::write(&app.config, &app.store, now)?;
         metrics::write(
             &app.config,
@@ -195,11 +187,15 @@ pub fn run(app: &mut App, opts: &RunOptions) -> Result<RunSummary> {
     Ok(summary)
 }
 
-/// The PRs of a run decided so far, in the due order's places.
-struct Tally {
+/// A run under way: what it was asked, the holder of its leases, what it has to tell, and how
+/// far it got.
+struct Ticking<'r, 'o> {
+    opts: &'r RunOptions,
+    holder: &'r Holder,
+    summary: &'r mut RunSummary,
+    outcomes: Outcomes<'o>,
     done: usize,
     total: usize,
-    outcomes: Vec<(usize, PrOutcome)>,
 }
 
 /// A read a pool thread makes.
@@ -294,48 +290,42 @@ impl Group {
 /// A chunk whose snapshots are being read: its leases and the half-done read.
 struct Reading {
     group: usize,
-    leased: Vec<(usize, Watch, Option<Lease>)>,
+    leased: Vec<(Watch, Option<Lease>)>,
     plan: ChunkReads,
 }
 
 /// A read chunk whose failed checks' logs are being read ahead: its leases and reads, the
 /// logs read so far, and how many PRs' logs are still out.
 struct Acting {
-    leased: Vec<(usize, Watch, Option<Lease>)>,
+    leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, ForgeError>>,
     ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
     out: usize,
 }
 
-/// How many groups' summaries (and kept reads) are held at once: enough to keep the reads
-/// flowing, few enough that memory does not grow with the number of PRs.
+/// How many groups' watches, summaries and kept reads are held at once: enough to keep the
+/// reads flowing, few enough that memory does not grow with the number of PRs.
 const GROUPS_AHEAD: usize = 4;
 
 /// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
 /// group's summary, a chunk's snapshots) are under way on the pool's threads while this
-/// thread leases each chunk just before its read is sent and acts on each chunk as soon as
-/// its read is back, in the order the reads finish, so a slow or hanging read holds only its
-/// own chunk. Until a first chunk has been acted on, one read goes at a time: a run whose
-/// forge refuses the token or has no budget left learns it from one request, and a small run
-/// (two chunks) reads, acts and records one chunk before reading the next.
-fn tick_due(
-    app: &mut App,
-    due: Vec<Watch>,
-    opts: &RunOptions,
-    holder: &Holder,
-    summary: &mut RunSummary,
-    tally: &mut Tally,
-) -> Result<()> {
-    let mut waiting: std::collections::VecDeque<Vec<Chunk>> = groups(app, due).into();
+/// thread loads each group's watches as it opens, leases each chunk just before its read is
+/// sent and acts on each chunk as soon as its read is back, in the order the reads finish, so
+/// a slow or hanging read holds only its own chunk. Until a first chunk has been acted on,
+/// one read goes at a time: a run whose forge refuses the token or has no budget left learns
+/// it from one request, and a small run (two chunks) reads, acts and records one chunk before
+/// reading the next.
+fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Ticking<'_, '_>) -> Result<()> {
+    let mut waiting: std::collections::VecDeque<Waiting> = groups(app, due).into();
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
         let mut acting: BTreeMap<usize, Acting> = BTreeMap::new();
-        let (mut groups_started, mut chunks_sent) = (0, 0);
+        let (mut groups_started, mut chunks_formed) = (0, 0);
         let mut acted = false;
         loop {
             let window = if acted { READS_IN_FLIGHT } else { 1 };
-            while !stopped(opts) && pool.in_flight() < window {
+            while !stopped(run.opts) && pool.in_flight() < window {
                 if let Some(g) = open
                     .iter_mut()
                     .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
@@ -343,37 +333,38 @@ fn tick_due(
                     let Some(chunk) = g.chunks.pop_front() else {
                         continue;
                     };
-                    let leased = take_leases(app, chunk, holder, opts, summary)?;
-                    let Some(kind) = leased.first().map(|(_, w, _)| w.pr.forge) else {
+                    let seq = chunk.seq;
+                    let leased = take_leases(app, chunk, run)?;
+                    let Some(kind) = leased.first().map(|(w, _)| w.pr.forge) else {
+                        run.outcomes.chunk_done(seq, Vec::new());
                         continue;
                     };
                     let Some(summaries) = g.summaries.as_mut() else {
                         continue;
                     };
-                    let watches: Vec<&Watch> = leased.iter().map(|(_, w, _)| w).collect();
+                    let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
                     let (plan, requests) =
-                        read::plan_chunk(app, &watches, summaries, opts.fix_asked);
+                        read::plan_chunk(app, &watches, summaries, run.opts.fix_asked);
                     let reads = if requests.is_empty() {
                         read::finish_chunk(app, plan, summaries, Vec::new(), false)
                     } else {
                         match app.forges.shared(kind, &app.config) {
                             Ok(forge) => {
                                 pool.send(Job::Snapshots {
-                                    chunk: chunks_sent,
+                                    chunk: seq,
                                     forge,
                                     requests,
                                 });
                                 g.reading += 1;
                                 let group = g.id;
                                 reading.insert(
-                                    chunks_sent,
+                                    seq,
                                     Reading {
                                         group,
                                         leased,
                                         plan,
                                     },
                                 );
-                                chunks_sent += 1;
                                 continue;
                             }
                             Err(e) => leased
@@ -382,28 +373,37 @@ fn tick_due(
                                 .collect(),
                         }
                     };
-                    let chunk = chunks_sent;
-                    chunks_sent += 1;
-                    acted |= after_read(app, pool, &mut acting, chunk, leased, reads, opts, tally)?;
+                    acted |= after_read(app, pool, &mut acting, seq, leased, reads, run)?;
                     continue;
                 }
                 if open.len() >= GROUPS_AHEAD {
                     break;
                 }
-                let Some(chunks) = waiting.pop_front() else {
+                let Some(next) = waiting.pop_front() else {
                     break;
                 };
-                let everyone: Vec<&Watch> = chunks.iter().flatten().map(|(_, w)| w).collect();
-                let Some(kind) = everyone.first().map(|w| w.pr.forge) else {
+                // The group's watches as they are now, loaded only when it is read.
+                let watches = app.store.watches_by_ids(&next.ids)?;
+                let Some(kind) = watches.first().map(|w| w.pr.forge) else {
                     continue;
                 };
+                let everyone: Vec<&Watch> = watches.iter().collect();
                 let (ids, kept, requests) = read::summary_requests(app, &everyone);
+                let mut chunks = std::collections::VecDeque::new();
+                let mut rest = watches.into_iter().peekable();
+                while rest.peek().is_some() {
+                    chunks.push_back(Chunk {
+                        seq: chunks_formed,
+                        watches: rest.by_ref().take(next.chunk_size).collect(),
+                    });
+                    chunks_formed += 1;
+                }
                 let mut group = Group {
                     id: groups_started,
                     ids,
                     kept,
                     summaries: None,
-                    chunks: chunks.into(),
+                    chunks,
                     reading: 0,
                 };
                 groups_started += 1;
@@ -444,8 +444,8 @@ fn tick_due(
                     g.reading -= 1;
                     let empty = Summaries::default();
                     let summaries = g.summaries.as_ref().unwrap_or(&empty);
-                    let reads = read::finish_chunk(app, plan, summaries, answer, !opts.dry_run);
-                    acted |= after_read(app, pool, &mut acting, chunk, leased, reads, opts, tally)?;
+                    let reads = read::finish_chunk(app, plan, summaries, answer, !run.opts.dry_run);
+                    acted |= after_read(app, pool, &mut acting, chunk, leased, reads, run)?;
                 }
                 Answer::Logs { chunk, read } => {
                     let Some(a) = acting.get_mut(&chunk) else {
@@ -473,7 +473,7 @@ fn tick_due(
                         }
                         Ok(())
                     });
-                    act_on_chunk(app, leased, reads, &ahead, opts, tally)?;
+                    act_on_chunk(app, chunk, leased, reads, &ahead, run)?;
                     acted = true;
                 }
             }
@@ -485,23 +485,21 @@ fn tick_due(
 /// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
 /// are read ahead on the pool (one job per PR), and the chunk is acted on when they are back;
 /// a chunk that needs none (or a dry run) is acted on at once. Whether it was acted on.
-#[allow(clippy::too_many_arguments)]
 fn after_read(
     app: &mut App,
     pool: &mut pool::Pool<Job, Answer>,
     acting: &mut BTreeMap<usize, Acting>,
     chunk: usize,
-    leased: Vec<(usize, Watch, Option<Lease>)>,
+    leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, ForgeError>>,
-    opts: &RunOptions,
-    tally: &mut Tally,
+    run: &mut Ticking<'_, '_>,
 ) -> Result<bool> {
     let mut jobs = Vec::new();
     // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
     // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
     // read again, so neither is read ahead either.
-    if !opts.dry_run && !stopped(opts) {
-        for ((_, watch, _), read) in leased.iter().zip(&reads) {
+    if !run.opts.dry_run && !stopped(run.opts) {
+        for ((watch, _), read) in leased.iter().zip(&reads) {
             let Ok(read) = read else { continue };
             if read.reused || watch.unreadable.is_some() {
                 continue;
@@ -544,7 +542,7 @@ fn after_read(
         }
     }
     if sent == 0 {
-        act_on_chunk(app, leased, reads, &BTreeMap::new(), opts, tally)?;
+        act_on_chunk(app, chunk, leased, reads, &BTreeMap::new(), run)?;
         return Ok(true);
     }
     acting.insert(
@@ -561,33 +559,34 @@ fn after_read(
 
 /// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the
 /// chunk's outcomes recorded in one commit (each forge write's intent was recorded on its own
-/// before the write); a stop asked for releases the leases of the PRs not yet decided.
+/// before the write) and handed on; a stop asked for releases the leases of the PRs not yet
+/// decided.
 fn act_on_chunk(
     app: &mut App,
-    leased: Vec<(usize, Watch, Option<Lease>)>,
+    chunk: usize,
+    leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, ForgeError>>,
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
-    opts: &RunOptions,
-    tally: &mut Tally,
+    run: &mut Ticking<'_, '_>,
 ) -> Result<()> {
     let turns = chunk_turns(app, &leased, &reads)?;
     let mut acted = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
-    for ((index, watch, lease), read) in leased.into_iter().zip(reads) {
-        tally.done += 1;
+    for ((watch, lease), read) in leased.into_iter().zip(reads) {
+        run.done += 1;
         tell(
-            opts,
+            run.opts,
             Step::Ticked {
-                done: tally.done,
-                total: tally.total,
+                done: run.done,
+                total: run.total,
                 pr: &watch.pr,
             },
         );
-        if stopped(opts) {
+        if stopped(run.opts) {
             unasked.extend(lease);
             continue;
         }
-        acted.push((index, act(app, watch, read, &turns, ahead, opts), lease));
+        acted.push((act(app, watch, read, &turns, ahead, run.opts), lease));
     }
     let recorded = app.store.batch(|store| {
         for lease in unasked {
@@ -595,7 +594,7 @@ fn act_on_chunk(
         }
         Ok(acted
             .iter_mut()
-            .map(|(_, (outcome, record), lease)| {
+            .map(|((outcome, record), lease)| {
                 // A PR whose outcome cannot be recorded (its lease lost to another run) is
                 // that PR's failure, not the run's: the others go on.
                 let Some(lease) = lease.take() else {
@@ -614,12 +613,17 @@ fn act_on_chunk(
         let e = format!("{e:#}");
         acted.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect()
     });
-    for ((index, (mut outcome, _), _), recorded) in acted.into_iter().zip(recorded) {
-        if let Err(e) = recorded {
-            outcome.error = Some(format!("the outcome could not be recorded: {e:#}"));
-        }
-        tally.outcomes.push((index, outcome));
-    }
+    let outcomes = acted
+        .into_iter()
+        .zip(recorded)
+        .map(|(((mut outcome, _), _), recorded)| {
+            if let Err(e) = recorded {
+                outcome.error = Some(format!("the outcome could not be recorded: {e:#}"));
+            }
+            outcome
+        })
+        .collect();
+    run.outcomes.chunk_done(chunk, outcomes);
     Ok(())
 }
 
@@ -831,19 +835,29 @@ fn stopped(opts: &RunOptions) -> bool {
         .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
 }
 
-/// A tick's unit of work: up to one read batch of one forge's due watches, each with its
-/// place in the due order (outcomes are reported in that order).
-type Chunk = Vec<(usize, Watch)>;
+/// A tick's unit of work: up to one read batch of one forge's due watches, numbered in the
+/// order the run forms them (its outcomes are handed on in that order).
+struct Chunk {
+    seq: usize,
+    watches: Vec<Watch>,
+}
 
-/// Splits the due watches into groups the size of each forge's summary read, each split into
-/// chunks the size of its read batch, forge by forge, keeping the due order within a forge.
-fn groups(app: &mut App, due: Vec<Watch>) -> Vec<Vec<Chunk>> {
-    let mut by_forge: BTreeMap<ForgeKind, Chunk> = BTreeMap::new();
-    for (index, w) in due.into_iter().enumerate() {
-        by_forge.entry(w.pr.forge).or_default().push((index, w));
+/// A group not yet read: up to one summary read of one forge's due watches, by id, and the
+/// size of its chunks.
+struct Waiting {
+    ids: Vec<i64>,
+    chunk_size: usize,
+}
+
+/// Splits the due watches into groups the size of each forge's summary read, forge by forge,
+/// keeping the due order within a forge.
+fn groups(app: &mut App, due: Vec<Due>) -> Vec<Waiting> {
+    let mut by_forge: BTreeMap<ForgeKind, Vec<i64>> = BTreeMap::new();
+    for d in due {
+        by_forge.entry(d.forge).or_default().push(d.id);
     }
     let mut out = Vec::new();
-    for (kind, watches) in by_forge {
+    for (kind, ids) in by_forge {
         let (group, size) = app
             .forges
             .get(kind, &app.config)
@@ -851,16 +865,10 @@ fn groups(app: &mut App, due: Vec<Watch>) -> Vec<Vec<Chunk>> {
                 (f.summary_batch_size(), f.read_batch_size())
             });
         let (group, size) = (group.max(1), size.max(1));
-        let mut rest = watches.into_iter().peekable();
-        while rest.peek().is_some() {
-            let members: Chunk = rest.by_ref().take(group).collect();
-            let mut members = members.into_iter().peekable();
-            let mut chunks = Vec::new();
-            while members.peek().is_some() {
-                chunks.push(members.by_ref().take(size).collect());
-            }
-            out.push(chunks);
-        }
+        out.extend(ids.chunks(group).map(|ids| Waiting {
+            ids: ids.to_vec(),
+            chunk_size: size,
+        }));
     }
     out
 }
@@ -871,25 +879,21 @@ fn groups(app: &mut App, due: Vec<Watch>) -> Vec<Vec<Chunk>> {
 fn take_leases(
     app: &mut App,
     chunk: Chunk,
-    holder: &Holder,
-    opts: &RunOptions,
-    summary: &mut RunSummary,
-) -> Result<Vec<(usize, Watch, Option<Lease>)>> {
-    if opts.dry_run {
-        return Ok(chunk
-            .into_iter()
-            .map(|(index, w)| (index, w, None))
-            .collect());
+    run: &mut Ticking<'_, '_>,
+) -> Result<Vec<(Watch, Option<Lease>)>> {
+    if run.opts.dry_run {
+        return Ok(chunk.watches.into_iter().map(|w| (w, None)).collect());
     }
+    let (holder, summary) = (run.holder, &mut *run.summary);
     // The chunk's leases in one commit, before anything is read.
     app.store.batch(|store| {
-        let mut leased = Vec::with_capacity(chunk.len());
-        for (index, w) in chunk {
+        let mut leased = Vec::with_capacity(chunk.watches.len());
+        for w in chunk.watches {
             match store.lease(w.id, holder, LEASE_SECS, &Holder::gone_here)? {
-                Leased::Taken(lease) => leased.push((index, w, Some(lease))),
+                Leased::Taken(lease) => leased.push((w, Some(lease))),
                 Leased::TakenOver(lease, was) => {
                     summary.taken_over.push(was);
-                    leased.push((index, w, Some(lease)));
+                    leased.push((w, Some(lease)));
                 }
                 Leased::Held(by) => summary.busy.push(by),
             }
@@ -934,15 +938,15 @@ fn act(
 /// some, else from the stored state (which holds what earlier chunks of this tick recorded).
 fn chunk_turns(
     app: &App,
-    leased: &[(usize, Watch, Option<Lease>)],
+    leased: &[(Watch, Option<Lease>)],
     reads: &[Result<Read, ForgeError>],
 ) -> Result<Vec<i64>> {
-    // Only armed watches can hold a turn.
-    let all = app.store.armed_watches()?;
+    let ids: Vec<i64> = leased.iter().map(|(w, _)| w.id).collect();
+    let all = app.store.armed_in_line(&ids)?;
     let fresh: BTreeMap<i64, &Snapshot> = leased
         .iter()
         .zip(reads)
-        .filter_map(|((_, w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
+        .filter_map(|((w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
         .collect();
     Ok(decide::update_turns(&all, &fresh))
 }

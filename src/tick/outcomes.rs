@@ -1,0 +1,157 @@
+//! A run's outcomes on their way out. Each chunk's PR outcomes are handed to the run's
+//! consumer once every chunk formed before it has been handed on, so the consumer sees the
+//! run's order (forge by forge, due order within a forge) while the run holds only the chunks
+//! that finished ahead of a slower one, never every outcome. What the run itself needs of
+//! them afterwards (counts, actions by kind, PRs read per forge) is tallied as they pass.
+
+use std::collections::BTreeMap;
+
+use crate::core::decide::Plan;
+use crate::model::ForgeKind;
+use crate::model::watch::Watch;
+
+/// The outcome of one PR's tick.
+#[derive(Debug)]
+pub struct PrOutcome {
+    pub watch: Watch,
+    /// The plan, when the PR could be read.
+    pub plan: Option<Plan>,
+    pub error: Option<String>,
+}
+
+/// Told what a run does as it goes.
+pub trait Report {
+    /// What syncing the jobs' watch lists did (PRs added, listings that failed), before any
+    /// PR is read.
+    fn jobs(&mut self, _lines: &[String]) {}
+    /// One PR's outcome, once recorded: forge by forge, in due order within a forge.
+    fn outcome(&mut self, outcome: PrOutcome);
+}
+
+impl<F: FnMut(PrOutcome)> Report for F {
+    fn outcome(&mut self, outcome: PrOutcome) {
+        self(outcome);
+    }
+}
+
+/// The run's outcomes: the consumer they go to, the chunks waiting for an earlier one, and
+/// the tallies.
+pub struct Outcomes<'a> {
+    consumer: &'a mut dyn Report,
+    /// The chunk whose outcomes go out next.
+    next: usize,
+    waiting: BTreeMap<usize, Vec<PrOutcome>>,
+    tally: Tally,
+}
+
+impl std::fmt::Debug for Outcomes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outcomes")
+            .field("next", &self.next)
+            .field("waiting", &self.waiting.len())
+            .field("tally", &self.tally)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a run counts of its outcomes.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Tally {
+    /// PRs ticked (an outcome each).
+    pub ticked: usize,
+    /// Of those, PRs whose tick failed.
+    pub errors: usize,
+    /// The planned actions, by kind.
+    pub actions: BTreeMap<&'static str, u64>,
+    /// PRs ticked per forge.
+    pub read: BTreeMap<ForgeKind, u64>,
+}
+
+impl<'a> Outcomes<'a> {
+    pub fn new(consumer: &'a mut dyn Report) -> Self {
+        Outcomes {
+            consumer,
+            next: 0,
+            waiting: BTreeMap::new(),
+            tally: Tally::default(),
+        }
+    }
+
+    /// Chunk `seq` is done with `outcomes` (none, when another run held all its PRs): hands
+    /// on every chunk now in order.
+    pub fn chunk_done(&mut self, seq: usize, outcomes: Vec<PrOutcome>) {
+        self.waiting.insert(seq, outcomes);
+        while let Some(outcomes) = self.waiting.remove(&self.next) {
+            self.next += 1;
+            self.hand_on(outcomes);
+        }
+    }
+
+    /// The run is over: chunks still waiting (behind one a stop left unread) go out in order.
+    pub fn finish(&mut self) -> Tally {
+        for outcomes in std::mem::take(&mut self.waiting).into_values() {
+            self.hand_on(outcomes);
+        }
+        std::mem::take(&mut self.tally)
+    }
+
+    fn hand_on(&mut self, outcomes: Vec<PrOutcome>) {
+        for o in outcomes {
+            let t = &mut self.tally;
+            t.ticked += 1;
+            t.errors += usize::from(o.error.is_some());
+            *t.read.entry(o.watch.pr.forge).or_default() += 1;
+            for a in o.plan.iter().flat_map(|p| &p.actions) {
+                *t.actions
+                    .entry(crate::tick::metrics::action_kind(a))
+                    .or_default() += 1;
+            }
+            self.consumer.outcome(o);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    fn outcome(forge: ForgeKind, n: u64, error: bool) -> PrOutcome {
+        let mut watch = crate::core::decide::tests::watch();
+        watch.pr.forge = forge;
+        watch.pr.number = n;
+        PrOutcome {
+            watch,
+            plan: None,
+            error: error.then(|| "boom".to_owned()),
+        }
+    }
+
+    /// Chunks finishing out of order go out in order, each as soon as those before it have;
+    /// a gap a stop left is passed over when the run finishes.
+    #[test]
+    fn chunks_go_out_in_their_order_as_soon_as_they_can() {
+        let seen = RefCell::new(Vec::new());
+        let mut record = |o: PrOutcome| seen.borrow_mut().push(o.watch.pr.number);
+        let mut outcomes = Outcomes::new(&mut record);
+        let (gh, gl) = (ForgeKind::GitHub, ForgeKind::GitLab);
+        // (chunk done, its PRs as (forge, number)) → every PR gone out after it
+        let steps = [
+            (1, vec![(gh, 3), (gh, 4)], vec![]),
+            (0, vec![(gh, 1), (gh, 2)], vec![1, 2, 3, 4]),
+            (2, Vec::new(), vec![1, 2, 3, 4]),
+            (4, vec![(gl, 9)], vec![1, 2, 3, 4]),
+            (5, vec![(gl, 10)], vec![1, 2, 3, 4]),
+        ];
+        for (seq, prs, after) in steps {
+            let chunk = prs.iter().map(|&(f, n)| outcome(f, n, n == 4)).collect();
+            outcomes.chunk_done(seq, chunk);
+            assert_eq!(*seen.borrow(), after, "after chunk {seq}");
+        }
+        let tally = outcomes.finish();
+        assert_eq!(*seen.borrow(), vec![1, 2, 3, 4, 9, 10]);
+        assert_eq!((tally.ticked, tally.errors), (6, 1));
+        assert_eq!(tally.read, BTreeMap::from([(gh, 4), (gl, 2)]));
+    }
+}
