@@ -157,13 +157,24 @@ impl World {
 
     /// Where a node id points, if anywhere.
     pub fn find_node(&self, id: &str) -> Option<NodeRef> {
-        let kept = self.node_index.borrow().get(id).cloned();
-        if let Some(at) = kept.filter(|at| self.node_id_at(at) == Some(id)) {
-            return Some(at);
+        let (kept, current) = {
+            let index = self.node_index.borrow();
+            (
+                index.at.get(id).cloned(),
+                index.walked_at == Some(self.next_id),
+            )
+        };
+        match kept {
+            Some(at) if self.node_id_at(&at) == Some(id) => return Some(at),
+            None if current => return None,
+            _ => {}
         }
-        let index = self.walk_nodes();
-        let found = index.get(id).cloned();
-        *self.node_index.borrow_mut() = index;
+        let at = self.walk_nodes();
+        let found = at.get(id).cloned();
+        *self.node_index.borrow_mut() = NodeIndex {
+            at,
+            walked_at: Some(self.next_id),
+        };
         found
     }
 

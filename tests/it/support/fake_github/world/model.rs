@@ -296,9 +296,18 @@ pub struct World {
     pub app: Option<super::super::app::FakeApp>,
     pub(super) next_id: u64,
     /// Where each node id pointed at the last full walk of the world: a lookup checks the
-    /// entry it finds and walks the world afresh when it is missing or stale (a world of
-    /// thousands of PRs is asked for hundreds of nodes per request).
-    pub(super) node_index: std::cell::RefCell<std::collections::HashMap<String, NodeRef>>,
+    /// entry it finds and walks the world afresh when it is stale, or missing while ids were
+    /// made since (a world of thousands of PRs is asked for hundreds of nodes per request, and
+    /// every string argument of a query is tried as one).
+    pub(super) node_index: std::cell::RefCell<NodeIndex>,
+}
+
+/// Where each node id pointed at the last full walk of the world, and the world's id counter
+/// then: a lookup that misses walks again only if ids were made since.
+#[derive(Debug, Clone, Default)]
+pub struct NodeIndex {
+    pub at: std::collections::HashMap<String, NodeRef>,
+    pub walked_at: Option<u64>,
 }
 
 /// Branch protection of one branch.
