@@ -416,7 +416,7 @@ mod tests {
 
     /// The watch a finished message belongs to is found by its fix's message id, in SQL.
     #[test]
-    fn a_watch_is_found_by_the_message_id_of_its_fix() {
+    fn a_watch_is_found_by_the_message_id_of_its_fix_whatever_other_rows_hold() {
         use crate::model::Sha;
         use crate::model::watch::FixInFlight;
         let mut s = Store::open_in_memory().unwrap();
@@ -435,6 +435,10 @@ mod tests {
             });
         })
         .unwrap();
+        // A watch whose stored memory is damaged never hides the others' fixes.
+        s.conn
+            .execute("UPDATE watches SET memory = '{' WHERE number = 1", [])
+            .unwrap();
         let found = s.watch_with_fix("m7").unwrap().map(|w| w.pr.number);
         assert_eq!(found, Some(2));
         assert!(s.watch_with_fix("m8").unwrap().is_none(), "no such fix");

@@ -270,7 +270,8 @@ impl Store {
             .query_row(
                 &format!(
                     "SELECT {WATCH_COLUMNS} FROM watches
-                     WHERE json_extract(memory, '$.fix.message_id') = ?1 ORDER BY id LIMIT 1"
+                     WHERE CASE WHEN json_valid(memory) THEN json_extract(memory, '$.fix.message_id') END = ?1
+                     ORDER BY id LIMIT 1"
                 ),
                 [id],
                 watch_from_row,

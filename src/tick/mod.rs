@@ -305,7 +305,7 @@ struct Acting {
 
 /// How many groups' watches, summaries and kept reads are held at once: enough to keep the
 /// reads flowing, few enough that memory does not grow with the number of PRs.
-const GROUPS_AHEAD: usize = 4;
+const GROUPS_AHEAD: usize = 2;
 
 /// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
 /// group's summary, a chunk's snapshots) are under way on the pool's threads while this
