@@ -786,3 +786,51 @@ fn metrics_keep_the_last_success_when_a_run_fails() {
         assert!(v.parse::<f64>().is_ok(), "{line}");
     }
 }
+
+/// `run --json` streams one array as chunks finish: every PR ticked exactly once, forge by
+/// forge (GitHub, then GitLab), each forge's PRs in due order, across more batches than are
+/// read at once; a run with nothing due prints an empty array.
+#[test]
+fn run_json_streams_every_pr_once_forge_by_forge_in_due_order() {
+    const N: u64 = 25;
+    let env = crate::support::fake_gitlab::GitLabEnv::new();
+    env.gh.world(|w| {
+        for n in 1..=N {
+            w.pr("octo/app", n);
+            w.check_run("octo/app", n, "lint").success();
+        }
+    });
+    env.gl.world(|w| {
+        w.project("g/p");
+        for n in 1..=N {
+            w.mr("g/p", n);
+            w.job("g/p", n, "test").success();
+        }
+    });
+    // Added in turns, so the due order (ids, all due at once) interleaves the forges; the
+    // GitHub PRs in descending numbers, so due order is not number order.
+    for n in 1..=N {
+        let mr = format!("g/p!{n}");
+        let pr = format!("octo/app#{}", N + 1 - n);
+        env.ok(&["watch", "add", &mr, &pr]);
+    }
+    let v = env.ok(&["run", "--json"]).json();
+    let ticked: Vec<(String, u64)> = v
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|o| {
+            (
+                o["forge"].as_str().unwrap_or_default().to_owned(),
+                o["number"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = (1..=N)
+        .map(|n| ("github".to_owned(), N + 1 - n))
+        .chain((1..=N).map(|n| ("gitlab".to_owned(), n)))
+        .collect();
+    assert_eq!(ticked, want);
+    let again = env.ok(&["run", "--json"]);
+    assert_eq!(again.stdout.trim(), "[]", "{}", again.stdout);
+}
