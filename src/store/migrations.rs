@@ -153,6 +153,12 @@ pub const MIGRATIONS: &[&str] = &[
                    THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
                    ELSE 0 END;
     ",
+    // 9: beside each kept read, what a summary read needs of it (`store::reads::KeptHints`):
+    // a group of PRs is summarised without loading its snapshots. NULL: worked out from the
+    // snapshot (reads kept before this column).
+    "
+    ALTER TABLE last_reads ADD COLUMN hints TEXT;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -21,7 +21,7 @@ mod watches;
 pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
-pub use reads::KeptRead;
+pub use reads::{KeptHints, KeptRead};
 pub use seen::CHECK_SEEN;
 pub use ticks::{Lease, Leased, TickRecord};
 pub use watches::{Due, NewWatch, Selection};

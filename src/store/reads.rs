@@ -1,6 +1,8 @@
 //! Each watch's last full read, kept beside the summary fingerprint seen just before it: when
 //! the next summary shows the same fingerprint, the tick decides on the kept snapshot instead
-//! of reading it again. A read that cannot be kept or parsed is simply read again.
+//! of reading it again. A read that cannot be kept or parsed is simply read again. Beside each
+//! snapshot, its hints: what a summary read asks and compares with, so a group of PRs is
+//! summarised without loading its snapshots (each chunk loads its own when it is read).
 
 use std::collections::BTreeMap;
 
@@ -17,7 +19,70 @@ pub struct KeptRead {
     pub snapshot: Snapshot,
 }
 
+/// What a summary read needs of a kept read, without its snapshot: the fingerprint it was
+/// read after, how far behind its base the branch was, and the threads it left unresolved.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeptHints {
+    pub summary: String,
+    pub behind_by: Option<u64>,
+    pub unresolved_threads: Vec<String>,
+}
+
+/// The stored form of [`KeptHints`] beside the fingerprint.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct StoredHints {
+    behind_by: Option<u64>,
+    unresolved_threads: Vec<String>,
+}
+
+impl KeptHints {
+    /// The hints of `snapshot`, read after the summary `summary`.
+    pub fn of(summary: &str, snapshot: &Snapshot) -> Self {
+        KeptHints {
+            summary: summary.to_owned(),
+            behind_by: snapshot.behind_by,
+            unresolved_threads: snapshot
+                .unresolved_threads()
+                .map(|t| t.id.clone())
+                .collect(),
+        }
+    }
+}
+
 impl Store {
+    /// The kept hints of `watch_ids` (those that have a kept read). A read kept before hints
+    /// were (no `hints`) has them worked out from its snapshot; one that no longer parses has
+    /// none.
+    pub fn kept_hints(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptHints>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT summary, hints, CASE WHEN hints IS NULL THEN snapshot END
+             FROM last_reads WHERE watch_id = ?1",
+        )?;
+        let mut out = BTreeMap::new();
+        for &id in watch_ids {
+            let row: Option<(String, Option<String>, Option<String>)> = stmt
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()?;
+            let hints = match row {
+                Some((summary, Some(hints), _)) => serde_json::from_str::<StoredHints>(&hints)
+                    .ok()
+                    .map(|h| KeptHints {
+                        summary,
+                        behind_by: h.behind_by,
+                        unresolved_threads: h.unresolved_threads,
+                    }),
+                Some((summary, None, Some(snapshot))) => serde_json::from_str(&snapshot)
+                    .ok()
+                    .map(|snapshot| KeptHints::of(&summary, &snapshot)),
+                _ => None,
+            };
+            if let Some(hints) = hints {
+                out.insert(id, hints);
+            }
+        }
+        Ok(out)
+    }
+
     /// The kept reads of `watch_ids` (those that have one that still parses).
     pub fn kept_reads(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptRead>> {
         let mut stmt = self
@@ -42,9 +107,15 @@ impl Store {
     /// are masked in what is kept (forge text may quote them), as everywhere in the database.
     pub fn keep_read(&mut self, watch_id: i64, summary: &str, snapshot: &Snapshot) -> Result<()> {
         let kept = crate::secrets::mask(&serde_json::to_string(snapshot)?);
+        let hints = KeptHints::of(summary, snapshot);
+        let hints = crate::secrets::mask(&serde_json::to_string(&StoredHints {
+            behind_by: hints.behind_by,
+            unresolved_threads: hints.unresolved_threads,
+        })?);
         self.conn.execute(
-            "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot) VALUES (?1, ?2, ?3)",
-            params![watch_id, crate::secrets::mask(summary), kept],
+            "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot, hints)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![watch_id, crate::secrets::mask(summary), kept, hints],
         )?;
         Ok(())
     }
@@ -54,5 +125,69 @@ impl Store {
         self.conn
             .execute("DELETE FROM last_reads WHERE watch_id = ?1", [watch_id])?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ReviewThread;
+    use crate::store::NewWatch;
+
+    fn thread(id: &str, resolved: bool) -> ReviewThread {
+        ReviewThread {
+            id: id.into(),
+            resolved,
+            outdated: false,
+            path: None,
+            line: None,
+            comments: vec![],
+        }
+    }
+
+    /// A kept read's hints come back without its snapshot; a read kept before hints were has
+    /// them worked out from its snapshot, and one whose snapshot no longer parses has none.
+    #[test]
+    fn hints_are_kept_beside_each_read() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap();
+        let mut ids = Vec::new();
+        for n in 1..=3 {
+            let pr = crate::model::PrRef::github("o/r", n);
+            s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+            ids.push(s.watch(&pr).unwrap().unwrap().id);
+        }
+        let mut snapshot = crate::core::decide::tests::snap("aaa");
+        snapshot.behind_by = Some(2);
+        snapshot.threads = vec![thread("T1", false), thread("T2", true), thread("T3", false)];
+        for &id in &ids {
+            s.keep_read(id, "fp", &snapshot).unwrap();
+        }
+        s.conn
+            .execute(
+                "UPDATE last_reads SET hints = NULL WHERE watch_id = ?1",
+                [ids[1]],
+            )
+            .unwrap();
+        s.conn
+            .execute(
+                "UPDATE last_reads SET hints = NULL, snapshot = '{' WHERE watch_id = ?1",
+                [ids[2]],
+            )
+            .unwrap();
+        let want = KeptHints {
+            summary: "fp".into(),
+            behind_by: Some(2),
+            unresolved_threads: vec!["T1".into(), "T3".into()],
+        };
+        let hints = s.kept_hints(&ids).unwrap();
+        assert_eq!(hints.get(&ids[0]), Some(&want));
+        assert_eq!(
+            hints.get(&ids[1]),
+            Some(&want),
+            "worked out from the snapshot"
+        );
+        assert_eq!(hints.get(&ids[2]), None, "a snapshot that no longer parses");
+        assert_eq!(KeptHints::of("fp", &snapshot), want);
     }
 }

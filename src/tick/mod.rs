@@ -270,12 +270,12 @@ fn read_in_pool(job: Job) -> Answer {
     }
 }
 
-/// A group under way: its kept reads until its summaries arrive, its chunks not yet read, and
-/// how many are being read.
+/// A group under way: its kept reads' hints until its summaries arrive, its chunks not yet
+/// read, and how many are being read.
 struct Group {
     id: usize,
     ids: Vec<i64>,
-    kept: BTreeMap<i64, crate::store::KeptRead>,
+    hints: BTreeMap<i64, crate::store::KeptHints>,
     summaries: Option<Summaries>,
     chunks: std::collections::VecDeque<Chunk>,
     reading: usize,
@@ -303,9 +303,11 @@ struct Acting {
     out: usize,
 }
 
-/// How many groups' watches, summaries and kept reads are held at once: enough to keep the
-/// reads flowing, few enough that memory does not grow with the number of PRs.
-const GROUPS_AHEAD: usize = 2;
+/// How many groups are open at once, each holding its watches, its kept reads' hints and its
+/// summaries (never its kept snapshots: each chunk loads those it reuses): enough that the
+/// next groups' summaries are read while this thread decides, few enough that memory does not
+/// grow with the number of PRs.
+const GROUPS_AHEAD: usize = 6;
 
 /// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
 /// group's summary, a chunk's snapshots) are under way on the pool's threads while this
@@ -388,7 +390,7 @@ fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Ticking<'_, '_>) -> Result<(
                     continue;
                 };
                 let everyone: Vec<&Watch> = watches.iter().collect();
-                let (ids, kept, requests) = read::summary_requests(app, &everyone);
+                let (ids, hints, requests) = read::summary_requests(app, &everyone);
                 let mut chunks = std::collections::VecDeque::new();
                 let mut rest = watches.into_iter().peekable();
                 while rest.peek().is_some() {
@@ -401,7 +403,7 @@ fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Ticking<'_, '_>) -> Result<(
                 let mut group = Group {
                     id: groups_started,
                     ids,
-                    kept,
+                    hints,
                     summaries: None,
                     chunks,
                     reading: 0,
@@ -425,8 +427,8 @@ fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Ticking<'_, '_>) -> Result<(
             match answer {
                 Answer::Summaries { group, answer } => {
                     if let Some(g) = open.iter_mut().find(|g| g.id == group) {
-                        let kept = std::mem::take(&mut g.kept);
-                        g.summaries = Some(Summaries::new(&g.ids, kept, answer));
+                        let hints = std::mem::take(&mut g.hints);
+                        g.summaries = Some(Summaries::new(&g.ids, hints, answer));
                     }
                 }
                 Answer::Snapshots { chunk, answer } => {

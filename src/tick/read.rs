@@ -3,7 +3,9 @@
 //! none). A PR whose summary is unchanged is decided on its kept snapshot; the tick reads it
 //! in full again before acting on it (see [`crate::tick`]), so every forge write and message
 //! rests on a fresh read. A summary that cannot tell (an error, a forge without summaries, a
-//! connection longer than its page) always falls through to the full read.
+//! connection longer than its page) always falls through to the full read. A group's summary
+//! is compared with its kept reads' hints; a chunk loads only the kept snapshots it reuses,
+//! and checks each again, whole.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +13,7 @@ use crate::app::App;
 use crate::forge::{ForgeError, SnapshotRequest, Summary, SummaryRequest};
 use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Snapshot};
-use crate::store::KeptRead;
+use crate::store::KeptHints;
 
 /// One PR's snapshot for this tick, and whether it is a kept one rather than read now.
 #[derive(Debug, Clone)]
@@ -36,62 +38,61 @@ pub fn snapshot_request(w: &Watch) -> SnapshotRequest {
 
 /// Whether a kept read still holds: its summary is the one just read, the branches are as far
 /// apart as it says, and as many threads are unresolved (where the summary counted them).
-pub fn reusable(kept: Option<&KeptRead>, summary: Option<&Summary>) -> bool {
+pub fn reusable(kept: Option<&KeptHints>, summary: Option<&Summary>) -> bool {
     matches!((kept, summary), (Some(k), Some(s))
         if k.summary == s.fingerprint
-            && k.snapshot.behind_by == s.behind_by
+            && k.behind_by == s.behind_by
             && s.unresolved_threads
-                .is_none_or(|n| n == k.snapshot.unresolved_threads().count()))
+                .is_none_or(|n| n == k.unresolved_threads.len()))
 }
 
-/// A group's summaries, read before its chunks, with the kept reads they are compared with.
+/// A group's summaries, read before its chunks, with the kept reads' hints they are compared
+/// with (each chunk loads the kept snapshots it reuses).
 #[derive(Debug)]
 pub struct Summaries {
     /// Fingerprint by watch id (absent: the summary cannot tell); an error when the forge
     /// cannot be read at all.
     by_watch: Result<BTreeMap<i64, Summary>, ForgeError>,
-    kept: BTreeMap<i64, KeptRead>,
+    hints: BTreeMap<i64, KeptHints>,
 }
 
 impl Default for Summaries {
     fn default() -> Self {
         Summaries {
             by_watch: Ok(BTreeMap::new()),
-            kept: BTreeMap::new(),
+            hints: BTreeMap::new(),
         }
     }
 }
 
-/// What a group's summary read asks (all of one forge), with the kept reads its answers are
-/// compared with: a PR whose kept read shows unresolved threads has each of them asked about.
+/// What a group's summary read asks (all of one forge), with the kept reads' hints its
+/// answers are compared with: a PR whose kept read shows unresolved threads has each of them
+/// asked about.
 pub fn summary_requests(
     app: &App,
     watches: &[&Watch],
-) -> (Vec<i64>, BTreeMap<i64, KeptRead>, Vec<SummaryRequest>) {
+) -> (Vec<i64>, BTreeMap<i64, KeptHints>, Vec<SummaryRequest>) {
     let ids: Vec<i64> = watches.iter().map(|w| w.id).collect();
     // A kept read that cannot be loaded is no kept read: the PR is read in full.
-    let kept = app.store.kept_reads(&ids).unwrap_or_default();
+    let hints = app.store.kept_hints(&ids).unwrap_or_default();
     let requests = watches
         .iter()
         .map(|w| SummaryRequest {
             read: snapshot_request(w),
-            threads: kept.get(&w.id).map_or_else(Vec::new, |k| {
-                k.snapshot
-                    .unresolved_threads()
-                    .map(|t| t.id.clone())
-                    .collect()
-            }),
-            behind_by: kept.get(&w.id).and_then(|k| k.snapshot.behind_by),
+            threads: hints
+                .get(&w.id)
+                .map_or_else(Vec::new, |k| k.unresolved_threads.clone()),
+            behind_by: hints.get(&w.id).and_then(|k| k.behind_by),
         })
         .collect();
-    (ids, kept, requests)
+    (ids, hints, requests)
 }
 
 impl Summaries {
     /// A group's summaries from the forge's answer to [`summary_requests`].
     pub fn new(
         ids: &[i64],
-        kept: BTreeMap<i64, KeptRead>,
+        hints: BTreeMap<i64, KeptHints>,
         answer: Result<Vec<Option<Summary>>, ForgeError>,
     ) -> Self {
         let by_watch = answer.map(|found| {
@@ -100,7 +101,7 @@ impl Summaries {
                 .filter_map(|(id, s)| s.map(|s| (*id, s)))
                 .collect()
         });
-        Summaries { by_watch, kept }
+        Summaries { by_watch, hints }
     }
 }
 
@@ -140,15 +141,29 @@ pub fn plan_chunk(
             return (plan, Vec::new());
         }
     };
+    // The kept snapshots this chunk may reuse, loaded now; each is checked again, whole, in
+    // case another run kept a newer read since the group's hints were loaded.
+    let candidates: Vec<i64> = watches
+        .iter()
+        .filter(|w| !fresh && reusable(summaries.hints.get(&w.id), by_watch.get(&w.id)))
+        .map(|w| w.id)
+        .collect();
+    let mut kept = if candidates.is_empty() {
+        BTreeMap::new()
+    } else {
+        app.store.kept_reads(&candidates).unwrap_or_default()
+    };
     let mut requests = Vec::new();
     for w in watches {
-        if !fresh && reusable(summaries.kept.get(&w.id), by_watch.get(&w.id)) {
-            plan.slots.push(summaries.kept.remove(&w.id).map(|k| {
-                Ok(Read {
-                    snapshot: k.snapshot,
-                    reused: true,
-                })
-            }));
+        let holds = kept.get(&w.id).is_some_and(|k| {
+            let hints = KeptHints::of(&k.summary, &k.snapshot);
+            reusable(Some(&hints), by_watch.get(&w.id))
+        });
+        if let Some(k) = kept.remove(&w.id).filter(|_| holds) {
+            plan.slots.push(Some(Ok(Read {
+                snapshot: k.snapshot,
+                reused: true,
+            })));
         } else {
             plan.slots.push(None);
             plan.wanted.push(w.id);
@@ -241,13 +256,10 @@ pub fn reread(app: &mut App, watch: &Watch) -> Result<Snapshot, ForgeError> {
 mod tests {
     use super::*;
 
-    fn kept(summary: &str, behind_by: Option<u64>) -> KeptRead {
+    fn kept(summary: &str, behind_by: Option<u64>) -> KeptHints {
         let mut snapshot = crate::core::decide::tests::snap("aaa");
         snapshot.behind_by = behind_by;
-        KeptRead {
-            summary: summary.to_owned(),
-            snapshot,
-        }
+        KeptHints::of(summary, &snapshot)
     }
 
     fn seen(fingerprint: &str, behind_by: Option<u64>) -> Summary {
@@ -261,7 +273,7 @@ mod tests {
     #[test]
     fn a_kept_read_holds_only_while_its_summary_is_the_one_just_read() {
         let k = kept("a", Some(0));
-        let cases: [(Option<&KeptRead>, Option<Summary>, bool); 7] = [
+        let cases: [(Option<&KeptHints>, Option<Summary>, bool); 7] = [
             (Some(&k), Some(seen("a", Some(0))), true),
             (Some(&k), Some(seen("b", Some(0))), false),
             (Some(&k), Some(seen("a", Some(1))), false),
