@@ -330,38 +330,38 @@ impl Store {
     /// thousand watches stays cheap and a run holds no more than that (it loads each group's
     /// watches when it reads them). Uses the `watches_due` index when not forced.
     pub fn due(&self, now: Instant, force: bool, sel: &Selection) -> Result<Vec<Due>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&due_sql("id, forge, repo, number", force))?;
-        let due = |r: &Row<'_>| -> rusqlite::Result<(Due, PrRef)> {
-            let kind = r
-                .get::<_, String>(1)?
-                .parse::<ForgeKind>()
-                .unwrap_or(ForgeKind::GitHub);
-            let pr = PrRef {
-                forge: kind,
-                repo: if sel.prs.is_empty() {
-                    String::new()
-                } else {
-                    r.get(2)?
-                },
-                number: r.get::<_, Uint>(3)?.0,
-            };
-            Ok((
-                Due {
-                    id: r.get(0)?,
-                    forge: kind,
-                },
-                pr,
-            ))
+        // Named PRs are matched on their address; otherwise the `watches_due` index covers
+        // the query.
+        let named = !sel.prs.is_empty();
+        let columns = if named {
+            "id, forge, repo, number"
+        } else {
+            "id, forge"
         };
-        let rows = stmt.query_map(params![ts(now), sel.job], due)?;
+        let mut stmt = self.conn.prepare_cached(&due_sql(columns, force))?;
+        let mut rows = stmt.query(params![ts(now), sel.job])?;
         let mut out = Vec::new();
-        for row in rows {
-            let (d, pr) = row?;
-            if sel.prs.is_empty() || sel.prs.contains(&pr) {
-                out.push(d);
+        while let Some(r) = rows.next()? {
+            let kind = r
+                .get_ref(1)?
+                .as_str()
+                .ok()
+                .and_then(|f| f.parse::<ForgeKind>().ok())
+                .unwrap_or(ForgeKind::GitHub);
+            if named {
+                let pr = PrRef {
+                    forge: kind,
+                    repo: r.get(2)?,
+                    number: r.get::<_, Uint>(3)?.0,
+                };
+                if !sel.prs.contains(&pr) {
+                    continue;
+                }
             }
+            out.push(Due {
+                id: r.get(0)?,
+                forge,
+            });
         }
         Ok(out)
     }
