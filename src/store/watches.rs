@@ -360,7 +360,7 @@ impl Store {
             }
             out.push(Due {
                 id: r.get(0)?,
-                forge,
+                forge: kind,
             });
         }
         Ok(out)
