@@ -131,19 +131,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ReviewThread;
+    use crate::core::decide::tests::thread_with_id as thread;
     use crate::store::NewWatch;
-
-    fn thread(id: &str, resolved: bool) -> ReviewThread {
-        ReviewThread {
-            id: id.into(),
-            resolved,
-            outdated: false,
-            path: None,
-            line: None,
-            comments: vec![],
-        }
-    }
 
     /// A kept read's hints come back without its snapshot; a read kept before hints were has
     /// them worked out from its snapshot, and one whose snapshot no longer parses has none.

@@ -115,8 +115,13 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
 }
 
 fn thread(resolved: bool) -> ReviewThread {
+    thread_with_id("PRRT_1", resolved)
+}
+
+/// A review thread `id` without comments.
+pub(crate) fn thread_with_id(id: &str, resolved: bool) -> ReviewThread {
     ReviewThread {
-        id: "PRRT_1".into(),
+        id: id.into(),
         resolved,
         outdated: false,
         path: None,
