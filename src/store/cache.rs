@@ -12,13 +12,15 @@ impl Store {
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
         Ok(self
             .conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+            .query_row([key], |r| r.get(0))
             .optional()?)
     }
 
     pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
-        self.conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        self.conn.prepare_cached(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value")?
+.execute(
             params![key, value],
         )?;
         Ok(())
@@ -33,8 +35,9 @@ impl Store {
     ) -> Result<Option<(String, String)>> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT tail, classification FROM log_cache WHERE forge = ?1 AND job_id = ?2 AND completed_at = ?3",
+            .prepare_cached(
+                "SELECT tail, classification FROM log_cache WHERE forge = ?1 AND job_id = ?2 AND completed_at = ?3")?
+.query_row(
                 params![forge.as_str(), Uint(job_id), completed_at],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -49,8 +52,9 @@ impl Store {
         tail: &str,
         classification: &str,
     ) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO log_cache (forge, job_id, completed_at, tail, classification) VALUES (?1, ?2, ?3, ?4, ?5)",
+        self.conn.prepare_cached(
+            "INSERT OR REPLACE INTO log_cache (forge, job_id, completed_at, tail, classification) VALUES (?1, ?2, ?3, ?4, ?5)")?
+.execute(
             params![forge.as_str(), Uint(job_id), completed_at, tail, classification],
         )?;
         Ok(())

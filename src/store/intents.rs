@@ -47,7 +47,7 @@ impl Store {
     /// The watch's intents that no tick has reconciled yet, oldest first. A row of a kind
     /// this build does not know is left out (and left open).
     pub fn open_intents(&self, watch_id: i64) -> Result<Vec<Intent>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT id, kind, head, detail, created_at FROM intents
              WHERE watch_id = ?1 AND resolved_at IS NULL ORDER BY id",
         )?;
@@ -92,20 +92,20 @@ pub(super) fn resolve(
     at: Instant,
 ) -> Result<()> {
     for id in ids {
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE intents SET resolved_at = ?2 WHERE id = ?1 AND resolved_at IS NULL",
-            params![id, ts(at)],
-        )?;
+        )?
+        .execute(params![id, ts(at)])?;
     }
     let oldest_kept = at - chrono::Duration::seconds(KEEP_RESOLVED_SECS);
-    tx.execute(
+    tx.prepare_cached(
         "DELETE FROM intents
          WHERE watch_id = ?1 AND resolved_at IS NOT NULL
            AND (resolved_at < ?2 OR id NOT IN (
                 SELECT id FROM intents WHERE watch_id = ?1 AND resolved_at IS NOT NULL
                 ORDER BY id DESC LIMIT ?3))",
-        params![watch_id, ts(oldest_kept), KEEP_RESOLVED],
-    )?;
+    )?
+    .execute(params![watch_id, ts(oldest_kept), KEEP_RESOLVED])?;
     Ok(())
 }
 

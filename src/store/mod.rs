@@ -26,6 +26,9 @@ pub use seen::CHECK_SEEN;
 pub use ticks::{Lease, Leased, TickRecord};
 pub use watches::{Due, NewWatch, Selection};
 
+/// How many prepared statements a connection keeps compiled.
+const STATEMENT_CACHE: usize = 64;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -146,6 +149,8 @@ impl Store {
             conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", true)?;
+        // A tick runs a few dozen distinct statements per PR; each is compiled once per run.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let version = Self::version(&tx)?;
         let latest = migrations::latest();

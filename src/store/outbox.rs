@@ -36,19 +36,19 @@ pub struct OutboxRow {
 
 pub(super) fn insert_outbox(tx: &rusqlite::Connection, messages: &[OutboxMessage]) -> Result<()> {
     for m in messages {
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO outbox (id, pr, channel, kind, subject, payload, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING",
-            params![
-                m.id,
-                m.pr,
-                m.channel,
-                m.kind,
-                secrets::mask(&m.subject),
-                secrets::mask(&m.payload),
-                ts(m.created_at)
-            ],
-        )?;
+        )?
+        .execute(params![
+            m.id,
+            m.pr,
+            m.channel,
+            m.kind,
+            secrets::mask(&m.subject),
+            secrets::mask(&m.payload),
+            ts(m.created_at)
+        ])?;
     }
     Ok(())
 }
@@ -84,7 +84,7 @@ impl Store {
 
     /// Undelivered messages whose next attempt is due by `real_now` (epoch seconds), oldest first.
     pub fn pending_outbox(&self, real_now: i64) -> Result<Vec<OutboxRow>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT * FROM outbox WHERE delivered_at IS NULL AND permanent = 0 AND next_attempt <= ?1 ORDER BY created_at, rowid",
         )?;
         let rows = stmt.query_map([real_now], outbox_from_row)?;
@@ -109,7 +109,7 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let claimants: Vec<String> = {
-            let mut stmt = tx.prepare(
+            let mut stmt = tx.prepare_cached(
                 "SELECT DISTINCT claim_owner FROM outbox
                  WHERE delivered_at IS NULL AND permanent = 0 AND claim_owner IS NOT NULL AND next_attempt > ?1",
             )?;
@@ -140,7 +140,7 @@ impl Store {
 
     /// Every message that failed and is not delivered (kept, visible, retried unless permanent).
     pub fn outbox_problems(&self) -> Result<Vec<OutboxRow>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT * FROM outbox WHERE delivered_at IS NULL AND last_error IS NOT NULL ORDER BY created_at, rowid",
         )?;
         let rows = stmt.query_map([], outbox_from_row)?;
@@ -148,8 +148,9 @@ impl Store {
     }
 
     pub fn mark_delivered(&mut self, id: &str, at: Instant) -> Result<()> {
-        self.conn.execute(
-            "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL, claim_owner = NULL WHERE id = ?1",
+        self.conn.prepare_cached(
+            "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL, claim_owner = NULL WHERE id = ?1")?
+.execute(
             params![id, ts(at)],
         )?;
         Ok(())
@@ -163,8 +164,9 @@ impl Store {
         next_attempt: i64,
         permanent: bool,
     ) -> Result<()> {
-        self.conn.execute(
-            "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4, claim_owner = NULL WHERE id = ?1",
+        self.conn.prepare_cached(
+            "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4, claim_owner = NULL WHERE id = ?1")?
+.execute(
             params![id, secrets::mask(error), next_attempt, permanent],
         )?;
         Ok(())

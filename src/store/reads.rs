@@ -112,18 +112,25 @@ impl Store {
             behind_by: hints.behind_by,
             unresolved_threads: hints.unresolved_threads,
         })?);
-        self.conn.execute(
-            "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot, hints)
+        self.conn
+            .prepare_cached(
+                "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot, hints)
              VALUES (?1, ?2, ?3, ?4)",
-            params![watch_id, crate::secrets::mask(summary), kept, hints],
-        )?;
+            )?
+            .execute(params![
+                watch_id,
+                crate::secrets::mask(summary),
+                kept,
+                hints
+            ])?;
         Ok(())
     }
 
     /// Drops watch `watch_id`'s kept read: its next tick reads it in full.
     pub fn forget_read(&mut self, watch_id: i64) -> Result<()> {
         self.conn
-            .execute("DELETE FROM last_reads WHERE watch_id = ?1", [watch_id])?;
+            .prepare_cached("DELETE FROM last_reads WHERE watch_id = ?1")?
+            .execute([watch_id])?;
         Ok(())
     }
 }

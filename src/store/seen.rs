@@ -12,7 +12,7 @@ pub const CHECK_SEEN: &str = "check:";
 impl Store {
     /// What the tick already handled for `pr`: (source, id) → updated_at.
     pub fn seen(&self, pr: &PrRef) -> Result<std::collections::BTreeMap<(String, String), String>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT source, item_id, updated_at FROM seen WHERE pr = ?1 AND source NOT LIKE 'check:%'",
         )?;
         let rows = stmt.query_map([pr.url()], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
@@ -26,7 +26,7 @@ impl Store {
         &self,
         pr: &PrRef,
     ) -> Result<std::collections::BTreeMap<(String, String), String>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT substr(source, ?2), item_id, updated_at FROM seen WHERE pr = ?1 AND source LIKE 'check:%'",
         )?;
         let from = i64::try_from(CHECK_SEEN.len() + 1)?;
@@ -49,11 +49,16 @@ impl Store {
             updated_at: updated,
         } in items
         {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
-                params![pr.url(), format!("{CHECK_SEEN}{source}"), id, updated],
-            )?;
+            )?
+            .execute(params![
+                pr.url(),
+                format!("{CHECK_SEEN}{source}"),
+                id,
+                updated
+            ])?;
         }
         tx.commit()?;
         Ok(())

@@ -70,11 +70,12 @@ impl TickRecord {
 /// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
 fn leased_url(tx: &rusqlite::Connection, watch_id: i64, owner: &str) -> Result<String> {
     let row: Option<(String, String, i64)> = tx
-        .query_row(
+        .prepare_cached(
             "SELECT forge, repo, number FROM watches WHERE id = ?1 AND lease_owner = ?2",
-            params![watch_id, owner],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
+        )?
+        .query_row(params![watch_id, owner], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
         .optional()?;
     let (forge, repo, number) =
         row.context("the watch's lease was lost (removed, or taken by another run)")?;
@@ -101,11 +102,14 @@ impl Store {
     ) -> Result<Leased> {
         let real_now = crate::clock::wall_secs();
         let owner = holder.key();
-        let taken = self.conn.execute(
-            "UPDATE watches SET lease_owner = ?2, lease_until = ?3
+        let taken = self
+            .conn
+            .prepare_cached(
+                "UPDATE watches SET lease_owner = ?2, lease_until = ?3
              WHERE id = ?1 AND (lease_until IS NULL OR lease_until < ?4 OR lease_owner = ?2)",
-            params![watch_id, owner, real_now + secs, real_now],
-        )? == 1;
+            )?
+            .execute(params![watch_id, owner, real_now + secs, real_now])?
+            == 1;
         let lease = Lease {
             watch_id,
             owner: owner.clone(),
@@ -115,11 +119,8 @@ impl Store {
         }
         let current: Option<String> = self
             .conn
-            .query_row(
-                "SELECT lease_owner FROM watches WHERE id = ?1",
-                [watch_id],
-                |r| r.get(0),
-            )
+            .prepare_cached("SELECT lease_owner FROM watches WHERE id = ?1")?
+            .query_row([watch_id], |r| r.get(0))
             .optional()?
             .flatten();
         let Some((key, other)) = current.and_then(|k| Holder::parse(&k).map(|h| (k, h))) else {
@@ -128,8 +129,9 @@ impl Store {
         if !gone(&other) {
             return Ok(Leased::Held(Some(other)));
         }
-        let taken_over = self.conn.execute(
-            "UPDATE watches SET lease_owner = ?2, lease_until = ?3 WHERE id = ?1 AND lease_owner = ?4",
+        let taken_over = self.conn.prepare_cached(
+            "UPDATE watches SET lease_owner = ?2, lease_until = ?3 WHERE id = ?1 AND lease_owner = ?4")?
+.execute(
             params![watch_id, owner, real_now + secs, key],
         )? == 1;
         Ok(if taken_over {
@@ -142,7 +144,7 @@ impl Store {
     /// The leases held now (by the wall clock) by runs that name their holder: watch id and
     /// holder, by watch id.
     pub fn held(&self) -> Result<Vec<(i64, Holder)>> {
-        let mut stmt = self.conn.prepare(
+        let mut stmt = self.conn.prepare_cached(
             "SELECT id, lease_owner FROM watches WHERE lease_owner IS NOT NULL AND lease_until >= ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([crate::clock::wall_secs()], |r| {
@@ -163,11 +165,9 @@ impl Store {
         let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
         let s = &rec.status;
-        let stored: String = tx.query_row(
-            "SELECT memory FROM watches WHERE id = ?1",
-            [watch_id],
-            |r| r.get(0),
-        )?;
+        let stored: String = tx
+            .prepare_cached("SELECT memory FROM watches WHERE id = ?1")?
+            .query_row([watch_id], |r| r.get(0))?;
         let memory = match serde_json::from_str::<Memory>(&stored) {
             Ok(stored) => memory::ticked(read, &s.memory, &stored)?,
             // Unreadable now: the tick's memory replaces it, as before.
@@ -175,13 +175,14 @@ impl Store {
         };
         let (pill_ci, pill_ci_fixing) = s.pills.ci.flags();
         let (merge_armed, merge_via, armed_at) = s.merge.columns();
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE watches SET state = ?2, title = ?3, head_sha = ?4, head_seen_at = ?5, head_ref = ?6,
                     base_ref = ?7, pill_ci = ?8, pill_ci_fixing = ?9, pill_cnf = ?10, pill_cmt = ?11,
                     why = ?12, attempts = ?13, merge_armed = ?14, merge_via = ?15, armed_at = ?16,
                     memory = ?17, next_tick_at = ?18, last_tick_at = ?19, last_error = ?20,
                     lease_owner = NULL, lease_until = NULL
-             WHERE id = ?1",
+             WHERE id = ?1")?
+.execute(
             params![
                 watch_id,
                 s.state.as_str(),
@@ -214,11 +215,11 @@ impl Store {
             updated_at: updated,
         } in &rec.seen
         {
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
-                params![url, source, id, updated],
-            )?;
+            )?
+            .execute(params![url, source, id, updated])?;
         }
         tx.commit()?;
         Ok(())
@@ -231,17 +232,17 @@ impl Store {
         let Lease { watch_id, owner } = lease;
         let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE watches SET next_tick_at = ?2, last_tick_at = ?3, last_error = ?4,
                     lease_owner = NULL, lease_until = NULL
              WHERE id = ?1",
-            params![
-                watch_id,
-                rec.next_tick_at.map(ts),
-                ts(rec.last_tick_at),
-                secrets::mask_opt(rec.last_error.as_deref())
-            ],
-        )?;
+        )?
+        .execute(params![
+            watch_id,
+            rec.next_tick_at.map(ts),
+            ts(rec.last_tick_at),
+            secrets::mask_opt(rec.last_error.as_deref())
+        ])?;
         insert_history(&tx, &url, &rec.history)?;
         tx.commit()?;
         Ok(())
@@ -259,17 +260,17 @@ impl Store {
         let Lease { watch_id, owner } = lease;
         let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE watches SET next_tick_at = ?2,
                     memory = json_set(memory, '$.budget_deferral', json(?3)),
                     lease_owner = NULL, lease_until = NULL
              WHERE id = ?1",
-            params![
-                watch_id,
-                ts(deferral.until),
-                secrets::mask(&serde_json::to_string(deferral)?)
-            ],
-        )?;
+        )?
+        .execute(params![
+            watch_id,
+            ts(deferral.until),
+            secrets::mask(&serde_json::to_string(deferral)?)
+        ])?;
         insert_history(&tx, &url, history)?;
         tx.commit()?;
         Ok(())
@@ -278,8 +279,9 @@ impl Store {
     /// Gives a lease back without recording anything (a dry run, or a run that stops early).
     pub fn release(&mut self, lease: Lease) -> Result<()> {
         let Lease { watch_id, owner } = lease;
-        self.conn.execute(
-            "UPDATE watches SET lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND lease_owner = ?2",
+        self.conn.prepare_cached(
+            "UPDATE watches SET lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND lease_owner = ?2")?
+.execute(
             params![watch_id, owner],
         )?;
         Ok(())
