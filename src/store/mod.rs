@@ -307,13 +307,10 @@ mod tests {
         // The in-line watches are found by their index, not by reading every armed watch.
         let plan: Vec<String> = s
             .conn
-            .prepare(
-                "EXPLAIN QUERY PLAN SELECT id FROM watches
-                 WHERE merge_armed = 1 AND paused = 0 AND state = 'open'
-                   AND CASE WHEN json_valid(memory)
-                            THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
-                            ELSE 0 END",
-            )
+            .prepare(&format!(
+                "EXPLAIN QUERY PLAN SELECT id FROM watches WHERE {}",
+                watches::IN_LINE
+            ))
             .unwrap()
             .query_map([], |r| r.get::<_, String>(3))
             .unwrap()

@@ -49,11 +49,10 @@ pub struct TickRecord {
     pub resolved_intents: Vec<i64>,
 }
 
-#[cfg(test)]
 impl TickRecord {
     /// A tick at `at` that leaves `status` and nothing else: no next tick, error, history,
-    /// seen items, messages or reconciled intents.
-    pub(crate) fn bare(status: WatchStatus, at: Instant) -> TickRecord {
+    /// seen items, messages or reconciled intents (a failed tick adds its error and history).
+    pub fn bare(status: WatchStatus, at: Instant) -> TickRecord {
         TickRecord {
             status,
             next_tick_at: None,

@@ -33,6 +33,14 @@ pub struct Selection {
     pub prs: Vec<PrRef>,
 }
 
+/// The armed watches in line to update their branch, as the `watches_in_line` index (migration
+/// 8) holds them: open, unpaused, armed, and seen behind or holding the turn by their last
+/// tick. The index's WHERE is the same expression, so the planner uses it for this one.
+pub(super) const IN_LINE: &str = "merge_armed = 1 AND paused = 0 AND state = 'open'
+               AND CASE WHEN json_valid(memory)
+                   THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
+                   ELSE 0 END";
+
 /// A watch a run is due to tick, as the due query chose it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Due {
@@ -303,24 +311,16 @@ impl Store {
     /// never loaded: a run asks once per chunk. A damaged `memory` is never in line.
     pub fn armed_in_line(&self, fresh: &[i64]) -> Result<Vec<Watch>> {
         let mut in_line = self.conn.prepare_cached(&format!(
-            "SELECT {WATCH_COLUMNS} FROM watches
-             WHERE merge_armed = 1 AND paused = 0 AND state = 'open'
-               AND CASE WHEN json_valid(memory)
-                        THEN json_extract(memory, '$.behind') OR json_extract(memory, '$.holds_update_turn')
-                        ELSE 0 END"
+            "SELECT {WATCH_COLUMNS} FROM watches WHERE {IN_LINE}"
         ))?;
         let mut by_id: BTreeMap<i64, Watch> = in_line
             .query_map([], watch_from_row)?
             .map(|w| w.map(|w| (w.id, w)))
             .collect::<rusqlite::Result<_>>()?;
-        let mut named = self.conn.prepare_cached(&format!(
-            "SELECT {WATCH_COLUMNS} FROM watches
-             WHERE id IN (SELECT value FROM json_each(?1))
-               AND merge_armed = 1 AND paused = 0 AND state = 'open'"
-        ))?;
-        for w in named.query_map([serde_json::to_string(fresh)?], watch_from_row)? {
-            let w = w?;
-            by_id.insert(w.id, w);
+        for w in self.watches_by_ids(fresh)? {
+            if w.status.merge.is_armed() && w.status.state == PrState::Open && !w.paused {
+                by_id.insert(w.id, w);
+            }
         }
         Ok(by_id.into_values().collect())
     }

@@ -36,7 +36,8 @@ use crate::model::watch::{HistoryEntry, Watch};
 use crate::model::{ForgeKind, Instant, Login, Snapshot};
 use crate::store::{Due, Lease, Leased, Selection, TickRecord};
 use execute::Env;
-pub use outcomes::{Outcomes, PrOutcome, Report};
+use outcomes::Outcomes;
+pub use outcomes::{PrOutcome, Report};
 use pool::READS_IN_FLIGHT;
 use read::{ChunkReads, Read, Summaries};
 
@@ -979,18 +980,14 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
     // The per-PR error, for whoever reads the log (the run's results stay on stdout).
     tracing::warn!(pr = %watch.pr.url(), error = %message, "tick failed");
     let record = TickRecord {
-        status,
         next_tick_at: next,
-        last_tick_at: now,
         last_error: Some(message.clone()),
         history: vec![HistoryEntry {
             at: now,
             what: format!("tick failed: {message}"),
             why: None,
         }],
-        seen: Vec::new(),
-        outbox: Vec::new(),
-        resolved_intents: Vec::new(),
+        ..TickRecord::bare(status, now)
     };
     (record, message)
 }
