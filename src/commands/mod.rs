@@ -124,6 +124,18 @@ fn load_config(path: Option<&Path>) -> Result<Config> {
 /// does not exist is a usage error, never a silent `mkdir`; the one folder created is the
 /// user's state folder (owner-only), when no config file was found.
 fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
+    if cli_db.is_none()
+        && let Some(dir) = &config.state_dir
+    {
+        crate::private::create_dir_all(dir)
+            .with_context(|| format!("cannot create the state folder `{}`", dir.display()))?;
+    }
+    checked_database(cli_db, config)
+}
+
+/// The database [`database`] would use, refused as it would be, without creating anything: a
+/// database in the user's state folder (which [`database`] creates) is not refused for it.
+fn checked_database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
     let (db, named_by) = match cli_db {
         Some(db) => (db.to_path_buf(), "--db".to_owned()),
         None if config.database.as_os_str().is_empty() => {
@@ -134,11 +146,6 @@ fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
             ));
         }
         None => {
-            if let Some(dir) = &config.state_dir {
-                crate::private::create_dir_all(dir).with_context(|| {
-                    format!("cannot create the state folder `{}`", dir.display())
-                })?;
-            }
             let named_by = config.source().map_or_else(
                 || "the built-in default".to_owned(),
                 |p| format!("`database` in {}", p.display()),
@@ -147,12 +154,18 @@ fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
         }
     };
     match db.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(usage(format!(
-            "the database `{}` (from {named_by}) is in a folder that does not exist: \
-             create `{}` first, or name another database",
-            db.display(),
-            dir.display()
-        ))),
+        Some(dir)
+            if !dir.as_os_str().is_empty()
+                && !dir.is_dir()
+                && (cli_db.is_some() || config.state_dir.as_deref() != Some(dir)) =>
+        {
+            Err(usage(format!(
+                "the database `{}` (from {named_by}) is in a folder that does not exist: \
+                 create `{}` first, or name another database",
+                db.display(),
+                dir.display()
+            )))
+        }
         _ => Ok(db),
     }
 }
@@ -305,6 +318,7 @@ fn resolved_paths(config: &Config, cli_db: Option<&Path>) -> Vec<(String, PathBu
 }
 
 fn config_check(config: &Config, cli_db: Option<&Path>, json: bool) -> Result<u8> {
+    checked_database(cli_db, config)?;
     let source = config.source().map_or_else(
         || "built-in defaults".to_owned(),
         |p| p.display().to_string(),

@@ -145,7 +145,10 @@ mod tests {
             ("abc\u{202E}fed\u{2066}", "abcfed"),
             ("keeps\nnewline\tand tab", "keeps\nnewline\tand tab"),
             ("carriage\rreturn", "carriagereturn"),
-            ("zero\u{200B}wi\u{200C}d\u{200D}th\u{2060}\u{FEFF}", "zerowidth"),
+            (
+                "zero\u{200B}wi\u{200C}d\u{200D}th\u{2060}\u{FEFF}",
+                "zerowidth",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(strip_controls(input), want, "{input:?}");

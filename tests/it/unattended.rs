@@ -22,3 +22,29 @@ fn a_non_ascii_reference_is_refused_not_a_panic() {
     let out = env.run(&["run"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
+
+#[test]
+fn config_check_refuses_what_run_would_refuse() {
+    let env = TestEnv::new();
+    let config = env.dir.path().join("other.yaml");
+    std::fs::write(&config, "database: missing/deeper/state.db\n").unwrap();
+    let out = env.run_with_config(&config, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("is in a folder that does not exist"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.run_with_config(&config, &["run"]).code, 2);
+    let db = env.dir.path().join("nowhere/x.db");
+    let out = env.run(&["--db", db.to_str().unwrap(), "config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    std::fs::write(
+        &config,
+        "agents:\n  fixer:\n    inbox: inbox\n    command: cat\n    logins: [a]\n",
+    )
+    .unwrap();
+    let out = env.run_with_config(&config, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stderr.contains("give only one of"), "{}", out.stderr);
+}
