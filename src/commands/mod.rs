@@ -515,21 +515,25 @@ fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
     })
 }
 
-/// The leases held now, by watch id; and the `status` lines saying who holds how many PRs
-/// (a holder whose process is gone says the next run takes its PRs over).
+/// The leases held now by live runs, by watch id (a lease whose holder's process is gone
+/// holds nothing: the next run takes it over); and the `status` lines saying who holds how
+/// many PRs (a holder whose process is gone says the next run takes its PRs over).
 fn held(app: &App) -> Result<(std::collections::BTreeMap<i64, Holder>, Vec<String>)> {
-    let held = app.store.held()?;
-    let (gone, live): (Vec<_>, Vec<_>) = held.iter().partition(|(_, h)| h.gone_here());
-    let named = |v: Vec<&(i64, Holder)>| -> Vec<Option<Holder>> {
-        v.into_iter().map(|(_, h)| Some(h.clone())).collect()
+    let (gone, live): (Vec<_>, Vec<_>) = app
+        .store
+        .held()?
+        .into_iter()
+        .partition(|(_, h)| h.gone_here());
+    let named = |v: &[(i64, Holder)]| -> Vec<Option<Holder>> {
+        v.iter().map(|(_, h)| Some(h.clone())).collect()
     };
-    let mut lines = output::held_lines(&named(live));
+    let mut lines = output::held_lines(&named(&live));
     lines.extend(
-        output::held_lines(&named(gone))
+        output::held_lines(&named(&gone))
             .into_iter()
             .map(|l| format!("{l}, whose process is gone: the next run takes them over")),
     );
-    Ok((held.into_iter().collect(), lines))
+    Ok((live.into_iter().collect(), lines))
 }
 
 fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
