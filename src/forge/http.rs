@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::collections::BTreeMap;
 
-use crate::address::{is_https_or_loopback, is_loopback};
+use crate::address::{Address, is_https_or_loopback, is_loopback};
 use crate::forge::ForgeError;
 use crate::forge::rate::{self, RateFigures};
 use crate::locked::{Gate, Locked};
@@ -557,9 +557,7 @@ fn github_accept(url: &str) -> &'static str {
 
 /// The path of a URL without host or query (query strings may carry signed tokens).
 fn path_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let path = rest.find('/').map_or("/", |i| &rest[i..]);
-    path.split('?').next().unwrap_or(path).to_owned()
+    Address::parse(url).map_or_else(|_| "/".to_owned(), |a| a.path().to_owned())
 }
 
 fn describe_transport(e: &ureq::Error, url: &str) -> ForgeError {
