@@ -6,6 +6,7 @@ mod budget;
 mod check;
 mod economy;
 mod fake_github_selftest;
+mod feedback_trust;
 mod forges;
 mod github_app;
 mod gitlab;
