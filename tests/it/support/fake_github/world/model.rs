@@ -291,6 +291,9 @@ pub struct World {
     /// Fields this server lacks, as (type, field): a document using one is refused with
     /// GitHub's "Field 'x' doesn't exist on type 'Y'" (an older GitHub Enterprise Server).
     pub missing_fields: Vec<(String, String)>,
+    /// GitHub Enterprise Server: `PullRequest.mergeStateStatus` exists only for requests whose
+    /// `Accept` names the `merge-info-preview` media type, as on a real GHES.
+    pub enterprise: bool,
     pub rate: RateLimit,
     /// The GitHub App, when tests sign in as one (see [`super::super::app`]).
     pub app: Option<super::super::app::FakeApp>,
