@@ -854,7 +854,7 @@ fn policy_resolution() {
     );
     assert!(none.required_labels.is_empty() && none.trust.is_empty());
     assert!(!none.allow_non_default_base);
-    assert_eq!(none.edits, crate::config::Edits::Author);
+    assert_eq!(none.edits, Edits::Author);
     assert_eq!(none.agent_messages_per_hour, Some(6));
     assert_eq!(
         none.notify,
@@ -892,7 +892,7 @@ fn policy_resolution() {
     assert_eq!(p.required_labels, ["ready"]);
     assert_eq!(p.trust, ["alice"]);
     assert!(p.allow_non_default_base && p.merge_when_ready);
-    assert_eq!(p.edits, crate::config::Edits::Never);
+    assert_eq!(p.edits, Edits::Never);
     assert_eq!(p.agent_messages_per_hour, None, "0: no cap");
     assert_eq!(p.notify, []);
     assert_eq!(p.notify_on, [NotifyKind::Review, NotifyKind::Conflict]);

@@ -172,8 +172,9 @@ pub fn sort(items: Vec<Item>, seen: &BTreeMap<(String, String), String>, edits: 
             | (Words::EditedByAuthor | Words::EditedByUnknown, Edits::Never, false) => {
                 out.send.push(feedback);
             }
-            (Words::EditedByAuthor, Edits::Never, true)
-            | (Words::EditedByUnknown, Edits::Never, true) => out.quiet.push(feedback),
+            (Words::EditedByAuthor | Words::EditedByUnknown, Edits::Never, true) => {
+                out.quiet.push(feedback);
+            }
             // A note GitLab shows edited before it was first seen: the edit is most likely its
             // author's (only maintainers may edit another's), and the words are new.
             (Words::EditedByUnknown, Edits::Author, false) => out.send.push(feedback),
@@ -280,7 +281,8 @@ mod tests {
     #[test]
     fn edits_count_only_when_their_author_made_them() {
         // (words now, handled before at the unedited time, policy) -> sent, ignored (by), quiet
-        let cases: [(Option<(i64, Option<&str>)>, bool, Edits, &str); 12] = [
+        type Case<'a> = (Option<(i64, Option<&'a str>)>, bool, Edits, &'a str);
+        let cases: [Case<'_>; 12] = [
             (None, false, Edits::Author, "send"),
             (Some((5, Some("ann"))), true, Edits::Author, "send"),
             (Some((5, Some("ann"))), false, Edits::Author, "send"),

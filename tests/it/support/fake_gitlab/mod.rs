@@ -405,7 +405,7 @@ fn route(
                 .members
                 .iter()
                 .chain(std::iter::once(&viewer))
-                .find(|(name, _)| World::user_json(name)["id"].to_string() == params[1]);
+                .find(|(name, _)| World::user_json(name)["id"].as_u64() == params[1].parse().ok());
             match found {
                 Some((name, level)) => {
                     let mut user = World::user_json(name);

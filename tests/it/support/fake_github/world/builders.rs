@@ -1007,7 +1007,7 @@ impl ThreadBuilder<'_> {
     /// `login` edits its last comment to `body` at `t`.
     pub fn edit_last(mut self, login: &str, body: &str, t: Time) -> Self {
         if let Some(c) = self.t().comments.last_mut() {
-            c.body = body.to_owned();
+            body.clone_into(&mut c.body);
             c.updated_at = t;
             c.editor = (c.author.as_deref() != Some(login)).then(|| login.to_owned());
         }
@@ -1135,7 +1135,7 @@ impl IssueCommentBuilder<'_> {
     /// `login` rewrites it to `body` at `t` (its author, or anyone with triage rights).
     pub fn edited_by(mut self, login: &str, body: &str, t: Time) -> Self {
         let c = self.c();
-        c.body = body.to_owned();
+        body.clone_into(&mut c.body);
         c.updated_at = t;
         c.editor = (c.author.as_deref() != Some(login)).then(|| login.to_owned());
         self
