@@ -208,7 +208,7 @@ pub(super) fn reconcile(
         return;
     };
     if snap.merge_queue {
-        queued(d, snap, cond, ctx, method);
+        queued(d, watch, snap, cond, ctx, method);
         return;
     }
     let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
@@ -273,6 +273,7 @@ pub(super) fn reconcile(
 /// never queues again a head the queue let go.
 fn queued(
     d: &mut Draft,
+    watch: &Watch,
     snap: &Snapshot,
     cond: &Condition,
     ctx: &Context<'_>,
@@ -289,7 +290,7 @@ fn queued(
         );
         d.status.merge.choose(MergeVia::AutoMerge);
     }
-    let may_enqueue = super::queue::track(d, snap, cond, ctx);
+    let may_enqueue = super::queue::track(d, watch, snap, cond, ctx);
     if may_enqueue
         && !snap.auto_merge_enabled
         && own_readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready
