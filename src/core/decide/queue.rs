@@ -167,7 +167,11 @@ fn wait_for_group(d: &mut Draft, watch: &Watch, snap: &Snapshot) -> bool {
         return false;
     }
     d.status.memory.queue_exit_waits += 1;
-    d.status.memory.picture.queue = watch.status.memory.picture.queue.clone();
+    d.status
+        .memory
+        .picture
+        .queue
+        .clone_from(&watch.status.memory.picture.queue);
     d.note(
         format!(
             "left the {}: {}'s checks could not be read ({why}); why is told once they are",
