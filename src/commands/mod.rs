@@ -6,6 +6,8 @@
 
 pub mod agent_cli;
 pub mod check;
+pub mod mcp;
+pub mod mcp_tools;
 pub mod output;
 pub mod owner;
 pub mod progress;
@@ -68,7 +70,14 @@ pub fn main() -> ExitCode {
 /// token variables and files, the SMTP credentials, the Slack webhook), so they are masked from
 /// the first line written; a token command's output is held when it runs.
 fn hold_secrets(config: &Config) {
-    for source in [config.github.token(), config.gitlab.token()] {
+    let agents = config
+        .agents
+        .values()
+        .filter_map(crate::config::AgentConfig::token);
+    for source in [config.github.token(), config.gitlab.token()]
+        .into_iter()
+        .chain(agents)
+    {
         match source {
             crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
             source @ crate::config::TokenSource::File(_) => {
@@ -104,7 +113,11 @@ fn hold_secrets(config: &Config) {
 fn reads_forges(command: &Command) -> bool {
     !matches!(
         command,
-        Command::Status { .. } | Command::Watch(_) | Command::Inbox(_) | Command::Notify(_)
+        Command::Status { .. }
+            | Command::Watch(_)
+            | Command::Inbox(_)
+            | Command::Notify(_)
+            | Command::Mcp { .. }
     )
 }
 
@@ -227,6 +240,7 @@ fn run(cli: Cli) -> Result<u8> {
             notify_test(&app.config, app.now, app.json)
         }
         Command::Daemon => schedule::daemon(&mut app),
+        Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),
         Command::Fix { pr } => {
             let pr = app.pr(&pr)?;

@@ -16,6 +16,7 @@ mod hardening;
 mod kill_sweep;
 mod kubernetes;
 mod logging;
+mod mcp;
 mod merge;
 mod metrics_file;
 mod module_graph;
