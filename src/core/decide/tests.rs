@@ -1158,6 +1158,34 @@ fn readiness_is_one_rule_for_the_tick_and_check() {
     assert!(!merge::readiness(&unknown, &Verdict::Passed, &criteria).ready);
 }
 
+/// A required label is met by the PR's label in any letter case, as a job's label filter is
+/// (`config::job::RepoWatch::matches`): a PR a job picks up for `ready` is not then left
+/// unarmed for `Ready`.
+#[test]
+fn required_labels_match_in_any_letter_case_like_job_filters() {
+    let criteria = merge::Criteria {
+        required_labels: vec!["Ready".into(), "Größe".into()],
+        required_approvals_from: vec![],
+    };
+    let mut s = snap("a");
+    s.labels = vec!["ready".into(), "GRÖSSE".into()];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert_eq!(r.missing_labels, vec!["Größe".to_owned()], "{r:?}");
+    s.labels = vec!["READY".into(), "grÖße".into()];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert!(r.ready, "{r:?}");
+    let job = crate::config::RepoWatch {
+        forge: crate::model::ForgeKind::GitHub,
+        repo: "octo/app".into(),
+        authors: vec![],
+        labels: criteria.required_labels.clone(),
+    };
+    assert!(job.matches(None, &s.labels), "the job filter agrees");
+    s.labels = vec!["ready".into()];
+    assert!(!merge::readiness(&s, &Verdict::Passed, &criteria).ready);
+    assert!(!job.matches(None, &s.labels));
+}
+
 #[test]
 fn agent_logins_ignore_letter_case() {
     let mut c = Ctx::new();
