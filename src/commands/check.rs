@@ -111,16 +111,12 @@ fn poll(
         .get(pr.forge, &app.config)
         .map_err(|e| anyhow!(e))?;
     crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
-    // The checks' verdict as the tick gives it: waiting counts from when the tick first saw
-    // this head, or from now for a head it has not seen.
-    let head_seen_at = watch
-        .as_ref()
-        .filter(|w| w.status.head_sha.as_ref() == Some(&snap.head.sha))
-        .and_then(|w| w.status.head_seen_at)
-        .unwrap_or(app.now);
+    // The checks' verdict as the tick gives it, waiting counted from the same instant.
+    let unwatched = crate::model::watch::WatchStatus::default();
+    let before = watch.as_ref().map_or(&unwatched, |w| &w.status);
     let verdict = checks::verdict(
         &snap.checks,
-        head_seen_at,
+        crate::core::decide::waiting_since(before, &snap, app.now),
         app.now,
         policy.no_checks_grace_sec,
         policy.pending_timeout_sec,

@@ -1186,6 +1186,36 @@ fn required_labels_match_in_any_letter_case_like_job_filters() {
     assert!(!job.matches(None, &s.labels));
 }
 
+/// Waiting for checks counts from one instant for the tick and for `check`
+/// ([`waiting_since`]): the head's first sight, or pr-monitor's later re-run.
+#[test]
+fn waiting_for_checks_counts_from_the_first_sight_or_the_last_rerun() {
+    let s = snap("a");
+    let seen = t0() - Duration::hours(2);
+    let rerun = t0() - Duration::minutes(5);
+    let status = |head: Option<&str>, seen_at, rerun_at| {
+        let mut w = watch().status;
+        w.head_sha = head.map(|h| Sha(h.into()));
+        w.head_seen_at = seen_at;
+        w.memory.last_rerun_at = rerun_at;
+        w
+    };
+    let table = [
+        ("a head never seen", status(None, None, None), t0()),
+        ("another head", status(Some("b"), Some(seen), Some(rerun)), rerun.max(t0())),
+        ("seen, no re-run", status(Some("a"), Some(seen), None), seen),
+        ("seen, re-run since", status(Some("a"), Some(seen), Some(rerun)), rerun),
+        (
+            "a re-run before the head was seen",
+            status(Some("a"), Some(rerun), Some(seen)),
+            rerun,
+        ),
+    ];
+    for (what, before, want) in table {
+        assert_eq!(waiting_since(&before, &s, t0()), want, "{what}");
+    }
+}
+
 #[test]
 fn agent_logins_ignore_letter_case() {
     let mut c = Ctx::new();
