@@ -1175,7 +1175,7 @@ fn required_labels_match_in_any_letter_case_like_job_filters() {
     let r = merge::readiness(&s, &Verdict::Passed, &criteria);
     assert!(r.ready, "{r:?}");
     let job = crate::config::RepoWatch {
-        forge: crate::model::ForgeKind::GitHub,
+        forge: ForgeKind::GitHub,
         repo: "octo/app".into(),
         authors: vec![],
         labels: criteria.required_labels.clone(),
@@ -1202,9 +1202,17 @@ fn waiting_for_checks_counts_from_the_first_sight_or_the_last_rerun() {
     };
     let table = [
         ("a head never seen", status(None, None, None), t0()),
-        ("another head", status(Some("b"), Some(seen), Some(rerun)), rerun.max(t0())),
+        (
+            "another head",
+            status(Some("b"), Some(seen), Some(rerun)),
+            rerun.max(t0()),
+        ),
         ("seen, no re-run", status(Some("a"), Some(seen), None), seen),
-        ("seen, re-run since", status(Some("a"), Some(seen), Some(rerun)), rerun),
+        (
+            "seen, re-run since",
+            status(Some("a"), Some(seen), Some(rerun)),
+            rerun,
+        ),
         (
             "a re-run before the head was seen",
             status(Some("a"), Some(rerun), Some(seen)),
