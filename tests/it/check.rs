@@ -490,7 +490,13 @@ fn a_conflict_whose_files_the_forge_does_not_name_says_so() {
     assert_eq!(conflicting["merge"]["conflictFiles"], json!([]));
     assert_eq!(conflicting["merge"]["conflictAnalysisAvailable"], false);
     let clean = env
-        .ok(&["check", "octo/app#2", "--json", "--no-state", "--full-payload"])
+        .ok(&[
+            "check",
+            "octo/app#2",
+            "--json",
+            "--no-state",
+            "--full-payload",
+        ])
         .json();
     assert_eq!(clean["merge"]["conflictAnalysisAvailable"], true);
     assert_eq!(clean["merge_conflicts"], json!([]));

@@ -224,15 +224,28 @@ fn conflict_files_are_known_only_where_there_is_no_conflict() {
         assert_eq!(p["merge"]["conflictFiles"], json!([]));
         p["merge"]["conflictAnalysisAvailable"].clone()
     };
-    assert_eq!(analysis(Mergeable::Mergeable), true, "clean: no file conflicts");
-    assert_eq!(analysis(Mergeable::Conflicting), false, "the forge names no file");
+    assert_eq!(
+        analysis(Mergeable::Mergeable),
+        true,
+        "clean: no file conflicts"
+    );
+    assert_eq!(
+        analysis(Mergeable::Conflicting),
+        false,
+        "the forge names no file"
+    );
     assert_eq!(analysis(Mergeable::Unknown), false, "not computed yet");
 }
 
 #[test]
 fn the_full_payload_carries_the_raw_lists_under_their_names() {
     let (p, _) = payload(&busy(), &Seen::default(), &Criteria::default(), false);
-    for key in ["review_comments", "merge_conflicts", "issue_comments", "review_threads"] {
+    for key in [
+        "review_comments",
+        "merge_conflicts",
+        "issue_comments",
+        "review_threads",
+    ] {
         assert!(p.get(key).is_none(), "{key} only with --full-payload");
     }
     let (p, _) = payload(&busy(), &Seen::default(), &Criteria::default(), true);
