@@ -147,6 +147,22 @@ pub struct JobPolicy {
     /// `true`; `false` keeps the forge's auto-merge as the only way a PR merges.
     #[serde(default)]
     pub self_merge: Option<bool>,
+    /// Which edits make a comment new feedback. Default `author`.
+    #[serde(default)]
+    pub edits: Option<Edits>,
+    /// Messages to the agent per PR in any hour; past it, work waits. `0`: no cap. Default 6.
+    #[serde(default)]
+    pub agent_messages_per_hour: Option<u32>,
+}
+
+/// Which edits of a comment count as new feedback (`edits:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Edits {
+    /// An edit its own author made (as the forge says; GitLab never says, so there none).
+    Author,
+    /// None: a comment is new once, when it is written.
+    Never,
 }
 
 /// Who deals with review feedback (`reviews:`) or a merge conflict (`conflicts:`).
