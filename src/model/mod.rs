@@ -8,6 +8,7 @@ pub mod message;
 pub mod plan;
 pub mod reference;
 pub mod watch;
+pub mod web;
 
 use std::fmt;
 use std::str::FromStr;
@@ -152,16 +153,18 @@ impl PrRef {
         }
     }
 
-    /// The canonical web address, used as the watch's name in every output.
+    /// The PR's web address on its forge's host ([`web::roots`]): the watch's name in every
+    /// output, and the key of its seen items, history and outbox rows.
     pub fn url(&self) -> String {
+        self.url_on(&web::roots())
+    }
+
+    /// The PR's web address under `roots`.
+    pub fn url_on(&self, roots: &web::WebRoots) -> String {
+        let root = roots.of(self.forge);
         match self.forge {
-            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
-            ForgeKind::GitLab => {
-                format!(
-                    "https://gitlab.com/{}/-/merge_requests/{}",
-                    self.repo, self.number
-                )
-            }
+            ForgeKind::GitHub => format!("{root}/{}/pull/{}", self.repo, self.number),
+            ForgeKind::GitLab => format!("{root}/{}/-/merge_requests/{}", self.repo, self.number),
         }
     }
 
