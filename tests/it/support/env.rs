@@ -57,6 +57,8 @@ pub struct TestEnv {
     pub vars: Vec<(String, String)>,
     /// `github.web_url`: where links and PR addresses point (the API is the fake's).
     github_web_url: String,
+    /// The agent `fixer`'s own forge token (`token_env: PRM_TEST_AGENT_TOKEN`), once given.
+    agent_token: Option<String>,
 }
 
 impl TestEnv {
@@ -74,6 +76,7 @@ impl TestEnv {
             extra: extra.to_owned(),
             vars: Vec::new(),
             github_web_url: "https://github.com".to_owned(),
+            agent_token: None,
         };
         env.write_config();
         env
@@ -88,10 +91,15 @@ impl TestEnv {
     }
 
     fn write_config(&self) {
+        let agent_token = if self.agent_token.is_some() {
+            "    token_env: PRM_TEST_AGENT_TOKEN\n"
+        } else {
+            ""
+        };
         let yaml = format!(
             "database: state.db\n\
              github:\n  api_url: {}\n  web_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
-             agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{}",
+             agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{agent_token}{}",
             self.gh.url(),
             self.github_web_url,
             self.extra
@@ -102,6 +110,13 @@ impl TestEnv {
     /// Makes `url` the GitHub web address (`github.web_url`) from the next run on.
     pub fn set_github_web_url(&mut self, url: &str) {
         url.clone_into(&mut self.github_web_url);
+        self.write_config();
+    }
+
+    /// Gives the agent `fixer` its own forge token (`token_env`), in the config and in every
+    /// run's environment.
+    pub fn set_agent_token(&mut self, token: &str) {
+        self.agent_token = Some(token.to_owned());
         self.write_config();
     }
 
@@ -183,6 +198,7 @@ impl TestEnv {
             .arg(&self.now)
             .args(args)
             .env("PRM_TEST_GITHUB_TOKEN", self.gh.token())
+            .envs(self.agent_token.iter().map(|t| ("PRM_TEST_AGENT_TOKEN", t)))
             .env("RUST_BACKTRACE", "0")
             .env("NO_PROXY", "127.0.0.1,localhost")
             .envs(self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))

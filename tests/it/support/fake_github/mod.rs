@@ -519,6 +519,10 @@ fn answer(
                 Err(refused) => return refused,
             },
         };
+        w.acting = match &caller {
+            app::Caller::Person(login) => Some(login.clone()),
+            _ => None,
+        };
         if let app::Caller::Installation { account, .. } = &caller {
             if *route == Route::User {
                 return rest::message(403, "Resource not accessible by integration", doc);

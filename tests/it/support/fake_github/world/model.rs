@@ -276,6 +276,11 @@ pub struct World {
     pub token: String,
     /// The login the token belongs to: `viewer { login }`, author of replies and branch updates.
     pub viewer: String,
+    /// Other people's personal tokens (token → login), e.g. an agent's own: a request with one
+    /// acts as that login ([`World::person_token`]).
+    pub people: BTreeMap<String, String>,
+    /// The login the request being answered acts as, when it is not the viewer's.
+    pub acting: Option<String>,
     /// The world's clock: stamps everything the builders and mutations create.
     pub now: Time,
     pub repos: BTreeMap<String, Repo>,
