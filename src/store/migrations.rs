@@ -166,14 +166,6 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX watches_due ON watches (next_tick_at, id, forge, job)
         WHERE paused = 0 AND next_tick_at IS NOT NULL;
     ",
-    // 11: the web roots the PR keys (`pr` of seen, history, outbox) are written on: until now
-    // always the public forges'. `store::web_keys` rewrites the keys when the configured
-    // roots differ.
-    "
-    INSERT OR IGNORE INTO meta (key, value) VALUES
-        ('key_root.github', 'https://github.com'),
-        ('key_root.gitlab', 'https://gitlab.com');
-    ",
 ];
 
 /// The schema version this build writes.

@@ -1,8 +1,9 @@
 //! A PR's seen items, history and outbox rows are keyed by its web address, written on its
 //! forge's web root. The `meta` table records the roots the keys were written on
-//! (`key_root.github`, `key_root.gitlab`); when the configured roots differ (a GitHub
-//! Enterprise or self-managed GitLab host configured, or `web_url` changed), every key is
-//! rewritten onto the new root in the transaction that opens the database, so nothing is lost.
+//! (`key_root.github`, `key_root.gitlab`; none recorded: the public forges', which every
+//! version before these keys wrote); when the configured roots differ (a GitHub Enterprise or
+//! self-managed GitLab host configured, or `web_url` changed), every key is rewritten onto the
+//! new root in the transaction that opens the database, so nothing is lost.
 
 use anyhow::Result;
 use rusqlite::{Transaction, params};
@@ -17,20 +18,20 @@ fn meta_key(forge: ForgeKind) -> String {
     format!("key_root.{}", forge.as_str())
 }
 
-/// The root each forge's keys are written on, as recorded.
-fn recorded(tx: &Transaction<'_>, forge: ForgeKind) -> Result<Option<String>> {
+/// The root each forge's keys are written on, as recorded; the public forge's when none is.
+fn recorded(tx: &Transaction<'_>, forge: ForgeKind) -> Result<String> {
     let mut stmt = tx.prepare("SELECT value FROM meta WHERE key = ?1")?;
     let mut rows = stmt.query([meta_key(forge)])?;
     Ok(match rows.next()? {
-        Some(row) => Some(row.get(0)?),
-        None => None,
+        Some(row) => row.get(0)?,
+        None => WebRoots::default().of(forge).to_owned(),
     })
 }
 
 /// Whether keys written on other roots than `roots` are kept in the database.
 pub(super) fn stale(tx: &Transaction<'_>, roots: &WebRoots) -> Result<bool> {
     for forge in [ForgeKind::GitHub, ForgeKind::GitLab] {
-        if recorded(tx, forge)?.is_some_and(|r| r != roots.of(forge)) {
+        if recorded(tx, forge)? != roots.of(forge) {
             return Ok(true);
         }
     }
@@ -43,22 +44,22 @@ pub(super) fn stale(tx: &Transaction<'_>, roots: &WebRoots) -> Result<bool> {
 pub(super) fn rekey(tx: &Transaction<'_>, roots: &WebRoots) -> Result<()> {
     for forge in [ForgeKind::GitHub, ForgeKind::GitLab] {
         let new = roots.of(forge);
-        if let Some(old) = recorded(tx, forge)?
-            && old != new
-        {
-            let shape = match forge {
-                ForgeKind::GitHub => "NOT LIKE '%/-/merge_requests/%'",
-                ForgeKind::GitLab => "LIKE '%/-/merge_requests/%'",
-            };
-            for table in KEYED {
-                tx.execute(
-                    &format!(
-                        "UPDATE OR REPLACE {table} SET pr = ?2 || substr(pr, length(?1) + 1)
-                         WHERE substr(pr, 1, length(?1) + 1) = ?1 || '/' AND pr {shape}"
-                    ),
-                    params![old, new],
-                )?;
-            }
+        let old = recorded(tx, forge)?;
+        if old == new {
+            continue;
+        }
+        let shape = match forge {
+            ForgeKind::GitHub => "NOT LIKE '%/-/merge_requests/%'",
+            ForgeKind::GitLab => "LIKE '%/-/merge_requests/%'",
+        };
+        for table in KEYED {
+            tx.execute(
+                &format!(
+                    "UPDATE OR REPLACE {table} SET pr = ?2 || substr(pr, length(?1) + 1)
+                     WHERE substr(pr, 1, length(?1) + 1) = ?1 || '/' AND pr {shape}"
+                ),
+                params![old, new],
+            )?;
         }
         tx.execute(
             "INSERT INTO meta (key, value) VALUES (?1, ?2)
