@@ -153,21 +153,6 @@ impl PrRef {
         }
     }
 
-    /// The PR's web address on its forge's host ([`web::roots`]): the watch's name in every
-    /// output, and the key of its seen items, history and outbox rows.
-    pub fn url(&self) -> String {
-        self.url_on(&web::roots())
-    }
-
-    /// The PR's web address under `roots`.
-    pub fn url_on(&self, roots: &web::WebRoots) -> String {
-        let root = roots.of(self.forge);
-        match self.forge {
-            ForgeKind::GitHub => format!("{root}/{}/pull/{}", self.repo, self.number),
-            ForgeKind::GitLab => format!("{root}/{}/-/merge_requests/{}", self.repo, self.number),
-        }
-    }
-
     /// `PR #342` or `MR !57`: how notices name the PR.
     pub fn short(&self) -> String {
         match self.forge {

@@ -9,7 +9,7 @@
 
 use std::sync::RwLock;
 
-use super::ForgeKind;
+use super::{ForgeKind, PrRef};
 
 /// The public forges' web roots.
 pub const GITHUB: &str = "https://github.com";
@@ -71,6 +71,23 @@ impl WebRoots {
         match forge {
             ForgeKind::GitHub => &self.github,
             ForgeKind::GitLab => &self.gitlab,
+        }
+    }
+}
+
+impl PrRef {
+    /// The PR's web address on its forge's host ([`roots`]): the watch's name in every
+    /// output, and the key of its seen items, history and outbox rows.
+    pub fn url(&self) -> String {
+        self.url_on(&roots())
+    }
+
+    /// The PR's web address under `roots`.
+    pub fn url_on(&self, roots: &WebRoots) -> String {
+        let root = roots.of(self.forge);
+        match self.forge {
+            ForgeKind::GitHub => format!("{root}/{}/pull/{}", self.repo, self.number),
+            ForgeKind::GitLab => format!("{root}/{}/-/merge_requests/{}", self.repo, self.number),
         }
     }
 }
