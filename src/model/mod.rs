@@ -674,6 +674,10 @@ pub struct Snapshot {
     /// The merge group's checks still unfinished when the PR left the queue (it timed out).
     #[serde(default)]
     pub queue_unfinished: Vec<String>,
+    /// Why the merge group's checks could not be read once the PR left the queue: the exit
+    /// is then undecided (neither failures nor their absence are known).
+    #[serde(default)]
+    pub queue_unread: Option<String>,
 }
 
 impl Snapshot {
