@@ -8,6 +8,7 @@ pub mod message;
 pub mod plan;
 pub mod reference;
 pub mod watch;
+pub mod web;
 
 use std::fmt;
 use std::str::FromStr;
@@ -149,19 +150,6 @@ impl PrRef {
             forge: ForgeKind::GitHub,
             repo: repo.to_owned(),
             number,
-        }
-    }
-
-    /// The canonical web address, used as the watch's name in every output.
-    pub fn url(&self) -> String {
-        match self.forge {
-            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
-            ForgeKind::GitLab => {
-                format!(
-                    "https://gitlab.com/{}/-/merge_requests/{}",
-                    self.repo, self.number
-                )
-            }
         }
     }
 
