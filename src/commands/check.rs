@@ -1,6 +1,6 @@
 //! `pr-monitor check PR`: reads the forge, keeps `check`'s own seen state (the database, a
 //! JSON state file, or none), prints the focused payload ([`crate::core::focus`]), and in watch mode
-//! polls until something is actionable.
+//! polls until something is actionable or the PR is ready, merged or closed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,16 +136,12 @@ fn poll_with(
     let watch = app.store.watch(pr)?;
     let policy = app.policy_for_pr(watch.as_ref());
     crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
-    // The checks' verdict as the tick gives it: waiting counts from when the tick first saw
-    // this head, or from now for a head it has not seen.
-    let head_seen_at = watch
-        .as_ref()
-        .filter(|w| w.status.head_sha.as_ref() == Some(&snap.head.sha))
-        .and_then(|w| w.status.head_seen_at)
-        .unwrap_or(app.now);
+    // The checks' verdict as the tick gives it, waiting counted from the same instant.
+    let unwatched = crate::model::watch::WatchStatus::default();
+    let before = watch.as_ref().map_or(&unwatched, |w| &w.status);
     let verdict = checks::verdict(
         &snap.checks,
-        head_seen_at,
+        crate::core::decide::waiting_since(before, &snap, app.now),
         app.now,
         policy.no_checks_grace_sec,
         policy.pending_timeout_sec,
@@ -201,11 +197,17 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
                     )?;
                     return Ok(0);
                 }
-                // A merged or closed PR will not change again: say so at once, not at timeout.
-                if let Some(state @ ("merged" | "closed")) = p["pr"]["state"].as_str() {
+                // A merged or closed PR will not change again, and a ready one has met the
+                // caller's criteria: say so at once, not at timeout.
+                let outcome = match p["pr"]["state"].as_str() {
+                    Some(state @ ("merged" | "closed")) => Some(state),
+                    _ if p["ready"].as_bool() == Some(true) => Some("ready"),
+                    _ => None,
+                };
+                if let Some(outcome) = outcome {
                     crate::outln!(
                         "{}",
-                        json!({"final": true, "outcome": state, "tick": tick, "pr": p["pr"]["url"]})
+                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p["pr"]["url"]})
                     )?;
                     return Ok(0);
                 }
