@@ -8,6 +8,7 @@ pub mod message;
 pub mod plan;
 pub mod reference;
 pub mod watch;
+pub mod web;
 
 use std::fmt;
 use std::str::FromStr;
@@ -149,19 +150,6 @@ impl PrRef {
             forge: ForgeKind::GitHub,
             repo: repo.to_owned(),
             number,
-        }
-    }
-
-    /// The canonical web address, used as the watch's name in every output.
-    pub fn url(&self) -> String {
-        match self.forge {
-            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
-            ForgeKind::GitLab => {
-                format!(
-                    "https://gitlab.com/{}/-/merge_requests/{}",
-                    self.repo, self.number
-                )
-            }
         }
     }
 
@@ -690,6 +678,13 @@ pub struct Snapshot {
     /// is then undecided (neither failures nor their absence are known).
     #[serde(default)]
     pub queue_unread: Option<String>,
+}
+
+/// Whether `labels` carry `want`. Label names are compared in any letter case, as the forges
+/// treat them: the one rule for a job's label filter and a policy's required labels.
+pub fn has_label(labels: &[String], want: &str) -> bool {
+    let want = want.to_lowercase();
+    labels.iter().any(|l| l.to_lowercase() == want)
 }
 
 impl Snapshot {

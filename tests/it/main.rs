@@ -17,6 +17,7 @@ mod hardening;
 mod kill_sweep;
 mod kubernetes;
 mod logging;
+mod mcp;
 mod merge;
 mod metrics_file;
 mod module_graph;
