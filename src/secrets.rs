@@ -63,10 +63,60 @@ pub fn hold_url(url: &str) {
     }
 }
 
-/// `text` with every held secret replaced by [`MASK`].
+/// Holds a PEM private key: the whole text, and each of its lines long enough to be key
+/// material, so a log printing one line of the key has it masked too.
+pub fn hold_pem(pem: &str) {
+    hold(pem);
+    for line in pem.lines().map(str::trim) {
+        if line.len() >= SEGMENT_MIN_LEN && !line.starts_with("-----") {
+            hold(line);
+        }
+    }
+}
+
+/// The opening of a PEM block that holds a private key (`RSA`, `EC`, PKCS#8, `OPENSSH` …).
+const PEM_BEGIN: &str = "-----BEGIN ";
+const PEM_PRIVATE: &str = "PRIVATE KEY-----";
+
+/// `text` with every PEM private-key block, held or not, replaced by [`MASK`]: from its
+/// `-----BEGIN … PRIVATE KEY-----` line through its `-----END … PRIVATE KEY-----` line, or to
+/// the end of the text when the block is cut off.
+pub fn mask_pem_blocks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(begin) = rest.find(PEM_BEGIN) {
+        let after = &rest[begin + PEM_BEGIN.len()..];
+        let header_end = after.find('\n').unwrap_or(after.len());
+        if !after[..header_end].trim_end().ends_with(PEM_PRIVATE) {
+            out.push_str(&rest[..begin + PEM_BEGIN.len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..begin]);
+        out.push_str(MASK);
+        rest = match after.find("-----END ") {
+            Some(end) => {
+                let tail = &after[end..];
+                let close = tail
+                    .find(PEM_PRIVATE)
+                    .map_or(tail.len(), |i| i + PEM_PRIVATE.len());
+                &tail[close..]
+            }
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with every held secret, and every PEM private-key block, replaced by [`MASK`].
 pub fn mask(text: &str) -> String {
     let list = HELD.borrow();
-    let mut out = text.to_owned();
+    let mut out = if text.contains(PEM_BEGIN) {
+        mask_pem_blocks(text)
+    } else {
+        text.to_owned()
+    };
     for secret in list.iter() {
         if out.contains(secret.as_str()) {
             out = out.replace(secret.as_str(), MASK);
@@ -98,6 +148,27 @@ mod tests {
         );
         assert_eq!(mask("abc stays"), "abc stays", "too short to mask by value");
         assert_eq!(mask_opt(None), None);
+    }
+
+    #[test]
+    fn private_key_blocks_and_a_held_keys_lines_are_masked() {
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAsentinelkeyline0001\nAnotherKeyLineOfBase64Material02\n-----END RSA PRIVATE KEY-----";
+        assert_eq!(
+            mask(&format!("before\n{pem}\nafter")),
+            "before\n***\nafter",
+            "a block is masked by its shape, held or not"
+        );
+        assert_eq!(
+            mask("log: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk cut off here"),
+            "log: ***"
+        );
+        let cert = "-----BEGIN CERTIFICATE-----\nMIIBpublic\n-----END CERTIFICATE-----";
+        assert_eq!(mask(cert), cert, "a certificate is public");
+        hold_pem(pem);
+        assert_eq!(
+            mask("step 3: AnotherKeyLineOfBase64Material02 leaked"),
+            "step 3: *** leaked"
+        );
     }
 
     #[test]

@@ -13,7 +13,8 @@ pub struct Closed;
 /// Writes `args` to standard output and flushes it, so a closed pipe is found at this write.
 pub fn write(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_fmt(args).and_then(|()| out.flush()) {
+    let text = crate::secrets::mask(&args.to_string());
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Closed.into()),
         Err(e) => Err(anyhow::Error::new(e).context("cannot write to standard output")),

@@ -51,7 +51,7 @@ impl GitHubAppConfig {
             }
         };
         let text = text.trim();
-        crate::secrets::hold(text);
+        crate::secrets::hold_pem(text);
         Ok(Secret::new(text))
     }
 

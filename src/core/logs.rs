@@ -2,8 +2,10 @@
 //! timestamps stripped, secrets masked, capped in bytes. Pure text in, text out.
 
 /// The tail of a job log: at most `lines` lines and `max_bytes` bytes, cleaned and masked.
+/// A private-key block is masked whole before the lines are cut, so no tail starts inside one.
 pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
     let masks = declared_masks(raw);
+    let raw = &crate::secrets::mask_pem_blocks(raw);
     let cleaned: Vec<String> = raw
         .lines()
         .filter(|l| !l.contains("::add-mask::"))
@@ -30,7 +32,7 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
 /// masked like a log line, and at most `max_bytes` kept from the start, with a note of what was
 /// cut.
 pub fn feedback_body(raw: &str, max_bytes: usize) -> String {
-    let masked: Vec<String> = raw
+    let masked: Vec<String> = crate::secrets::mask_pem_blocks(raw)
         .lines()
         .map(|l| crate::secrets::mask(&mask(l, &[])))
         .collect();

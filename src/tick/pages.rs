@@ -34,6 +34,7 @@ pub fn write_atomically(path: &Path, text: &str, mode: u32) -> Result<()> {
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
     }
     let tmp = path.with_extension("tmp");
+    let text = crate::secrets::mask(text);
     crate::private::write(&tmp, text.as_bytes(), mode)
         .with_context(|| format!("cannot write `{}`", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))

@@ -477,6 +477,7 @@ fn sentinel_secrets_appear_nowhere() {
     const TOKEN: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c";
     const SMTP_PASSWORD: &str = "smtp-sentinel-Pa55word";
     const HOOK: &str = "http://127.0.0.1:9/services/T0/B0/sentinelhook";
+    const PEM_LINE: &str = "MIIEpAIBAAKCAQEApemsentinelLine0123456789";
     let mut env = TestEnv::with_config(
         "notify:\n  email: {smtp_url: \"smtp://127.0.0.1:9\", username_env: PRM_SMTP_USER, \
          password_env: PRM_SMTP_PASSWORD, from: \"a@example.com\", to: [\"b@example.com\"]}\n  \
@@ -496,8 +497,13 @@ fn sentinel_secrets_appear_nowhere() {
     );
     env.gh.world(|w| {
         w.token = TOKEN.to_owned();
-        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
-        w.check_run(REPO, 1, "lint").failure().log(&log);
+        w.pr(REPO, 1)
+            .title(&format!("bump {TOKEN} in CI"))
+            .head_ref(&format!("fix/{SMTP_PASSWORD}"))
+            .head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint").failure().log(&format!(
+            "{log}-----BEGIN RSA PRIVATE KEY-----\n{PEM_LINE}\n-----END RSA PRIVATE KEY-----\n"
+        ));
         w.thread(REPO, 1)
             .comment(
                 "owner",
@@ -524,7 +530,11 @@ fn sentinel_secrets_appear_nowhere() {
     );
     let written = everything_written(env.dir.path());
     assert!(written.contains("error: x"), "the log tail is there");
-    for secret in [TOKEN, SMTP_PASSWORD, HOOK, "sentinelhook"] {
+    assert!(
+        written.contains("bump *** in CI"),
+        "the title is there, masked"
+    );
+    for secret in [TOKEN, SMTP_PASSWORD, HOOK, "sentinelhook", PEM_LINE] {
         assert!(!outputs.contains(secret), "{secret} in output: {outputs}");
         assert!(!written.contains(secret), "{secret} in a file");
     }
