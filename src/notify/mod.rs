@@ -244,19 +244,18 @@ pub fn deliver_pending(
             Ok(sent) => sent.command_run.clone(),
             Err(e) => e.command_run.clone(),
         };
-        for row in &members {
-            match &outcome {
-                Ok(_) => {
-                    store.mark_delivered(&row.message.id, now)?;
-                    report.sent += 1;
-                }
-                Err(e) => {
-                    let next = real_now().saturating_add(retry_delay_secs(e));
-                    store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
-                    report
-                        .failed
-                        .push((row.message.id.clone(), e.message.clone()));
-                }
+        let ids: Vec<&str> = members.iter().map(|r| r.message.id.as_str()).collect();
+        match &outcome {
+            Ok(_) => {
+                store.mark_delivered(&ids, now)?;
+                report.sent += 1;
+            }
+            Err(e) => {
+                let next = real_now().saturating_add(retry_delay_secs(e));
+                store.mark_failed(&ids, &e.message, next, e.permanent)?;
+                report
+                    .failed
+                    .push((send.message.id.clone(), e.message.clone()));
             }
         }
         let Some(run) = run else { continue };

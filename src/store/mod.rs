@@ -577,6 +577,42 @@ mod tests {
         ));
     }
 
+    /// A digest's members are marked in one transaction: when one of them cannot be marked
+    /// (here a trigger refuses it, as a kill would stop the marking there), none is.
+    #[test]
+    fn a_deliverys_messages_are_marked_all_or_none() {
+        let mut s = Store::open_in_memory().unwrap();
+        let message = |id: &str| OutboxMessage {
+            id: id.into(),
+            pr: "https://github.com/o/r/pull/1".into(),
+            channel: "email".into(),
+            kind: "ci".into(),
+            subject: "PR #1: lint failed".into(),
+            payload: "{}".into(),
+            created_at: t("2026-11-29T12:00:00Z"),
+        };
+        s.enqueue(&[message("a"), message("b"), message("c")])
+            .unwrap();
+        s.conn
+            .execute_batch(
+                "CREATE TEMP TRIGGER refuse_c BEFORE UPDATE ON outbox WHEN NEW.id = 'c'
+                 BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+            .unwrap();
+        let pending = |s: &Store| s.pending_outbox(i64::MAX).unwrap().len();
+        assert!(
+            s.mark_delivered(&["a", "b", "c"], t("2026-11-29T12:00:01Z"))
+                .is_err()
+        );
+        assert_eq!(pending(&s), 3, "none marked");
+        assert!(s.mark_failed(&["a", "b", "c"], "busy", 0, true).is_err());
+        assert_eq!(pending(&s), 3, "none marked");
+        s.conn.execute_batch("DROP TRIGGER refuse_c").unwrap();
+        s.mark_delivered(&["a", "b", "c"], t("2026-11-29T12:00:01Z"))
+            .unwrap();
+        assert_eq!(pending(&s), 0);
+    }
+
     #[test]
     fn outbox_claims_hold_off_other_runs_until_delivered_or_their_holder_is_gone() {
         let mut s = Store::open_in_memory().unwrap();
@@ -601,11 +637,11 @@ mod tests {
                 .is_empty(),
             "claimed by a live run"
         );
-        s.mark_delivered("a", t("2026-11-29T12:00:01Z")).unwrap();
+        s.mark_delivered(&["a"], t("2026-11-29T12:00:01Z")).unwrap();
         let gone = |h: &Holder| h.run == "first";
         let taken = s.claim_outbox(102, 702, &holder("second"), &gone).unwrap();
         assert_eq!(ids(taken), ["b"], "the gone run's undelivered claim only");
-        s.mark_failed("b", "busy", 5000, false).unwrap();
+        s.mark_failed(&["b"], "busy", 5000, false).unwrap();
         assert!(
             s.claim_outbox(103, 703, &holder("third"), &|_| true)
                 .unwrap()

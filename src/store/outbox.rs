@@ -147,28 +147,40 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    pub fn mark_delivered(&mut self, id: &str, at: Instant) -> Result<()> {
-        self.conn.prepare_cached(
-            "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL, claim_owner = NULL WHERE id = ?1")?
-.execute(
-            params![id, ts(at)],
-        )?;
+    ///
+    /// `ids` are the messages one delivery stood for (one message, or a digest's members),
+    /// marked in one transaction: a run killed while marking leaves all of them marked or
+    /// none, so a digest is never sent again in part under another id.
+    pub fn mark_delivered(&mut self, ids: &[&str], at: Instant) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for id in ids {
+            tx.prepare_cached(
+                "UPDATE outbox SET delivered_at = ?2, attempts = attempts + 1, last_error = NULL, claim_owner = NULL WHERE id = ?1",
+            )?
+            .execute(params![id, ts(at)])?;
+        }
+        tx.commit()?;
         Ok(())
     }
 
-    /// Records a failed attempt: retried from `next_attempt` (epoch seconds), or never if permanent.
+    /// Records a failed attempt for the messages one delivery stood for, in one transaction:
+    /// retried from `next_attempt` (epoch seconds), or never if permanent.
     pub fn mark_failed(
         &mut self,
-        id: &str,
+        ids: &[&str],
         error: &str,
         next_attempt: i64,
         permanent: bool,
     ) -> Result<()> {
-        self.conn.prepare_cached(
-            "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4, claim_owner = NULL WHERE id = ?1")?
-.execute(
-            params![id, secrets::mask(error), next_attempt, permanent],
-        )?;
+        let error = secrets::mask(error);
+        let tx = self.conn.transaction()?;
+        for id in ids {
+            tx.prepare_cached(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?2, next_attempt = ?3, permanent = ?4, claim_owner = NULL WHERE id = ?1",
+            )?
+            .execute(params![id, error, next_attempt, permanent])?;
+        }
+        tx.commit()?;
         Ok(())
     }
 }

@@ -151,7 +151,12 @@ fn many_changes_in_one_tick_arrive_as_one_digest() {
     let mut args = vec!["watch", "add"];
     args.extend(prs.iter().map(String::as_str));
     env.ok(&args);
-    env.ok(&["run"]);
+    let run = env.ok(&["run"]);
+    assert!(
+        run.stdout.contains(" · 2 messages sent"),
+        "one digest by mail, one on Slack: {}",
+        run.stdout
+    );
     let mails = smtp.mails();
     assert_eq!(mails.len(), 1, "{:?}", smtp.subjects());
     assert_eq!(
