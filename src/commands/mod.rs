@@ -532,7 +532,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         (p.0)(tick::Step::Done);
     }
     let summary = result.context("the tick could not run")?;
-    crate::stdout::keep_code(u8::from(summary.failed()), printer.finish(&summary))
+    crate::stdout::keep_code(summary.exit_code(), printer.finish(&summary))
 }
 
 /// Whether a job's watch list names `pr` (a `pr:` entry, or a `repo:` listing of its

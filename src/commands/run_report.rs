@@ -307,21 +307,25 @@ mod tests {
                 watch: watch(),
                 plan: Some(plan_with(lit.clone())),
                 error: None,
+                cut_off: false,
             },
             PrOutcome {
                 watch: lit_before,
                 plan: Some(plan_with(lit)),
                 error: None,
+                cut_off: false,
             },
             PrOutcome {
                 watch: watch(),
                 plan: Some(plan_with(merged)),
                 error: None,
+                cut_off: false,
             },
             PrOutcome {
                 watch: watch(),
                 plan: None,
                 error: Some("boom".into()),
+                cut_off: false,
             },
         ];
         let mut c = RunCounts::default();

@@ -22,6 +22,8 @@ const LAST_DURATION: &str = "metrics.last_run_duration_seconds";
 
 /// Counter of actions taken, by kind.
 pub const ACTIONS_TOTAL: &str = "pr_monitor_actions_total";
+/// Counter of failed ticks, by PR.
+pub const TICK_ERRORS_TOTAL: &str = "pr_monitor_tick_errors_total";
 
 /// Everything the file shows.
 #[derive(Debug, Clone, Default)]
@@ -41,8 +43,9 @@ pub struct MetricsInput<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct RunFacts {
     pub now: Instant,
-    /// Some PR's tick could not complete (the run exits 1).
-    pub failed: bool,
+    /// Every forge the run needed answered (a run that read nothing at all of some forge is
+    /// no success, however many PRs of others it ticked; one PR's failed tick is no failure).
+    pub read_every_forge: bool,
     pub duration_seconds: f64,
 }
 
@@ -182,7 +185,7 @@ pub fn render(input: &MetricsInput<'_>) -> String {
 pub fn write(config: &crate::config::Config, store: &mut Store, run: RunFacts) -> Result<()> {
     let now = run.now.timestamp().to_string();
     store.set_meta(LAST_RUN, &now)?;
-    if !run.failed {
+    if run.read_every_forge {
         store.set_meta(LAST_SUCCESS, &now)?;
     }
     store.set_meta(LAST_DURATION, &format!("{:.3}", run.duration_seconds))?;
@@ -236,6 +239,14 @@ pub fn count_actions(store: &mut Store, by_kind: &BTreeMap<&'static str, u64>) -
     for (kind, n) in by_kind {
         #[allow(clippy::cast_precision_loss)]
         store.add_to_counter(ACTIONS_TOTAL, &Labels::of(&[("kind", kind)]), *n as f64)?;
+    }
+    Ok(())
+}
+
+/// Adds one failed tick to each PR's error counter.
+pub fn count_errors(store: &mut Store, failed_prs: &[String]) -> Result<()> {
+    for pr in failed_prs {
+        store.add_to_counter(TICK_ERRORS_TOTAL, &Labels::of(&[("pr", pr)]), 1.0)?;
     }
     Ok(())
 }
@@ -321,7 +332,7 @@ mod tests {
         let config = crate::config::Config::default();
         let ok = RunFacts {
             now: t0(),
-            failed: false,
+            read_every_forge: true,
             duration_seconds: 1.0,
         };
         write(&config, &mut store, ok).unwrap();
@@ -331,7 +342,7 @@ mod tests {
             &mut store,
             RunFacts {
                 now: later,
-                failed: true,
+                read_every_forge: false,
                 ..ok
             },
         )

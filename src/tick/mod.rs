@@ -109,11 +109,25 @@ pub struct RunSummary {
     pub jobs: Vec<String>,
     /// Due watches pushed past their forge's rate-limit reset for budget, unread.
     pub deferred: usize,
+    /// Nothing could be read: PRs were due, and every one's read was cut off because its
+    /// forge refused the token or could not be reached.
+    pub nothing_read: bool,
+    /// Every forge the run needed answered at least one of its PRs' reads.
+    pub read_every_forge: bool,
 }
 
 impl RunSummary {
     pub fn failed(&self) -> bool {
         self.errors > 0
+    }
+
+    /// The exit code: 3 when nothing could be read, 1 when some PR's tick failed, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.nothing_read {
+            3
+        } else {
+            u8::from(self.failed())
+        }
     }
 }
 
@@ -165,12 +179,15 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
     let tally = ticking.outcomes.finish();
     summary.ticked = tally.ticked;
     summary.errors = tally.errors;
+    summary.nothing_read = tally.ticked > 0 && tally.cut_off == tally.ticked;
+    summary.read_every_forge = tally.read.keys().all(|f| tally.forges_read.contains(f));
     if !opts.dry_run {
         tell(opts, Step::Delivering);
         let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
         summary.delivered = delivered.sent;
         summary.delivery_failures = delivered.failed;
         metrics::count_actions(&mut app.store, &tally.actions)?;
+        metrics::count_errors(&mut app.store, &tally.failed_prs)?;
         metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
         deferral::remember(app, &tally.read)?;
         pages::write(&app.config, &app.store, now)?;
@@ -179,7 +196,7 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
             &mut app.store,
             metrics::RunFacts {
                 now,
-                failed: summary.failed(),
+                read_every_forge: summary.read_every_forge,
                 duration_seconds: started.elapsed().as_secs_f64(),
             },
         )?;
@@ -916,6 +933,10 @@ fn act(
     opts: &RunOptions,
 ) -> (PrOutcome, TickRecord) {
     let now = app.now;
+    let cut_off = matches!(
+        read,
+        Err(ForgeError::Unauthorized(_) | ForgeError::Unreachable(_))
+    );
     let (plan, error, mut record) = match read {
         Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), ahead, opts),
         Err(e) => {
@@ -934,7 +955,15 @@ fn act(
             }
         }
     }
-    (PrOutcome { watch, plan, error }, record)
+    (
+        PrOutcome {
+            watch,
+            plan,
+            error,
+            cut_off,
+        },
+        record,
+    )
 }
 
 /// Whose turn it is to update a behind branch: from this chunk's snapshots where there are

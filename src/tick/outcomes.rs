@@ -17,6 +17,8 @@ pub struct PrOutcome {
     /// The plan, when the PR could be read.
     pub plan: Option<Plan>,
     pub error: Option<String>,
+    /// The read failed because the forge refused the token or could not be reached.
+    pub cut_off: bool,
 }
 
 /// Told what a run does as it goes.
@@ -65,6 +67,12 @@ pub struct Tally {
     pub actions: BTreeMap<&'static str, u64>,
     /// PRs ticked per forge.
     pub read: BTreeMap<ForgeKind, u64>,
+    /// Of the PRs ticked, those whose read was cut off (token refused, forge unreachable).
+    pub cut_off: usize,
+    /// The forges at least one PR was read from.
+    pub forges_read: std::collections::BTreeSet<ForgeKind>,
+    /// The PRs whose tick failed, by address.
+    pub failed_prs: Vec<String>,
 }
 
 impl<'a> Outcomes<'a> {
@@ -100,7 +108,14 @@ impl<'a> Outcomes<'a> {
             let t = &mut self.tally;
             t.ticked += 1;
             t.errors += usize::from(o.error.is_some());
+            t.cut_off += usize::from(o.cut_off);
             *t.read.entry(o.watch.pr.forge).or_default() += 1;
+            if o.plan.is_some() {
+                t.forges_read.insert(o.watch.pr.forge);
+            }
+            if o.error.is_some() {
+                t.failed_prs.push(o.watch.pr.url());
+            }
             for a in o.plan.iter().flat_map(|p| &p.actions) {
                 *t.actions
                     .entry(crate::tick::metrics::action_kind(a))
@@ -125,6 +140,7 @@ mod tests {
             watch,
             plan: None,
             error: error.then(|| "boom".to_owned()),
+            cut_off: false,
         }
     }
 

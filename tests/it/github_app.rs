@@ -224,7 +224,7 @@ fn a_key_the_app_does_not_have_is_refused_by_github_and_said_so() {
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     let out = env.run(&["run"]);
-    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.code, 3, "nothing could be read: {out:?}");
     let status = env.status("octo/app#1");
     let error = status["last_error"].as_str().unwrap_or_default();
     assert!(

@@ -75,7 +75,7 @@ fn a_failed_tick_is_logged_on_stderr_and_rust_log_sets_the_level() {
     let refused = Fault::status(401).on("POST /graphql").always();
     env.gh.fault(refused);
     let out = env.run(&["run", "--log-format", "json"]);
-    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
     let failed: Value = out
         .stderr
         .lines()

@@ -97,6 +97,11 @@ fn the_oneshot_has_a_start_timeout_and_the_services_a_private_umask_and_credenti
     }
     let oneshot = std::fs::read_to_string(units().join("pr-monitor.service")).unwrap();
     assert!(oneshot.contains("\nTimeoutStartSec="), "{oneshot}");
+    let success: Vec<&str> = oneshot
+        .lines()
+        .filter_map(|l| l.strip_prefix("SuccessExitStatus="))
+        .collect();
+    assert_eq!(success, ["1"], "exit 1 is a success, exit 3 never");
 }
 
 /// The system example config installed in a scratch root: its `/var/lib/pr-monitor` moved

@@ -659,7 +659,7 @@ fn a_run_line_shows_only_this_runs_error() {
     env.vars
         .push(("PRM_TEST_GITHUB_TOKEN".into(), "wrong-token".into()));
     let out = env.run(&["run", "--force"]);
-    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
     assert!(out.stdout.contains("error"), "{}", out.stdout);
     env.vars.clear();
     let out = env.ok(&["run", "--force"]);
@@ -764,7 +764,11 @@ fn metrics_keep_the_last_success_when_a_run_fails() {
     env.vars
         .push(("PRM_TEST_GITHUB_TOKEN".into(), "not-the-token".into()));
     let out = env.run(&["run", "--force"]);
-    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.code, 3,
+        "nothing could be read: {}\n{}",
+        out.stdout, out.stderr
+    );
     let metrics = std::fs::read_to_string(env.dir.path().join("out/pr_monitor.prom")).unwrap();
     let value = |name: &str| {
         metrics

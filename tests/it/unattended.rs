@@ -23,6 +23,51 @@ fn a_non_ascii_reference_is_refused_not_a_panic() {
     assert_eq!(out.code, 2, "{}", out.stderr);
 }
 
+/// One PR whose tick fails is exit 1 and no failed run for the metrics (the forge was read):
+/// the last success moves, the PR's error counter counts; a forge that refuses the token for
+/// every PR is exit 3 and the last success stays.
+#[test]
+fn exit_codes_and_last_success_say_whether_anything_could_be_read() {
+    use crate::support::fake_github::Fault;
+    let mut env = TestEnv::with_config("report:\n  metrics_path: pr_monitor.prom\n");
+    env.with_pr("octo/app", 1);
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    let out = env.run(&["run"]);
+    assert_eq!(
+        out.code, 1,
+        "#2 does not exist: {}\n{}",
+        out.stdout, out.stderr
+    );
+    let file = env.dir.path().join("pr_monitor.prom");
+    let metrics = || std::fs::read_to_string(&file).unwrap();
+    let value = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .map(str::to_owned)
+    };
+    let first = metrics();
+    let success = value(&first, "pr_monitor_last_success_timestamp_seconds");
+    assert!(success.is_some(), "GitHub was read: {first}");
+    assert_eq!(
+        value(
+            &first,
+            "pr_monitor_tick_errors_total{pr=\"https://github.com/octo/app/pull/2\"}"
+        )
+        .as_deref(),
+        Some("1"),
+        "{first}"
+    );
+    env.advance(600);
+    env.gh.fault(Fault::status(401).always());
+    let out = env.run(&["run", "--force"]);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
+    let second = metrics();
+    assert_eq!(
+        value(&second, "pr_monitor_last_success_timestamp_seconds"),
+        success
+    );
+}
+
 #[test]
 fn config_check_refuses_what_run_would_refuse() {
     let env = TestEnv::new();
