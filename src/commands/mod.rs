@@ -11,6 +11,7 @@ pub mod owner;
 pub mod progress;
 pub mod run_report;
 pub mod schedule;
+pub mod serve;
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -226,7 +227,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             notify_test(&app.config, app.now, app.json)
         }
-        Command::Daemon => schedule::daemon(&mut app),
+        Command::Daemon => schedule::daemon(&mut app, &db),
         Command::Check(args) => check::command(&mut app, &args),
         Command::Fix { pr } => {
             let pr = app.pr(&pr)?;

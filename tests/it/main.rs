@@ -26,6 +26,7 @@ mod reliability;
 mod remediate;
 mod report;
 mod rotation;
+mod serve;
 mod status;
 mod support;
 mod systemd_units;
