@@ -255,13 +255,14 @@ fn run(cli: Cli) -> Result<u8> {
             pr,
             thread,
             body_file,
+            agent,
         }) => {
             let pr = app.pr(&pr)?;
-            agent_cli::reply(&mut app, &pr, &thread, &body_file)
+            agent_cli::reply(&mut app, &pr, &thread, &body_file, agent.as_deref())
         }
-        Command::Thread(ThreadCommand::Resolve { pr, thread }) => {
+        Command::Thread(ThreadCommand::Resolve { pr, thread, agent }) => {
             let pr = app.pr(&pr)?;
-            agent_cli::resolve(&mut app, &pr, &thread)
+            agent_cli::resolve(&mut app, &pr, &thread, agent.as_deref())
         }
     }
 }

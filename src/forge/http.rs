@@ -491,7 +491,7 @@ impl HttpClient {
         let builder = ureq::http::Request::builder().method(method).uri(url);
         let builder = if self.github_headers {
             builder
-                .header("Accept", "application/vnd.github+json")
+                .header("Accept", github_accept(url))
                 .header("X-GitHub-Api-Version", "2022-11-28")
         } else {
             builder
@@ -569,6 +569,16 @@ struct Attempt<'a> {
     body: Option<&'a serde_json::Value>,
     /// The bearer token; `None` for a request without credentials.
     auth: Option<&'a str>,
+}
+
+/// The `Accept` header of a GitHub request: GraphQL asks for the `merge-info-preview` media
+/// type too, without which GitHub Enterprise Server has no `PullRequest.mergeStateStatus`.
+fn github_accept(url: &str) -> &'static str {
+    if path_of(url).ends_with("/graphql") {
+        "application/vnd.github.merge-info-preview+json, application/vnd.github+json"
+    } else {
+        "application/vnd.github+json"
+    }
 }
 
 /// The path of a URL without host or query (query strings may carry signed tokens).
