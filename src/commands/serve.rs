@@ -82,7 +82,7 @@ fn secret(name: &str, forge: &str) -> Option<String> {
     match &value {
         Some(v) => crate::secrets::hold(v),
         None => {
-            tracing::warn!("`{name}` is not set: every {forge} webhook delivery is refused (401)")
+            tracing::warn!("`{name}` is not set: every {forge} webhook delivery is refused (401)");
         }
     }
     value
