@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 pub use cron::CronSchedule;
 pub use github_app::GitHubAppConfig;
 pub use job::{
-    Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch, UpdateMethod,
-    Watch,
+    Edits, Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch,
+    UpdateMethod, Watch,
 };
 pub use load::ConfigError;
 pub(crate) use load::Source;
@@ -45,6 +45,8 @@ pub const SYSTEM_CONFIG: &str = "/etc/pr-monitor/config.yaml";
 pub const DEFAULT_DATABASE: &str = "pr-monitor.db";
 /// The jobs folder, beside the config file, when the config does not say.
 pub const DEFAULT_JOBS_DIR: &str = "jobs";
+/// A job's `agent_messages_per_hour` when it does not say.
+pub const DEFAULT_AGENT_MESSAGES_PER_HOUR: u32 = 6;
 /// An agent's `timeout_sec` when it does not say.
 pub const DEFAULT_AGENT_TIMEOUT_SEC: u64 = 60;
 
@@ -629,6 +631,10 @@ pub struct Policy {
     pub trust: Vec<String>,
     /// Whether merges may be armed on a PR whose base is not the default branch.
     pub allow_non_default_base: bool,
+    /// Which edits make a comment new feedback.
+    pub edits: Edits,
+    /// Messages to the agent per PR in any hour; `None`: no cap.
+    pub agent_messages_per_hour: Option<u32>,
     /// Channels to notify through.
     pub notify: Vec<NotifyChannel>,
     /// Event kinds that notify.
@@ -710,6 +716,12 @@ impl Config {
             required_approvals_from: p.required_approvals_from.clone().unwrap_or_default(),
             trust: p.trust.clone().unwrap_or_default(),
             allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
+            edits: p.edits.unwrap_or(Edits::Author),
+            agent_messages_per_hour: Some(
+                p.agent_messages_per_hour
+                    .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),
+            )
+            .filter(|n| *n > 0),
             notify: dedup(
                 job.and_then(|j| j.notify.clone())
                     .unwrap_or_else(|| self.notify.channels()),

@@ -409,6 +409,23 @@ pub struct Comment {
     pub body: String,
     pub url: Option<String>,
     pub updated_at: Option<Instant>,
+    /// When it was written (`None` when the forge did not say).
+    #[serde(default)]
+    pub created_at: Option<Instant>,
+    /// Its last edit, when it was edited after it was written.
+    #[serde(default)]
+    pub edit: Option<Edit>,
+    /// Part of a review not submitted yet (only its author sees it): never feedback.
+    #[serde(default)]
+    pub pending: bool,
+}
+
+/// The last edit of a comment or a review's body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    pub at: Option<Instant>,
+    /// Who made it; `None` when the forge does not say (GitLab's notes).
+    pub by: Option<String>,
 }
 
 /// A review thread on the diff (GitHub) or a resolvable discussion (GitLab).
@@ -475,6 +492,9 @@ pub struct Review {
     pub url: Option<String>,
     pub submitted_at: Option<Instant>,
     pub updated_at: Option<Instant>,
+    /// The last edit of its body, when it was edited after it was submitted.
+    #[serde(default)]
+    pub edit: Option<Edit>,
 }
 
 /// How a behind branch is brought up to date.
@@ -628,6 +648,10 @@ pub struct Snapshot {
     pub state: PrState,
     pub draft: bool,
     pub author: Option<String>,
+    /// The forge says the PR's author may write to the repository (GitHub's author association
+    /// OWNER, MEMBER or COLLABORATOR; a GitLab access level of Developer or more).
+    #[serde(default)]
+    pub author_can_write: bool,
     pub head_ref: String,
     /// The head branch lives in a fork.
     pub cross_repository: bool,

@@ -249,6 +249,8 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
                 body: "also the docs".into(),
                 created_at: t,
                 updated_at: t,
+                editor: None,
+                pending: false,
             });
     });
     env.advance(30);
