@@ -133,6 +133,10 @@ pub struct GitHubConfig {
     /// The GraphQL API. Default: derived from `api_url`, see [`GitHubConfig::graphql_url`].
     #[serde(deserialize_with = "de::opt_http_url")]
     pub graphql_url: Option<String>,
+    /// The web address links name. Default: derived from `api_url`
+    /// ([`crate::model::web::web_root`]): `https://github.com` for `https://api.github.com`.
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub web_url: Option<String>,
     /// The environment variable holding the token. Default `GITHUB_TOKEN` when none of the
     /// three token keys is given.
     #[serde(deserialize_with = "de::opt_env_name")]
@@ -153,6 +157,7 @@ impl Default for GitHubConfig {
         GitHubConfig {
             api_url: "https://api.github.com".to_owned(),
             graphql_url: None,
+            web_url: None,
             token_env: None,
             token_file: None,
             token_command: None,
@@ -202,6 +207,10 @@ pub struct GitLabConfig {
     /// trailing `/` is dropped.
     #[serde(deserialize_with = "de::api_url")]
     pub api_url: String,
+    /// The web address links name. Default: derived from `api_url`
+    /// ([`crate::model::web::web_root`]): `https://gitlab.com` for `https://gitlab.com/api/v4`.
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub web_url: Option<String>,
     /// The environment variable holding the token. Default `GITLAB_TOKEN` when none of the
     /// three token keys is given.
     #[serde(deserialize_with = "de::opt_env_name")]
@@ -218,6 +227,7 @@ impl Default for GitLabConfig {
     fn default() -> Self {
         GitLabConfig {
             api_url: "https://gitlab.com/api/v4".to_owned(),
+            web_url: None,
             token_env: None,
             token_file: None,
             token_command: None,
@@ -583,6 +593,10 @@ impl ReportConfig {
 
 /// The policy for one PR, resolved: the job's `policy`, else the config's `pr` block, else the
 /// built-in default. Callers apply per-watch overrides (`watch add --agent …`) on top.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent switches of the policy, each a key of the job file"
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Policy {
     /// The job the PR belongs to, if any.
@@ -631,6 +645,8 @@ pub struct Policy {
     pub trust: Vec<String>,
     /// Whether merges may be armed on a PR whose base is not the default branch.
     pub allow_non_default_base: bool,
+    /// Whether pr-monitor merges itself where the forge has no auto-merge.
+    pub self_merge: bool,
     /// Which edits make a comment new feedback.
     pub edits: Edits,
     /// Messages to the agent per PR in any hour; `None`: no cap.
@@ -649,9 +665,19 @@ impl Policy {
 }
 
 impl Config {
-    /// The web hosts a PR address may name: the public forges and the configured APIs' hosts.
+    /// The web hosts a PR address may name: the public forges, the configured APIs' hosts and
+    /// the forges' web hosts.
     pub fn forge_hosts(&self) -> crate::model::reference::ForgeHosts {
         crate::model::reference::ForgeHosts::with_apis(&self.github.api_url, &self.gitlab.api_url)
+            .with_web(&self.web_roots())
+    }
+
+    /// Each forge's web root: `web_url`, else derived from `api_url`.
+    pub fn web_roots(&self) -> crate::model::web::WebRoots {
+        crate::model::web::WebRoots::new(
+            (&self.github.api_url, self.github.web_url.as_deref()),
+            (&self.gitlab.api_url, self.gitlab.web_url.as_deref()),
+        )
     }
 
     /// The config file this was read from; `None` for the built-in defaults.
@@ -698,8 +724,8 @@ impl Config {
             auto_fix: p.auto_fix.unwrap_or(pr.auto_fix),
             max_attempts: p.max_attempts.unwrap_or(pr.max_attempts),
             merge_method: p.merge_method.unwrap_or(pr.merge_method),
-            poll_sec: pr.poll_sec,
-            idle_poll_sec: pr.idle_poll_sec,
+            poll_sec: p.poll_sec.unwrap_or(pr.poll_sec),
+            idle_poll_sec: p.idle_poll_sec.unwrap_or(pr.idle_poll_sec),
             fix_timeout_sec: pr.fix_timeout_sec,
             no_checks_grace_sec: pr.no_checks_grace_sec,
             stuck_after_sec: Some(pr.stuck_after_sec).filter(|s| *s > 0),
@@ -716,6 +742,7 @@ impl Config {
             required_approvals_from: p.required_approvals_from.clone().unwrap_or_default(),
             trust: p.trust.clone().unwrap_or_default(),
             allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
+            self_merge: p.self_merge.unwrap_or(true),
             edits: p.edits.unwrap_or(Edits::Author),
             agent_messages_per_hour: Some(
                 p.agent_messages_per_hour

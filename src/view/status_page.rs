@@ -9,14 +9,15 @@ use std::fmt::Write as _;
 
 use crate::core::text::one_line;
 use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::web::WebRoots;
 use crate::model::{Instant, PrState};
 use crate::store::OutboxRow;
 use crate::view::chip::Chip;
 use crate::view::html::escape;
 use crate::view::palette;
 use crate::view::status_view::{by_need, need, summary};
+use crate::view::web::check_links;
 use crate::view::web::web_link;
-use crate::view::web::{WebRoots, check_links};
 use crate::view::when::{absolute, relative};
 
 /// The last actions shown per PR.
@@ -50,6 +51,7 @@ ol.prs{list-style:none;margin:0;padding:0}\
 .repo{font-size:.9rem}\
 .title{margin:.35rem 0 .2rem;font-size:1.05rem}\
 .why{margin:.2rem 0;font-weight:600}\
+.tail{margin:.2rem 0;font-size:.8em;white-space:pre-wrap;overflow-wrap:anywhere}\
 .checks,.history{margin:.3rem 0;padding-left:1.2rem;font-size:.9rem}\
 .facts{font-size:.9rem;margin:.3rem 0}\
 .err{color:var(--err);font-weight:600;margin:.3rem 0}\
@@ -121,7 +123,7 @@ fn why_words(w: &Watch) -> String {
 fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
     let s = &w.status;
     let chip = Chip::of(w);
-    let url = input.web.pr_page(&w.pr);
+    let url = w.pr.url_on(input.web);
     let _ = write!(
         out,
         "<li class=\"pr need-{need}\" id=\"{id}\">\n<div class=\"top\"><a class=\"chip {tone}\" href=\"{url}\">{chip}</a> \
@@ -144,13 +146,20 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
     if !picture.failed.is_empty() && s.state == PrState::Open {
         out.push_str("<ul class=\"checks\">");
         for (name, link) in &picture.failed {
+            let tail = picture.failed_logs.iter().find(|l| &l.name == name);
             let _ = write!(out, "<li>✗ {}", escape(name));
+            if tail.is_some_and(|l| l.runner) {
+                out.push_str(" (runner)");
+            }
             if let Some(link) = link.as_deref().and_then(web_link) {
                 let (run, log) = check_links(link);
                 let _ = write!(out, " — <a href=\"{}\">run</a>", escape(&run));
                 if let Some(log) = log {
                     let _ = write!(out, " · <a href=\"{}\">log</a>", escape(&log));
                 }
+            }
+            if let Some(tail) = tail.filter(|l| !l.tail.is_empty()) {
+                let _ = write!(out, "<pre class=\"tail\">{}</pre>", escape(&tail.tail));
             }
             out.push_str("</li>");
         }
@@ -176,6 +185,9 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
             "merge armed ({})",
             s.merge.via().map_or("pending", |v| v.as_str())
         ));
+    }
+    if let Some(own) = w.auto_fix.filter(|_| s.state == PrState::Open) {
+        facts.push(crate::view::status_view::auto_fix_words(own).into());
     }
     if w.paused {
         facts.push("paused".into());

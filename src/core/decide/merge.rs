@@ -147,6 +147,21 @@ fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
     });
 }
 
+/// Disarmed, the PR may still show the auto-merge pr-monitor turned on (the call that turns it
+/// off failed): it is asked again, every tick, until the forge shows it off; then it is no
+/// longer pr-monitor's (an auto-merge someone turns on later is theirs).
+fn turn_off_own_auto_merge(d: &mut Draft, snap: &Snapshot) {
+    if !snap.auto_merge_enabled {
+        d.status.memory.auto_merge_enabled_once = false;
+    } else if d.status.memory.auto_merge_enabled_once {
+        d.actions.push(Action::DisableAutoMerge);
+        d.note(
+            "auto-merge pr-monitor turned on is still on: asking again to turn it off",
+            None,
+        );
+    }
+}
+
 /// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
 pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
     match snap.state {
@@ -179,6 +194,7 @@ pub(super) fn reconcile(
 ) {
     d.status.memory.behind = cond.behind;
     if !d.status.merge.is_armed() {
+        turn_off_own_auto_merge(d, snap);
         super::queue::forget(d);
         update_branch(d, snap, cond, ctx, false);
         return;
@@ -208,7 +224,7 @@ pub(super) fn reconcile(
         return;
     };
     if snap.merge_queue {
-        queued(d, snap, cond, ctx, method);
+        queued(d, watch, snap, cond, ctx, method);
         return;
     }
     let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
@@ -240,7 +256,9 @@ pub(super) fn reconcile(
                 d.note("auto-merge was found disabled; enabling it again", None);
             }
             d.status.memory.auto_merge_enabled_once = true;
-            let merge_if_clean = (is_ready && untried).then(|| snap.head.sha.clone());
+            // A direct merge of a clean head is pr-monitor merging itself.
+            let merge_if_clean =
+                (is_ready && untried && ctx.policy.self_merge).then(|| snap.head.sha.clone());
             if merge_if_clean.is_some() {
                 d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
             }
@@ -250,6 +268,16 @@ pub(super) fn reconcile(
             });
         }
         MergeVia::AutoMerge => {}
+        MergeVia::SelfMerge if !ctx.policy.self_merge => {
+            // The job keeps the forge's auto-merge as the only way in: said once per head.
+            if is_ready && untried {
+                d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
+                d.note(
+                    "ready, not merging: the forge offers no auto-merge here and the job's self_merge is off",
+                    None,
+                );
+            }
+        }
         MergeVia::SelfMerge => {
             if is_ready && untried {
                 d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
@@ -273,6 +301,7 @@ pub(super) fn reconcile(
 /// never queues again a head the queue let go.
 fn queued(
     d: &mut Draft,
+    watch: &Watch,
     snap: &Snapshot,
     cond: &Condition,
     ctx: &Context<'_>,
@@ -289,7 +318,7 @@ fn queued(
         );
         d.status.merge.choose(MergeVia::AutoMerge);
     }
-    let may_enqueue = super::queue::track(d, snap, cond, ctx);
+    let may_enqueue = super::queue::track(d, watch, snap, cond, ctx);
     if may_enqueue
         && !snap.auto_merge_enabled
         && own_readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready
