@@ -3,6 +3,7 @@
 
 mod agreement;
 mod budget;
+mod caps;
 mod check;
 mod economy;
 mod enterprise;
