@@ -111,11 +111,10 @@ pub fn detail(notice: &Notice, url: &str) -> String {
             "{} is not queued again until a new head or `merge --when-ready`",
             head.short()
         ),
-        Notice::KeepsErroring { error } => error.clone(),
+        Notice::KeepsErroring { error } | Notice::AgentGaveUp { error, .. } => error.clone(),
         Notice::AgentCapped { .. } => {
             "nothing is lost: it is sent once the last hour holds fewer messages (policy agent_messages_per_hour)".to_owned()
         }
-        Notice::AgentGaveUp { error, .. } => error.clone(),
         Notice::TokenLoginChanged { now, .. } => format!(
             "nothing is read or written for these PRs until `pr-monitor watch resume` accepts {now} as the owner"
         ),

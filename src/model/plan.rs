@@ -206,7 +206,9 @@ impl Notice {
     pub fn kind(&self) -> NotifyKind {
         match self {
             Notice::ChecksFailed { .. } => NotifyKind::Ci,
-            Notice::GuardStopped { .. } => NotifyKind::Guard,
+            Notice::GuardStopped { .. }
+            | Notice::AgentCapped { .. }
+            | Notice::AgentGaveUp { .. } => NotifyKind::Guard,
             Notice::Conflict { .. } => NotifyKind::Conflict,
             Notice::Unresolved { .. } => NotifyKind::Review,
             Notice::MergeArmed
@@ -215,7 +217,6 @@ impl Notice {
             | Notice::LeftQueue { .. } => NotifyKind::Merge,
             Notice::Stuck { .. } => NotifyKind::Stuck,
             Notice::KeepsErroring { .. } | Notice::TokenLoginChanged { .. } => NotifyKind::Error,
-            Notice::AgentCapped { .. } | Notice::AgentGaveUp { .. } => NotifyKind::Guard,
         }
     }
 }

@@ -7,10 +7,10 @@ use crate::support::http_sink::HttpSink;
 
 const REPO: &str = "octo/app";
 
-/// A TestEnv whose owner notices go to a Slack sink.
-fn env_with_slack(slack: &HttpSink, extra: &str) -> TestEnv {
+/// A TestEnv whose owner notices go to a Slack sink; `agents` are more agents' YAML.
+fn env_with_slack(slack: &HttpSink, agents: &str) -> TestEnv {
     let mut env = TestEnv::with_config(&format!(
-        "notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n{extra}"
+        "{agents}notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n"
     ));
     env.vars
         .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
@@ -59,4 +59,41 @@ fn the_hourly_cap_holds_across_runs_and_nothing_is_lost() {
     for body in ["one", "two", "three", "four"] {
         assert!(bodies.contains(&body), "{body} is lost: {bodies:?}");
     }
+}
+
+#[test]
+fn a_failing_command_agent_is_tried_three_times_then_the_owner_hears_once() {
+    let slack = HttpSink::start();
+    let mut env = env_with_slack(
+        &slack,
+        "  cmd:\n    command: \"echo ran >> runs.txt; echo broken >&2; exit 1\"\n    logins: [cmd-bot]\n",
+    );
+    env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("cmd-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "cmd", "octo/app#1"]);
+    let runs = |env: &TestEnv| {
+        std::fs::read_to_string(env.dir.path().join("runs.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for run in 1..=5 {
+        env.ok(&["run"]);
+        assert_eq!(runs(&env), run.min(3), "run {run}");
+        env.advance(60);
+    }
+    let told: Vec<String> = slack
+        .slack_lines()
+        .into_iter()
+        .filter(|l| l.contains("agent cmd failed 3 times on one message"))
+        .collect();
+    assert_eq!(told.len(), 1, "{:?}", slack.slack_lines());
+    assert!(
+        env.history_text("octo/app#1")
+            .contains("agent cmd failed 3 times on one message: not tried again"),
+        "{}",
+        env.history_text("octo/app#1")
+    );
 }

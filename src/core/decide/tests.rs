@@ -1524,7 +1524,10 @@ fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
         w.status = plan.status;
     }
     // Nothing was lost: the held comments went in the messages after the hour passed.
-    assert!(c.seen.contains_key(&("issue_comment".into(), "IC_3".into())));
+    assert!(
+        c.seen
+            .contains_key(&("issue_comment".into(), "IC_3".into()))
+    );
 
     let mut owner_asked = Ctx::new();
     owner_asked.policy.agent_messages_per_hour = Some(1);
@@ -1532,9 +1535,16 @@ fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
     let mut full = watch_seen("a", t0() - Duration::hours(1));
     full.status.memory.agent_messages = vec![t0()];
     let failing = failing("a", "fixer-bot", "error\n", false);
-    assert_eq!(sent(&owner_asked.decide(&full, &failing)).len(), 1, "`fix` is never held");
+    assert_eq!(
+        sent(&owner_asked.decide(&full, &failing)).len(),
+        1,
+        "`fix` is never held"
+    );
     owner_asked.fix_asked = false;
     let held = owner_asked.decide(&full, &failing);
     assert!(sent(&held).is_empty(), "auto-fix waits");
-    assert_eq!(held.status.memory.handled_failure, None, "and is judged again later");
+    assert_eq!(
+        held.status.memory.handled_failure, None,
+        "and is judged again later"
+    );
 }
