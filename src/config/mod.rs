@@ -129,6 +129,10 @@ pub struct GitHubConfig {
     /// The GraphQL API. Default: derived from `api_url`, see [`GitHubConfig::graphql_url`].
     #[serde(deserialize_with = "de::opt_http_url")]
     pub graphql_url: Option<String>,
+    /// The web address links name. Default: derived from `api_url`
+    /// ([`crate::model::web::web_root`]): `https://github.com` for `https://api.github.com`.
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub web_url: Option<String>,
     /// The environment variable holding the token. Default `GITHUB_TOKEN` when none of the
     /// three token keys is given.
     #[serde(deserialize_with = "de::opt_env_name")]
@@ -149,6 +153,7 @@ impl Default for GitHubConfig {
         GitHubConfig {
             api_url: "https://api.github.com".to_owned(),
             graphql_url: None,
+            web_url: None,
             token_env: None,
             token_file: None,
             token_command: None,
@@ -198,6 +203,10 @@ pub struct GitLabConfig {
     /// trailing `/` is dropped.
     #[serde(deserialize_with = "de::api_url")]
     pub api_url: String,
+    /// The web address links name. Default: derived from `api_url`
+    /// ([`crate::model::web::web_root`]): `https://gitlab.com` for `https://gitlab.com/api/v4`.
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub web_url: Option<String>,
     /// The environment variable holding the token. Default `GITLAB_TOKEN` when none of the
     /// three token keys is given.
     #[serde(deserialize_with = "de::opt_env_name")]
@@ -214,6 +223,7 @@ impl Default for GitLabConfig {
     fn default() -> Self {
         GitLabConfig {
             api_url: "https://gitlab.com/api/v4".to_owned(),
+            web_url: None,
             token_env: None,
             token_file: None,
             token_command: None,
@@ -613,9 +623,19 @@ impl Policy {
 }
 
 impl Config {
-    /// The web hosts a PR address may name: the public forges and the configured APIs' hosts.
+    /// The web hosts a PR address may name: the public forges, the configured APIs' hosts and
+    /// the forges' web hosts.
     pub fn forge_hosts(&self) -> crate::model::reference::ForgeHosts {
         crate::model::reference::ForgeHosts::with_apis(&self.github.api_url, &self.gitlab.api_url)
+            .with_web(&self.web_roots())
+    }
+
+    /// Each forge's web root: `web_url`, else derived from `api_url`.
+    pub fn web_roots(&self) -> crate::model::web::WebRoots {
+        crate::model::web::WebRoots::new(
+            (&self.github.api_url, self.github.web_url.as_deref()),
+            (&self.gitlab.api_url, self.gitlab.web_url.as_deref()),
+        )
     }
 
     /// The config file this was read from; `None` for the built-in defaults.

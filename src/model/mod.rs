@@ -8,6 +8,7 @@ pub mod message;
 pub mod plan;
 pub mod reference;
 pub mod watch;
+pub mod web;
 
 use std::fmt;
 use std::str::FromStr;
@@ -149,19 +150,6 @@ impl PrRef {
             forge: ForgeKind::GitHub,
             repo: repo.to_owned(),
             number,
-        }
-    }
-
-    /// The canonical web address, used as the watch's name in every output.
-    pub fn url(&self) -> String {
-        match self.forge {
-            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
-            ForgeKind::GitLab => {
-                format!(
-                    "https://gitlab.com/{}/-/merge_requests/{}",
-                    self.repo, self.number
-                )
-            }
         }
     }
 
@@ -686,6 +674,10 @@ pub struct Snapshot {
     /// The merge group's checks still unfinished when the PR left the queue (it timed out).
     #[serde(default)]
     pub queue_unfinished: Vec<String>,
+    /// Why the merge group's checks could not be read once the PR left the queue: the exit
+    /// is then undecided (neither failures nor their absence are known).
+    #[serde(default)]
+    pub queue_unread: Option<String>,
 }
 
 impl Snapshot {

@@ -112,6 +112,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         queue_entry: None,
         queue_failures: vec![],
         queue_unfinished: vec![],
+        queue_unread: None,
     }
 }
 

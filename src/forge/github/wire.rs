@@ -569,6 +569,7 @@ pub fn snapshot_head(
         queue_entry: queue_entry(node),
         queue_failures: Vec::new(),
         queue_unfinished: Vec::new(),
+        queue_unread: None,
     }
 }
 

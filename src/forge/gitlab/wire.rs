@@ -544,6 +544,7 @@ pub fn snapshot_head(
         queue_entry: None,
         queue_failures: Vec::new(),
         queue_unfinished: Vec::new(),
+        queue_unread: None,
     }
 }
 

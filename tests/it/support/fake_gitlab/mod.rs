@@ -614,7 +614,7 @@ impl GitLabEnv {
     pub fn with_config(extra: &str) -> Self {
         let gl = FakeGitLab::start();
         let mut env = super::env::TestEnv::with_config(&format!(
-            "gitlab:\n  api_url: {}\n  token_env: PRM_TEST_GITLAB_TOKEN\n{extra}",
+            "gitlab:\n  api_url: {}\n  web_url: https://gitlab.com\n  token_env: PRM_TEST_GITLAB_TOKEN\n{extra}",
             gl.url()
         ));
         env.vars.push(("PRM_TEST_GITLAB_TOKEN".into(), gl.token()));
