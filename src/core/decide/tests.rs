@@ -829,6 +829,42 @@ fn without_auto_merge_it_merges_itself_once_when_ready() {
 }
 
 #[test]
+fn with_self_merge_off_only_the_forges_auto_merge_merges() {
+    let mut c = Ctx::new();
+    c.policy.self_merge = false;
+    let mut s = snap("a");
+    s.repo.auto_merge_allowed = false;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(
+        !plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Merge { .. })),
+        "{:?}",
+        plan.actions
+    );
+    assert!(
+        plan.history
+            .iter()
+            .any(|h| h.what.contains("self_merge is off")),
+        "{:?}",
+        plan.history
+    );
+    let again = c.decide(&after(&armed("a"), &plan), &s);
+    assert!(
+        again.history.iter().all(|h| !h.what.contains("self_merge")),
+        "said once per head"
+    );
+    // Where the forge has auto-merge, it is armed, with no direct merge of a clean head.
+    s.repo.auto_merge_allowed = true;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.actions.contains(&Action::EnableAutoMerge {
+        method: MergeMethod::Squash,
+        merge_if_clean: None
+    }));
+}
+
+#[test]
 fn never_merges_what_was_not_armed() {
     let c = Ctx::new();
     let mut s = snap("a");
@@ -1156,6 +1192,72 @@ fn readiness_is_one_rule_for_the_tick_and_check() {
         ..s
     };
     assert!(!merge::readiness(&unknown, &Verdict::Passed, &criteria).ready);
+}
+
+/// A required label is met by the PR's label in any letter case, as a job's label filter is
+/// (`config::job::RepoWatch::matches`): a PR a job picks up for `ready` is not then left
+/// unarmed for `Ready`.
+#[test]
+fn required_labels_match_in_any_letter_case_like_job_filters() {
+    let criteria = merge::Criteria {
+        required_labels: vec!["Ready".into(), "Größe".into()],
+        required_approvals_from: vec![],
+    };
+    let mut s = snap("a");
+    s.labels = vec!["ready".into(), "GRÖSSE".into()];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert_eq!(r.missing_labels, vec!["Größe".to_owned()], "{r:?}");
+    s.labels = vec!["READY".into(), "grÖße".into()];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert!(r.ready, "{r:?}");
+    let job = crate::config::RepoWatch {
+        forge: ForgeKind::GitHub,
+        repo: "octo/app".into(),
+        authors: vec![],
+        labels: criteria.required_labels.clone(),
+    };
+    assert!(job.matches(None, &s.labels), "the job filter agrees");
+    s.labels = vec!["ready".into()];
+    assert!(!merge::readiness(&s, &Verdict::Passed, &criteria).ready);
+    assert!(!job.matches(None, &s.labels));
+}
+
+/// Waiting for checks counts from one instant for the tick and for `check`
+/// ([`waiting_since`]): the head's first sight, or pr-monitor's later re-run.
+#[test]
+fn waiting_for_checks_counts_from_the_first_sight_or_the_last_rerun() {
+    let s = snap("a");
+    let seen = t0() - Duration::hours(2);
+    let rerun = t0() - Duration::minutes(5);
+    let status = |head: Option<&str>, seen_at, rerun_at| {
+        let mut w = watch().status;
+        w.head_sha = head.map(|h| Sha(h.into()));
+        w.head_seen_at = seen_at;
+        w.memory.last_rerun_at = rerun_at;
+        w
+    };
+    let table = [
+        ("a head never seen", status(None, None, None), t0()),
+        (
+            "another head",
+            status(Some("b"), Some(seen), Some(rerun)),
+            rerun.max(t0()),
+        ),
+        ("seen, no re-run", status(Some("a"), Some(seen), None), seen),
+        (
+            "seen, re-run since",
+            status(Some("a"), Some(seen), Some(rerun)),
+            rerun,
+        ),
+        (
+            "a re-run before the head was seen",
+            status(Some("a"), Some(rerun), Some(seen)),
+            rerun,
+        ),
+    ];
+    for (what, before, want) in table {
+        assert_eq!(waiting_since(&before, &s, t0()), want, "{what}");
+    }
 }
 
 #[test]
