@@ -615,6 +615,8 @@ pub struct Policy {
     pub edits: Edits,
     /// Messages to the agent per PR in any hour; `None`: no cap.
     pub agent_messages_per_hour: Option<u32>,
+    /// Feedback reaches the agent only when it mentions this handle; `None`: no gate.
+    pub mention: Option<String>,
     /// Channels to notify through.
     pub notify: Vec<NotifyChannel>,
     /// Event kinds that notify.
@@ -713,6 +715,7 @@ impl Config {
                     .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),
             )
             .filter(|n| *n > 0),
+            mention: p.mention.clone(),
             notify: dedup(
                 job.and_then(|j| j.notify.clone())
                     .unwrap_or_else(|| self.notify.channels()),

@@ -1139,3 +1139,29 @@ fn an_agent_names_its_own_token_relative_to_the_config() {
     );
     assert_eq!(token("d"), None, "no token of its own: never the owner's");
 }
+
+#[test]
+fn a_mention_gate_is_at_and_a_login() {
+    let config = Config::parse("agents:\n  fixer: {inbox: in}\n", Path::new("/c.yaml")).unwrap();
+    let job = |mention: &str| {
+        Job::parse(
+            &format!("name: j\npolicy:\n  mention: {mention}\n"),
+            Path::new("/j.yaml"),
+            &config,
+        )
+    };
+    assert_eq!(
+        config
+            .policy(Some(&job("\"@fixer\"").unwrap()))
+            .mention
+            .as_deref(),
+        Some("@fixer")
+    );
+    for bad in ["fixer", "\"@\"", "\"@fix er\""] {
+        let err = job(bad).unwrap_err().to_string();
+        assert!(
+            err.starts_with("/j.yaml:3:12: policy.mention: "),
+            "{bad}: {err}"
+        );
+    }
+}
