@@ -327,15 +327,15 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
     // Tokens: more than one source, reported at the second key.
     (
         "github:\n  token_env: GH\n  token_command: gh auth token\n",
-        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`; `token_env` is already given",
+        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_env` is already given",
     ),
     (
         "gitlab:\n  token_file: t\n  api_url: https://gitlab.com/api/v4\n  token_env: GL\n",
-        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`; `token_file` is already given",
+        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`, `glab_config_dir`; `token_file` is already given",
     ),
     (
         "github: {token_command: x, token_file: y}\n",
-        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`; `token_command` is already given",
+        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_command` is already given",
     ),
     (
         "github:\n  token_env: GITHUB-TOKEN\n",

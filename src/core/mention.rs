@@ -69,13 +69,12 @@ fn strip_code_spans(line: &str) -> String {
         let ticks = rest[start..].chars().take_while(|c| *c == '`').count();
         let after = &rest[start + ticks..];
         let closing = "`".repeat(ticks);
-        match after.find(&closing) {
-            Some(end) => rest = &after[end + ticks..],
-            None => {
-                // An unclosed run is literal text.
-                out.push_str(&rest[start..start + ticks]);
-                rest = after;
-            }
+        if let Some(end) = after.find(&closing) {
+            rest = &after[end + ticks..];
+        } else {
+            // An unclosed run is literal text.
+            out.push_str(&rest[start..start + ticks]);
+            rest = after;
         }
     }
     out.push_str(rest);
