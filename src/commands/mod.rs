@@ -81,12 +81,14 @@ fn hold_secrets(config: &Config) {
     {
         match source {
             crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
-            source @ crate::config::TokenSource::File(_) => {
+            source @ (crate::config::TokenSource::File(_)
+            | crate::config::TokenSource::GlabConfig { .. }) => {
                 if let Ok(value) = source.resolve() {
                     crate::secrets::hold(value.expose());
                 }
             }
-            crate::config::TokenSource::Command(_) => {}
+            // Run when first needed, like a token command; the value is held then.
+            crate::config::TokenSource::Command(_) | crate::config::TokenSource::GhUser(_) => {}
         }
     }
     if let Some(app) = &config.github.app {

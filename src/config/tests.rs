@@ -327,15 +327,15 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
     // Tokens: more than one source, reported at the second key.
     (
         "github:\n  token_env: GH\n  token_command: gh auth token\n",
-        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`; `token_env` is already given",
+        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_env` is already given",
     ),
     (
         "gitlab:\n  token_file: t\n  api_url: https://gitlab.com/api/v4\n  token_env: GL\n",
-        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`; `token_file` is already given",
+        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`, `glab_config_dir`; `token_file` is already given",
     ),
     (
         "github: {token_command: x, token_file: y}\n",
-        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`; `token_command` is already given",
+        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_command` is already given",
     ),
     (
         "github:\n  token_env: GITHUB-TOKEN\n",
@@ -1241,4 +1241,30 @@ fn an_agent_names_its_own_token_relative_to_the_config() {
         )))
     );
     assert_eq!(token("d"), None, "no token of its own: never the owner's");
+}
+
+#[test]
+fn a_mention_gate_is_at_and_a_login() {
+    let config = Config::parse("agents:\n  fixer: {inbox: in}\n", Path::new("/c.yaml")).unwrap();
+    let job = |mention: &str| {
+        Job::parse(
+            &format!("name: j\npolicy:\n  mention: {mention}\n"),
+            Path::new("/j.yaml"),
+            &config,
+        )
+    };
+    assert_eq!(
+        config
+            .policy(Some(&job("\"@fixer\"").unwrap()))
+            .mention
+            .as_deref(),
+        Some("@fixer")
+    );
+    for bad in ["fixer", "\"@\"", "\"@fix er\""] {
+        let err = job(bad).unwrap_err().to_string();
+        assert!(
+            err.starts_with("/j.yaml:3:12: policy.mention: "),
+            "{bad}: {err}"
+        );
+    }
 }

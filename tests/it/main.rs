@@ -1,6 +1,7 @@
 //! pr-monitor's integration tests, one binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod agreement;
 mod budget;
 mod caps;
