@@ -54,6 +54,37 @@ pub struct Feedback {
     /// Its words were edited after they were written.
     #[serde(default)]
     pub edited: bool,
+    /// How its words read: `request`, `question`, `nit`, `approval_note` (a hint).
+    #[serde(default)]
+    pub classification: FeedbackHint,
+}
+
+/// How a feedback item's words read (`core::hint` says how it is told): a hint for the agent,
+/// which decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackHint {
+    /// Asks for a change.
+    #[default]
+    Request,
+    /// Asks something: answer it, or say it needs the owner's judgment.
+    Question,
+    /// A small, optional point.
+    Nit,
+    /// Approves, with nothing to change.
+    ApprovalNote,
+}
+
+impl FeedbackHint {
+    /// `request`, `question`, `nit`, `approval_note`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeedbackHint::Request => "request",
+            FeedbackHint::Question => "question",
+            FeedbackHint::Nit => "nit",
+            FeedbackHint::ApprovalNote => "approval_note",
+        }
+    }
 }
 
 /// An unknown instant, kept as `""`, is written as `null`.
@@ -149,6 +180,21 @@ pub enum Notice {
     KeepsErroring {
         error: String,
     },
+    /// The agent was sent `per_hour` messages about the PR in the last hour: more work waits.
+    AgentCapped {
+        per_hour: u32,
+    },
+    /// A command agent failed `attempts` times on one message: it is not tried again.
+    AgentGaveUp {
+        agent: String,
+        attempts: u32,
+        error: String,
+    },
+    /// The forge token now belongs to `now`, not `was`: every watch of the forge is paused.
+    TokenLoginChanged {
+        was: String,
+        now: String,
+    },
 }
 
 /// The guards that stop auto-fix, with the failed checks' names where a failure tripped it.
@@ -191,7 +237,9 @@ impl Notice {
     pub fn kind(&self) -> NotifyKind {
         match self {
             Notice::ChecksFailed { .. } => NotifyKind::Ci,
-            Notice::GuardStopped { .. } => NotifyKind::Guard,
+            Notice::GuardStopped { .. }
+            | Notice::AgentCapped { .. }
+            | Notice::AgentGaveUp { .. } => NotifyKind::Guard,
             Notice::Conflict { .. } => NotifyKind::Conflict,
             Notice::Unresolved { .. } => NotifyKind::Review,
             Notice::MergeArmed
@@ -199,7 +247,7 @@ impl Notice {
             | Notice::Merged
             | Notice::LeftQueue { .. } => NotifyKind::Merge,
             Notice::Stuck { .. } => NotifyKind::Stuck,
-            Notice::KeepsErroring { .. } => NotifyKind::Error,
+            Notice::KeepsErroring { .. } | Notice::TokenLoginChanged { .. } => NotifyKind::Error,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! pr-monitor's integration tests, one binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod agreement;
 mod budget;
+mod caps;
 mod check;
 mod economy;
 mod enterprise;
@@ -29,6 +31,7 @@ mod reliability;
 mod remediate;
 mod report;
 mod rotation;
+mod serve;
 mod status;
 mod support;
 mod systemd_units;
