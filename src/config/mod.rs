@@ -79,6 +79,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Files written at the end of every run. Default none.
     pub report: ReportConfig,
+    /// Trust roots beyond the bundled ones. Default none.
+    pub tls: TlsConfig,
     /// The jobs read from `jobs_dir`, sorted by file name (set by the loader).
     #[serde(skip)]
     pub jobs: Vec<Job>,
@@ -107,11 +109,26 @@ impl Default for Config {
             agents: BTreeMap::new(),
             notify: NotifyConfig::default(),
             report: ReportConfig::default(),
+            tls: TlsConfig::default(),
             jobs: Vec::new(),
             source: None,
             state_dir: None,
         }
     }
+}
+
+/// The `tls:` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `tls` block)"
+)]
+pub struct TlsConfig {
+    /// PEM certificates of certificate authorities trusted beside the bundled roots by every
+    /// TLS connection (forges, SMTP, Slack, webhook agents): a company CA. Default none.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub ca_file: Option<PathBuf>,
 }
 
 /// The `github:` block. At most one of `token_env`, `token_file`, `token_command` and `app`.

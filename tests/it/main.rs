@@ -32,4 +32,5 @@ mod status;
 mod support;
 mod systemd_units;
 mod tick;
+mod tls;
 mod train;
