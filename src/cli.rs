@@ -210,9 +210,9 @@ pub enum WatchCommand {
         /// Arm merge when ready.
         #[arg(long)]
         merge_when_ready: bool,
-        /// Override auto-fix for these PRs.
-        #[arg(long, value_name = "on|off")]
-        auto_fix: Option<OnOff>,
+        /// Override auto-fix for these PRs; `default` clears the override (the policy decides).
+        #[arg(long, value_name = "on|off|default")]
+        auto_fix: Option<AutoFixArg>,
     },
     /// List watched PRs.
     Ls,
@@ -233,10 +233,12 @@ pub enum WatchCommand {
     },
 }
 
+/// `watch add --auto-fix`: a per-PR override, or back to the policy's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnOff {
+pub enum AutoFixArg {
     On,
     Off,
+    Default,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,6 @@
 //! `pr-monitor check PR`: reads the forge, keeps `check`'s own seen state (the database, a
 //! JSON state file, or none), prints the focused payload ([`crate::core::focus`]), and in watch mode
-//! polls until something is actionable.
+//! polls until something is actionable or the PR is ready, merged or closed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -176,11 +176,17 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
                     )?;
                     return Ok(0);
                 }
-                // A merged or closed PR will not change again: say so at once, not at timeout.
-                if let Some(state @ ("merged" | "closed")) = p["pr"]["state"].as_str() {
+                // A merged or closed PR will not change again, and a ready one has met the
+                // caller's criteria: say so at once, not at timeout.
+                let outcome = match p["pr"]["state"].as_str() {
+                    Some(state @ ("merged" | "closed")) => Some(state),
+                    _ if p["ready"].as_bool() == Some(true) => Some("ready"),
+                    _ => None,
+                };
+                if let Some(outcome) = outcome {
                     crate::outln!(
                         "{}",
-                        json!({"final": true, "outcome": state, "tick": tick, "pr": p["pr"]["url"]})
+                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p["pr"]["url"]})
                     )?;
                     return Ok(0);
                 }

@@ -21,13 +21,13 @@ use clap::Parser;
 
 use crate::app::{App, Forges, UsageError, usage};
 use crate::cli::{
-    Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
+    AutoFixArg, Cli, Command, ConfigCommand, InboxCommand, RunArgs, ThreadCommand, WatchCommand,
 };
 use crate::config::{Config, TokenKeys as _};
 use crate::holder::Holder;
 use crate::model::reference::{BadPrRef, PrArg};
 use crate::model::{Instant, PrRef, parse_instant};
-use crate::store::{NewWatch, Selection, Store};
+use crate::store::{AutoFixChoice, NewWatch, Selection, Store};
 use crate::tick::{self, RunOptions};
 
 /// The program: parse, run, print the error once, return the exit code.
@@ -383,14 +383,27 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 .as_deref()
                 .and_then(|j| app.config.job(j))
                 .is_some_and(|j| app.config.policy(Some(j)).merge_when_ready);
-            let new = NewWatch {
-                job,
-                agent,
-                auto_fix: auto_fix.map(|v| v == OnOff::On),
-                merge_armed: merge_when_ready || job_arms,
-            };
             for pr in &prs {
                 let before = app.store.watch(pr)?;
+                // Setting auto-fix back to what the PR's job says clears the override.
+                let job_name = job
+                    .as_deref()
+                    .or_else(|| before.as_ref().and_then(|b| b.job.as_deref()));
+                let policy_value = app
+                    .config
+                    .policy(job_name.and_then(|j| app.config.job(j)))
+                    .auto_fix;
+                let new = NewWatch {
+                    job: job.clone(),
+                    agent: agent.clone(),
+                    auto_fix: match auto_fix {
+                        None => AutoFixChoice::Keep,
+                        Some(AutoFixArg::Default) => AutoFixChoice::Clear,
+                        Some(v) if (v == AutoFixArg::On) == policy_value => AutoFixChoice::Clear,
+                        Some(v) => AutoFixChoice::Set(v == AutoFixArg::On),
+                    },
+                    merge_armed: merge_when_ready || job_arms,
+                };
                 let added = app.store.add_watch(pr, &new, app.now)?;
                 if !added {
                     app.store.reopen(pr, app.now)?;
@@ -578,7 +591,14 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
                 v["held_by"] = output::held_json(holder);
                 crate::outln!("{v}")?;
             } else {
-                crate::out!("{}", output::status_detail(&w, &history, app.now))?;
+                let policy_auto_fix = app
+                    .config
+                    .policy(w.job.as_deref().and_then(|j| app.config.job(j)))
+                    .auto_fix;
+                crate::out!(
+                    "{}",
+                    output::status_detail(&w, &history, app.now, policy_auto_fix)
+                )?;
                 if let Some(h) = holder {
                     crate::outln!("  held by    {}", output::describe_holder(h))?;
                 }

@@ -872,7 +872,8 @@ fn policy_resolution() {
     let job = Job::parse(
         "name: j\npolicy:\n  agent: fixer\n  auto_fix: true\n  max_attempts: 1\n  merge_method: \"\"\n  \
          reviews: agent\n  conflicts: agent\n  update_branch: never\n  update_method: rebase\n  \
-         required_labels: [ready]\n  trust: [alice]\n  allow_non_default_base: true\n  merge_when_ready: true\n\
+         required_labels: [ready]\n  trust: [alice]\n  allow_non_default_base: true\n  merge_when_ready: true\n  \
+         poll_sec: 120\n  idle_poll_sec: 900\n  self_merge: false\n\
          \x20 edits: never\n  agent_messages_per_hour: 0\n\
          notify: []\nnotify_on: [review, conflict, review]\n",
         Path::new("/j.yaml"),
@@ -894,6 +895,16 @@ fn policy_resolution() {
         (UpdateBranch::Never, UpdateMethod::Rebase)
     );
     assert_eq!(p.required_labels, ["ready"]);
+    assert_eq!(
+        (p.poll_sec, p.idle_poll_sec),
+        (120, 900),
+        "the job's own cadence"
+    );
+    assert!(!p.self_merge);
+    assert!(
+        none.self_merge,
+        "merges itself where the forge cannot, by default"
+    );
     assert_eq!(p.trust, ["alice"]);
     assert!(p.allow_non_default_base && p.merge_when_ready);
     assert_eq!(p.edits, Edits::Never);

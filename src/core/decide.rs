@@ -159,7 +159,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
     d.status.head_ref = Some(snap.head_ref.clone());
     d.status.base_ref = Some(snap.base_ref.clone());
     d.status.memory.cross_repository = snap.cross_repository;
-    d.status.memory.picture = picture(snap, &cond);
+    d.status.memory.picture = picture(snap, &cond, ctx.policy);
     if cond.new_head {
         d.status.head_sha = Some(snap.head.sha.clone());
         d.status.head_seen_at = Some(ctx.now);
@@ -211,7 +211,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
 }
 
 /// What `status PR` shows of the snapshot.
-fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
+fn picture(snap: &Snapshot, cond: &Condition, policy: &Policy) -> crate::model::watch::Picture {
     let current = checks::newest(&snap.checks);
     crate::model::watch::Picture {
         failed: current
@@ -242,6 +242,16 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
         behind_by: snap.behind_by,
         draft: snap.draft,
         queue: snap.queue_entry.clone(),
+        merge_method: merge::method(policy.merge_method, &snap.repo.allowed_methods),
+        failed_logs: snap
+            .failed_logs
+            .iter()
+            .map(|f| crate::model::watch::FailedLog {
+                name: f.name.clone(),
+                tail: crate::model::watch::FailedLog::short_tail(&f.log_tail),
+                runner: matches!(f.classification, crate::model::Classification::Infra { .. }),
+            })
+            .collect(),
     }
 }
 

@@ -829,6 +829,42 @@ fn without_auto_merge_it_merges_itself_once_when_ready() {
 }
 
 #[test]
+fn with_self_merge_off_only_the_forges_auto_merge_merges() {
+    let mut c = Ctx::new();
+    c.policy.self_merge = false;
+    let mut s = snap("a");
+    s.repo.auto_merge_allowed = false;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(
+        !plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Merge { .. })),
+        "{:?}",
+        plan.actions
+    );
+    assert!(
+        plan.history
+            .iter()
+            .any(|h| h.what.contains("self_merge is off")),
+        "{:?}",
+        plan.history
+    );
+    let again = c.decide(&after(&armed("a"), &plan), &s);
+    assert!(
+        again.history.iter().all(|h| !h.what.contains("self_merge")),
+        "said once per head"
+    );
+    // Where the forge has auto-merge, it is armed, with no direct merge of a clean head.
+    s.repo.auto_merge_allowed = true;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.actions.contains(&Action::EnableAutoMerge {
+        method: MergeMethod::Squash,
+        merge_if_clean: None
+    }));
+}
+
+#[test]
 fn never_merges_what_was_not_armed() {
     let c = Ctx::new();
     let mut s = snap("a");
