@@ -86,7 +86,7 @@ impl RepoWatch {
         let labels_ok = self
             .labels
             .iter()
-            .all(|want| labels.iter().any(|l| l.eq_ignore_ascii_case(want)));
+            .all(|want| crate::model::has_label(labels, want));
         author_ok && labels_ok
     }
 }

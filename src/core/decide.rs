@@ -70,20 +70,25 @@ pub struct Condition {
     pub overdue: Vec<String>,
 }
 
+/// When waiting for the head's checks began (the no-checks grace and the pending timeout count
+/// from it): the tick's first sight of the head, or pr-monitor's last re-run, whichever is
+/// later; `now` for a head the tick has not seen. The tick and `check` both ask this.
+pub fn waiting_since(before: &WatchStatus, snap: &Snapshot, now: Instant) -> Instant {
+    let head_seen_at = if before.head_sha.as_ref() == Some(&snap.head.sha) {
+        before.head_seen_at.unwrap_or(now)
+    } else {
+        now
+    };
+    before
+        .memory
+        .last_rerun_at
+        .map_or(head_seen_at, |r| r.max(head_seen_at))
+}
+
 /// Classifies a snapshot: the one place the rules read the forge's facts.
 pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
     let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
-    let head_seen_at = if new_head {
-        ctx.now
-    } else {
-        before.head_seen_at.unwrap_or(ctx.now)
-    };
-    // Waiting (the no-checks grace, the pending timeout) counts from the head's first sight
-    // or pr-monitor's last re-run, whichever is later.
-    let since = before
-        .memory
-        .last_rerun_at
-        .map_or(head_seen_at, |r| r.max(head_seen_at));
+    let since = waiting_since(before, snap, ctx.now);
     let is_agent = |login: &Option<String>| Login::any_is(ctx.agent_logins, login.as_deref());
     Condition {
         verdict: checks::verdict(

@@ -78,7 +78,7 @@ pub fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) ->
     let missing_labels: Vec<String> = criteria
         .required_labels
         .iter()
-        .filter(|l| !snap.labels.contains(l))
+        .filter(|l| !crate::model::has_label(&snap.labels, l))
         .cloned()
         .collect();
     let missing_approvals_from: Vec<String> = criteria
