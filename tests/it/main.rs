@@ -36,5 +36,6 @@ mod status;
 mod support;
 mod systemd_units;
 mod tick;
+mod tls;
 mod train;
 mod unattended;
