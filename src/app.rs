@@ -346,14 +346,9 @@ impl App {
     /// signs on the owner's behalf: an agent's route never reads the owner's token. A usage
     /// error before any run has recorded it.
     pub fn recorded_owner(&self, kind: ForgeKind) -> Result<String> {
-        let key = format!("viewer:{}", kind.as_str());
         self.store
-            .meta(&key)?
-            .and_then(|v| {
-                v.split_once('\t')
-                    .and_then(|(_, v)| serde_json::from_str::<crate::viewer::Viewer>(v).ok())
-            })
-            .map(|viewer| viewer.login)
+            .meta(&format!("owner:{}", kind.as_str()))?
+            .or_else(|| self.cached_viewer(kind).map(|(_, _, viewer)| viewer.login))
             .ok_or_else(|| {
                 usage(format!(
                     "the owner's {} login is not recorded yet: `pr-monitor run` records it",
