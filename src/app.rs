@@ -32,18 +32,21 @@ fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String
 }
 
 /// The GitHub client `config` asks for: with its token, or signed in as its App (the App's
-/// key read and parsed now, so every new client reads the key file afresh).
-fn github_client(config: &crate::config::GitHubConfig) -> Result<GitHub, String> {
+/// key read and parsed now, so every new client reads the key file afresh); and the hash of
+/// the credential it was built with.
+fn github_client(config: &crate::config::GitHubConfig) -> Result<(GitHub, String), String> {
     let graphql_url = config.graphql_url();
     match &config.app {
         None => {
             let token = read_token(&config.token(), "GitHub")?;
-            GitHub::new(&config.api_url, &graphql_url, token)
+            let credential = credential_hash(&token);
+            GitHub::new(&config.api_url, &graphql_url, token).map(|c| (c, credential))
         }
         Some(app) => {
             let key = app_key(app)?;
             let auth = crate::forge::github::app_auth::AppAuth::new(&config.api_url, app.id, key);
             GitHub::with_app(&config.api_url, &graphql_url, auth)
+                .map(|c| (c, credential_hash(&format!("app {}", app.id))))
         }
     }
 }
@@ -57,6 +60,11 @@ pub fn app_key(
         .map_err(|e| format!("GitHub App {}: {e}", app.key_source()))
 }
 
+/// A short hash that tells one credential from another and gives nothing of it away.
+fn credential_hash(credential: &str) -> String {
+    crate::core::hash::fnv64(&format!("pr-monitor credential\n{credential}"))
+}
+
 /// A forge client threads can share: a run's parallel reads and its acting thread use one.
 pub type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
 
@@ -66,6 +74,9 @@ pub struct Forges {
     github: Option<Result<std::sync::Arc<GitHub>, String>>,
     gitlab: Option<Result<std::sync::Arc<GitLab>, String>>,
     viewers: std::collections::BTreeMap<ForgeKind, crate::viewer::Viewer>,
+    /// A hash of the credential each client was built with (never the credential): a token
+    /// that changed is told apart without keeping it.
+    credentials: std::collections::BTreeMap<ForgeKind, String>,
     /// Clients dropped by [`Forges::forget`]: a read under way may still be using one, so
     /// what they used is summed when asked.
     retired: Vec<(ForgeKind, UsageOf)>,
@@ -114,15 +125,26 @@ impl Forges {
     }
 
     fn github(&mut self, config: &Config) -> &Result<std::sync::Arc<GitHub>, String> {
-        self.github
-            .get_or_insert_with(|| github_client(&config.github).map(std::sync::Arc::new))
+        let credentials = &mut self.credentials;
+        self.github.get_or_insert_with(|| {
+            let (client, credential) = github_client(&config.github)?;
+            credentials.insert(ForgeKind::GitHub, credential);
+            Ok(std::sync::Arc::new(client))
+        })
     }
 
     fn gitlab(&mut self, config: &Config) -> &Result<std::sync::Arc<GitLab>, String> {
+        let credentials = &mut self.credentials;
         self.gitlab.get_or_insert_with(|| {
             let token = read_token(&config.gitlab.token(), "GitLab")?;
+            credentials.insert(ForgeKind::GitLab, credential_hash(&token));
             GitLab::new(&config.gitlab.api_url, token).map(std::sync::Arc::new)
         })
+    }
+
+    /// The hash of the credential `kind`'s client was built with, once it was built.
+    pub fn credential(&self, kind: ForgeKind) -> Option<&str> {
+        self.credentials.get(&kind).map(String::as_str)
     }
 
     /// Drops the client of `kind`, so the next use reads its token afresh (after a 401: the
@@ -244,19 +266,18 @@ impl App {
         self.viewer(kind).map(|v| v.login)
     }
 
-    /// The user the forge token belongs to: remembered in the database for a day, so a run
-    /// does not spend a request on it.
+    /// The user the forge token belongs to: remembered in the database for a day and for
+    /// that token, so a run does not spend a request on it; a new token is asked again. The
+    /// first login learnt becomes the accepted owner (see [`App::token_login_change`]).
     pub fn viewer(&mut self, kind: ForgeKind) -> Result<crate::viewer::Viewer, String> {
         const FRESH_SECS: i64 = 86_400;
-        let key = format!("viewer:{}", kind.as_str());
         let real_now = crate::clock::wall_secs();
-        let cached = self.store.meta(&key).ok().flatten();
-        let fresh = cached
-            .as_deref()
-            .and_then(|v| v.split_once('\t'))
-            .filter(|(at, _)| at.parse::<i64>().is_ok_and(|at| real_now - at < FRESH_SECS))
-            .and_then(|(_, v)| serde_json::from_str(v).ok());
-        if let Some(viewer) = fresh {
+        self.forges.get(kind, &self.config)?;
+        let credential = self.forges.credential(kind).unwrap_or_default().to_owned();
+        let fresh = self
+            .cached_viewer(kind)
+            .filter(|(at, c, _)| *c == credential && real_now - at < FRESH_SECS);
+        if let Some((_, _, viewer)) = fresh {
             return Ok(viewer);
         }
         let viewer = self.forges.viewer(kind, &self.config)?;
@@ -265,23 +286,69 @@ impl App {
         }
         // A cache: a failed write only costs one request next run.
         if let Ok(json) = serde_json::to_string(&viewer) {
-            let _ = self.store.set_meta(&key, &format!("{real_now}\t{json}"));
+            let _ = self.store.set_meta(
+                &format!("viewer:{}", kind.as_str()),
+                &format!("{real_now}\t{credential}\t{json}"),
+            );
+        }
+        let accepted = format!("owner:{}", kind.as_str());
+        if self.store.meta(&accepted).ok().flatten().is_none() {
+            let _ = self.store.set_meta(&accepted, &viewer.login);
         }
         Ok(viewer)
+    }
+
+    /// The remembered viewer of `kind`: when it was asked, for which credential, and who.
+    fn cached_viewer(&self, kind: ForgeKind) -> Option<(i64, String, crate::viewer::Viewer)> {
+        let cached = self
+            .store
+            .meta(&format!("viewer:{}", kind.as_str()))
+            .ok()
+            .flatten()?;
+        let mut parts = cached.splitn(3, '\t');
+        let at = parts.next()?.parse().ok()?;
+        let credential = parts.next()?.to_owned();
+        let viewer = serde_json::from_str(parts.next()?).ok()?;
+        Some((at, credential, viewer))
+    }
+
+    /// Whether `kind`'s token now belongs to someone other than the accepted owner: (the
+    /// accepted owner, the token's login). Costs a request only when the token changed since
+    /// its login was last asked; before any login was learnt, nothing has changed.
+    pub fn token_login_change(&mut self, kind: ForgeKind) -> Result<Option<(String, String)>> {
+        let Some((_, credential, _)) = self.cached_viewer(kind) else {
+            return Ok(None);
+        };
+        if self.forges.get(kind, &self.config).is_err() {
+            return Ok(None);
+        }
+        let login = if self.forges.credential(kind) == Some(credential.as_str()) {
+            self.cached_viewer(kind).map(|(_, _, v)| v.login)
+        } else {
+            Some(self.viewer(kind).map_err(anyhow::Error::msg)?.login)
+        };
+        let accepted = self.store.meta(&format!("owner:{}", kind.as_str()))?;
+        Ok(match (accepted, login) {
+            (Some(was), Some(now)) if !crate::model::Login::new(&was).is(&now) => Some((was, now)),
+            _ => None,
+        })
+    }
+
+    /// Accepts the token's current login as `kind`'s owner (`watch resume` after a change).
+    pub fn accept_owner(&mut self, kind: ForgeKind) -> Result<String> {
+        let login = self.viewer(kind).map_err(anyhow::Error::msg)?.login;
+        self.store
+            .set_meta(&format!("owner:{}", kind.as_str()), &login)?;
+        Ok(login)
     }
 
     /// The owner's login as the last run recorded it (however long ago), for what an agent
     /// signs on the owner's behalf: an agent's route never reads the owner's token. A usage
     /// error before any run has recorded it.
     pub fn recorded_owner(&self, kind: ForgeKind) -> Result<String> {
-        let key = format!("viewer:{}", kind.as_str());
         self.store
-            .meta(&key)?
-            .and_then(|v| {
-                v.split_once('\t')
-                    .and_then(|(_, v)| serde_json::from_str::<crate::viewer::Viewer>(v).ok())
-            })
-            .map(|viewer| viewer.login)
+            .meta(&format!("owner:{}", kind.as_str()))?
+            .or_else(|| self.cached_viewer(kind).map(|(_, _, viewer)| viewer.login))
             .ok_or_else(|| {
                 usage(format!(
                     "the owner's {} login is not recorded yet: `pr-monitor run` records it",

@@ -487,9 +487,20 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
 
 fn pause(app: &mut App, pr: &PrArg, paused: bool) -> Result<u8> {
     let pr = app.pr(pr)?;
-    if !app.store.set_paused(&pr, paused, app.now)? {
+    let Some(watch) = app.store.watch(&pr)? else {
         return Err(usage(format!("{} is not watched", pr.url())));
+    };
+    // Resuming a watch paused because the token changed hands accepts its new login.
+    if !paused
+        && watch.status.memory.paused_reason.as_deref()
+            == Some(crate::model::watch::TOKEN_LOGIN_CHANGED)
+    {
+        let login = app.accept_owner(pr.forge)?;
+        app.log(&pr, format!("resumed: acting for {login} from now on"))?;
     }
+    app.store.set_paused(&pr, paused, app.now)?;
+    app.store
+        .update_memory(watch.id, |m| m.paused_reason = None)?;
     if !app.json {
         crate::outln!("{} {}", if paused { "paused" } else { "resumed" }, pr.url())?;
     }

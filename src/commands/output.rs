@@ -38,6 +38,7 @@ pub fn status_json(w: &Watch) -> Value {
         "job": w.job,
         "agent": w.agent,
         "paused": w.paused,
+        "paused_reason": if w.paused { w.status.memory.paused_reason.as_deref() } else { None },
         "queue": queue_json(w),
         "deferred": deferred_json(w),
         "auto_fix_override": w.auto_fix,

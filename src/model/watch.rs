@@ -413,7 +413,14 @@ pub struct Memory {
     /// The owner was told that the hourly cap holds work back (once until a message goes).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cap_told: bool,
+    /// Why pr-monitor paused the watch itself (`token_login_changed`); `None` when the owner
+    /// paused it, or it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_reason: Option<String>,
 }
+
+/// The `paused_reason` of a watch paused because its forge's token changed hands.
+pub const TOKEN_LOGIN_CHANGED: &str = "token_login_changed";
 
 /// An idle PR pushed past the forge's rate-limit reset because the budget left would not
 /// cover every due PR (see [`crate::core::budget`]).

@@ -16,6 +16,7 @@ pub mod execute;
 pub mod jobs;
 pub mod metrics;
 pub mod outcomes;
+pub mod owners;
 pub mod pages;
 pub mod pool;
 pub mod read;
@@ -149,6 +150,11 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
     };
     report.jobs(&jobs);
     let due = app.store.due(now, opts.force, &opts.selection)?;
+    let due = if opts.dry_run {
+        due
+    } else {
+        owners::hold_changed(app, due)?
+    };
     let holder = Holder::new_run();
     // A dry run writes nothing; `fix` and a run of named PRs are asked for by hand.
     let (due, deferred) = if opts.dry_run || opts.fix_asked || !opts.selection.prs.is_empty() {

@@ -97,3 +97,73 @@ fn a_failing_command_agent_is_tried_three_times_then_the_owner_hears_once() {
         env.history_text("octo/app#1")
     );
 }
+
+#[test]
+fn a_token_that_changed_hands_pauses_the_watches_until_resumed() {
+    let slack = HttpSink::start();
+    let mut env = env_with_slack(&slack, "");
+    env.gh.world(|w| {
+        w.pr(REPO, 1).author("dev");
+        w.pr(REPO, 2).author("dev");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#2"]);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.status("octo/app#1")["paused_reason"],
+        serde_json::Value::Null
+    );
+
+    // The token is replaced by one of another account.
+    env.gh.world(|w| {
+        w.token = "another-token".into();
+        w.viewer = "mallory".into();
+    });
+    env.advance(3600);
+    env.gh.clear_requests();
+    env.ok(&["run", "--force"]);
+    for pr in ["octo/app#1", "octo/app#2"] {
+        let s = env.status(pr);
+        assert_eq!(s["paused"], true, "{s}");
+        assert_eq!(s["paused_reason"], "token_login_changed", "{s}");
+    }
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots"),
+        0,
+        "nothing is read for a paused forge"
+    );
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    let told: Vec<String> = slack
+        .slack_lines()
+        .into_iter()
+        .filter(|l| l.contains("the token now belongs to mallory, not owner"))
+        .collect();
+    assert_eq!(
+        told.len(),
+        1,
+        "the owner hears once: {:?}",
+        slack.slack_lines()
+    );
+
+    // Resuming accepts the new login: the resumed PR runs again, the other stays paused.
+    env.ok(&["watch", "resume", "octo/app#1"]);
+    let s = env.status("octo/app#1");
+    assert_eq!(s["paused"], false, "{s}");
+    assert_eq!(s["paused_reason"], serde_json::Value::Null);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.status("octo/app#1")["paused"], false);
+    assert_eq!(
+        env.status("octo/app#2")["paused_reason"],
+        "token_login_changed"
+    );
+    assert!(
+        env.history_text("octo/app#1")
+            .contains("resumed: acting for mallory from now on"),
+        "{}",
+        env.history_text("octo/app#1")
+    );
+}
