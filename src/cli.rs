@@ -86,6 +86,13 @@ pub enum Command {
     /// For agents: answer and resolve review threads.
     #[command(subcommand)]
     Thread(ThreadCommand),
+    /// For agents: an MCP server on standard input and output (inbox, PR status, thread
+    /// replies with the agent's own token; nothing that merges, arms, re-runs or pauses).
+    Mcp {
+        /// The agent served.
+        #[arg(long, value_name = "NAME")]
+        agent: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ use crate::app::App;
 use crate::cli::CheckArgs;
 use crate::core::checks;
 use crate::core::focus::{Criteria, Marks, Seen, apply_marks, human, payload};
+use crate::forge::Forge;
 use crate::model::stamp_or_empty as stamp;
 use crate::model::{Instant, PrRef};
 
@@ -95,7 +96,7 @@ fn save(
     }
 }
 
-/// One poll: read, enrich, build the payload.
+/// One poll: read with the owner's client, enrich, build the payload.
 fn poll(
     app: &mut App,
     pr: &PrRef,
@@ -103,13 +104,37 @@ fn poll(
     criteria: &Criteria,
     full: bool,
 ) -> Result<(Value, Marks)> {
-    let mut snap = app.snapshot(pr)?;
-    let watch = app.store.watch(pr)?;
-    let policy = app.policy_for_pr(watch.as_ref());
     let forge = app
         .forges
-        .get(pr.forge, &app.config)
+        .shared(pr.forge, &app.config)
         .map_err(|e| anyhow!(e))?;
+    poll_with(app, &*forge, pr, seen, criteria, full)
+}
+
+/// The focused payload of `pr` read through `forge` (an agent's own client), with no seen
+/// state: everything counts as new and nothing is remembered of the look. The criteria are
+/// the PR's policy's.
+pub fn focused(app: &mut App, forge: &dyn Forge, pr: &PrRef) -> Result<Value> {
+    let policy = app.policy_for_pr(app.store.watch(pr)?.as_ref());
+    let criteria = Criteria {
+        required_labels: policy.required_labels,
+        required_approvals_from: policy.required_approvals_from,
+    };
+    poll_with(app, forge, pr, &Seen::default(), &criteria, false).map(|(payload, _)| payload)
+}
+
+/// One poll through `forge`: read, enrich, build the payload.
+fn poll_with(
+    app: &mut App,
+    forge: &dyn Forge,
+    pr: &PrRef,
+    seen: &Seen,
+    criteria: &Criteria,
+    full: bool,
+) -> Result<(Value, Marks)> {
+    let mut snap = crate::app::read_snapshot(forge, app.snapshot_request(pr)?)?;
+    let watch = app.store.watch(pr)?;
+    let policy = app.policy_for_pr(watch.as_ref());
     crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
     // The checks' verdict as the tick gives it, waiting counted from the same instant.
     let unwatched = crate::model::watch::WatchStatus::default();

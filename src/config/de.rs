@@ -262,6 +262,27 @@ pub(crate) fn opt_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>
     opt_checked(d, check_name, "a name")
 }
 
+/// A handle the agent is called by in comments (`@fixer`): `@` and a login (letters, digits,
+/// `-`, `_`, `.`).
+pub(crate) fn opt_mention<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    fn check(s: &str) -> Result<String, String> {
+        let login = s
+            .strip_prefix('@')
+            .ok_or("a mention starts with `@`, like `@fixer`")?;
+        if login.is_empty()
+            || !login
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Err(format!(
+                "`{s}` is not a mention: `@` and a login (letters, digits, `-`, `_`, `.`)"
+            ));
+        }
+        Ok(s.to_owned())
+    }
+    opt_checked(d, check, "a mention like \"@fixer\"")
+}
+
 /// A PR reference in any form [`PrArg`] parses, on any host (which hosts are a forge's is
 /// checked against the config after parsing).
 pub(crate) fn opt_pr_arg<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PrArg>, D::Error> {

@@ -143,6 +143,9 @@ pub struct GitHubConfig {
     /// A command printing the token, run with `sh -c` (e.g. `gh auth token`).
     #[serde(deserialize_with = "de::opt_command")]
     pub token_command: Option<String>,
+    /// One of the GitHub CLI's accounts: the token is `gh auth token --user NAME`'s.
+    #[serde(deserialize_with = "de::opt_name")]
+    pub gh_user: Option<String>,
     /// Sign in as a GitHub App instead of with a token: installation tokens are minted per
     /// repository owner (see [`GitHubAppConfig`]).
     pub app: Option<GitHubAppConfig>,
@@ -157,6 +160,7 @@ impl Default for GitHubConfig {
             token_env: None,
             token_file: None,
             token_command: None,
+            gh_user: None,
             app: None,
         }
     }
@@ -181,6 +185,11 @@ impl GitHubConfig {
 impl TokenKeys for GitHubConfig {
     const BLOCK: &'static str = "github";
     const DEFAULT_ENV: &'static str = "GITHUB_TOKEN";
+    const ACCOUNT_KEY: &'static str = "gh_user";
+
+    fn account(&self) -> Option<TokenSource> {
+        self.gh_user.clone().map(TokenSource::GhUser)
+    }
 
     fn token_keys(&self) -> TokenKeyValues<'_> {
         TokenKeyValues {
@@ -217,6 +226,10 @@ pub struct GitLabConfig {
     /// A command printing the token, run with `sh -c`.
     #[serde(deserialize_with = "de::opt_command")]
     pub token_command: Option<String>,
+    /// glab's config folder (e.g. `~/.config/glab-cli`): the token is the one its `config.yml`
+    /// keeps for `api_url`'s host.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub glab_config_dir: Option<PathBuf>,
 }
 
 impl Default for GitLabConfig {
@@ -227,6 +240,7 @@ impl Default for GitLabConfig {
             token_env: None,
             token_file: None,
             token_command: None,
+            glab_config_dir: None,
         }
     }
 }
@@ -234,6 +248,16 @@ impl Default for GitLabConfig {
 impl TokenKeys for GitLabConfig {
     const BLOCK: &'static str = "gitlab";
     const DEFAULT_ENV: &'static str = "GITLAB_TOKEN";
+    const ACCOUNT_KEY: &'static str = "glab_config_dir";
+
+    fn account(&self) -> Option<TokenSource> {
+        let host = crate::address::Address::parse(&self.api_url)
+            .map(|a| a.host_port())
+            .unwrap_or_default();
+        self.glab_config_dir
+            .clone()
+            .map(|dir| TokenSource::GlabConfig { dir, host })
+    }
 
     fn token_keys(&self) -> TokenKeyValues<'_> {
         TokenKeyValues {
@@ -252,14 +276,23 @@ impl TokenKeys for GitLabConfig {
 pub trait TokenKeys {
     /// The block's key in the config file.
     const BLOCK: &'static str;
-    /// The environment variable read when none of the three keys is given.
+    /// The environment variable read when none of the keys is given.
     const DEFAULT_ENV: &'static str;
+    /// The key naming an account of the forge's own command-line tool (`gh_user`,
+    /// `glab_config_dir`), a fourth way to the token.
+    const ACCOUNT_KEY: &'static str;
 
     /// The three keys' values, as written.
     fn token_keys(&self) -> TokenKeyValues<'_>;
 
+    /// The token source [`TokenKeys::ACCOUNT_KEY`] names, when given.
+    fn account(&self) -> Option<TokenSource>;
+
     /// Where the token comes from: the key given, else [`TokenKeys::DEFAULT_ENV`].
     fn token(&self) -> TokenSource {
+        if let Some(account) = self.account() {
+            return account;
+        }
         let keys = self.token_keys();
         match (keys.env, keys.file, keys.command) {
             (Some(name), _, _) => TokenSource::Env(name.clone()),
@@ -270,12 +303,13 @@ pub trait TokenKeys {
     }
 
     /// Each key's name and whether it is given, in the order of the file format.
-    fn token_keys_given(&self) -> [(&'static str, bool); 3] {
+    fn token_keys_given(&self) -> [(&'static str, bool); 4] {
         let keys = self.token_keys();
         [
             ("token_env", keys.env.is_some()),
             ("token_file", keys.file.is_some()),
             ("token_command", keys.command.is_some()),
+            (Self::ACCOUNT_KEY, self.account().is_some()),
         ]
     }
 }
@@ -615,6 +649,8 @@ pub struct Policy {
     pub edits: Edits,
     /// Messages to the agent per PR in any hour; `None`: no cap.
     pub agent_messages_per_hour: Option<u32>,
+    /// Feedback reaches the agent only when it mentions this handle; `None`: no gate.
+    pub mention: Option<String>,
     /// Channels to notify through.
     pub notify: Vec<NotifyChannel>,
     /// Event kinds that notify.
@@ -713,6 +749,7 @@ impl Config {
                     .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),
             )
             .filter(|n| *n > 0),
+            mention: p.mention.clone(),
             notify: dedup(
                 job.and_then(|j| j.notify.clone())
                     .unwrap_or_else(|| self.notify.channels()),

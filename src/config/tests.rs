@@ -327,15 +327,15 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
     // Tokens: more than one source, reported at the second key.
     (
         "github:\n  token_env: GH\n  token_command: gh auth token\n",
-        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`; `token_env` is already given",
+        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_env` is already given",
     ),
     (
         "gitlab:\n  token_file: t\n  api_url: https://gitlab.com/api/v4\n  token_env: GL\n",
-        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`; `token_file` is already given",
+        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`, `glab_config_dir`; `token_file` is already given",
     ),
     (
         "github: {token_command: x, token_file: y}\n",
-        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`; `token_command` is already given",
+        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_command` is already given",
     ),
     (
         "github:\n  token_env: GITHUB-TOKEN\n",
@@ -1117,6 +1117,69 @@ fn report_mode_is_an_octal_string_of_read_and_write_bits() {
     }
 }
 
+/// Job files generated from pieces of real ones mixed with hostile text (accents, bidi marks,
+/// zero-width characters, tabs, stray quotes): each parses or is refused with a position,
+/// never panics.
+#[test]
+fn no_generated_job_file_panics() {
+    let config = contract_config();
+    let keys = [
+        "name: ",
+        "watch:\n  - pr: ",
+        "watch:\n  - repo: ",
+        "  - pr: ",
+        "policy:\n  agent: ",
+        "notify: [",
+        "schedule: \"",
+        "\n",
+        "  ",
+        "forge: gitlab\n",
+        "authors: [",
+        "labels: [",
+    ];
+    let values = [
+        "a",
+        "éxyz/app#1",
+        "o/é.git#1",
+        "\u{202e}o/r#1",
+        "\u{200b}o/r#1",
+        "g/p!57",
+        "日本/x",
+        "https://github.com/é/r/pull/1",
+        "https://gitlab.com/g/ä.atom/-/merge_requests/1",
+        "\"",
+        "'",
+        "]",
+        "#",
+        "!",
+        ":",
+        "\t",
+        "🦀",
+        "fixer",
+        "email",
+        "*/1 * * * *",
+        "\u{feff}",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % n as u64).unwrap()
+    };
+    for _ in 0..3_000 {
+        let mut text = String::from("name: j\n");
+        for _ in 0..next(6) {
+            text.push_str(keys[next(keys.len())]);
+            text.push_str(values[next(values.len())]);
+            if next(2) == 0 {
+                text.push('\n');
+            }
+        }
+        let _ = Job::parse(&text, Path::new("j.yaml"), &config);
+    }
+}
+
 #[test]
 fn an_agent_names_its_own_token_relative_to_the_config() {
     let config = Config::parse(
@@ -1138,4 +1201,30 @@ fn an_agent_names_its_own_token_relative_to_the_config() {
         )))
     );
     assert_eq!(token("d"), None, "no token of its own: never the owner's");
+}
+
+#[test]
+fn a_mention_gate_is_at_and_a_login() {
+    let config = Config::parse("agents:\n  fixer: {inbox: in}\n", Path::new("/c.yaml")).unwrap();
+    let job = |mention: &str| {
+        Job::parse(
+            &format!("name: j\npolicy:\n  mention: {mention}\n"),
+            Path::new("/j.yaml"),
+            &config,
+        )
+    };
+    assert_eq!(
+        config
+            .policy(Some(&job("\"@fixer\"").unwrap()))
+            .mention
+            .as_deref(),
+        Some("@fixer")
+    );
+    for bad in ["fixer", "\"@\"", "\"@fix er\""] {
+        let err = job(bad).unwrap_err().to_string();
+        assert!(
+            err.starts_with("/j.yaml:3:12: policy.mention: "),
+            "{bad}: {err}"
+        );
+    }
 }

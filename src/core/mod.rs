@@ -12,5 +12,6 @@ pub mod focus;
 pub mod hash;
 pub mod logs;
 pub mod memory;
+pub mod mention;
 pub mod report;
 pub mod text;

@@ -497,17 +497,23 @@ impl HttpClient {
                 self.note_rate(figures);
             }
         }
-        let text = resp
+        // Decoded lossily: a job log may hold any bytes, and one that is not UTF-8 must not
+        // make the rest of it unreadable (JSON answers are UTF-8 by their specification).
+        let bytes = resp
             .body_mut()
             .with_config()
             .limit(64 * 1024 * 1024)
-            .read_to_string()
+            .read_to_vec()
             .map_err(|e| {
                 ForgeError::Transient(format!(
                     "reading the answer from {} failed: {e}",
                     path_of(url)
                 ))
             })?;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         // GraphQL's primary limit arrives as HTTP 200 with `errors[].type: RATE_LIMITED`: it is
         // waited for (or deferred to) its reset exactly like REST's 403/429.
         let wait = wait.or_else(|| {

@@ -407,6 +407,12 @@ pub struct Memory {
     /// clears it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_deferral: Option<BudgetDeferral>,
+    /// When each message of the last hour went to the agent (`agent_messages_per_hour`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agent_messages: Vec<Instant>,
+    /// The owner was told that the hourly cap holds work back (once until a message goes).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cap_told: bool,
 }
 
 /// An idle PR pushed past the forge's rate-limit reset because the budget left would not

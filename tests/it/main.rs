@@ -1,8 +1,10 @@
 //! pr-monitor's integration tests, one binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod agreement;
 mod budget;
+mod caps;
 mod check;
 mod economy;
 mod enterprise;
@@ -17,6 +19,7 @@ mod hardening;
 mod kill_sweep;
 mod kubernetes;
 mod logging;
+mod mcp;
 mod merge;
 mod metrics_file;
 mod module_graph;
@@ -33,3 +36,4 @@ mod support;
 mod systemd_units;
 mod tick;
 mod train;
+mod unattended;

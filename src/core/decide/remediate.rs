@@ -37,6 +37,7 @@ pub(super) fn remediate(
         if ctx.policy.conflicts == Handler::Agent
             && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
             && let Some(agent) = ctx.policy.agent.clone()
+            && !capped(d, ctx)
         {
             d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
             send(
@@ -275,6 +276,9 @@ fn failure_table(
                 names: failed.to_vec(),
             },
         );
+    } else if capped(d, ctx) {
+        // The failure waits: judged again at a later tick, when the hour allows.
+        d.status.memory.handled_failure = None;
     } else {
         send_fix(d, snap, ctx, &agent, Why::FixSent, failed, logs);
     }
@@ -296,7 +300,12 @@ pub(super) fn merge_group_to_agent(
     let failed: Vec<String> = logs.iter().map(|f| f.name.clone()).collect();
     let fresh = d.status.memory.last_fix_fingerprint.as_deref()
         != Some(fingerprint(&failed, logs).as_str());
-    if failed.is_empty() || !policy.auto_fix || d.status.attempts >= policy.max_attempts || !fresh {
+    if failed.is_empty()
+        || !policy.auto_fix
+        || d.status.attempts >= policy.max_attempts
+        || !fresh
+        || capped(d, ctx)
+    {
         return false;
     }
     send_fix(d, snap, ctx, &agent, Why::FixSent, &failed, logs);
@@ -371,6 +380,28 @@ fn send_fix(
     );
 }
 
+/// Whether the agent had its `agent_messages_per_hour` about this PR in the hour before now:
+/// then the work waits (nothing is marked handled), and the owner is told once until a message
+/// goes again. The owner's own `fix` is never held back.
+fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
+    let Some(cap) = ctx.policy.agent_messages_per_hour else {
+        return false;
+    };
+    let hour_ago = ctx.now - chrono::Duration::hours(1);
+    let m = &mut d.status.memory;
+    m.agent_messages.retain(|t| *t > hour_ago);
+    if m.agent_messages.len() < usize::try_from(cap).unwrap_or(usize::MAX) {
+        return false;
+    }
+    if !m.cap_told {
+        m.cap_told = true;
+        let notice = Notice::AgentCapped { per_hour: cap };
+        d.note(report::headline(&notice), None);
+        d.notify(notice);
+    }
+    true
+}
+
 /// Queues a message to the agent; returns its id.
 #[allow(clippy::too_many_arguments)]
 fn send(
@@ -388,7 +419,10 @@ fn send(
         kind.id_word(),
         &ctx.now.timestamp().to_string(),
     ]);
-    d.status.memory.agent_activity_at = Some(ctx.now);
+    let m = &mut d.status.memory;
+    m.agent_activity_at = Some(ctx.now);
+    m.agent_messages.push(ctx.now);
+    m.cap_told = false;
     d.actions.push(Action::SendToAgent(AgentRequest {
         id: id.clone(),
         agent: agent.to_owned(),
@@ -457,6 +491,12 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
     let candidates = feedback::items(snap, ctx.agent_logins)
         .into_iter()
         .filter(|i| trusted(&i.feedback.author))
+        .filter(|i| {
+            ctx.policy
+                .mention
+                .as_deref()
+                .is_none_or(|handle| crate::core::mention::mentions(&i.feedback.body, handle))
+        })
         .collect();
     let sorted = feedback::sort(candidates, ctx.seen, ctx.policy.edits);
     for (f, by) in &sorted.ignored {
@@ -474,6 +514,17 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
             },
             Some(&f.id),
         );
+    }
+    if !sorted.send.is_empty() && capped(d, ctx) {
+        // What would go waits, unmarked, for an hour that allows it.
+        d.seen.extend(
+            feedback::Sorted {
+                send: Vec::new(),
+                ..sorted
+            }
+            .seen_rows(),
+        );
+        return;
     }
     d.seen.extend(sorted.seen_rows());
     let new: Vec<Feedback> = sorted

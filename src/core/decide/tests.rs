@@ -1583,3 +1583,72 @@ fn the_pr_author_is_trusted_only_when_the_forge_says_they_may_write() {
         assert_eq!(!sent(&plan).is_empty(), reaches, "{what}");
     }
 }
+
+#[test]
+fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
+    use crate::config::Handler;
+    use crate::model::Comment;
+    let mut c = Ctx::new();
+    c.policy.reviews = Handler::Agent;
+    c.policy.agent_messages_per_hour = Some(2);
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    let mut s = snap("a");
+    // (minutes after t0, sent, owner told)
+    let steps = [
+        (0, true, false),
+        (10, true, false),
+        (20, false, true),
+        (30, false, false),
+        (61, true, false),
+        (62, false, true),
+    ];
+    for (i, (min, want_sent, want_told)) in steps.into_iter().enumerate() {
+        c.now = t0() + Duration::minutes(min);
+        s.comments.push(Comment {
+            id: format!("IC_{i}"),
+            database_id: None,
+            author: Some("owner".into()),
+            body: format!("comment {i}"),
+            url: None,
+            updated_at: Some(c.now),
+            created_at: Some(c.now),
+            edit: None,
+            pending: false,
+        });
+        let plan = c.decide(&w, &s);
+        assert_eq!(!sent(&plan).is_empty(), want_sent, "at +{min}m");
+        let told = notices(&plan)
+            .iter()
+            .any(|(_, h)| h.contains("more work waits"));
+        assert_eq!(told, want_told, "at +{min}m");
+        for m in &plan.seen {
+            c.seen
+                .insert((m.source.clone(), m.id.clone()), m.updated_at.clone());
+        }
+        w.status = plan.status;
+    }
+    // Nothing was lost: the held comments went in the messages after the hour passed.
+    assert!(
+        c.seen
+            .contains_key(&("issue_comment".into(), "IC_3".into()))
+    );
+
+    let mut owner_asked = Ctx::new();
+    owner_asked.policy.agent_messages_per_hour = Some(1);
+    owner_asked.fix_asked = true;
+    let mut full = watch_seen("a", t0() - Duration::hours(1));
+    full.status.memory.agent_messages = vec![t0()];
+    let failing = failing("a", "fixer-bot", "error\n", false);
+    assert_eq!(
+        sent(&owner_asked.decide(&full, &failing)).len(),
+        1,
+        "`fix` is never held"
+    );
+    owner_asked.fix_asked = false;
+    let held = owner_asked.decide(&full, &failing);
+    assert!(sent(&held).is_empty(), "auto-fix waits");
+    assert_eq!(
+        held.status.memory.handled_failure, None,
+        "and is judged again later"
+    );
+}
