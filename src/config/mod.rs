@@ -79,6 +79,11 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Files written at the end of every run. Default none.
     pub report: ReportConfig,
+    /// Trust roots beyond the bundled ones. Default none.
+    pub tls: TlsConfig,
+    /// What the daemon serves over HTTP: webhooks, metrics, the page, its health. Default:
+    /// nothing (the daemon listens nowhere). Read by the daemon only.
+    pub serve: Option<ServeConfig>,
     /// The jobs read from `jobs_dir`, sorted by file name (set by the loader).
     #[serde(skip)]
     pub jobs: Vec<Job>,
@@ -107,11 +112,27 @@ impl Default for Config {
             agents: BTreeMap::new(),
             notify: NotifyConfig::default(),
             report: ReportConfig::default(),
+            tls: TlsConfig::default(),
+            serve: None,
             jobs: Vec::new(),
             source: None,
             state_dir: None,
         }
     }
+}
+
+/// The `tls:` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `tls` block)"
+)]
+pub struct TlsConfig {
+    /// PEM certificates of certificate authorities trusted beside the bundled roots by every
+    /// TLS connection (forges, SMTP, Slack, webhook agents): a company CA. Default none.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub ca_file: Option<PathBuf>,
 }
 
 /// The `github:` block. At most one of `token_env`, `token_file`, `token_command` and `app`.
@@ -580,6 +601,38 @@ pub struct ReportConfig {
     /// `"0640"` (read and write bits only). Default: owner-only, `0600`.
     #[serde(deserialize_with = "de::opt_file_mode")]
     pub mode: Option<u32>,
+}
+
+/// The `serve:` block: the daemon's HTTP listener.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `serve` block)"
+)]
+pub struct ServeConfig {
+    /// The address and port to listen on. Default `127.0.0.1:8080`; port 0 takes a free one
+    /// (the daemon says which).
+    #[serde(deserialize_with = "de::socket_addr")]
+    pub listen: std::net::SocketAddr,
+    /// The environment variable holding the GitHub webhook's secret. Default
+    /// `GITHUB_WEBHOOK_SECRET`; unset or empty, every GitHub delivery is refused.
+    #[serde(deserialize_with = "de::env_name")]
+    pub github_webhook_secret_env: String,
+    /// The environment variable holding the GitLab webhook's secret token. Default
+    /// `GITLAB_WEBHOOK_TOKEN`; unset or empty, every GitLab delivery is refused.
+    #[serde(deserialize_with = "de::env_name")]
+    pub gitlab_webhook_token_env: String,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
+            github_webhook_secret_env: "GITHUB_WEBHOOK_SECRET".to_owned(),
+            gitlab_webhook_token_env: "GITLAB_WEBHOOK_TOKEN".to_owned(),
+        }
+    }
 }
 
 impl ReportConfig {

@@ -1181,6 +1181,46 @@ fn no_generated_job_file_panics() {
 }
 
 #[test]
+fn serve_is_off_by_default_and_takes_the_contracts_keys() {
+    let off = Config::parse("", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(off.serve, None);
+    let contract = Config::parse(
+        "serve: { listen: \"127.0.0.1:8080\", github_webhook_secret_env: GITHUB_WEBHOOK_SECRET, \
+         gitlab_webhook_token_env: GITLAB_WEBHOOK_TOKEN }\n",
+        Path::new("/x/c.yaml"),
+    )
+    .unwrap();
+    assert_eq!(contract.serve, Some(ServeConfig::default()));
+    let defaults = Config::parse("serve: {}\n", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(defaults.serve, Some(ServeConfig::default()));
+    let any = Config::parse("serve:\n  listen: \"[::]:0\"\n", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(any.serve.unwrap().listen.to_string(), "[::]:0");
+    for (bad, at) in [
+        (
+            "serve:\n  listen: localhost:8080\n",
+            "/x/c.yaml:2:11: serve.listen: ",
+        ),
+        (
+            "serve:\n  listen: \"127.0.0.1\"\n",
+            "/x/c.yaml:2:11: serve.listen: ",
+        ),
+        (
+            "serve:\n  github_webhook_secret_env: \"A B\"\n",
+            "/x/c.yaml:2:30: serve.github_webhook_secret_env: ",
+        ),
+        (
+            "serve:\n  port: 8080\n",
+            "/x/c.yaml:2:3: serve: unknown field `port`",
+        ),
+    ] {
+        let err = Config::parse(bad, Path::new("/x/c.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(at), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn an_agent_names_its_own_token_relative_to_the_config() {
     let config = Config::parse(
         "agents:\n  a: {inbox: i, token_env: A_TOKEN}\n  b: {inbox: i, token_file: b.token}\n  \

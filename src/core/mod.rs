@@ -10,6 +10,7 @@ pub mod feedback;
 pub mod flake;
 pub mod focus;
 pub mod hash;
+pub mod hint;
 pub mod logs;
 pub mod memory;
 pub mod mention;

@@ -7,6 +7,7 @@ mod client;
 pub mod features;
 pub mod queries;
 mod read;
+pub mod webhook;
 mod wire;
 mod write;
 
