@@ -47,6 +47,8 @@ pub struct Context<'a> {
     pub fix_asked: bool,
     /// The PR's recorded intents no read has reconciled yet (see [`intents`]).
     pub intents: &'a [crate::model::intent::Intent],
+    /// Masks the secrets the process holds in text bound for an agent (feedback bodies).
+    pub held: crate::core::logs::Masker,
 }
 
 /// The facts about a snapshot that the rules branch on, classified once.

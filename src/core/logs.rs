@@ -1,16 +1,21 @@
 //! Job logs made fit to hand to an agent or a person: the last lines, ANSI codes and
-//! timestamps stripped, secrets masked, capped in bytes. Pure text in, text out.
+//! timestamps stripped, secrets masked, capped in bytes. Pure text in, text out: the secrets
+//! the process holds come in as a [`Masker`] the shell passes, never read from a global.
+
+/// Masks the secrets the process holds in a text (the shell passes `secrets::mask`).
+pub type Masker = fn(&str) -> String;
 
 /// The tail of a job log: at most `lines` lines and `max_bytes` bytes, cleaned and masked.
-/// A private-key block is masked whole before the lines are cut, so no tail starts inside one.
-pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
+/// The whole text goes through the masker before the lines are cut, so a private-key block is
+/// masked whole and no tail starts inside one.
+pub fn tail(raw: &str, lines: usize, max_bytes: usize, held: Masker) -> String {
     let masks = declared_masks(raw);
-    let raw = &crate::secrets::mask_pem_blocks(raw);
+    let raw = &held(raw);
     let cleaned: Vec<String> = raw
         .lines()
         .filter(|l| !l.contains("::add-mask::"))
         .map(|l| {
-            crate::secrets::mask(&mask(
+            held(&mask(
                 &strip_timestamp(&crate::core::text::strip_controls(l)),
                 &masks,
             ))
@@ -31,11 +36,8 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize) -> String {
 /// Feedback written by people (review bodies, comments) made fit for an agent: every line
 /// masked like a log line, and at most `max_bytes` kept from the start, with a note of what was
 /// cut.
-pub fn feedback_body(raw: &str, max_bytes: usize) -> String {
-    let masked: Vec<String> = crate::secrets::mask_pem_blocks(raw)
-        .lines()
-        .map(|l| crate::secrets::mask(&mask(l, &[])))
-        .collect();
+pub fn feedback_body(raw: &str, max_bytes: usize, held: Masker) -> String {
+    let masked: Vec<String> = held(raw).lines().map(|l| held(&mask(l, &[]))).collect();
     let text = masked.join("\n");
     if text.len() <= max_bytes {
         return text;
@@ -138,25 +140,35 @@ pub fn mask(line: &str, declared: &[String]) -> String {
 mod tests {
     use super::*;
 
+    /// The process holds no secret.
+    fn none(text: &str) -> String {
+        text.to_owned()
+    }
+
+    /// The process holds `held-secret-value`.
+    fn one(text: &str) -> String {
+        text.replace("held-secret-value", "***")
+    }
+
     #[test]
     fn keeps_the_last_lines_and_strips_noise() {
         let raw = "2026-11-29T12:00:00.1234567Z \u{1b}[31mfirst\u{1b}[0m\r\n2026-11-29T12:00:01.0000000Z second\nthird\n";
-        assert_eq!(tail(raw, 2, 1000), "second\nthird");
-        assert_eq!(tail(raw, 10, 1000), "first\nsecond\nthird");
+        assert_eq!(tail(raw, 2, 1000, none), "second\nthird");
+        assert_eq!(tail(raw, 10, 1000, none), "first\nsecond\nthird");
     }
 
     #[test]
     fn caps_bytes_from_the_end() {
         let raw = "aaaa\nbbbb\ncccc";
-        assert_eq!(tail(raw, 10, 4), "cccc");
-        assert_eq!(tail("ééé", 1, 3), "é", "never splits a character");
+        assert_eq!(tail(raw, 10, 4, none), "cccc");
+        assert_eq!(tail("ééé", 1, 3, none), "é", "never splits a character");
     }
 
     #[test]
     fn feedback_is_masked_and_capped_from_the_start() {
-        assert_eq!(feedback_body("short", 100), "short");
+        assert_eq!(feedback_body("short", 100, none), "short");
         let big = "word ".repeat(200_000);
-        let out = feedback_body(&big, 16_384);
+        let out = feedback_body(&big, 16_384, none);
         assert!(out.len() < 16_384 + 64, "{}", out.len());
         assert!(out.starts_with("word word"));
         assert!(
@@ -165,10 +177,17 @@ mod tests {
             &out[out.len() - 60..]
         );
         assert_eq!(
-            feedback_body("use ghp_abcdefghijklmnopqrstuvwxyz0123456789 here", 100),
+            feedback_body(
+                "use ghp_abcdefghijklmnopqrstuvwxyz0123456789 here",
+                100,
+                none
+            ),
             "use *** here"
         );
-        assert_eq!(feedback_body("ééé", 3), "é\n… (4 more bytes not shown)");
+        assert_eq!(
+            feedback_body("ééé", 3, none),
+            "é\n… (4 more bytes not shown)"
+        );
     }
 
     #[test]
@@ -179,7 +198,7 @@ mod tests {
                    PASSWORD=opensesame\n\
                    curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz'\n\
                    error: test failed at line 3\n";
-        let out = tail(raw, 80, 10_000);
+        let out = tail(raw, 80, 10_000, none);
         for secret in [
             "hunter2-very-secret",
             "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
@@ -190,5 +209,16 @@ mod tests {
         }
         assert!(out.contains("error: test failed at line 3"));
         assert!(!out.contains("add-mask"));
+    }
+
+    #[test]
+    fn what_the_process_holds_is_masked_by_the_masker_passed_in() {
+        let raw = "connecting with held-secret-value\nerror: refused\n";
+        assert_eq!(tail(raw, 10, 1000, none), raw.trim_end());
+        assert_eq!(
+            tail(raw, 10, 1000, one),
+            "connecting with ***\nerror: refused"
+        );
+        assert_eq!(feedback_body("try held-secret-value", 100, one), "try ***");
     }
 }

@@ -1,6 +1,7 @@
 //! PURE: the functional core. Stored state + a snapshot + policy + the clock in, a plan and its
-//! words out. Nothing here reads the clock, the environment, a file or the network: time is an
-//! argument, and the plan says when to look again.
+//! words out. Nothing here reads the clock, the environment, a file, the network or the
+//! process's held secrets: time is an argument, the plan says when to look again, and the
+//! secrets to mask come in as a masker (`logs::Masker`).
 
 pub mod budget;
 pub mod checks;

@@ -295,7 +295,12 @@ fn read_and_classify(
         Some(Ok(Some(raw))) => raw.as_str(),
         _ => "",
     };
-    let tail = crate::core::logs::tail(raw, policy.log_tail_lines, policy.log_tail_bytes);
+    let tail = crate::core::logs::tail(
+        raw,
+        policy.log_tail_lines,
+        policy.log_tail_bytes,
+        crate::secrets::mask,
+    );
     let mut output = c.output.clone();
     if let Some(n) = notes {
         output.push('\n');

@@ -738,6 +738,7 @@ fn tick_one(
         seen: &seen,
         fix_asked: opts.fix_asked,
         intents: &intents,
+        held: crate::secrets::mask,
     };
     let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, ahead, opts) {
         Ok(decided) => decided,

@@ -77,7 +77,9 @@ fn page_env() -> TestEnv {
 #[test]
 fn the_status_page_reads_on_a_phone_and_a_desktop_in_light_and_dark() {
     let Some(mut browser) = Chromium::start() else {
-        println!("skipped: no Chromium is installed (`.ci/run` installs Debian's chromium)");
+        crate::support::tools::missing(
+            "no Chromium is installed (`.ci/run` installs Debian's chromium)",
+        );
         return;
     };
     let env = page_env();

@@ -116,8 +116,8 @@ fn on_a_terminal(env: &TestEnv, args: &str) -> Option<String> {
 fn on_a_terminal_run_shows_progress_and_status_is_coloured() {
     let env = failing_watched();
     let Some(run) = on_a_terminal(&env, "run") else {
-        println!(
-            "skipped: `script` (util-linux) is not installed, so there is no terminal to test on"
+        crate::support::tools::missing(
+            "`script` (util-linux) is not installed, so there is no terminal to test on",
         );
         return;
     };

@@ -16,8 +16,8 @@ fn analyze_available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!(
-            "skipped: systemd-analyze is not installed (.ci/run installs the systemd package)"
+        crate::support::tools::missing(
+            "systemd-analyze is not installed (.ci/run installs the systemd package)",
         );
     }
     found

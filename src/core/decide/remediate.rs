@@ -531,7 +531,7 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         .send
         .into_iter()
         .map(|f| Feedback {
-            body: crate::core::logs::feedback_body(&f.body, ctx.policy.log_tail_bytes),
+            body: crate::core::logs::feedback_body(&f.body, ctx.policy.log_tail_bytes, ctx.held),
             ..f
         })
         .collect();

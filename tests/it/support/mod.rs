@@ -9,3 +9,4 @@ pub mod fake_server;
 pub mod forge;
 pub mod http_sink;
 pub mod smtp;
+pub mod tools;
