@@ -40,6 +40,7 @@ pub fn status_json(w: &Watch) -> Value {
         "paused": w.paused,
         "queue": queue_json(w),
         "deferred": deferred_json(w),
+        "trusted_by": s.trusted_by(),
     })
 }
 
@@ -136,6 +137,9 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
             ))
             .unwrap_or_default()
     ));
+    if let Some(words) = s.trust_words() {
+        out.push_str(&format!("  pushed     {}\n", one_line(&words)));
+    }
     if let (Some(agent), Some(Why::NotAgentCommit)) = (&w.agent, s.why) {
         out.push_str(&format!(
             "  stale      the head was pushed from elsewhere, not by {agent}: auto-fix leaves it to you\n"

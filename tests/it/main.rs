@@ -31,3 +31,4 @@ mod support;
 mod systemd_units;
 mod tick;
 mod train;
+mod trust;
