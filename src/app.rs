@@ -261,6 +261,49 @@ impl App {
         Ok(viewer)
     }
 
+    /// The owner's login for a message signed on their behalf: the one remembered in the
+    /// database, however old, else asked of the forge with the owner's token ([`App::owner`]).
+    /// An agent's command reads no owner token while a run has recorded the owner.
+    pub fn known_owner(&mut self, kind: ForgeKind) -> Result<String, String> {
+        let key = format!("viewer:{}", kind.as_str());
+        let remembered = self.store.meta(&key).ok().flatten().and_then(|v| {
+            v.split_once('\t')
+                .and_then(|(_, v)| serde_json::from_str::<crate::viewer::Viewer>(v).ok())
+        });
+        match remembered {
+            Some(viewer) => Ok(viewer.login),
+            None => self.owner(kind),
+        }
+    }
+
+    /// A client of `kind`'s forge on agent `name`'s own token, with only an agent's verbs. A
+    /// usage error (exit 2) when the agent has no token of its own, or it cannot be read: the
+    /// owner's is never lent.
+    pub fn agent_forge(
+        &self,
+        name: &str,
+        kind: ForgeKind,
+    ) -> Result<crate::forge::agent::AgentForge> {
+        let agent = self.config.agent(name).map_err(usage)?;
+        let source = agent.token().ok_or_else(|| {
+            usage(format!(
+                "agent `{name}` has no forge token of its own (`agents.{name}.token_env` or \
+                 `token_file`); the owner's is not lent to an agent"
+            ))
+        })?;
+        let token = read_token(&source, &format!("agent `{name}`'s")).map_err(usage)?;
+        let client: Box<dyn Forge + Send + Sync> = match kind {
+            ForgeKind::GitHub => {
+                let github = &self.config.github;
+                Box::new(GitHub::new(&github.api_url, &github.graphql_url(), token).map_err(usage)?)
+            }
+            ForgeKind::GitLab => {
+                Box::new(GitLab::new(&self.config.gitlab.api_url, token).map_err(usage)?)
+            }
+        };
+        Ok(crate::forge::agent::AgentForge::new(name, client))
+    }
+
     /// The client of `kind`'s forge (built, and its token read, on first use).
     pub fn forge(&mut self, kind: ForgeKind) -> Result<&dyn Forge> {
         self.forges

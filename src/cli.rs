@@ -158,6 +158,10 @@ pub enum ThreadCommand {
         /// The reply's text (`-` for standard input).
         #[arg(long, value_name = "F")]
         body_file: PathBuf,
+        /// As this agent, with its own token (`agents.NAME.token_env | token_file`); refused
+        /// when it has none.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
     /// Mark a review thread resolved.
     Resolve {
@@ -165,6 +169,9 @@ pub enum ThreadCommand {
         pr: PrArg,
         #[arg(value_name = "THREAD")]
         thread: String,
+        /// As this agent, with its own token; refused when it has none.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
 }
 

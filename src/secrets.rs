@@ -47,11 +47,12 @@ const SEGMENT_MIN_LEN: usize = 16;
 pub fn hold_url(url: &str) {
     let url = url.trim();
     hold(url);
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    if let Some((_, path)) = rest.split_once('/') {
-        hold(&format!("/{path}"));
-        let path = path.split(['?', '#']).next().unwrap_or("");
-        if let Some(last) = path
+    if let Ok(address) = crate::address::Address::parse(url)
+        && address.path_onward() != "/"
+    {
+        hold(address.path_onward());
+        if let Some(last) = address
+            .path()
             .trim_end_matches('/')
             .rsplit('/')
             .next()

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::app::{App, usage};
 use crate::config::AgentDelivery;
 use crate::core::memory;
+use crate::forge::agent::AgentForge;
 use crate::model::PrRef;
 use crate::notify::inbox;
 
@@ -79,8 +80,18 @@ pub fn prefixed(agent: &str, owner: &str, body: &str) -> String {
     format!("🤖 {agent} on behalf of {owner}\n\n{}", body.trim_end())
 }
 
-/// `thread reply PR THREAD --body-file F`.
-pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Result<u8> {
+/// `thread reply PR THREAD --body-file F [--agent NAME]`: with `--agent`, on that agent's
+/// own token ([`App::agent_forge`]); without, the owner's, signed with the watch's agent.
+pub fn reply(
+    app: &mut App,
+    pr: &PrRef,
+    thread: &str,
+    body_file: &Path,
+    agent: Option<&str>,
+) -> Result<u8> {
+    let hands = agent
+        .map(|name| app.agent_forge(name, pr.forge))
+        .transpose()?;
     let body = if body_file == Path::new("-") {
         std::io::read_to_string(std::io::stdin())
             .context("cannot read the reply from standard input")?
@@ -88,18 +99,19 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
         std::fs::read_to_string(body_file)
             .with_context(|| format!("cannot read `{}`", body_file.display()))?
     };
-    if body.trim().is_empty() {
-        return Err(usage("the reply is empty"));
-    }
-    let agent = agent_name(app, pr)?;
-    let owner = app.owner(pr.forge).map_err(|e| anyhow!(e))?;
-    let text = prefixed(&agent, &owner, &body);
-    let forge = app.forge(pr.forge)?;
-    forge
-        .reply_to_thread(pr, thread, &text)
-        .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
-    if app.store.watch(pr)?.is_some() {
-        app.log(pr, format!("{agent} replied to {thread}"))?;
+    if let Some(hands) = &hands {
+        agent_reply(app, hands, pr, thread, &body)?;
+    } else {
+        if body.trim().is_empty() {
+            return Err(usage("the reply is empty"));
+        }
+        let agent = agent_name(app, pr)?;
+        let owner = app.owner(pr.forge).map_err(|e| anyhow!(e))?;
+        let text = prefixed(&agent, &owner, &body);
+        app.forge(pr.forge)?
+            .reply_to_thread(pr, thread, &text)
+            .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
+        log_if_watched(app, pr, format!("{agent} replied to {thread}"))?;
     }
     if !app.json {
         crate::outln!("replied to {thread} on {}", pr.url())?;
@@ -107,20 +119,56 @@ pub fn reply(app: &mut App, pr: &PrRef, thread: &str, body_file: &Path) -> Resul
     Ok(0)
 }
 
-/// `thread resolve PR THREAD`.
-pub fn resolve(app: &mut App, pr: &PrRef, thread: &str) -> Result<u8> {
-    let agent = agent_name(app, pr)?;
-    let forge = app.forge(pr.forge)?;
-    forge
-        .resolve_thread(pr, thread)
-        .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
-    if app.store.watch(pr)?.is_some() {
-        app.log(pr, format!("{agent} resolved {thread}"))?;
+/// `thread resolve PR THREAD [--agent NAME]` (tokens as for [`reply`]).
+pub fn resolve(app: &mut App, pr: &PrRef, thread: &str, agent: Option<&str>) -> Result<u8> {
+    if let Some(name) = agent {
+        let hands = app.agent_forge(name, pr.forge)?;
+        agent_resolve(app, &hands, pr, thread)?;
+    } else {
+        let agent = agent_name(app, pr)?;
+        app.forge(pr.forge)?
+            .resolve_thread(pr, thread)
+            .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
+        log_if_watched(app, pr, format!("{agent} resolved {thread}"))?;
     }
     if !app.json {
         crate::outln!("resolved {thread} on {}", pr.url())?;
     }
     Ok(0)
+}
+
+/// The agent answers `thread` on `pr` with its own token, signed `🤖 <agent> on behalf of
+/// <owner>`; a watched PR's history records it. An empty body is a usage error.
+pub fn agent_reply(
+    app: &mut App,
+    hands: &AgentForge,
+    pr: &PrRef,
+    thread: &str,
+    body: &str,
+) -> Result<()> {
+    if body.trim().is_empty() {
+        return Err(usage("the reply is empty"));
+    }
+    let owner = app.known_owner(pr.forge).map_err(|e| anyhow!(e))?;
+    hands
+        .reply(pr, thread, &prefixed(hands.agent(), &owner, body))
+        .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
+    log_if_watched(app, pr, format!("{} replied to {thread}", hands.agent()))
+}
+
+/// The agent resolves `thread` on `pr` with its own token; a watched PR's history records it.
+pub fn agent_resolve(app: &mut App, hands: &AgentForge, pr: &PrRef, thread: &str) -> Result<()> {
+    hands
+        .resolve(pr, thread)
+        .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
+    log_if_watched(app, pr, format!("{} resolved {thread}", hands.agent()))
+}
+
+fn log_if_watched(app: &mut App, pr: &PrRef, what: String) -> Result<()> {
+    if app.store.watch(pr)?.is_some() {
+        app.log(pr, what)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -85,10 +85,8 @@ fn hold_secrets(config: &Config) {
     if let Some(email) = &config.notify.email {
         crate::secrets::hold_env(email.password_env.as_deref());
         // A password written into the URL itself (`smtp://user:password@host`).
-        let authority = email.smtp_url.split_once("://").map_or("", |(_, r)| r);
-        let authority = authority.split(['/', '?', '#']).next().unwrap_or("");
-        if let Some((userinfo, _)) = authority.rsplit_once('@')
-            && let Some((_, password)) = userinfo.split_once(':')
+        if let Ok(address) = crate::address::Address::parse(&email.smtp_url)
+            && let Some(password) = address.password()
         {
             crate::secrets::hold(password);
         }
@@ -257,13 +255,14 @@ fn run(cli: Cli) -> Result<u8> {
             pr,
             thread,
             body_file,
+            agent,
         }) => {
             let pr = app.pr(&pr)?;
-            agent_cli::reply(&mut app, &pr, &thread, &body_file)
+            agent_cli::reply(&mut app, &pr, &thread, &body_file, agent.as_deref())
         }
-        Command::Thread(ThreadCommand::Resolve { pr, thread }) => {
+        Command::Thread(ThreadCommand::Resolve { pr, thread, agent }) => {
             let pr = app.pr(&pr)?;
-            agent_cli::resolve(&mut app, &pr, &thread)
+            agent_cli::resolve(&mut app, &pr, &thread, agent.as_deref())
         }
     }
 }

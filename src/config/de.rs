@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
-use std::net::Ipv6Addr;
 use std::path::PathBuf;
 use std::str::FromStr;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
+use crate::address::{Address, without_userinfo};
 use crate::model::MergeMethod;
 use crate::model::reference::PrArg;
 
@@ -476,82 +476,6 @@ pub(crate) fn check_email(s: &str) -> Result<String, String> {
     }
 }
 
-/// The parts of a URL the checks care about.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct UrlParts<'a> {
-    /// Lowercased by the caller when compared.
-    pub(crate) scheme: &'a str,
-    /// Without brackets for an IPv6 literal.
-    pub(crate) host: &'a str,
-}
-
-/// Splits `scheme://[userinfo@]host[:port][/path][?query][#fragment]`, checking the host and
-/// port. No percent-decoding: addresses in a config file are written plainly.
-pub(crate) fn parse_url(s: &str) -> Result<UrlParts<'_>, String> {
-    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("`{s}` is not a URL: it contains whitespace"));
-    }
-    let not_url = || format!("`{s}` is not a URL (scheme://host[:port][/path])");
-    let (scheme, rest) = s.split_once("://").ok_or_else(not_url)?;
-    if scheme.is_empty()
-        || !scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    {
-        return Err(not_url());
-    }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
-    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
-        let (host, after) = v6.split_once(']').ok_or_else(not_url)?;
-        if host.parse::<Ipv6Addr>().is_err() {
-            return Err(format!("`{s}` has a malformed IPv6 address `{host}`"));
-        }
-        let port = match after {
-            "" => None,
-            p => Some(p.strip_prefix(':').ok_or_else(not_url)?),
-        };
-        (host, port)
-    } else {
-        match host_port.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (host_port, None),
-        }
-    };
-    if host.is_empty() {
-        return Err(format!("`{s}` has no host"));
-    }
-    let is_v6 = host.contains(':');
-    if !is_v6
-        && !host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-    {
-        return Err(format!("`{s}` has a malformed host `{host}`"));
-    }
-    if let Some(port) = port
-        && port.parse::<u16>().map_or(true, |p| p == 0)
-    {
-        return Err(format!("`{s}` has a malformed port `{port}`"));
-    }
-    Ok(UrlParts { scheme, host })
-}
-
-/// `localhost`, 127.0.0.0/8 or ::1 (the forge clients' rule).
-pub(crate) use crate::forge::http::is_loopback_host as is_loopback;
-
-/// `s` with the userinfo of its authority (`user:password@`) shown as `***@`, for messages.
-pub(crate) fn without_userinfo(s: &str) -> String {
-    let Some((scheme, rest)) = s.split_once("://") else {
-        return s.to_owned();
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) => format!("{scheme}://***{}", &rest[at..]),
-        None => s.to_owned(),
-    }
-}
-
 /// Runs `check` on a URL; its error never shows the URL's userinfo.
 fn url_checked(s: &str, check: fn(&str) -> Result<String, String>) -> Result<String, String> {
     check(s).map_err(|e| e.replace(s, &without_userinfo(s)))
@@ -562,10 +486,10 @@ pub(crate) fn check_http_url(s: &str) -> Result<String, String> {
 }
 
 fn check_http_url_shown(s: &str) -> Result<String, String> {
-    let url = parse_url(s)?;
-    match url.scheme.to_ascii_lowercase().as_str() {
+    let url = Address::parse(s)?;
+    match url.scheme() {
         "https" => {}
-        "http" if is_loopback(url.host) => {}
+        "http" if url.is_loopback() => {}
         "http" => {
             return Err(format!(
                 "`{s}` uses plain http, which is allowed only to a loopback host \
@@ -582,11 +506,12 @@ pub(crate) fn check_smtp_url(s: &str) -> Result<String, String> {
 }
 
 fn check_smtp_url_shown(s: &str) -> Result<String, String> {
-    let url = parse_url(s)?;
-    match url.scheme.to_ascii_lowercase().as_str() {
+    let url = Address::parse(s)?;
+    let tls = url.query("tls");
+    match url.scheme() {
         "smtps" => Ok(s.to_owned()),
-        "smtp" if s.contains("tls=required") || s.contains("tls=opportunistic") => Ok(s.to_owned()),
-        "smtp" if crate::forge::http::is_loopback(s) => Ok(s.to_owned()),
+        "smtp" if matches!(tls.as_deref(), Some("required" | "opportunistic")) => Ok(s.to_owned()),
+        "smtp" if url.is_loopback() => Ok(s.to_owned()),
         "smtp" => Err(format!(
             "`{s}` is plain SMTP to a host that is not loopback; use smtps:// or smtp://…?tls=required"
         )),
@@ -617,10 +542,6 @@ mod tests {
             assert!(!err.contains("hunter2"), "{bad}: {err}");
             assert!(err.contains("***@"), "{bad}: {err}");
         }
-        assert_eq!(
-            without_userinfo("https://a.example/x@y"),
-            "https://a.example/x@y"
-        );
     }
 
     #[test]

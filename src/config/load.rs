@@ -276,6 +276,14 @@ impl Config {
                     "`env` goes with `command` only",
                 ));
             }
+            only_one(
+                src,
+                &at,
+                &[
+                    ("token_env", agent.token_env.is_some()),
+                    ("token_file", agent.token_file.is_some()),
+                ],
+            )?;
         }
 
         for (i, pattern) in self.pr.infra_patterns.iter().enumerate() {
@@ -341,6 +349,7 @@ impl Config {
         }
         for agent in self.agents.values_mut() {
             agent.inbox.iter_mut().for_each(resolve);
+            agent.token_file.iter_mut().for_each(resolve_token);
         }
         self.report.html_path.iter_mut().for_each(resolve);
         self.report.metrics_path.iter_mut().for_each(resolve);

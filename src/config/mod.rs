@@ -383,6 +383,14 @@ pub struct AgentConfig {
     /// `HOME`, `LANG` and the `PR_MONITOR_*` facts of the message. Default none.
     #[serde(default, deserialize_with = "de::env_names")]
     pub env: Vec<String>,
+    /// The environment variable holding the agent's own forge token: thread replies and
+    /// resolves made for the agent (`thread … --agent NAME`, `pr-monitor mcp`) use it, never
+    /// the owner's. At most one of `token_env`, `token_file`. Default none: those routes refuse.
+    #[serde(default, deserialize_with = "de::opt_env_name")]
+    pub token_env: Option<String>,
+    /// A file holding the agent's own forge token (see `token_env`).
+    #[serde(default, deserialize_with = "de::opt_path")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// How messages reach an agent.
@@ -409,6 +417,15 @@ pub enum AgentDelivery<'a> {
 }
 
 impl AgentConfig {
+    /// Where the agent's own forge token comes from, if it has one.
+    pub fn token(&self) -> Option<TokenSource> {
+        match (&self.token_env, &self.token_file) {
+            (Some(name), _) => Some(TokenSource::Env(name.clone())),
+            (None, Some(path)) => Some(TokenSource::File(path.clone())),
+            (None, None) => None,
+        }
+    }
+
     /// How messages reach this agent. Always `Some` for a loaded config, which has exactly one
     /// of `inbox`, `webhook_url` and `command`.
     pub fn delivery(&self) -> Option<AgentDelivery<'_>> {

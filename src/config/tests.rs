@@ -384,6 +384,10 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
         "c.yaml:4:5: agents.fixer.timeout_sec: `timeout_sec` goes with `webhook_url` or `command`, not with `inbox`",
     ),
     (
+        "agents:\n  fixer:\n    inbox: i\n    token_env: FIXER_TOKEN\n    token_file: t\n",
+        "c.yaml:5:5: agents.fixer.token_file: give only one of `token_env`, `token_file`; `token_env` is already given",
+    ),
+    (
         "agents:\n  \"my fixer\":\n    inbox: i\n",
         "c.yaml:2:3: agents.my fixer: `my fixer` is not a valid name; use letters, digits, `-`, `_` and `.`",
     ),
@@ -1095,4 +1099,27 @@ fn report_mode_is_an_octal_string_of_read_and_write_bits() {
             "{bad}: {err}"
         );
     }
+}
+
+#[test]
+fn an_agent_names_its_own_token_relative_to_the_config() {
+    let config = Config::parse(
+        "agents:\n  a: {inbox: i, token_env: A_TOKEN}\n  b: {inbox: i, token_file: b.token}\n  \
+         c: {inbox: i, token_file: \"${CREDENTIALS_DIRECTORY}/c\"}\n  d: {inbox: i}\n",
+        Path::new("/srv/c.yaml"),
+    )
+    .unwrap();
+    let token = |name| config.agent(name).unwrap().token();
+    assert_eq!(token("a"), Some(TokenSource::Env("A_TOKEN".into())));
+    assert_eq!(
+        token("b"),
+        Some(TokenSource::File(PathBuf::from("/srv/b.token")))
+    );
+    assert_eq!(
+        token("c"),
+        Some(TokenSource::File(PathBuf::from(
+            "${CREDENTIALS_DIRECTORY}/c"
+        )))
+    );
+    assert_eq!(token("d"), None, "no token of its own: never the owner's");
 }

@@ -7,11 +7,11 @@
 //! out when the reset is near, otherwise every later request of this client
 //! fails fast until the reset (the limit is shared by everything one token does).
 
-use std::net::IpAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::collections::BTreeMap;
 
+use crate::address::{Address, is_https_or_loopback, is_loopback};
 use crate::forge::ForgeError;
 use crate::forge::rate::{self, RateFigures};
 use crate::locked::{Gate, Locked};
@@ -109,32 +109,6 @@ impl std::fmt::Debug for HttpClient {
             .field("requests", &self.requests.get())
             .finish_non_exhaustive()
     }
-}
-
-/// Whether `url`'s host is a loopback address (or `localhost`).
-pub fn is_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        host.split(':').next().unwrap_or("")
-    };
-    is_loopback_host(host)
-}
-
-/// Whether `host` is `localhost`, 127.0.0.0/8 or ::1.
-pub fn is_loopback_host(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The one rule for where a secret (a token, a webhook address) may travel: https, or plain
-/// http to a loopback host. Used by the forge clients, the webhook senders and config checks.
-pub fn is_https_or_loopback(url: &str) -> bool {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    lower.starts_with("https://") || (lower.starts_with("http://") && is_loopback(url))
 }
 
 /// Refuses URLs a token must not be sent to: anything but https, except plain http to loopback.
@@ -491,7 +465,7 @@ impl HttpClient {
         let builder = ureq::http::Request::builder().method(method).uri(url);
         let builder = if self.github_headers {
             builder
-                .header("Accept", "application/vnd.github+json")
+                .header("Accept", github_accept(url))
                 .header("X-GitHub-Api-Version", "2022-11-28")
         } else {
             builder
@@ -571,11 +545,19 @@ struct Attempt<'a> {
     auth: Option<&'a str>,
 }
 
+/// The `Accept` header of a GitHub request: GraphQL asks for the `merge-info-preview` media
+/// type too, without which GitHub Enterprise Server has no `PullRequest.mergeStateStatus`.
+fn github_accept(url: &str) -> &'static str {
+    if path_of(url).ends_with("/graphql") {
+        "application/vnd.github.merge-info-preview+json, application/vnd.github+json"
+    } else {
+        "application/vnd.github+json"
+    }
+}
+
 /// The path of a URL without host or query (query strings may carry signed tokens).
 fn path_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let path = rest.find('/').map_or("/", |i| &rest[i..]);
-    path.split('?').next().unwrap_or(path).to_owned()
+    Address::parse(url).map_or_else(|_| "/".to_owned(), |a| a.path().to_owned())
 }
 
 fn describe_transport(e: &ureq::Error, url: &str) -> ForgeError {

@@ -5,6 +5,7 @@
 //! because callers branch on them: a conflict becomes a `cnf` pill, a not-found ends a watch,
 //! a transient failure leaves the PR's tick incomplete.
 
+pub mod agent;
 pub mod call;
 pub mod github;
 pub mod gitlab;

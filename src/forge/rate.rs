@@ -113,14 +113,9 @@ pub fn identity(token: &str) -> String {
     format!("{hash:016x}")
 }
 
-/// The host (and port) of `url`, without credentials, path or query.
+/// The host (and port) of `url`, without credentials, path or query; empty if it does not parse.
 pub fn host_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, h)| h)
-        .to_ascii_lowercase()
+    crate::address::Address::parse(url).map_or_else(|_| String::new(), |a| a.host_port())
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::address::Address;
+
 use super::{ForgeKind, PrRef};
 
 /// The accepted spellings of a PR reference, for error messages.
@@ -120,12 +122,11 @@ impl FromStr for PrArg {
             host,
         };
         if text.starts_with("https://") || text.starts_with("http://") {
-            let host = url_host(text).ok_or_else(bad)?;
-            let rest = text.split_once("://").map_or("", |(_, r)| r);
-            let path = rest.split_once('/').map(|(_, p)| p).ok_or_else(bad)?;
-            let path = path
-                .split(['?', '#'])
-                .next()
+            let address = web_address(text).ok_or_else(bad)?;
+            let host = address.host_port();
+            let path = address
+                .path()
+                .strip_prefix('/')
                 .unwrap_or("")
                 .trim_end_matches('/');
             let (forge, repo, n, max_parts) =
@@ -172,17 +173,17 @@ impl FromStr for PrRef {
     }
 }
 
+/// An `http(s)://` address without userinfo; `None` for anything else.
+fn web_address(url: &str) -> Option<Address> {
+    Address::parse(url)
+        .ok()
+        .filter(|a| matches!(a.scheme(), "http" | "https") && !a.has_userinfo())
+}
+
 /// The host (with its port, lower-cased) of an `http(s)://` address; `None` for anything else
 /// or an address carrying userinfo.
 fn url_host(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.is_empty() || authority.contains('@') {
-        return None;
-    }
-    Some(authority.to_ascii_lowercase())
+    web_address(url).map(|a| a.host_port())
 }
 
 /// A PR number as the forges store it: 1 up to 2³¹ − 1.

@@ -23,8 +23,8 @@ use lettre::{Message, SmtpTransport, Transport};
 
 use super::DeliveryError;
 use super::notice::NoticePayload;
+use crate::address::Address;
 use crate::config::{EmailConfig, TokenSource};
-use crate::forge::http::is_loopback;
 use crate::view::html::escape;
 use crate::view::web::web_link;
 
@@ -46,28 +46,21 @@ enum Security {
 
 /// `scheme://host:port` of `url`, without user, password, path or query.
 fn server_name(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("smtp", url));
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    format!("{}://{host}", scheme.to_ascii_lowercase())
+    Address::parse(url).map_or_else(
+        |_| "(an unreadable address)".to_owned(),
+        |a| format!("{}://{}", a.scheme(), a.host_port()),
+    )
 }
 
 fn security(url: &str) -> Result<Security, DeliveryError> {
-    let scheme = url
-        .split_once("://")
-        .map(|(s, _)| s.to_ascii_lowercase())
-        .unwrap_or_default();
-    let tls = url
-        .split_once('?')
-        .map(|(_, q)| q.split('#').next().unwrap_or(q))
-        .and_then(|q| {
-            q.split('&')
-                .filter_map(|pair| pair.split_once('='))
-                .find(|(k, _)| *k == "tls")
-                .map(|(_, v)| v.to_owned())
-        });
     let server = server_name(url);
-    let security = match (scheme.as_str(), tls.as_deref()) {
+    let address = Address::parse(url).map_err(|_| {
+        DeliveryError::permanent(format!(
+            "SMTP server `{server}`: use an smtps:// or smtp:// URL"
+        ))
+    })?;
+    let tls = address.query("tls");
+    let security = match (address.scheme(), tls.as_deref()) {
         ("smtps", _) => Security::Implicit,
         ("smtp", Some("required")) => Security::StartTls,
         ("smtp", None | Some("opportunistic")) => Security::Plain,
@@ -82,8 +75,7 @@ fn security(url: &str) -> Result<Security, DeliveryError> {
             )));
         }
     };
-    let before_query = url.split(['?', '#']).next().unwrap_or(url);
-    if security == Security::Plain && !is_loopback(before_query) {
+    if security == Security::Plain && !address.is_loopback() {
         return Err(DeliveryError::permanent(format!(
             "SMTP server `{server}` would get the mail (and the password) unencrypted: plain \
              smtp:// is allowed only to a loopback host; use `smtps://HOST:465` or \

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::DeliveryError;
-use crate::forge::http::is_loopback;
+use crate::address::is_loopback;
 
 /// The most of an error answer's body quoted in an error.
 const BODY_QUOTE_CHARS: usize = 200;

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use super::DeliveryError;
 use super::http::{Post, post};
 use super::notice::NoticePayload;
+use crate::address::is_https_or_loopback;
 use crate::config::{Secret, SlackConfig, TokenSource};
 use crate::core::text::clip;
-use crate::forge::http::is_https_or_loopback;
 use crate::view::web::web_link;
 
 /// How long one webhook call may take.

@@ -291,6 +291,80 @@ fn agents_reply_to_and_resolve_threads_on_gitlab() {
     );
 }
 
+/// With `--agent`, the agent answers and resolves with its own token: without one the commands
+/// refuse (exit 2) and the forge hears nothing; with one, every request they make carries the
+/// agent's token, never the owner's, and the forge shows the agent as the reply's author. The
+/// reply still says whom the agent speaks for.
+fn agents_answer_with_their_own_token(f: &mut impl FakeForge) {
+    let thread = f.thread(1, "reviewer", "rename");
+    let pr = f.pr(1);
+    f.ok(&["watch", "add", "--agent", "fixer", &pr]);
+    f.ok(&["run"]);
+    let body = f.dir.path().join("reply.md");
+    std::fs::write(&body, "Renamed.\n").unwrap();
+    let body = body.to_str().unwrap().to_owned();
+    let reply = [
+        "thread",
+        "reply",
+        &pr,
+        &thread,
+        "--agent",
+        "fixer",
+        "--body-file",
+        &body,
+    ];
+    let resolve = ["thread", "resolve", &pr, &thread, "--agent", "fixer"];
+
+    f.clear_requests();
+    for args in [&reply[..], &resolve[..]] {
+        let out = f.run(args);
+        assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr
+                .contains("agent `fixer` has no forge token of its own"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(
+        f.requests_by_token(),
+        [],
+        "nothing borrowed the owner's token"
+    );
+    assert!(f.replies(&thread).is_empty());
+
+    let token = f.give_agent_token("fixer-bot");
+    f.ok(&reply);
+    f.ok(&resolve);
+    let requests = f.requests_by_token();
+    assert!(requests.len() >= 2, "{requests:?}");
+    for (key, used) in &requests {
+        assert_eq!(used, &token, "{key} carried another token than the agent's");
+    }
+    assert_eq!(
+        f.replies(&thread),
+        ["🤖 fixer on behalf of owner\n\nRenamed.".to_owned()]
+    );
+    assert_eq!(f.reply_authors(&thread), ["fixer-bot"]);
+    assert!(f.resolved(&thread));
+    let history = f.history(&pr);
+    assert!(
+        history.contains(&format!("fixer replied to {thread}"))
+            && history.contains(&format!("fixer resolved {thread}")),
+        "{history:?}"
+    );
+}
+
+#[test]
+fn agents_answer_with_their_own_token_on_github() {
+    agents_answer_with_their_own_token(&mut OnGitHub::new());
+}
+
+#[test]
+fn agents_answer_with_their_own_token_on_gitlab() {
+    agents_answer_with_their_own_token(&mut GitLabEnv::new());
+}
+
 /// An armed change whose checks already passed merges on the first tick, whichever way the
 /// forge takes it (GitHub refuses auto-merge as clean, so pr-monitor merges with the sha
 /// guard), and never a second time.

@@ -5,6 +5,7 @@ mod agreement;
 mod budget;
 mod check;
 mod economy;
+mod enterprise;
 mod fake_github_selftest;
 mod forges;
 mod github_app;

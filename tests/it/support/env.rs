@@ -55,6 +55,8 @@ pub struct TestEnv {
     extra: String,
     /// Extra environment variables for every run.
     pub vars: Vec<(String, String)>,
+    /// The agent `fixer`'s own forge token (`token_env: PRM_TEST_AGENT_TOKEN`), once given.
+    agent_token: Option<String>,
 }
 
 impl TestEnv {
@@ -71,6 +73,7 @@ impl TestEnv {
             now: DEFAULT_NOW.to_owned(),
             extra: extra.to_owned(),
             vars: Vec::new(),
+            agent_token: None,
         };
         env.write_config();
         env
@@ -85,14 +88,26 @@ impl TestEnv {
     }
 
     fn write_config(&self) {
+        let agent_token = if self.agent_token.is_some() {
+            "    token_env: PRM_TEST_AGENT_TOKEN\n"
+        } else {
+            ""
+        };
         let yaml = format!(
             "database: state.db\n\
              github:\n  api_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
-             agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{}",
+             agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{agent_token}{}",
             self.gh.url(),
             self.extra
         );
         std::fs::write(self.config_path(), yaml).expect("write the config");
+    }
+
+    /// Gives the agent `fixer` its own forge token (`token_env`), in the config and in every
+    /// run's environment.
+    pub fn set_agent_token(&mut self, token: &str) {
+        self.agent_token = Some(token.to_owned());
+        self.write_config();
     }
 
     /// Writes `jobs/<name>.yaml`.
@@ -173,6 +188,7 @@ impl TestEnv {
             .arg(&self.now)
             .args(args)
             .env("PRM_TEST_GITHUB_TOKEN", self.gh.token())
+            .envs(self.agent_token.iter().map(|t| ("PRM_TEST_AGENT_TOKEN", t)))
             .env("RUST_BACKTRACE", "0")
             .env("NO_PROXY", "127.0.0.1,localhost")
             .envs(self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))

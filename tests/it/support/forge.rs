@@ -55,6 +55,16 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn replies(&self, thread: &str) -> Vec<String>;
     /// Whether `thread` is resolved.
     fn resolved(&self, thread: &str) -> bool;
+    /// Who wrote each comment of `thread` after its first, in order.
+    fn reply_authors(&self, thread: &str) -> Vec<String>;
+
+    /// Gives `login` a personal token of its own on the forge and makes it the agent
+    /// `fixer`'s (`agents.fixer.token_env`); returns the token.
+    fn give_agent_token(&mut self, login: &str) -> String;
+    /// Each request the forge received, as `(METHOD route, the token it carried)`.
+    fn requests_by_token(&self) -> Vec<(String, String)>;
+    /// Forgets the requests received so far.
+    fn clear_requests(&self);
 
     /// How many times auto-merge was turned on for change `n`.
     fn auto_merge_enables(&self, n: u64) -> usize;
@@ -183,6 +193,36 @@ impl FakeForge for OnGitHub {
     fn resolved(&self, thread: &str) -> bool {
         self.gh
             .world(|w| w.thread_by_id(thread).is_some_and(|t| t.resolved))
+    }
+    fn reply_authors(&self, thread: &str) -> Vec<String> {
+        self.gh.world(|w| {
+            w.thread_by_id(thread)
+                .map(|t| {
+                    t.comments
+                        .iter()
+                        .skip(1)
+                        .map(|c| c.author.clone().unwrap_or_default())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+    }
+    fn give_agent_token(&mut self, login: &str) -> String {
+        let token = self.gh.world(|w| w.person_token(login));
+        self.0.set_agent_token(&token);
+        token
+    }
+    fn requests_by_token(&self) -> Vec<(String, String)> {
+        by_token(
+            self.gh
+                .requests()
+                .entries
+                .iter()
+                .map(|r| (&r.key, &r.authorization)),
+        )
+    }
+    fn clear_requests(&self) {
+        self.gh.clear_requests();
     }
     fn auto_merge_enables(&self, n: u64) -> usize {
         self.gh.world(|w| w.auto_merge_enables(GITHUB_REPO, n))
@@ -321,6 +361,33 @@ impl FakeForge for GitLabEnv {
             })
         })
     }
+    fn reply_authors(&self, thread: &str) -> Vec<String> {
+        self.gl.world(|w| {
+            w.mrs
+                .values()
+                .flat_map(|mr| &mr.discussions)
+                .filter(|d| d.id == thread)
+                .flat_map(|d| d.notes.iter().skip(1).map(|n| n.author.clone()))
+                .collect()
+        })
+    }
+    fn give_agent_token(&mut self, login: &str) -> String {
+        let token = self.gl.world(|w| w.person_token(login));
+        self.env.set_agent_token(&token);
+        token
+    }
+    fn requests_by_token(&self) -> Vec<(String, String)> {
+        by_token(
+            self.gl
+                .requests()
+                .entries
+                .iter()
+                .map(|r| (&r.key, &r.authorization)),
+        )
+    }
+    fn clear_requests(&self) {
+        self.gl.clear_requests();
+    }
     fn auto_merge_enables(&self, n: u64) -> usize {
         self.gl.world(|w| {
             w.events
@@ -343,4 +410,20 @@ impl FakeForge for GitLabEnv {
     fn head(&self, n: u64) -> String {
         self.gl.world(|w| w.get_mr(GITLAB_PROJECT, n).sha.clone())
     }
+}
+
+/// `(key, the bearer token)` of each request.
+fn by_token<'a>(
+    requests: impl Iterator<Item = (&'a String, &'a Option<String>)>,
+) -> Vec<(String, String)> {
+    requests
+        .map(|(key, auth)| {
+            let auth = auth.as_deref().unwrap_or("");
+            let token = auth
+                .strip_prefix("Bearer ")
+                .or_else(|| auth.strip_prefix("token "))
+                .unwrap_or(auth);
+            (key.clone(), token.to_owned())
+        })
+        .collect()
 }

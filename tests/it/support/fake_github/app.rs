@@ -52,6 +52,8 @@ pub struct MintedToken {
 pub enum Caller {
     /// The world's personal token.
     User,
+    /// Another person's personal token (see `World::person_token`).
+    Person(String),
     /// A live installation token of this installation, for this account (lower case).
     Installation { id: u64, account: String },
     /// A valid JWT of the App.
@@ -191,6 +193,9 @@ impl World {
     /// Who `token` (the `Authorization` value without its scheme) names, or the 401 to send.
     pub fn caller(&self, token: &str, app_route: bool, doc: &str) -> Result<Caller, Reply> {
         let bad = |msg: &str| Err(message(401, msg, doc));
+        if let Some(login) = self.people.get(token).filter(|_| !app_route) {
+            return Ok(Caller::Person(login.clone()));
+        }
         let Some(app) = &self.app else {
             return if token == self.token {
                 Ok(Caller::User)

@@ -71,7 +71,8 @@
 //! `disablePullRequestAutoMerge`, `updatePullRequestBranch`, `mergePullRequest`,
 //! `addPullRequestReviewThreadReply`, `resolveReviewThread`. REST: see [`rest`]. Every API
 //! request needs `Authorization: Bearer <w.token>` (or `token <w.token>`), else 401; answers
-//! carry `x-ratelimit-*` headers.
+//! carry `x-ratelimit-*` headers. `w.enterprise = true` plays GitHub Enterprise Server: a
+//! document naming `mergeStateStatus` is refused unless `Accept` names [`MERGE_INFO_PREVIEW`].
 //!
 //! # Faults
 //! `gh.fault(Fault::status(502).on("POST /graphql").times(2))` — queued faults apply in order
@@ -112,6 +113,9 @@ pub type LoggedRequest = fake_server::LoggedRequest<FaultKind>;
 
 /// The requests received, in order.
 pub type RequestLog = fake_server::RequestLog<FaultKind>;
+
+/// The media type GitHub Enterprise Server wants before it shows `mergeStateStatus`.
+pub const MERGE_INFO_PREVIEW: &str = "application/vnd.github.merge-info-preview+json";
 
 /// The placeholders of the route templates (see [`RequestLog::matching`]).
 const PLACEHOLDERS: &[&str] = &["{o}", "{r}", "{n}", "{id}"];
@@ -288,7 +292,13 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         prepared.as_mut(),
         body_json.as_ref().and_then(|b| b["query"].as_str()),
     ) {
-        let missing = shared.world().missing_fields.clone();
+        let mut missing = shared.world().missing_fields.clone();
+        let previewed = req
+            .header("accept")
+            .is_some_and(|a| a.contains(MERGE_INFO_PREVIEW));
+        if shared.world().enterprise && !previewed {
+            missing.push(("PullRequest".into(), "mergeStateStatus".into()));
+        }
         let uses = |field: &str| {
             query
                 .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
@@ -508,6 +518,10 @@ fn answer(
                 Ok(caller) => caller,
                 Err(refused) => return refused,
             },
+        };
+        w.acting = match &caller {
+            app::Caller::Person(login) => Some(login.clone()),
+            _ => None,
         };
         if let app::Caller::Installation { account, .. } = &caller {
             if *route == Route::User {

@@ -394,7 +394,7 @@ pub fn handle(
         }
         Route::User => Reply::json(
             200,
-            &json!({ "login": world.viewer, "id": 1, "node_id": "U_kgDOAAAAAQ", "type": "User", "site_admin": false }),
+            &json!({ "login": world.actor(), "id": 1, "node_id": "U_kgDOAAAAAQ", "type": "User", "site_admin": false }),
         ),
         Route::App(app_route) => world.app_route(app_route),
         Route::Graphql | Route::Unknown => not_found(),

@@ -718,7 +718,7 @@ impl<'c> NodeObj<'c> {
                     )),
                 }
             }
-            "viewer" => self.obj(Obj::User(self.ctx.world.borrow().viewer.clone())),
+            "viewer" => self.obj(Obj::User(self.ctx.world.borrow().actor())),
             "user" => self.obj(Obj::User(
                 arg_str(info, "login").unwrap_or_default().to_owned(),
             )),

@@ -28,6 +28,8 @@ impl World {
         World {
             token: token.to_owned(),
             viewer: viewer.to_owned(),
+            people: BTreeMap::new(),
+            acting: None,
             now: at(DEFAULT_NOW),
             repos: BTreeMap::new(),
             job_logs: BTreeMap::new(),
@@ -35,6 +37,7 @@ impl World {
             held_answers: 0,
             auto_merge_executes: true,
             missing_fields: Vec::new(),
+            enterprise: false,
             rate: RateLimit {
                 limit: 5000,
                 core_used: 0,
@@ -45,6 +48,18 @@ impl World {
             next_id: 0,
             node_index: std::cell::RefCell::default(),
         }
+    }
+
+    /// A personal token of `login` (an agent's own): requests with it act as `login`.
+    pub fn person_token(&mut self, login: &str) -> String {
+        let token = format!("ghp_person_{login}");
+        self.people.insert(token.clone(), login.to_owned());
+        token
+    }
+
+    /// The login the request being answered acts as: the token's owner.
+    pub fn actor(&self) -> String {
+        self.acting.clone().unwrap_or_else(|| self.viewer.clone())
     }
 
     // ── ids ─────────────────────────────────────────────────────────────────────────────────

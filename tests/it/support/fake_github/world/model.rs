@@ -276,6 +276,11 @@ pub struct World {
     pub token: String,
     /// The login the token belongs to: `viewer { login }`, author of replies and branch updates.
     pub viewer: String,
+    /// Other people's personal tokens (token → login), e.g. an agent's own: a request with one
+    /// acts as that login ([`World::person_token`]).
+    pub people: BTreeMap<String, String>,
+    /// The login the request being answered acts as, when it is not the viewer's.
+    pub acting: Option<String>,
     /// The world's clock: stamps everything the builders and mutations create.
     pub now: Time,
     pub repos: BTreeMap<String, Repo>,
@@ -291,6 +296,9 @@ pub struct World {
     /// Fields this server lacks, as (type, field): a document using one is refused with
     /// GitHub's "Field 'x' doesn't exist on type 'Y'" (an older GitHub Enterprise Server).
     pub missing_fields: Vec<(String, String)>,
+    /// GitHub Enterprise Server: `PullRequest.mergeStateStatus` exists only for requests whose
+    /// `Accept` names the `merge-info-preview` media type, as on a real GHES.
+    pub enterprise: bool,
     pub rate: RateLimit,
     /// The GitHub App, when tests sign in as one (see [`super::super::app`]).
     pub app: Option<super::super::app::FakeApp>,

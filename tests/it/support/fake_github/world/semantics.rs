@@ -442,7 +442,7 @@ impl World {
         }
         let node_id = self.new_node_id("PRRC");
         let database_id = self.new_database_id();
-        let (viewer, now) = (self.viewer.clone(), self.now);
+        let (viewer, now) = (self.actor(), self.now);
         let thread = &mut self.get_pr_mut(&repo, number).threads[ti];
         thread.comments.push(ThreadComment {
             node_id,
@@ -467,7 +467,7 @@ impl World {
         let Some(NodeRef::Thread(repo, number, ti)) = self.find_node(thread_id) else {
             return Err(not_a_node(thread_id));
         };
-        let viewer = self.viewer.clone();
+        let viewer = self.actor();
         let thread = &mut self.get_pr_mut(&repo, number).threads[ti];
         thread.resolved = true;
         thread.resolved_by = Some(viewer);

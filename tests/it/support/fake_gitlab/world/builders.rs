@@ -275,6 +275,18 @@ impl World {
         self.now = at(rfc3339);
     }
 
+    /// A personal access token of `username` (an agent's own): requests with it act as them.
+    pub fn person_token(&mut self, username: &str) -> String {
+        let token = format!("glpat-person-{username}");
+        self.people.insert(token.clone(), username.to_owned());
+        token
+    }
+
+    /// The username the request being answered acts as: the token's owner.
+    pub fn actor(&self) -> String {
+        self.acting.clone().unwrap_or_else(|| self.viewer.clone())
+    }
+
     /// The project at `path`, created with defaults (`main`, `merge`, `default_off`).
     pub fn project(&mut self, path: &str) -> ProjectBuilder<'_> {
         if !self.projects.contains_key(path) {

@@ -252,6 +252,11 @@ pub struct World {
     pub viewer_name: String,
     pub viewer_email: String,
     pub viewer_commit_email: String,
+    /// Other people's personal access tokens (token → username), e.g. an agent's own: a
+    /// request with one acts as that user ([`World::person_token`]).
+    pub people: BTreeMap<String, String>,
+    /// The username the request being answered acts as, when it is not the viewer's.
+    pub acting: Option<String>,
     /// Answers the fake handled and then held back (a client killed meanwhile never saw them).
     pub held_answers: usize,
     pub now: DateTime<Utc>,
@@ -321,6 +326,8 @@ impl Default for World {
             viewer_name: "The Owner".into(),
             viewer_email: "owner@example.com".into(),
             viewer_commit_email: "1-owner@users.noreply.gitlab.example.com".into(),
+            people: BTreeMap::new(),
+            acting: None,
             held_answers: 0,
             now: at(DEFAULT_NOW),
             projects: BTreeMap::new(),

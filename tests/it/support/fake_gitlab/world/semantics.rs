@@ -279,7 +279,7 @@ impl World {
     pub fn reply(&mut self, key: &(String, u64), discussion: &str, body: &str) -> Option<Value> {
         let id = self.id();
         let now = self.now;
-        let viewer = self.viewer.clone();
+        let viewer = self.actor();
         let d = self.discussion_mut(key, discussion)?;
         let note = Note {
             id,
