@@ -114,8 +114,11 @@ fn parse_now(now: Option<&str>) -> Result<Instant> {
     }
 }
 
+/// The config, whose web roots become the process's (every PR address is written on them).
 fn load_config(path: Option<&Path>) -> Result<Config> {
-    Config::load(path).map_err(|e| usage(e.to_string()))
+    let config = Config::load(path).map_err(|e| usage(e.to_string()))?;
+    crate::model::web::set_roots(config.web_roots());
+    Ok(config)
 }
 
 /// The database a command uses: `--db`, else the config's `database`. A database whose folder

@@ -137,6 +137,22 @@ pub struct JobPolicy {
     /// Arm merges on PRs whose base is not the repository's default branch. Default `false`.
     #[serde(default)]
     pub allow_non_default_base: Option<bool>,
+    /// Which edits make a comment new feedback. Default `author`.
+    #[serde(default)]
+    pub edits: Option<Edits>,
+    /// Messages to the agent per PR in any hour; past it, work waits. `0`: no cap. Default 6.
+    #[serde(default)]
+    pub agent_messages_per_hour: Option<u32>,
+}
+
+/// Which edits of a comment count as new feedback (`edits:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Edits {
+    /// An edit its own author made (as the forge says; GitLab never says, so there none).
+    Author,
+    /// None: a comment is new once, when it is written.
+    Never,
 }
 
 /// Who deals with review feedback (`reviews:`) or a merge conflict (`conflicts:`).

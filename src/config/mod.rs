@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 pub use cron::CronSchedule;
 pub use github_app::GitHubAppConfig;
 pub use job::{
-    Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch, UpdateMethod,
-    Watch,
+    Edits, Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch,
+    UpdateMethod, Watch,
 };
 pub use load::ConfigError;
 pub(crate) use load::Source;
@@ -45,6 +45,8 @@ pub const SYSTEM_CONFIG: &str = "/etc/pr-monitor/config.yaml";
 pub const DEFAULT_DATABASE: &str = "pr-monitor.db";
 /// The jobs folder, beside the config file, when the config does not say.
 pub const DEFAULT_JOBS_DIR: &str = "jobs";
+/// A job's `agent_messages_per_hour` when it does not say.
+pub const DEFAULT_AGENT_MESSAGES_PER_HOUR: u32 = 6;
 /// An agent's `timeout_sec` when it does not say.
 pub const DEFAULT_AGENT_TIMEOUT_SEC: u64 = 60;
 
@@ -127,6 +129,10 @@ pub struct GitHubConfig {
     /// The GraphQL API. Default: derived from `api_url`, see [`GitHubConfig::graphql_url`].
     #[serde(deserialize_with = "de::opt_http_url")]
     pub graphql_url: Option<String>,
+    /// The web address links name. Default: derived from `api_url`
+    /// ([`crate::model::web::web_root`]): `https://github.com` for `https://api.github.com`.
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub web_url: Option<String>,
     /// The environment variable holding the token. Default `GITHUB_TOKEN` when none of the
     /// three token keys is given.
     #[serde(deserialize_with = "de::opt_env_name")]
@@ -147,6 +153,7 @@ impl Default for GitHubConfig {
         GitHubConfig {
             api_url: "https://api.github.com".to_owned(),
             graphql_url: None,
+            web_url: None,
             token_env: None,
             token_file: None,
             token_command: None,
@@ -196,6 +203,10 @@ pub struct GitLabConfig {
     /// trailing `/` is dropped.
     #[serde(deserialize_with = "de::api_url")]
     pub api_url: String,
+    /// The web address links name. Default: derived from `api_url`
+    /// ([`crate::model::web::web_root`]): `https://gitlab.com` for `https://gitlab.com/api/v4`.
+    #[serde(deserialize_with = "de::opt_http_url")]
+    pub web_url: Option<String>,
     /// The environment variable holding the token. Default `GITLAB_TOKEN` when none of the
     /// three token keys is given.
     #[serde(deserialize_with = "de::opt_env_name")]
@@ -212,6 +223,7 @@ impl Default for GitLabConfig {
     fn default() -> Self {
         GitLabConfig {
             api_url: "https://gitlab.com/api/v4".to_owned(),
+            web_url: None,
             token_env: None,
             token_file: None,
             token_command: None,
@@ -598,6 +610,10 @@ pub struct Policy {
     pub trust: Vec<String>,
     /// Whether merges may be armed on a PR whose base is not the default branch.
     pub allow_non_default_base: bool,
+    /// Which edits make a comment new feedback.
+    pub edits: Edits,
+    /// Messages to the agent per PR in any hour; `None`: no cap.
+    pub agent_messages_per_hour: Option<u32>,
     /// Channels to notify through.
     pub notify: Vec<NotifyChannel>,
     /// Event kinds that notify.
@@ -612,9 +628,19 @@ impl Policy {
 }
 
 impl Config {
-    /// The web hosts a PR address may name: the public forges and the configured APIs' hosts.
+    /// The web hosts a PR address may name: the public forges, the configured APIs' hosts and
+    /// the forges' web hosts.
     pub fn forge_hosts(&self) -> crate::model::reference::ForgeHosts {
         crate::model::reference::ForgeHosts::with_apis(&self.github.api_url, &self.gitlab.api_url)
+            .with_web(&self.web_roots())
+    }
+
+    /// Each forge's web root: `web_url`, else derived from `api_url`.
+    pub fn web_roots(&self) -> crate::model::web::WebRoots {
+        crate::model::web::WebRoots::new(
+            (&self.github.api_url, self.github.web_url.as_deref()),
+            (&self.gitlab.api_url, self.gitlab.web_url.as_deref()),
+        )
     }
 
     /// The config file this was read from; `None` for the built-in defaults.
@@ -679,6 +705,12 @@ impl Config {
             required_approvals_from: p.required_approvals_from.clone().unwrap_or_default(),
             trust: p.trust.clone().unwrap_or_default(),
             allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
+            edits: p.edits.unwrap_or(Edits::Author),
+            agent_messages_per_hour: Some(
+                p.agent_messages_per_hour
+                    .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),
+            )
+            .filter(|n| *n > 0),
             notify: dedup(
                 job.and_then(|j| j.notify.clone())
                     .unwrap_or_else(|| self.notify.channels()),

@@ -858,6 +858,8 @@ fn policy_resolution() {
     );
     assert!(none.required_labels.is_empty() && none.trust.is_empty());
     assert!(!none.allow_non_default_base);
+    assert_eq!(none.edits, Edits::Author);
+    assert_eq!(none.agent_messages_per_hour, Some(6));
     assert_eq!(
         none.notify,
         [NotifyChannel::Slack],
@@ -871,6 +873,7 @@ fn policy_resolution() {
         "name: j\npolicy:\n  agent: fixer\n  auto_fix: true\n  max_attempts: 1\n  merge_method: \"\"\n  \
          reviews: agent\n  conflicts: agent\n  update_branch: never\n  update_method: rebase\n  \
          required_labels: [ready]\n  trust: [alice]\n  allow_non_default_base: true\n  merge_when_ready: true\n\
+         \x20 edits: never\n  agent_messages_per_hour: 0\n\
          notify: []\nnotify_on: [review, conflict, review]\n",
         Path::new("/j.yaml"),
         &config,
@@ -893,6 +896,8 @@ fn policy_resolution() {
     assert_eq!(p.required_labels, ["ready"]);
     assert_eq!(p.trust, ["alice"]);
     assert!(p.allow_non_default_base && p.merge_when_ready);
+    assert_eq!(p.edits, Edits::Never);
+    assert_eq!(p.agent_messages_per_hour, None, "0: no cap");
     assert_eq!(p.notify, []);
     assert_eq!(p.notify_on, [NotifyKind::Review, NotifyKind::Conflict]);
     assert!(

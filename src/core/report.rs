@@ -182,6 +182,7 @@ pub fn agent_message(
                 line: f.line,
                 url: opt_line(&f.url),
                 updated_at: f.updated_at.clone(),
+                edited: f.edited,
             })
             .collect(),
         body: agent_brief(req, snap, owner),
@@ -399,6 +400,7 @@ pub(crate) mod tests {
                 line: Some(3),
                 url: None,
                 updated_at: String::new(),
+                edited: false,
             }],
             trusted_by: "push by fixer-bot".into(),
         }

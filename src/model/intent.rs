@@ -1,5 +1,5 @@
 //! Intents: the forge writes pr-monitor is about to make (a branch update from a head, a
-//! re-run of jobs on a head, a merge of a head, arming auto-merge on a head), each recorded
+//! re-run of jobs on a head, a merge of a head, arming auto-merge on a head, turning it off), each recorded
 //! in SQLite in its own committed transaction *before* the call. The next tick that reads the
 //! PR reconciles the open ones against what the forge shows ([`crate::core::decide`]), so a lost
 //! answer, a 502 or a crash between the call and the record never turns pr-monitor's own
@@ -19,6 +19,8 @@ pub enum IntentKind {
     Merge,
     /// Arm the forge's auto-merge on the head.
     Arm,
+    /// Turn off the auto-merge pr-monitor armed (the PR was disarmed).
+    Disarm,
 }
 
 impl IntentKind {
@@ -28,6 +30,7 @@ impl IntentKind {
             IntentKind::Rerun => "rerun",
             IntentKind::Merge => "merge",
             IntentKind::Arm => "arm",
+            IntentKind::Disarm => "disarm",
         }
     }
 
@@ -37,6 +40,7 @@ impl IntentKind {
             IntentKind::Rerun,
             IntentKind::Merge,
             IntentKind::Arm,
+            IntentKind::Disarm,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
@@ -86,6 +90,7 @@ mod tests {
             IntentKind::Rerun,
             IntentKind::Merge,
             IntentKind::Arm,
+            IntentKind::Disarm,
         ] {
             assert_eq!(IntentKind::parse(k.as_str()), Some(k));
         }

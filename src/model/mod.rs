@@ -9,6 +9,7 @@ pub mod plan;
 pub mod reference;
 pub mod trust;
 pub mod watch;
+pub mod web;
 
 use std::fmt;
 use std::str::FromStr;
@@ -184,19 +185,6 @@ impl PrRef {
             forge: ForgeKind::GitHub,
             repo: repo.to_owned(),
             number,
-        }
-    }
-
-    /// The canonical web address, used as the watch's name in every output.
-    pub fn url(&self) -> String {
-        match self.forge {
-            ForgeKind::GitHub => format!("https://github.com/{}/pull/{}", self.repo, self.number),
-            ForgeKind::GitLab => {
-                format!(
-                    "https://gitlab.com/{}/-/merge_requests/{}",
-                    self.repo, self.number
-                )
-            }
         }
     }
 
@@ -452,6 +440,23 @@ pub struct Comment {
     pub body: String,
     pub url: Option<String>,
     pub updated_at: Option<Instant>,
+    /// When it was written (`None` when the forge did not say).
+    #[serde(default)]
+    pub created_at: Option<Instant>,
+    /// Its last edit, when it was edited after it was written.
+    #[serde(default)]
+    pub edit: Option<Edit>,
+    /// Part of a review not submitted yet (only its author sees it): never feedback.
+    #[serde(default)]
+    pub pending: bool,
+}
+
+/// The last edit of a comment or a review's body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    pub at: Option<Instant>,
+    /// Who made it; `None` when the forge does not say (GitLab's notes).
+    pub by: Option<String>,
 }
 
 /// A review thread on the diff (GitHub) or a resolvable discussion (GitLab).
@@ -518,6 +523,9 @@ pub struct Review {
     pub url: Option<String>,
     pub submitted_at: Option<Instant>,
     pub updated_at: Option<Instant>,
+    /// The last edit of its body, when it was edited after it was submitted.
+    #[serde(default)]
+    pub edit: Option<Edit>,
 }
 
 /// How a behind branch is brought up to date.
@@ -671,6 +679,10 @@ pub struct Snapshot {
     pub state: PrState,
     pub draft: bool,
     pub author: Option<String>,
+    /// The forge says the PR's author may write to the repository (GitHub's author association
+    /// OWNER, MEMBER or COLLABORATOR; a GitLab access level of Developer or more).
+    #[serde(default)]
+    pub author_can_write: bool,
     pub head_ref: String,
     /// The head branch lives in a fork.
     pub cross_repository: bool,
@@ -710,6 +722,10 @@ pub struct Snapshot {
     /// The merge group's checks still unfinished when the PR left the queue (it timed out).
     #[serde(default)]
     pub queue_unfinished: Vec<String>,
+    /// Why the merge group's checks could not be read once the PR left the queue: the exit
+    /// is then undecided (neither failures nor their absence are known).
+    #[serde(default)]
+    pub queue_unread: Option<String>,
 }
 
 impl Snapshot {

@@ -37,7 +37,7 @@ impl MessageKind {
 }
 
 /// One piece of review feedback handed to the agent; serialised as an agent message's
-/// `feedback[]` item (its update time is the seen state's, not the agent's).
+/// `feedback[]` item. Its update time is also what the seen state keeps.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Feedback {
     /// issue_comment | review | review_thread | review_comment
@@ -48,8 +48,21 @@ pub struct Feedback {
     pub path: Option<String>,
     pub line: Option<u64>,
     pub url: Option<String>,
-    #[serde(default, skip_serializing)]
+    /// When the forge last saw it change (`null` when it did not say).
+    #[serde(default, serialize_with = "empty_as_null")]
     pub updated_at: String,
+    /// Its words were edited after they were written.
+    #[serde(default)]
+    pub edited: bool,
+}
+
+/// An unknown instant, kept as `""`, is written as `null`.
+fn empty_as_null<S: serde::Serializer>(s: &str, out: S) -> Result<S::Ok, S::Error> {
+    if s.is_empty() {
+        out.serialize_none()
+    } else {
+        out.serialize_str(s)
+    }
 }
 
 /// One row of a seen state: the item (`source`, `id`) was handled as of `updated_at`.

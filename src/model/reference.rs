@@ -48,6 +48,22 @@ impl ForgeHosts {
         hosts
     }
 
+    /// These hosts and the hosts of `roots`.
+    #[must_use]
+    pub fn with_web(mut self, roots: &super::web::WebRoots) -> Self {
+        for (root, list) in [
+            (&roots.github, &mut self.github),
+            (&roots.gitlab, &mut self.gitlab),
+        ] {
+            if let Some(host) = url_host(root)
+                && !list.contains(&host)
+            {
+                list.push(host);
+            }
+        }
+        self
+    }
+
     fn allows(&self, forge: ForgeKind, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
         let host = host.strip_prefix("www.").unwrap_or(&host);
@@ -167,9 +183,10 @@ impl PrRef {
 impl FromStr for PrRef {
     type Err = String;
 
-    /// [`PrRef::parse_on`] the default hosts, `github.com` and `gitlab.com`.
+    /// [`PrRef::parse_on`] the default hosts, `github.com` and `gitlab.com`, and the hosts of
+    /// the process's web roots ([`super::web::roots`]): a PR's own address parses back.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PrRef::parse_on(s, &ForgeHosts::default())
+        PrRef::parse_on(s, &ForgeHosts::default().with_web(&super::web::roots()))
     }
 }
 

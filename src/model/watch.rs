@@ -371,6 +371,9 @@ pub struct Memory {
     pub queue_left_head: Option<Sha>,
     /// Ticks in a row that waited for a failed check's log the forge did not answer for.
     pub log_waits: u32,
+    /// Ticks in a row that waited to tell why the queue let the PR go, its merge group's
+    /// checks unread.
+    pub queue_exit_waits: u32,
     /// The run that pushed this PR past the forge's rate-limit reset, and why; its next tick
     /// clears it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -673,7 +676,8 @@ mod tests {
         "stuck_reported_for": "abc",
         "queued_head": "abc",
         "queue_left_head": "abd",
-        "log_waits": 1
+        "log_waits": 1,
+        "queue_exit_waits": 1
     }"#;
 
     #[test]

@@ -230,6 +230,8 @@ pub fn deliver_pending(
     now: crate::model::Instant,
 ) -> Result<Delivered> {
     let mut report = Delivered::default();
+    let hosts = config.forge_hosts();
+    let mut unrecorded = Vec::new();
     let claimed = store.claim_outbox(
         real_now(),
         real_now().saturating_add(CLAIM_SECS),
@@ -257,24 +259,46 @@ pub fn deliver_pending(
                 }
             }
         }
-        if let (Some(run), Ok(pr)) = (run, send.message.pr.parse::<PrRef>()) {
-            if let Some(watch) = store.watch(&pr)? {
-                let (started, ended) = (run.started.into(), run.ended.into());
-                store.update_memory(watch.id, |m| {
-                    crate::core::memory::agent_ran(m, started, ended);
-                })?;
-            }
-            store.log(
-                &pr,
-                &[HistoryEntry {
-                    at: now,
-                    what: run.describe(),
-                    why: None,
-                }],
-            )?;
+        let Some(run) = run else { continue };
+        // The PR reads back through the configured hosts; one that does not (a damaged row)
+        // leaves the agent's run unrecorded, and its next commit would read as someone
+        // else's: said, once every message is delivered.
+        match PrRef::parse_on(&send.message.pr, &hosts) {
+            Err(e) => unrecorded.push(format!(
+                "message `{}`: its PR `{}` does not read back ({e})",
+                send.message.id, send.message.pr
+            )),
+            Ok(pr) => record_run(store, &pr, &run, now)?,
         }
     }
+    if !unrecorded.is_empty() {
+        anyhow::bail!("an agent's run was not recorded: {}", unrecorded.join("; "));
+    }
     Ok(report)
+}
+
+/// Records an agent command's run: in the watch's memory (its next commit is the agent's)
+/// and in the PR's history.
+fn record_run(
+    store: &mut Store,
+    pr: &PrRef,
+    run: &CommandRun,
+    now: crate::model::Instant,
+) -> Result<()> {
+    if let Some(watch) = store.watch(pr)? {
+        let (started, ended) = (run.started.into(), run.ended.into());
+        store.update_memory(watch.id, |m| {
+            crate::core::memory::agent_ran(m, started, ended);
+        })?;
+    }
+    store.log(
+        pr,
+        &[HistoryEntry {
+            at: now,
+            what: run.describe(),
+            why: None,
+        }],
+    )
 }
 
 #[cfg(test)]

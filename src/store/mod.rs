@@ -17,6 +17,7 @@ mod reads;
 mod seen;
 mod ticks;
 mod watches;
+mod web_keys;
 
 pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
@@ -115,10 +116,19 @@ impl Store {
                     .and_then(read)
             })
             .with_context(|| format!("cannot use the database `{}`", path.display()))?;
-        let (conn, version) = opened;
+        let (mut conn, version) = opened;
         if version < migrations::latest() {
             drop(conn);
             return Self::open(path);
+        }
+        // Keys written on other web roots are rewritten when the file can be written; a
+        // database that cannot be is read as it is.
+        let stale = {
+            let tx = conn.transaction()?;
+            web_keys::stale(&tx, &crate::model::web::roots())?
+        };
+        if stale && let Ok(store) = Self::open(path) {
+            return Ok(store);
         }
         Ok(Store { conn })
     }
@@ -165,6 +175,7 @@ impl Store {
         if version != latest {
             tx.pragma_update(None, "user_version", latest)?;
         }
+        web_keys::rekey(&tx, &crate::model::web::roots())?;
         tx.commit()?;
         Ok(Store { conn })
     }

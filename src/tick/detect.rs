@@ -169,8 +169,12 @@ pub fn queue_failures(
     let (true, Some(group)) = (left, group) else {
         return;
     };
-    let Ok(group_checks) = forge.commit_checks(&snap.pr, &group) else {
-        return;
+    let group_checks = match forge.commit_checks(&snap.pr, &group) {
+        Ok(checks) => checks,
+        Err(e) => {
+            snap.queue_unread = Some(crate::secrets::mask(&e.to_string()));
+            return;
+        }
     };
     snap.queue_unfinished = checks::newest(&group_checks)
         .into_iter()
@@ -196,9 +200,14 @@ fn read_failures(
         .take(MAX_FAILED_LOGS)
         .cloned()
         .collect();
-    let cached: Vec<Option<KeptLog>> = failed
+    // A kept verdict that no longer reads back is no verdict: the log is read again.
+    let cached: Vec<Option<(KeptLog, Classification)>> = failed
         .iter()
-        .map(|c| store.kept_log(&(snap.pr.forge, c.job_id?, stamp(c))))
+        .map(|c| {
+            let kept = store.kept_log(&(snap.pr.forge, c.job_id?, stamp(c)))?;
+            let class = serde_json::from_str(&kept.classification).ok()?;
+            Some((kept, class))
+        })
         .collect();
     // One request for the annotations of every check not read before.
     let unread: Vec<String> = failed
@@ -207,16 +216,20 @@ fn read_failures(
         .filter(|(_, hit)| hit.is_none())
         .filter_map(|(c, _)| c.node_id.clone())
         .collect();
+    // A failed annotations read leaves every check it was for unjudged (and uncached): its
+    // annotations may be what tells a runner loss from a real failure.
     let notes = if unread.is_empty() {
-        Vec::new()
+        Ok(Vec::new())
     } else {
-        forge.annotations(&snap.pr, &unread).unwrap_or_default()
+        forge
+            .annotations(&snap.pr, &unread)
+            .map_err(|e| format!("annotations: {}", crate::secrets::mask(&e.to_string())))
     };
-    let notes_for = |c: &Check| {
-        let i = unread
-            .iter()
-            .position(|id| Some(id) == c.node_id.as_ref())?;
-        notes.get(i).cloned()
+    let notes_for = |c: &Check| -> Result<Option<String>, String> {
+        let Some(i) = unread.iter().position(|id| Some(id) == c.node_id.as_ref()) else {
+            return Ok(None);
+        };
+        Ok(notes.as_ref().map_err(Clone::clone)?.get(i).cloned())
     };
 
     let mut out = Vec::new();
@@ -224,8 +237,13 @@ fn read_failures(
         let reason = c.failure_reason.as_deref();
         let (log_tail, classification, unreadable) = hit.map_or_else(
             || {
+                let (notes, failed_notes) = match notes_for(c) {
+                    Ok(notes) => (notes, None),
+                    Err(e) => (None, Some(e)),
+                };
                 let (tail, class, failed_read) =
-                    read_and_classify(forge, snap, policy, c, notes_for(c), reason);
+                    read_and_classify(forge, snap, policy, c, notes, reason);
+                let failed_read = failed_read.or(failed_notes);
                 if let (true, Some(job)) = (remember, c.job_id) {
                     store.keep_log(
                         (snap.pr.forge, job, stamp(c)),
@@ -238,13 +256,7 @@ fn read_failures(
                 }
                 (tail, class, failed_read)
             },
-            |kept| {
-                (
-                    kept.tail,
-                    serde_json::from_str(&kept.classification).unwrap_or(Classification::Real),
-                    kept.unreadable,
-                )
-            },
+            |(kept, class)| (kept.tail, class, kept.unreadable),
         );
         out.push(FailedCheck {
             name: c.name.clone(),

@@ -143,12 +143,23 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
                 );
             }
             Action::DisableAutoMerge => {
+                if !intend(
+                    writes,
+                    env,
+                    IntentKind::Disarm,
+                    &snap.head.sha,
+                    "",
+                    &mut out,
+                ) {
+                    continue;
+                }
                 if let Err(e) = forge.disable_auto_merge(snap) {
                     note(
                         &mut out,
                         env.now,
                         format!("could not disable auto-merge: {e}"),
                     );
+                    incomplete(&mut out, &e);
                 }
             }
             Action::Merge { sha, method } => merge(writes, snap, plan, env, sha, *method, &mut out),

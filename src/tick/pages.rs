@@ -15,7 +15,7 @@ pub fn html(
     watches: &[Watch],
     undelivered: &[OutboxRow],
     history: &std::collections::BTreeMap<i64, Vec<crate::model::watch::HistoryEntry>>,
-    web: &crate::view::web::WebRoots,
+    web: &crate::model::web::WebRoots,
     now: Instant,
 ) -> String {
     crate::view::status_page::render(&crate::view::status_page::PageInput {
@@ -58,7 +58,7 @@ pub fn write(
                 store.history(&w.pr, crate::view::status_page::LAST_ACTIONS)?,
             );
         }
-        let web = crate::view::web::WebRoots::of(config);
+        let web = config.web_roots();
         write_atomically(
             path,
             &html(&watches, &undelivered, &history, &web, now),

@@ -9,14 +9,15 @@ use std::fmt::Write as _;
 
 use crate::core::text::one_line;
 use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::web::WebRoots;
 use crate::model::{Instant, PrState};
 use crate::store::OutboxRow;
 use crate::view::chip::Chip;
 use crate::view::html::escape;
 use crate::view::palette;
 use crate::view::status_view::{by_need, need, summary};
+use crate::view::web::check_links;
 use crate::view::web::web_link;
-use crate::view::web::{WebRoots, check_links};
 use crate::view::when::{absolute, relative};
 
 /// The last actions shown per PR.
@@ -121,7 +122,7 @@ fn why_words(w: &Watch) -> String {
 fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
     let s = &w.status;
     let chip = Chip::of(w);
-    let url = input.web.pr_page(&w.pr);
+    let url = w.pr.url_on(input.web);
     let _ = write!(
         out,
         "<li class=\"pr need-{need}\" id=\"{id}\">\n<div class=\"top\"><a class=\"chip {tone}\" href=\"{url}\">{chip}</a> \

@@ -1,60 +1,5 @@
-//! The forge's own web addresses, derived from the configured `api_url`, so links on the status
-//! page are right on GitHub Enterprise and self-managed GitLab: `https://api.github.com` →
-//! `https://github.com`, `https://HOST/api/v3` → `https://HOST`, `https://HOST/api/v4` →
-//! `https://HOST`. Pure.
-
-use crate::config::Config;
-use crate::model::{ForgeKind, PrRef};
-
-/// The web root of a forge whose API is at `api_url`.
-pub fn web_root(forge: ForgeKind, api_url: &str) -> String {
-    let api = api_url.trim_end_matches('/');
-    let suffix = match forge {
-        ForgeKind::GitHub => "/api/v3",
-        ForgeKind::GitLab => "/api/v4",
-    };
-    if let Some(root) = api.strip_suffix(suffix) {
-        return root.to_owned();
-    }
-    match api.split_once("://") {
-        Some((scheme, host)) if host.starts_with("api.") && !host.contains('/') => {
-            format!("{scheme}://{}", &host["api.".len()..])
-        }
-        _ => api.to_owned(),
-    }
-}
-
-/// The web roots of both forges, as configured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebRoots {
-    pub github: String,
-    pub gitlab: String,
-}
-
-impl WebRoots {
-    pub fn of(config: &Config) -> WebRoots {
-        WebRoots {
-            github: web_root(ForgeKind::GitHub, &config.github.api_url),
-            gitlab: web_root(ForgeKind::GitLab, &config.gitlab.api_url),
-        }
-    }
-
-    /// The PR's page on its forge.
-    pub fn pr_page(&self, pr: &PrRef) -> String {
-        match pr.forge {
-            ForgeKind::GitHub => format!("{}/{}/pull/{}", self.github, pr.repo, pr.number),
-            ForgeKind::GitLab => {
-                format!("{}/{}/-/merge_requests/{}", self.gitlab, pr.repo, pr.number)
-            }
-        }
-    }
-}
-
-impl Default for WebRoots {
-    fn default() -> Self {
-        WebRoots::of(&Config::default())
-    }
-}
+//! Links to a forge's pages: a failed check's run and log, and which addresses a message may
+//! link to (the PR's own page is [`crate::model::PrRef::url_on`]). Pure.
 
 /// A failed check's links: its run and its log. A GitHub Actions job page (`…/runs/R/job/J`)
 /// is the log, its run is `…/runs/R`; a GitLab job page (`…/-/jobs/J`) is the run, its log is
@@ -80,60 +25,6 @@ pub fn web_link(url: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn web_roots_follow_the_api_address() {
-        for (forge, api, want) in [
-            (
-                ForgeKind::GitHub,
-                "https://api.github.com",
-                "https://github.com",
-            ),
-            (
-                ForgeKind::GitHub,
-                "https://ghe.example.com/api/v3/",
-                "https://ghe.example.com",
-            ),
-            (
-                ForgeKind::GitHub,
-                "https://api.acme.ghe.com",
-                "https://acme.ghe.com",
-            ),
-            (
-                ForgeKind::GitLab,
-                "https://gitlab.com/api/v4",
-                "https://gitlab.com",
-            ),
-            (
-                ForgeKind::GitLab,
-                "https://git.example.org/api/v4",
-                "https://git.example.org",
-            ),
-            (
-                ForgeKind::GitHub,
-                "http://127.0.0.1:8080",
-                "http://127.0.0.1:8080",
-            ),
-        ] {
-            assert_eq!(web_root(forge, api), want, "{api}");
-        }
-        let roots = WebRoots {
-            github: "https://ghe.example.com".into(),
-            gitlab: "https://git.example.org".into(),
-        };
-        assert_eq!(
-            roots.pr_page(&PrRef::github("octo/app", 1)),
-            "https://ghe.example.com/octo/app/pull/1"
-        );
-        assert_eq!(
-            roots.pr_page(&"g/p!57".parse().unwrap()),
-            "https://git.example.org/g/p/-/merge_requests/57"
-        );
-        assert_eq!(
-            WebRoots::default().pr_page(&PrRef::github("o/r", 2)),
-            "https://github.com/o/r/pull/2"
-        );
-    }
 
     #[test]
     fn a_check_links_its_run_and_its_log() {

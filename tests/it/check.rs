@@ -132,6 +132,8 @@ fn a_busy_pr_lists_what_needs_attention_once() {
                 body: "one more thing".into(),
                 created_at: t,
                 updated_at: t,
+                editor: None,
+                pending: false,
             },
         );
         w.get_pr_mut(REPO, 1).comments[0].body = "please add docs (edited)".into();

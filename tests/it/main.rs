@@ -7,6 +7,7 @@ mod check;
 mod economy;
 mod enterprise;
 mod fake_github_selftest;
+mod feedback_trust;
 mod forges;
 mod github_app;
 mod gitlab;

@@ -173,6 +173,47 @@ fn a_human_push_disarms_and_an_agent_push_does_not() {
     assert_eq!(env.status("octo/app#2")["merge_armed"], true);
 }
 
+/// Disarmed by a human push, the PR still shows the auto-merge pr-monitor turned on, and the
+/// forge fails the call that turns it off: the tick is incomplete, and the next one asks
+/// again, so a disarmed PR is never left to merge on its own.
+#[test]
+fn a_failed_disable_of_auto_merge_is_asked_again() {
+    use crate::support::fake_github::Fault;
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert!(env.gh.world(|w| w.get_pr(REPO, 1).auto_merge.is_some()));
+    env.advance(60);
+    env.gh.world(|w| w.push(REPO, 1, "human"));
+    env.gh.fault(
+        Fault::status(502)
+            .on("POST /graphql DisableAutoMerge")
+            .times(1),
+    );
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 1, "incomplete: {}\n{}", out.stdout, out.stderr);
+    assert_eq!(env.gh.pending_faults(), 0);
+    assert_eq!(env.status("octo/app#1")["merge_armed"], false);
+    assert!(env.gh.world(|w| w.get_pr(REPO, 1).auto_merge.is_some()));
+
+    env.advance(60);
+    env.ok(&["run"]);
+    assert!(
+        env.gh.world(|w| w.get_pr(REPO, 1).auto_merge.is_none()),
+        "asked again: {}",
+        env.history_text("octo/app#1")
+    );
+    // Off on the forge: pr-monitor's arm is gone, and nothing more is asked.
+    env.advance(60);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.requests().count("POST /graphql DisableAutoMerge"), 2);
+}
+
 #[test]
 fn a_pr_on_a_non_default_base_is_not_armed() {
     let env = TestEnv::new();

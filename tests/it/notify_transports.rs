@@ -414,6 +414,48 @@ fn an_agent_command_run_is_recorded_in_the_pr_history() {
     );
 }
 
+/// A message for a PR on the configured GitHub Enterprise host reads its PR back through the
+/// configured hosts: the agent's run is recorded in that PR's history.
+#[test]
+fn an_agent_command_run_on_an_enterprise_host_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        "github:\n  api_url: https://ghe.example.com/api/v3\nagents:\n  fixer:\n    command: \"cat >/dev/null\"\n    timeout_sec: 30\n",
+    );
+    let mut store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+    let mut m = message("m-ghe", "inbox:fixer", &agent_message("m-ghe"));
+    m.pr = "https://ghe.example.com/octo/app/pull/342".to_owned();
+    store.enqueue(&[m]).unwrap();
+    let pass = notify::deliver_pending(&mut store, &cfg, chrono::Utc::now()).unwrap();
+    assert_eq!(pass.sent, 1, "{:?}", pass.failed);
+    let pr: PrRef = PR_URL.parse().unwrap();
+    let history = store.history(&pr, 10).unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert!(history[0].what.starts_with("agent command ran from "));
+}
+
+/// A message whose PR does not read back (a damaged row): the agent's run cannot be recorded,
+/// and delivery says so instead of dropping it (its next commit would read as a human push).
+#[test]
+fn an_agent_run_whose_pr_does_not_read_back_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = command_config(dir.path(), "cat >/dev/null", 30);
+    let mut store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+    let mut m = message("m-bad", "inbox:fixer", &agent_message("m-bad"));
+    m.pr = "not a PR".to_owned();
+    store.enqueue(&[m]).unwrap();
+    let e = notify::deliver_pending(&mut store, &cfg, chrono::Utc::now())
+        .expect_err("an unrecorded run is an error");
+    let text = format!("{e:#}");
+    assert!(
+        text.contains("m-bad") && text.contains("not a PR") && text.contains("not recorded"),
+        "{text}"
+    );
+    let pass = notify::deliver_pending(&mut store, &cfg, chrono::Utc::now()).unwrap();
+    assert_eq!(pass.sent, 0, "the message itself was delivered once");
+}
+
 /// `pr-monitor --config CONFIG notify test [--json]` with the given environment.
 fn notify_test(config: &Path, json: bool, env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pr-monitor"));

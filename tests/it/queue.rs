@@ -174,6 +174,41 @@ fn a_merge_group_failure_is_told_once_and_the_same_head_is_not_queued_again() {
     );
 }
 
+/// The merge group's checks cannot be read when the PR leaves the queue (a 500 through every
+/// retry): the exit is not told as "no failed check", and its one notice is not spent; the
+/// next tick reads the group and tells why.
+#[test]
+fn a_merge_group_that_could_not_be_read_leaves_the_exit_undecided() {
+    use crate::support::fake_github::Fault;
+    let smtp = SmtpServer::start();
+    let mut env = with_email(&smtp);
+    in_line_then_failed(&mut env, "dev", "assertion failed: left == right\n");
+    env.gh
+        .fault(Fault::status(500).on("POST /graphql CommitChecks").times(4));
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.pending_faults(), 0, "every retry of the read failed");
+    let left = |smtp: &SmtpServer| -> Vec<String> {
+        smtp.subjects()
+            .into_iter()
+            .filter(|s| s.contains("left the merge queue"))
+            .collect()
+    };
+    assert_eq!(left(&smtp), Vec::<String>::new(), "not told without why");
+    let history = env.history("octo/app#1").join("\n");
+    assert!(!history.contains("no failed check"), "{history}");
+
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    let told = left(&smtp);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].starts_with("PR #1: left the merge queue: test failed in the merge group"),
+        "{told:?}"
+    );
+    assert_eq!(env.gh.world(|w| w.enqueues(REPO, 1)), 1);
+}
+
 #[test]
 fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_with_the_log() {
     let smtp = SmtpServer::start();

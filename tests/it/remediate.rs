@@ -258,6 +258,8 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
                 body: "also the docs".into(),
                 created_at: t,
                 updated_at: t,
+                editor: None,
+                pending: false,
             });
     });
     env.advance(30);
@@ -333,6 +335,46 @@ fn an_annotation_can_tell_an_infra_failure() {
     assert_eq!(env.gh.world(|w| w.reruns(run_id.unwrap())), 1);
 }
 
+/// The annotations read fails through every retry: the failure is not judged without them
+/// (a runner loss would read as a real failure, and be kept so for good), it waits for the
+/// next tick, which reads them and re-runs the lost job.
+#[test]
+fn annotations_that_could_not_be_read_leave_the_failure_undecided() {
+    use crate::support::fake_github::Fault;
+    let mut env = TestEnv::new();
+    let run_id = env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "test")
+            .failure()
+            .log("Process completed.\n")
+            .annotation(
+                crate::support::fake_github::AnnotationLevel::Failure,
+                ".github",
+                1,
+                "The runner has received a shutdown signal.",
+            )
+            .run_id()
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.gh
+        .fault(Fault::status(500).on("POST /graphql Annotations").times(4));
+    env.ok(&["run"]);
+    assert_eq!(env.gh.pending_faults(), 0, "every retry of the read failed");
+    assert_eq!(env.gh.world(|w| w.reruns(run_id.unwrap())), 0);
+    assert!(
+        env.history("octo/app#1")
+            .iter()
+            .any(|h| h.contains("the log of test could not be read")),
+        "{:?}",
+        env.history("octo/app#1")
+    );
+
+    env.advance(30);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["why"], "infra_rerun");
+    assert_eq!(env.gh.world(|w| w.reruns(run_id.unwrap())), 1);
+}
+
 #[test]
 fn each_failed_job_is_read_once_even_without_a_log() {
     let mut env = TestEnv::new();
@@ -362,6 +404,43 @@ fn each_failed_job_is_read_once_even_without_a_log() {
         (2, 1),
         "cached, the missing log too"
     );
+}
+
+/// A kept verdict the database no longer reads back (a damaged row) is not taken for a real
+/// failure: the log is read and judged again, and kept anew.
+#[test]
+fn a_damaged_kept_verdict_is_read_again() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let logs = |env: &TestEnv| {
+        env.gh
+            .requests()
+            .count("GET /repos/{o}/{r}/actions/jobs/{id}/logs")
+    };
+    assert_eq!(logs(&env), 1);
+    let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
+    let damaged = db
+        .execute("UPDATE log_cache SET classification = 'not json'", [])
+        .expect("the kept verdict");
+    assert_eq!(damaged, 1);
+    env.advance(600);
+    env.ok(&["run", "--force"]);
+    assert_eq!(logs(&env), 2, "read again");
+    let kept: String = db
+        .query_row("SELECT classification FROM log_cache", [], |r| r.get(0))
+        .expect("kept anew");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&kept).is_ok(),
+        "{kept}"
+    );
+    env.advance(600);
+    env.ok(&["run", "--force"]);
+    assert_eq!(logs(&env), 2, "kept again");
 }
 
 /// The forge fails to give the log of the agent's failed check (a 500 through every retry):

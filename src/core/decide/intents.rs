@@ -39,7 +39,9 @@ pub(super) fn reconcile(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
                 merge(d, snap, intent);
                 true
             }
-            IntentKind::Arm => {
+            // A turn-off whose answer was lost and that the forge does not show: the auto-merge
+            // still on is pr-monitor's, to be turned off again while the PR is disarmed.
+            IntentKind::Arm | IntentKind::Disarm => {
                 if snap.auto_merge_enabled {
                     d.status.memory.auto_merge_enabled_once = true;
                 }

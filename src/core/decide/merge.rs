@@ -147,6 +147,21 @@ fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
     });
 }
 
+/// Disarmed, the PR may still show the auto-merge pr-monitor turned on (the call that turns it
+/// off failed): it is asked again, every tick, until the forge shows it off; then it is no
+/// longer pr-monitor's (an auto-merge someone turns on later is theirs).
+fn turn_off_own_auto_merge(d: &mut Draft, snap: &Snapshot) {
+    if !snap.auto_merge_enabled {
+        d.status.memory.auto_merge_enabled_once = false;
+    } else if d.status.memory.auto_merge_enabled_once {
+        d.actions.push(Action::DisableAutoMerge);
+        d.note(
+            "auto-merge pr-monitor turned on is still on: asking again to turn it off",
+            None,
+        );
+    }
+}
+
 /// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
 pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
     match snap.state {
@@ -179,6 +194,7 @@ pub(super) fn reconcile(
 ) {
     d.status.memory.behind = cond.behind;
     if !d.status.merge.is_armed() {
+        turn_off_own_auto_merge(d, snap);
         super::queue::forget(d);
         update_branch(d, snap, cond, ctx, false);
         return;
@@ -208,7 +224,7 @@ pub(super) fn reconcile(
         return;
     };
     if snap.merge_queue {
-        queued(d, snap, cond, ctx, method);
+        queued(d, watch, snap, cond, ctx, method);
         return;
     }
     let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
@@ -273,6 +289,7 @@ pub(super) fn reconcile(
 /// never queues again a head the queue let go.
 fn queued(
     d: &mut Draft,
+    watch: &Watch,
     snap: &Snapshot,
     cond: &Condition,
     ctx: &Context<'_>,
@@ -289,7 +306,7 @@ fn queued(
         );
         d.status.merge.choose(MergeVia::AutoMerge);
     }
-    let may_enqueue = super::queue::track(d, snap, cond, ctx);
+    let may_enqueue = super::queue::track(d, watch, snap, cond, ctx);
     if may_enqueue
         && !snap.auto_merge_enabled
         && own_readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready

@@ -6,6 +6,7 @@
 
 use crate::core::decide::{Condition, Context, Draft};
 use crate::model::plan::Notice;
+use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Snapshot};
 
 /// `1st`, `2nd`, `3rd`, `11th`, `22nd`.
@@ -46,10 +47,7 @@ pub fn ahead_words(forge: ForgeKind, numbers: &[u64]) -> String {
 /// failed (named), they did not finish (a timeout, named), or the PR now conflicts (with what
 /// was ahead of it). With none of these the forge gave no sign, and the words say so.
 pub fn exit_reason(snap: &Snapshot) -> String {
-    let group = match snap.pr.forge {
-        ForgeKind::GitHub => "the merge group",
-        ForgeKind::GitLab => "the merge train",
-    };
+    let group = group_noun(snap.pr.forge);
     let failed: Vec<&str> = snap
         .queue_failures
         .iter()
@@ -64,6 +62,8 @@ pub fn exit_reason(snap: &Snapshot) -> String {
         )
     } else if snap.has_conflict() {
         "a conflict with what was ahead of it".into()
+    } else if let Some(unread) = &snap.queue_unread {
+        format!("removed by the forge; the checks of {group} could not be read ({unread})")
     } else {
         format!(
             "removed by the forge with no failed check in {group} (a conflict with what is ahead, or a timeout)"
@@ -74,7 +74,13 @@ pub fn exit_reason(snap: &Snapshot) -> String {
 /// Records where the armed PR stands in the queue, and its exit (told once). Returns whether
 /// pr-monitor may put the head in line now: it is not in line and the queue has not let this
 /// head go.
-pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) -> bool {
+pub(super) fn track(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+) -> bool {
     let head = &snap.head.sha;
     let noun = snap.pr.forge.queue_noun();
     if d.status
@@ -102,7 +108,9 @@ pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Cont
             }
             false
         }
+        None if was_queued && wait_for_group(d, watch, snap) => false,
         None if was_queued => {
+            d.status.memory.queue_exit_waits = 0;
             d.status.memory.queued_head = None;
             d.status.memory.queue_left_head = Some(head.clone());
             let why = exit_reason(snap);
@@ -144,7 +152,46 @@ pub(super) fn track(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Cont
     }
 }
 
+/// Ticks in a row the exit waits for its merge group's checks the forge did not answer for;
+/// then it is told with what is known.
+pub const MAX_QUEUE_EXIT_WAITS: u32 = 3;
+
+/// The PR left the queue but its merge group's checks could not be read: the exit waits for
+/// the next tick (still counted as in line, nothing told), and the history says why. Whether
+/// it waits. The place last seen is kept, so the next tick knows which group to read.
+fn wait_for_group(d: &mut Draft, watch: &Watch, snap: &Snapshot) -> bool {
+    let Some(why) = &snap.queue_unread else {
+        return false;
+    };
+    if d.status.memory.queue_exit_waits >= MAX_QUEUE_EXIT_WAITS {
+        return false;
+    }
+    d.status.memory.queue_exit_waits += 1;
+    d.status
+        .memory
+        .picture
+        .queue
+        .clone_from(&watch.status.memory.picture.queue);
+    d.note(
+        format!(
+            "left the {}: {}'s checks could not be read ({why}); why is told once they are",
+            snap.pr.forge.queue_noun(),
+            group_noun(snap.pr.forge)
+        ),
+        None,
+    );
+    true
+}
+
+fn group_noun(forge: ForgeKind) -> &'static str {
+    match forge {
+        ForgeKind::GitHub => "the merge group",
+        ForgeKind::GitLab => "the merge train",
+    }
+}
+
 /// Forgets the PR's place in line (it is no longer armed).
 pub(super) fn forget(d: &mut Draft) {
     d.status.memory.queued_head = None;
+    d.status.memory.queue_exit_waits = 0;
 }

@@ -237,3 +237,45 @@ fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_not_the_owner() 
     assert!(notices(&left).is_empty());
     assert_eq!(left.status.memory.queue_left_head, Some(Sha("a".into())));
 }
+
+#[test]
+fn an_exit_whose_merge_group_could_not_be_read_waits_a_bounded_number_of_ticks() {
+    let c = Ctx::new();
+    let mut s = queued_base("a");
+    s.auto_merge_enabled = true;
+    s.queue_entry = Some(entry(2, QueueState::AwaitingChecks));
+    let entered = c.decide(&armed("a"), &s);
+    let mut w = after(&armed("a"), &entered);
+    let mut gone = queued_base("a");
+    gone.queue_unread = Some("HTTP 500".into());
+    for tick in 0..queue::MAX_QUEUE_EXIT_WAITS {
+        let plan = c.decide(&w, &gone);
+        assert!(notices(&plan).is_empty(), "tick {tick}");
+        assert_eq!(enqueues(&plan), 0, "tick {tick}");
+        assert_eq!(plan.status.memory.queued_head, Some(Sha("a".into())));
+        assert_eq!(
+            plan.status.memory.picture.queue, s.queue_entry,
+            "the group to read next tick"
+        );
+        assert!(
+            plan.history
+                .iter()
+                .any(|h| h.what.contains("could not be read (HTTP 500)")),
+            "{:?}",
+            plan.history
+        );
+        w = after(&w, &plan);
+    }
+    let told = c.decide(&w, &gone);
+    assert_eq!(
+        notices(&told),
+        vec![(
+            NotifyKind::Merge,
+            "left the merge queue: removed by the forge; the checks of the merge group could \
+             not be read (HTTP 500)"
+                .to_owned()
+        )]
+    );
+    assert_eq!(told.status.memory.queue_exit_waits, 0);
+    assert_eq!(told.status.memory.queued_head, None);
+}

@@ -538,16 +538,48 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
     let Some(agent) = ctx.policy.agent.clone() else {
         return;
     };
-    let allowed = |author: &Option<String>| {
+    // The PR's author counts only when the forge says they may write to the repository: in
+    // a job that watches outsiders' PRs, an outsider's own words never reach the agent.
+    let trusted = |author: &Option<String>| {
         author.as_deref().map(Login::new).is_some_and(|a| {
             a.is(ctx.owner)
-                || snap.author.as_deref().is_some_and(|author| a.is(author))
                 || ctx.policy.trust.iter().any(|t| a.is(t))
+                || (snap.author_can_write
+                    && snap.author.as_deref().is_some_and(|author| a.is(author)))
         })
     };
-    let new: Vec<_> = feedback::items(snap, ctx.agent_logins)
+    let candidates = feedback::items(snap, ctx.agent_logins)
         .into_iter()
-        .filter(|f| feedback::is_new(f, ctx.seen) && allowed(&f.author))
+        .filter(|i| trusted(&i.feedback.author))
+        .collect();
+    let mut sorted = feedback::sort(candidates, ctx.seen, ctx.policy.edits);
+    // What is to be sent is marked handled only once it is sent: on an untrusted head it is
+    // held. Ignored edits are handled whatever the head.
+    let to_send = feedback::Sorted {
+        send: std::mem::take(&mut sorted.send),
+        ..feedback::Sorted::default()
+    };
+    for (f, by) in &sorted.ignored {
+        let whose = format!(
+            "{}'s {}",
+            f.author.as_deref().unwrap_or("someone"),
+            f.source.replace('_', " ")
+        );
+        d.note(
+            match by {
+                Some(by) => format!("an edit of {whose} by {by} was ignored: not sent to {agent}"),
+                None => format!(
+                    "{whose} changed after it was sent, and the forge does not say who changed it: not sent again"
+                ),
+            },
+            Some(&f.id),
+        );
+    }
+    d.seen.extend(sorted.seen_rows());
+    let new: Vec<Feedback> = to_send
+        .send
+        .iter()
+        .cloned()
         .map(|f| Feedback {
             body: crate::core::logs::feedback_body(&f.body, ctx.policy.log_tail_bytes),
             ..f
@@ -568,7 +600,7 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
             return;
         }
     };
-    d.seen.extend(feedback::seen_rows(&new));
+    d.seen.extend(to_send.seen_rows());
     let n = new.len();
     send(
         d,

@@ -80,6 +80,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         state: PrState::Open,
         draft: false,
         author: Some("dev".into()),
+        author_can_write: false,
         head_ref: "feature".into(),
         cross_repository: false,
         head_repo: Some("octo/app".into()),
@@ -114,6 +115,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         queue_entry: None,
         queue_failures: vec![],
         queue_unfinished: vec![],
+        queue_unread: None,
     }
 }
 
@@ -903,6 +905,9 @@ fn an_untrusted_head_holds_feedback_until_a_trusted_one() {
         body: "please fix".into(),
         url: None,
         updated_at: Some(t0()),
+        created_at: Some(t0()),
+        edit: None,
+        pending: false,
     }];
     c.evidence = Some(pushed(&s, "mallory", t0()));
     let w = watch_seen("a", t0() - Duration::hours(1));
@@ -1195,6 +1200,7 @@ fn effective_review_decision() {
         url: None,
         submitted_at: Some(t0() + Duration::minutes(min)),
         updated_at: None,
+        edit: None,
     };
     let mut s = snap("a");
     s.reviews = vec![
@@ -1406,6 +1412,7 @@ fn readiness_is_one_rule_for_the_tick_and_check() {
         url: None,
         submitted_at: Some(t0()),
         updated_at: None,
+        edit: None,
     }];
     let r = merge::readiness(&s, &Verdict::Passed, &criteria);
     assert!(r.ready, "approvals match logins in any letter case: {r:?}");
@@ -1703,4 +1710,48 @@ fn a_log_that_could_not_be_read_defers_the_fix_without_spending_an_attempt() {
         w = after(&w, &plan);
     }
     assert_eq!(sent(&c.decide(&w, &unread)).len(), 1);
+}
+
+#[test]
+fn the_pr_author_is_trusted_only_when_the_forge_says_they_may_write() {
+    use crate::config::Handler;
+    use crate::model::Comment;
+    // (who wrote, the PR's author may write, in `trust`) -> reaches the agent
+    let cases = [
+        ("dev", false, false, false, "an outsider author"),
+        ("dev", true, false, true, "an author with write access"),
+        ("dev", false, true, true, "an author the job trusts"),
+        ("owner", false, false, true, "the owner"),
+        (
+            "passer-by",
+            true,
+            false,
+            false,
+            "someone else with an author who may write",
+        ),
+    ];
+    for (who, can_write, trusted, reaches, what) in cases {
+        let mut c = Ctx::new();
+        c.policy.reviews = Handler::Agent;
+        if trusted {
+            c.policy.trust = vec![who.into()];
+        }
+        let mut s = snap("a");
+        s.author_can_write = can_write;
+        s.comments = vec![Comment {
+            id: "IC_1".into(),
+            database_id: None,
+            author: Some(who.into()),
+            body: "please change it".into(),
+            url: None,
+            updated_at: Some(t0()),
+            created_at: Some(t0()),
+            edit: None,
+            pending: false,
+        }];
+        // A head the owner pushed: only the feedback's author decides here.
+        c.evidence = Some(pushed(&s, "owner", t0()));
+        let plan = c.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
+        assert_eq!(!sent(&plan).is_empty(), reaches, "{what}");
+    }
 }

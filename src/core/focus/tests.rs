@@ -21,6 +21,9 @@ fn comment(id: &str, who: &str, body: &str, min: i64) -> Comment {
         body: body.into(),
         url: None,
         updated_at: Some(t0() + Duration::minutes(min)),
+        created_at: None,
+        edit: None,
+        pending: false,
     }
 }
 
@@ -41,6 +44,9 @@ fn thread(id: &str, resolved: bool, comments: &[(&str, &str, i64)]) -> ReviewThr
                 body: (*body).into(),
                 url: None,
                 updated_at: Some(t0() + Duration::minutes(*min)),
+                created_at: None,
+                edit: None,
+                pending: false,
             })
             .collect(),
     }
@@ -66,6 +72,7 @@ fn busy() -> Snapshot {
         url: None,
         submitted_at: Some(t0()),
         updated_at: Some(t0()),
+        edit: None,
     }];
     s
 }
@@ -128,6 +135,9 @@ fn edits_and_replies_on_resolved_threads_are_new() {
         body: "actually, one more thing".into(),
         url: None,
         updated_at: Some(t0() + Duration::minutes(31)),
+        created_at: None,
+        edit: None,
+        pending: false,
     });
     let (p, _) = payload(&s, &seen, &Criteria::default(), false);
     assert_eq!(p["comments"]["newIssueCommentIds"], json!(["IC_1"]));

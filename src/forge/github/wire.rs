@@ -6,8 +6,8 @@ use serde::de::DeserializeOwned;
 
 use crate::forge::wire_time;
 use crate::model::{
-    Check, CheckKind, CheckState, Comment, HeadCommit, MergeMethod, MergeState, Mergeable, PrRef,
-    PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
+    Check, CheckKind, CheckState, Comment, Edit, HeadCommit, MergeMethod, MergeState, Mergeable,
+    PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
 };
 
 /// A GraphQL connection page. Nodes may be null when the token cannot see one.
@@ -107,6 +107,9 @@ pub struct PrNode {
     #[serde(default)]
     pub is_draft: bool,
     pub author: Option<Login>,
+    /// `CommentAuthorAssociation`: the author's standing in the repository.
+    #[serde(default)]
+    pub author_association: Option<String>,
     pub head_ref_name: String,
     pub head_ref_oid: String,
     pub base_ref_name: String,
@@ -266,6 +269,15 @@ pub struct CommentNode {
     pub body: String,
     pub url: Option<String>,
     pub updated_at: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub last_edited_at: Option<String>,
+    #[serde(default)]
+    pub editor: Option<Login>,
+    /// A review-thread comment's `PENDING` or `SUBMITTED` (issue comments have none).
+    #[serde(default)]
+    pub state: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -280,6 +292,10 @@ pub struct ReviewNode {
     pub url: Option<String>,
     pub submitted_at: Option<String>,
     pub updated_at: Option<String>,
+    #[serde(default)]
+    pub last_edited_at: Option<String>,
+    #[serde(default)]
+    pub editor: Option<Login>,
 }
 
 /// One node of `pullRequests(states: [OPEN])`.
@@ -423,9 +439,21 @@ pub fn status_check(ctx: StatusContext) -> Check {
     }
 }
 
+/// The last edit GitHub reports (`lastEditedAt`, `editor`), if the text was edited.
+fn edit(last_edited_at: Option<&str>, editor: Option<Login>) -> Option<Edit> {
+    let at = wire_time(last_edited_at);
+    at.map(|at| Edit {
+        at: Some(at),
+        by: login(editor),
+    })
+}
+
 pub fn comment(c: CommentNode) -> Comment {
     Comment {
         updated_at: wire_time(c.updated_at.as_deref()),
+        created_at: wire_time(c.created_at.as_deref()),
+        edit: edit(c.last_edited_at.as_deref(), c.editor),
+        pending: c.state.as_deref() == Some("PENDING"),
         id: c.id,
         database_id: c.database_id,
         author: login(c.author),
@@ -439,6 +467,7 @@ pub fn review(r: ReviewNode) -> Option<Review> {
         state: ReviewState::parse(&r.state)?,
         submitted_at: wire_time(r.submitted_at.as_deref()),
         updated_at: wire_time(r.updated_at.as_deref()),
+        edit: edit(r.last_edited_at.as_deref(), r.editor),
         id: r.id,
         database_id: r.database_id,
         author: login(r.author),
@@ -484,6 +513,10 @@ pub fn snapshot_head(
         state,
         draft: node.is_draft,
         author: node.author.as_ref().map(|a| a.login.clone()),
+        author_can_write: matches!(
+            node.author_association.as_deref(),
+            Some("OWNER" | "MEMBER" | "COLLABORATOR")
+        ),
         head_ref: node.head_ref_name.clone(),
         cross_repository: node.is_cross_repository,
         head_repo: node
@@ -555,6 +588,7 @@ pub fn snapshot_head(
         queue_entry: queue_entry(node),
         queue_failures: Vec::new(),
         queue_unfinished: Vec::new(),
+        queue_unread: None,
     }
 }
 

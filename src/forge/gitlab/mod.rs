@@ -9,6 +9,8 @@
 //! 4. `GET /projects/:id/repository/commits/:sha/statuses` (external commit statuses);
 //! 5. `GET /projects/:id/merge_requests/:iid/discussions` (one page per 100 discussions);
 //! 6. `GET /projects/:id/merge_requests/:iid/approvals`;
+//! 7. `GET /projects/:id/members/all/:user_id` (the MR author's role), only when the author
+//!    wrote in the MR, once per project and author per run;
 //!
 //! plus `GET /projects/:id` once per project per run (the settings are cached in the client),
 //! and, on a project with merge trains, `GET /projects/:id/merge_trains/:branch` once per target
@@ -50,6 +52,9 @@ pub struct GitLab {
     /// Merge trains read this run, by (project path, target branch); `None` when the server
     /// does not list trains (then an MR's own car is read instead).
     trains: Locked<BTreeMap<(String, String), Option<Train>>>,
+    /// Whether a user may write to a project (Developer or more), read this run, by (project
+    /// path, user id).
+    writers: Locked<BTreeMap<(String, u64), bool>>,
 }
 
 /// A merge train's cars, front first.
@@ -100,6 +105,7 @@ impl GitLab {
             api_url: api_url.trim_end_matches('/').to_owned(),
             projects: Locked::new(BTreeMap::new()),
             trains: Locked::new(BTreeMap::new()),
+            writers: Locked::new(BTreeMap::new()),
         })
     }
 
@@ -176,6 +182,23 @@ impl GitLab {
             .borrow()
             .insert(repo.to_owned(), facts.clone());
         Ok(facts)
+    }
+
+    /// Whether user `id` is a member of the project with at least the Developer role (404: not
+    /// a member), read once per run.
+    fn can_write(&self, repo: &str, id: u64) -> Result<bool, ForgeError> {
+        let key = (repo.to_owned(), id);
+        if let Some(can) = self.writers.borrow().get(&key) {
+            return Ok(*can);
+        }
+        let path = format!("/projects/{}/members/all/{id}", project_id(repo));
+        let can = match self.get::<wire::Member>(&path, "project member") {
+            Ok(m) => m.access_level >= wire::DEVELOPER_ACCESS,
+            Err(ForgeError::NotFound(_)) => false,
+            Err(e) => return Err(e),
+        };
+        self.writers.borrow().insert(key, can);
+        Ok(can)
     }
 
     /// The train of `branch`, front first, read once per run (`None` when the server has no
@@ -280,6 +303,21 @@ impl GitLab {
         let (threads, comments) = wire::discussions(discussions, &snap.url);
         snap.threads = threads;
         snap.comments = comments;
+        // The author's role matters only to their own words.
+        let author = mr
+            .author
+            .as_ref()
+            .and_then(|a| Some((a.id?, a.username.as_str())));
+        if let Some((id, name)) = author {
+            let wrote = snap
+                .comments
+                .iter()
+                .chain(snap.threads.iter().flat_map(|t| &t.comments))
+                .any(|c| c.author.as_deref() == Some(name));
+            if wrote {
+                snap.author_can_write = self.can_write(&pr.repo, id)?;
+            }
+        }
         let approvals: wire::Approvals = self.get(&Self::mr_path(pr, "/approvals"), "approvals")?;
         snap.reviews = wire::reviews(approvals, mr.detailed_merge_status.as_deref());
         Ok(snap)

@@ -6,13 +6,15 @@ use serde::Deserialize;
 use crate::forge::ForgeError;
 use crate::forge::wire_time;
 use crate::model::{
-    Check, CheckKind, CheckState, Comment, HeadCommit, MergeMethod, MergeState, Mergeable, PrRef,
-    PrState, QueueEntry, QueueState, RepoSettings, Review, ReviewState, ReviewThread, Sha,
+    Check, CheckKind, CheckState, Comment, Edit, HeadCommit, MergeMethod, MergeState, Mergeable,
+    PrRef, PrState, QueueEntry, QueueState, RepoSettings, Review, ReviewState, ReviewThread, Sha,
     Snapshot,
 };
 
 #[derive(Debug, Deserialize)]
 pub struct User {
+    #[serde(default)]
+    pub id: Option<u64>,
     pub username: String,
     /// The display name GitLab writes into the commits it makes for the user.
     #[serde(default)]
@@ -243,6 +245,8 @@ pub struct Note {
     #[serde(default)]
     pub resolved: Option<bool>,
     #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
     pub updated_at: Option<String>,
     #[serde(default)]
     pub position: Option<Position>,
@@ -259,6 +263,15 @@ pub struct Position {
     #[serde(default)]
     pub old_line: Option<u64>,
 }
+
+/// `GET /projects/:id/members/all/:user_id`: a member's role, inherited ones included.
+#[derive(Debug, Deserialize)]
+pub struct Member {
+    pub access_level: u32,
+}
+
+/// GitLab's Developer role: the least that may push to the project.
+pub const DEVELOPER_ACCESS: u32 = 30;
 
 /// `GET .../merge_requests/:iid/approvals`.
 #[derive(Debug, Deserialize)]
@@ -412,14 +425,25 @@ pub fn status_check(s: CommitStatus) -> Check {
     }
 }
 
+/// A note whose update time is past its creation was changed after it was written; GitLab
+/// does not say by whom (a maintainer may edit anyone's note).
 fn note_comment(n: &Note, mr_url: &str) -> Comment {
+    let created_at = wire_time(n.created_at.as_deref());
+    let updated_at = wire_time(n.updated_at.as_deref());
+    let edited = matches!((created_at, updated_at), (Some(c), Some(u)) if u > c);
     Comment {
+        created_at,
+        edit: edited.then_some(Edit {
+            at: updated_at,
+            by: None,
+        }),
+        pending: false,
         id: n.id.to_string(),
         database_id: Some(n.id),
         author: n.author.as_ref().map(|a| a.username.clone()),
         body: n.body.clone(),
         url: (!mr_url.is_empty()).then(|| format!("{mr_url}#note_{}", n.id)),
-        updated_at: wire_time(n.updated_at.as_deref()),
+        updated_at,
     }
 }
 
@@ -462,6 +486,7 @@ pub fn reviews(approvals: Approvals, detailed_merge_status: Option<&str>) -> Vec
         url: None,
         submitted_at: None,
         updated_at: None,
+        edit: None,
     };
     let mut out: Vec<Review> = approvals
         .approved_by
@@ -508,6 +533,7 @@ pub fn snapshot_head(
         state: pr_state(&mr.state),
         draft: mr.draft.or(mr.work_in_progress).unwrap_or(false),
         author: mr.author.as_ref().map(|a| a.username.clone()),
+        author_can_write: false,
         head_ref: mr.source_branch.clone(),
         cross_repository: matches!(
             (mr.source_project_id, mr.target_project_id),
@@ -550,6 +576,7 @@ pub fn snapshot_head(
         queue_entry: None,
         queue_failures: Vec::new(),
         queue_unfinished: Vec::new(),
+        queue_unread: None,
     }
 }
 

@@ -55,6 +55,8 @@ pub struct TestEnv {
     extra: String,
     /// Extra environment variables for every run.
     pub vars: Vec<(String, String)>,
+    /// `github.web_url`: where links and PR addresses point (the API is the fake's).
+    github_web_url: String,
     /// The agent `fixer`'s own forge token (`token_env: PRM_TEST_AGENT_TOKEN`), once given.
     agent_token: Option<String>,
 }
@@ -73,6 +75,7 @@ impl TestEnv {
             now: DEFAULT_NOW.to_owned(),
             extra: extra.to_owned(),
             vars: Vec::new(),
+            github_web_url: "https://github.com".to_owned(),
             agent_token: None,
         };
         env.write_config();
@@ -95,12 +98,19 @@ impl TestEnv {
         };
         let yaml = format!(
             "database: state.db\n\
-             github:\n  api_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
+             github:\n  api_url: {}\n  web_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
              agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{agent_token}{}",
             self.gh.url(),
+            self.github_web_url,
             self.extra
         );
         std::fs::write(self.config_path(), yaml).expect("write the config");
+    }
+
+    /// Makes `url` the GitHub web address (`github.web_url`) from the next run on.
+    pub fn set_github_web_url(&mut self, url: &str) {
+        url.clone_into(&mut self.github_web_url);
+        self.write_config();
     }
 
     /// Gives the agent `fixer` its own forge token (`token_env`), in the config and in every
@@ -214,10 +224,17 @@ impl TestEnv {
         let all = self.ok(&["status", "--json"]).json();
         let want = pr
             .parse::<pr_monitor::model::PrRef>()
-            .expect("a PR reference")
-            .url();
+            .expect("a PR reference");
         all.as_array()
-            .and_then(|a| a.iter().find(|s| s["pr"] == want.as_str()).cloned())
+            .and_then(|a| {
+                a.iter()
+                    .find(|s| {
+                        s["forge"] == want.forge.as_str()
+                            && s["repo"] == want.repo.as_str()
+                            && s["number"] == want.number
+                    })
+                    .cloned()
+            })
             .unwrap_or_else(|| panic!("{pr} is not in status: {all}"))
     }
 

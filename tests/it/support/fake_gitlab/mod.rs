@@ -78,7 +78,15 @@ pub type RequestLog = fake_server::RequestLog<FaultKind>;
 
 /// The placeholders of the route templates (see [`RequestLog::matching`]).
 const PLACEHOLDERS: &[&str] = &[
-    "{id}", "{iid}", "{did}", "{sha}", "{pid}", "{job}", "{branch}", "{name}",
+    "{id}",
+    "{iid}",
+    "{did}",
+    "{sha}",
+    "{pid}",
+    "{job}",
+    "{branch}",
+    "{name}",
+    "{user_id}",
 ];
 
 impl FakeGitLab {
@@ -172,6 +180,7 @@ fn template(path: &str) -> (String, Vec<String>) {
             "jobs" if i == 3 => Some("{job}"),
             "merge_trains" if *seg != "merge_requests" => Some("{branch}"),
             "branches" => Some("{name}"),
+            "all" if i >= 2 && segs[i - 2] == "members" => Some("{user_id}"),
             _ => None,
         };
         match placeholder {
@@ -400,6 +409,23 @@ fn route(
             }),
         ),
         ("GET", "/projects/{id}") => json(200, &World::project_json(&w.projects[&project])),
+        ("GET", "/projects/{id}/members/all/{user_id}") => {
+            let p = &w.projects[&project];
+            let viewer = (w.viewer.clone(), 40);
+            let found = p
+                .members
+                .iter()
+                .chain(std::iter::once(&viewer))
+                .find(|(name, _)| World::user_json(name)["id"].as_u64() == params[1].parse().ok());
+            match found {
+                Some((name, level)) => {
+                    let mut user = World::user_json(name);
+                    user["access_level"] = json!(level);
+                    json(200, &user)
+                }
+                None => not_found("Member"),
+            }
+        }
         ("GET", "/projects/{id}/merge_requests") => {
             let state = param(query, "state");
             let iids: Vec<u64> = param_all(query, "iids[]")
@@ -615,7 +641,7 @@ impl GitLabEnv {
     pub fn with_config(extra: &str) -> Self {
         let gl = FakeGitLab::start();
         let mut env = super::env::TestEnv::with_config(&format!(
-            "gitlab:\n  api_url: {}\n  token_env: PRM_TEST_GITLAB_TOKEN\n{extra}",
+            "gitlab:\n  api_url: {}\n  web_url: https://gitlab.com\n  token_env: PRM_TEST_GITLAB_TOKEN\n{extra}",
             gl.url()
         ));
         env.vars.push(("PRM_TEST_GITLAB_TOKEN".into(), gl.token()));

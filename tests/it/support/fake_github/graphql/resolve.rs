@@ -1005,6 +1005,7 @@ impl<'c> NodeObj<'c> {
             "mergedAt" => leaf(opt_time(pr.merged_at)),
             "closedAt" => leaf(opt_time(pr.closed_at)),
             "author" => self.opt_obj(pr.author.clone().map(Obj::User)),
+            "authorAssociation" => leaf(w.author_association(repo, pr.author.as_deref())),
             "headRefName" => leaf(pr.head_ref.as_str()),
             "headRefOid" => leaf(head),
             "baseRefName" => leaf(pr.base_ref.as_str()),
@@ -1098,7 +1099,15 @@ impl<'c> NodeObj<'c> {
                 self.connection(info, "PullRequestCommitConnection", items)
             }
             "reviewThreads" => {
+                // A thread of a review not submitted yet shows only to its author.
                 let items = (0..pr.threads.len())
+                    .filter(|i| {
+                        pr.threads[*i]
+                            .comments
+                            .iter()
+                            .any(|c| visible(&w, c.pending, c.author.as_deref()))
+                            || pr.threads[*i].comments.is_empty()
+                    })
                     .map(|i| Obj::Thread(key.clone(), i))
                     .collect();
                 drop(w);
@@ -1115,6 +1124,9 @@ impl<'c> NodeObj<'c> {
                         states.is_empty() || states.iter().any(|s| s == r.state.as_graphql())
                     })
                     .filter(|(_, r)| author.is_none_or(|a| r.author.as_deref() == Some(a)))
+                    .filter(|(_, r)| {
+                        visible(&w, r.state == ReviewState::Pending, r.author.as_deref())
+                    })
                     .map(|(i, _)| Obj::Review(key.clone(), i))
                     .collect();
                 drop(w);
@@ -1410,6 +1422,10 @@ impl<'c> NodeObj<'c> {
             "repository" => self.obj(Obj::Repo(key.0.clone())),
             "comments" => {
                 let items = (0..t.comments.len())
+                    .filter(|ci| {
+                        let c = &t.comments[*ci];
+                        visible(&w, c.pending, c.author.as_deref())
+                    })
                     .map(|ci| Obj::ThreadComment(key.clone(), ti, ci))
                     .collect();
                 drop(w);
@@ -1448,12 +1464,19 @@ impl<'c> NodeObj<'c> {
             "lastEditedAt" => leaf(opt_time(
                 (c.updated_at != c.created_at).then_some(c.updated_at),
             )),
+            "editor" => self.opt_obj(
+                (c.updated_at != c.created_at)
+                    .then(|| c.editor.clone().or_else(|| c.author.clone()))
+                    .flatten()
+                    .map(Obj::User),
+            ),
+            "authorAssociation" => leaf(w.author_association(&key.0, c.author.as_deref())),
             "path" => leaf(t.path.as_str()),
             "line" => leaf(t.line),
             "originalLine" => leaf(t.line.unwrap_or(1)),
             "outdated" => leaf(t.outdated),
             "diffHunk" => leaf(""),
-            "state" => leaf("SUBMITTED"),
+            "state" => leaf(if c.pending { "PENDING" } else { "SUBMITTED" }),
             "isMinimized" => leaf(false),
             "minimizedReason" => null(),
             "viewerDidAuthor" => leaf(c.author.as_deref() == Some(w.viewer.as_str())),
@@ -1485,6 +1508,14 @@ impl<'c> NodeObj<'c> {
             "submittedAt" | "publishedAt" => leaf(opt_time(r.submitted_at)),
             "createdAt" => leaf(time(r.submitted_at.unwrap_or(r.updated_at))),
             "updatedAt" => leaf(time(r.updated_at)),
+            "lastEditedAt" => leaf(opt_time(review_edited(r).then_some(r.updated_at))),
+            "editor" => self.opt_obj(
+                review_edited(r)
+                    .then(|| r.editor.clone().or_else(|| r.author.clone()))
+                    .flatten()
+                    .map(Obj::User),
+            ),
+            "authorAssociation" => leaf(w.author_association(&key.0, r.author.as_deref())),
             "commit" => self.opt_obj(r.commit.clone().map(|s| Obj::Commit(key.0.clone(), s))),
             "viewerDidAuthor" => leaf(r.author.as_deref() == Some(w.viewer.as_str())),
             "pullRequest" => self.obj(Obj::Pr(key.clone())),
@@ -1515,6 +1546,13 @@ impl<'c> NodeObj<'c> {
             "lastEditedAt" => leaf(opt_time(
                 (c.updated_at != c.created_at).then_some(c.updated_at),
             )),
+            "editor" => self.opt_obj(
+                (c.updated_at != c.created_at)
+                    .then(|| c.editor.clone().or_else(|| c.author.clone()))
+                    .flatten()
+                    .map(Obj::User),
+            ),
+            "authorAssociation" => leaf(w.author_association(&key.0, c.author.as_deref())),
             "isMinimized" => leaf(false),
             "minimizedReason" => null(),
             "viewerDidAuthor" => leaf(c.author.as_deref() == Some(w.viewer.as_str())),
@@ -1523,6 +1561,17 @@ impl<'c> NodeObj<'c> {
             _ => self.not_implemented(info),
         }
     }
+}
+
+/// A submitted review's body changed after it was submitted.
+fn review_edited(r: &super::super::world::Review) -> bool {
+    r.submitted_at.is_some_and(|t| t != r.updated_at)
+}
+
+/// Whether something its author has not submitted (a pending review or its comments) shows:
+/// only to that author, the viewer.
+fn visible(w: &World, pending: bool, author: Option<&str>) -> bool {
+    !pending || author == Some(w.viewer.as_str())
 }
 
 /// Whether check `name` is required on the PR named by `isRequired(pullRequestId | pullRequestNumber)`.

@@ -42,6 +42,7 @@ impl World {
                     prs: BTreeMap::new(),
                     commits: BTreeMap::new(),
                     queues: BTreeMap::new(),
+                    collaborators: Vec::new(),
                 },
             );
         }
@@ -345,6 +346,7 @@ impl World {
             body: String::new(),
             submitted_at: Some(now),
             updated_at: now,
+            editor: None,
             commit: Some(head),
         });
         let idx = pr.reviews.len() - 1;
@@ -376,6 +378,7 @@ impl World {
             body: body.to_owned(),
             created_at: now,
             updated_at: now,
+            editor: None,
         });
         let idx = pr.comments.len() - 1;
         IssueCommentBuilder {
@@ -408,6 +411,12 @@ pub struct RepoBuilder<'w> {
 impl RepoBuilder<'_> {
     fn r(&mut self) -> &mut Repo {
         self.world.repo_mut(&self.repo)
+    }
+
+    /// `login` gets write access: `authorAssociation` COLLABORATOR.
+    pub fn collaborator(mut self, login: &str) -> Self {
+        self.r().collaborators.push(login.to_owned());
+        self
     }
 
     fn protection(&mut self) -> &mut Protection {
@@ -1031,7 +1040,27 @@ impl ThreadBuilder<'_> {
             body: body.to_owned(),
             created_at: t,
             updated_at: t,
+            editor: None,
+            pending: false,
         });
+        self
+    }
+
+    /// Its last comment is part of a review its author has not submitted yet.
+    pub fn pending(mut self) -> Self {
+        if let Some(c) = self.t().comments.last_mut() {
+            c.pending = true;
+        }
+        self
+    }
+
+    /// `login` edits its last comment to `body` at `t`.
+    pub fn edit_last(mut self, login: &str, body: &str, t: Time) -> Self {
+        if let Some(c) = self.t().comments.last_mut() {
+            body.clone_into(&mut c.body);
+            c.updated_at = t;
+            c.editor = (c.author.as_deref() != Some(login)).then(|| login.to_owned());
+        }
         self
     }
 
@@ -1147,9 +1176,18 @@ impl IssueCommentBuilder<'_> {
         self
     }
 
-    /// Edited at `t`.
+    /// Edited by its author at `t`.
     pub fn edited_at(mut self, t: Time) -> Self {
         self.c().updated_at = t;
+        self
+    }
+
+    /// `login` rewrites it to `body` at `t` (its author, or anyone with triage rights).
+    pub fn edited_by(mut self, login: &str, body: &str, t: Time) -> Self {
+        let c = self.c();
+        body.clone_into(&mut c.body);
+        c.updated_at = t;
+        c.editor = (c.author.as_deref() != Some(login)).then(|| login.to_owned());
         self
     }
 

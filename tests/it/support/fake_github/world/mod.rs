@@ -104,6 +104,28 @@ impl World {
 
     // ── lookups ─────────────────────────────────────────────────────────────────────────────
 
+    /// GitHub's `CommentAuthorAssociation` of `login` in `repo`: OWNER for the owner of the
+    /// repository, COLLABORATOR for the viewer and the repository's collaborators, NONE else.
+    pub fn author_association(&self, repo: &str, login: Option<&str>) -> &'static str {
+        let Some(login) = login else {
+            return "NONE";
+        };
+        let owner = repo.split('/').next().unwrap_or_default();
+        if login.eq_ignore_ascii_case(owner) {
+            "OWNER"
+        } else if login.eq_ignore_ascii_case(&self.viewer)
+            || self
+                .get_repo(repo)
+                .collaborators
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(login))
+        {
+            "COLLABORATOR"
+        } else {
+            "NONE"
+        }
+    }
+
     pub fn get_repo(&self, repo: &str) -> &Repo {
         self.repos
             .get(repo)

@@ -353,6 +353,9 @@ pub struct Repo {
     pub commits: BTreeMap<String, Commit>,
     /// The merge queue of each branch that requires one, head of the line first.
     pub queues: BTreeMap<String, Vec<super::super::queue::QueueItem>>,
+    /// Logins with write access besides the owner of the repository and the viewer: their
+    /// `authorAssociation` is COLLABORATOR.
+    pub collaborators: Vec<String>,
 }
 
 impl Repo {
@@ -594,6 +597,10 @@ pub struct ThreadComment {
     pub body: String,
     pub created_at: Time,
     pub updated_at: Time,
+    /// Who last edited it when not its author (an edit is `updated_at` past `created_at`).
+    pub editor: Option<String>,
+    /// Part of a review its author has not submitted: only they see it.
+    pub pending: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -605,6 +612,8 @@ pub struct Review {
     pub body: String,
     pub submitted_at: Option<Time>,
     pub updated_at: Time,
+    /// Who last edited its body when not its author.
+    pub editor: Option<String>,
     /// The sha the review was made on.
     pub commit: Option<String>,
 }
@@ -617,6 +626,8 @@ pub struct IssueComment {
     pub body: String,
     pub created_at: Time,
     pub updated_at: Time,
+    /// Who last edited it when not its author (an edit is `updated_at` past `created_at`).
+    pub editor: Option<String>,
 }
 
 /// Where a node id points.

@@ -451,6 +451,8 @@ impl World {
             body: body.to_owned(),
             created_at: now,
             updated_at: now,
+            editor: None,
+            pending: false,
         });
         let ci = thread.comments.len() - 1;
         self.events.push(Event::ThreadReply {

@@ -13,6 +13,11 @@ use super::model::{
 pub struct ProjectBuilder<'w>(&'w mut Project);
 
 impl ProjectBuilder<'_> {
+    /// `username` is a member with `access_level` (30 Developer, 20 Reporter …).
+    pub fn member(self, username: &str, access_level: u32) -> Self {
+        self.0.members.push((username.into(), access_level));
+        self
+    }
     pub fn default_branch(self, b: &str) -> Self {
         self.0.default_branch = b.into();
         self
@@ -303,6 +308,7 @@ impl World {
                     only_allow_merge_if_all_discussions_are_resolved: false,
                     approvals_required: 0,
                     merge_trains: false,
+                    members: Vec::new(),
                 },
             );
         }
