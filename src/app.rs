@@ -215,6 +215,15 @@ impl Forges {
     }
 }
 
+/// One PR's snapshot read through `forge`.
+pub fn read_snapshot(forge: &dyn Forge, request: SnapshotRequest) -> Result<Snapshot> {
+    let pr = request.pr.clone();
+    let mut answers = forge.snapshots(&[request]);
+    Ok(answers
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("no answer for {pr}"))??)
+}
+
 /// Everything a command needs.
 #[derive(Debug)]
 pub struct App {
@@ -261,19 +270,24 @@ impl App {
         Ok(viewer)
     }
 
-    /// The owner's login for a message signed on their behalf: the one remembered in the
-    /// database, however old, else asked of the forge with the owner's token ([`App::owner`]).
-    /// An agent's command reads no owner token while a run has recorded the owner.
-    pub fn known_owner(&mut self, kind: ForgeKind) -> Result<String, String> {
+    /// The owner's login as the last run recorded it (however long ago), for what an agent
+    /// signs on the owner's behalf: an agent's route never reads the owner's token. A usage
+    /// error before any run has recorded it.
+    pub fn recorded_owner(&self, kind: ForgeKind) -> Result<String> {
         let key = format!("viewer:{}", kind.as_str());
-        let remembered = self.store.meta(&key).ok().flatten().and_then(|v| {
-            v.split_once('\t')
-                .and_then(|(_, v)| serde_json::from_str::<crate::viewer::Viewer>(v).ok())
-        });
-        match remembered {
-            Some(viewer) => Ok(viewer.login),
-            None => self.owner(kind),
-        }
+        self.store
+            .meta(&key)?
+            .and_then(|v| {
+                v.split_once('\t')
+                    .and_then(|(_, v)| serde_json::from_str::<crate::viewer::Viewer>(v).ok())
+            })
+            .map(|viewer| viewer.login)
+            .ok_or_else(|| {
+                usage(format!(
+                    "the owner's {} login is not recorded yet: `pr-monitor run` records it",
+                    kind.as_str()
+                ))
+            })
     }
 
     /// A client of `kind`'s forge on agent `name`'s own token, with only an agent's verbs. A
@@ -314,19 +328,22 @@ impl App {
     /// Reads one PR's snapshot now (with the branch names a watch keeps, so behind is read
     /// from the branches).
     pub fn snapshot(&mut self, pr: &PrRef) -> Result<Snapshot> {
+        let request = self.snapshot_request(pr)?;
+        read_snapshot(self.forge(pr.forge)?, request)
+    }
+
+    /// What reading `pr`'s snapshot asks: the branch names a watch keeps, so behind is read
+    /// from the branches.
+    pub fn snapshot_request(&self, pr: &PrRef) -> Result<SnapshotRequest> {
         let branches = self
             .store
             .watch(pr)?
             .filter(|w| !w.status.memory.cross_repository)
             .and_then(|w| w.status.base_ref.zip(w.status.head_ref));
-        let forge = self.forge(pr.forge)?;
-        let mut answers = forge.snapshots(&[SnapshotRequest {
+        Ok(SnapshotRequest {
             pr: pr.clone(),
             branches,
-        }]);
-        Ok(answers
-            .pop()
-            .ok_or_else(|| anyhow::anyhow!("no answer for {pr}"))??)
+        })
     }
 
     /// The PR a command-line argument names: on one of the configured forges' hosts (else a

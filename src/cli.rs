@@ -89,6 +89,13 @@ pub enum Command {
     /// For agents: answer and resolve review threads.
     #[command(subcommand)]
     Thread(ThreadCommand),
+    /// For agents: an MCP server on standard input and output (inbox, PR status, thread
+    /// replies with the agent's own token; nothing that merges, arms, re-runs or pauses).
+    Mcp {
+        /// The agent served.
+        #[arg(long, value_name = "NAME")]
+        agent: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -213,9 +220,9 @@ pub enum WatchCommand {
         /// Arm merge when ready.
         #[arg(long)]
         merge_when_ready: bool,
-        /// Override auto-fix for these PRs.
-        #[arg(long, value_name = "on|off")]
-        auto_fix: Option<OnOff>,
+        /// Override auto-fix for these PRs; `default` clears the override (the policy decides).
+        #[arg(long, value_name = "on|off|default")]
+        auto_fix: Option<AutoFixArg>,
         /// The owner vouches for this exact head of the one PR added (refused when the head
         /// moved).
         #[arg(long, value_name = "SHA")]
@@ -240,10 +247,12 @@ pub enum WatchCommand {
     },
 }
 
+/// `watch add --auto-fix`: a per-PR override, or back to the policy's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnOff {
+pub enum AutoFixArg {
     On,
     Off,
+    Default,
 }
 
 #[derive(Debug, Args)]

@@ -18,7 +18,7 @@
 //! - [`commands`]: the program and one module per command family; [`app`] is the context they
 //!   run in and [`cli`] the command line.
 //! - The edges: [`config`], [`forge`] (the clients), [`store`] (SQLite), [`notify`] (the
-//!   channels), and the process's own plumbing: [`address`], [`clock`], [`holder`], [`locked`],
+//!   channels), and the process's own plumbing: [`address`], [`clock`], [`holder`], [`http`], [`locked`],
 //!   [`logging`], [`private`], [`secrets`], [`stdout`], [`terminal`].
 
 pub mod model;
@@ -41,6 +41,7 @@ pub mod store;
 pub mod address;
 pub mod clock;
 pub mod holder;
+pub mod http;
 pub mod locked;
 pub mod logging;
 pub mod private;

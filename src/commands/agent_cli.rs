@@ -138,7 +138,8 @@ pub fn resolve(app: &mut App, pr: &PrRef, thread: &str, agent: Option<&str>) -> 
 }
 
 /// The agent answers `thread` on `pr` with its own token, signed `🤖 <agent> on behalf of
-/// <owner>`; a watched PR's history records it. An empty body is a usage error.
+/// <owner>` (the owner as the last run recorded them: no owner token is read); a watched PR's
+/// history records it. An empty body is a usage error.
 pub fn agent_reply(
     app: &mut App,
     hands: &AgentForge,
@@ -149,7 +150,7 @@ pub fn agent_reply(
     if body.trim().is_empty() {
         return Err(usage("the reply is empty"));
     }
-    let owner = app.known_owner(pr.forge).map_err(|e| anyhow!(e))?;
+    let owner = app.recorded_owner(pr.forge)?;
     hands
         .reply(pr, thread, &prefixed(hands.agent(), &owner, body))
         .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;

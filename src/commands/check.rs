@@ -1,6 +1,6 @@
 //! `pr-monitor check PR`: reads the forge, keeps `check`'s own seen state (the database, a
 //! JSON state file, or none), prints the focused payload ([`crate::core::focus`]), and in watch mode
-//! polls until something is actionable.
+//! polls until something is actionable or the PR is ready, merged or closed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,7 @@ use crate::app::App;
 use crate::cli::CheckArgs;
 use crate::core::checks;
 use crate::core::focus::{Criteria, Marks, Seen, apply_marks, human, payload};
+use crate::forge::Forge;
 use crate::model::stamp_or_empty as stamp;
 use crate::model::{Instant, PrRef};
 
@@ -95,7 +96,7 @@ fn save(
     }
 }
 
-/// One poll: read, enrich, build the payload.
+/// One poll: read with the owner's client, enrich, build the payload.
 fn poll(
     app: &mut App,
     pr: &PrRef,
@@ -103,24 +104,44 @@ fn poll(
     criteria: &Criteria,
     full: bool,
 ) -> Result<(Value, Marks)> {
-    let mut snap = app.snapshot(pr)?;
-    let watch = app.store.watch(pr)?;
-    let policy = app.policy_for_pr(watch.as_ref());
     let forge = app
         .forges
-        .get(pr.forge, &app.config)
+        .shared(pr.forge, &app.config)
         .map_err(|e| anyhow!(e))?;
+    poll_with(app, &*forge, pr, seen, criteria, full)
+}
+
+/// The focused payload of `pr` read through `forge` (an agent's own client), with no seen
+/// state: everything counts as new and nothing is remembered of the look. The criteria are
+/// the PR's policy's.
+pub fn focused(app: &mut App, forge: &dyn Forge, pr: &PrRef) -> Result<Value> {
+    let policy = app.policy_for_pr(app.store.watch(pr)?.as_ref());
+    let criteria = Criteria {
+        required_labels: policy.required_labels,
+        required_approvals_from: policy.required_approvals_from,
+    };
+    poll_with(app, forge, pr, &Seen::default(), &criteria, false).map(|(payload, _)| payload)
+}
+
+/// One poll through `forge`: read, enrich, build the payload.
+fn poll_with(
+    app: &mut App,
+    forge: &dyn Forge,
+    pr: &PrRef,
+    seen: &Seen,
+    criteria: &Criteria,
+    full: bool,
+) -> Result<(Value, Marks)> {
+    let mut snap = crate::app::read_snapshot(forge, app.snapshot_request(pr)?)?;
+    let watch = app.store.watch(pr)?;
+    let policy = app.policy_for_pr(watch.as_ref());
     crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
-    // The checks' verdict as the tick gives it: waiting counts from when the tick first saw
-    // this head, or from now for a head it has not seen.
-    let head_seen_at = watch
-        .as_ref()
-        .filter(|w| w.status.head_sha.as_ref() == Some(&snap.head.sha))
-        .and_then(|w| w.status.head_seen_at)
-        .unwrap_or(app.now);
+    // The checks' verdict as the tick gives it, waiting counted from the same instant.
+    let unwatched = crate::model::watch::WatchStatus::default();
+    let before = watch.as_ref().map_or(&unwatched, |w| &w.status);
     let verdict = checks::verdict(
         &snap.checks,
-        head_seen_at,
+        crate::core::decide::waiting_since(before, &snap, app.now),
         app.now,
         policy.no_checks_grace_sec,
         policy.pending_timeout_sec,
@@ -176,11 +197,17 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
                     )?;
                     return Ok(0);
                 }
-                // A merged or closed PR will not change again: say so at once, not at timeout.
-                if let Some(state @ ("merged" | "closed")) = p["pr"]["state"].as_str() {
+                // A merged or closed PR will not change again, and a ready one has met the
+                // caller's criteria: say so at once, not at timeout.
+                let outcome = match p["pr"]["state"].as_str() {
+                    Some(state @ ("merged" | "closed")) => Some(state),
+                    _ if p["ready"].as_bool() == Some(true) => Some("ready"),
+                    _ => None,
+                };
+                if let Some(outcome) = outcome {
                     crate::outln!(
                         "{}",
-                        json!({"final": true, "outcome": state, "tick": tick, "pr": p["pr"]["url"]})
+                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p["pr"]["url"]})
                     )?;
                     return Ok(0);
                 }

@@ -6,6 +6,8 @@
 
 pub mod agent_cli;
 pub mod check;
+pub mod mcp;
+pub mod mcp_tools;
 pub mod output;
 pub mod owner;
 pub mod progress;
@@ -21,13 +23,13 @@ use clap::Parser;
 
 use crate::app::{App, Forges, UsageError, usage};
 use crate::cli::{
-    Cli, Command, ConfigCommand, InboxCommand, OnOff, RunArgs, ThreadCommand, WatchCommand,
+    AutoFixArg, Cli, Command, ConfigCommand, InboxCommand, RunArgs, ThreadCommand, WatchCommand,
 };
 use crate::config::{Config, TokenKeys as _};
 use crate::holder::Holder;
 use crate::model::reference::{BadPrRef, PrArg};
 use crate::model::{Instant, PrRef, parse_instant};
-use crate::store::{NewWatch, Selection, Store};
+use crate::store::{AutoFixChoice, NewWatch, Selection, Store};
 use crate::tick::{self, RunOptions};
 
 /// The program: parse, run, print the error once, return the exit code.
@@ -68,7 +70,14 @@ pub fn main() -> ExitCode {
 /// token variables and files, the SMTP credentials, the Slack webhook), so they are masked from
 /// the first line written; a token command's output is held when it runs.
 fn hold_secrets(config: &Config) {
-    for source in [config.github.token(), config.gitlab.token()] {
+    let agents = config
+        .agents
+        .values()
+        .filter_map(crate::config::AgentConfig::token);
+    for source in [config.github.token(), config.gitlab.token()]
+        .into_iter()
+        .chain(agents)
+    {
         match source {
             crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
             source @ crate::config::TokenSource::File(_) => {
@@ -102,7 +111,11 @@ fn hold_secrets(config: &Config) {
 fn reads_forges(command: &Command) -> bool {
     !matches!(
         command,
-        Command::Status { .. } | Command::Watch(_) | Command::Inbox(_) | Command::Notify(_)
+        Command::Status { .. }
+            | Command::Watch(_)
+            | Command::Inbox(_)
+            | Command::Notify(_)
+            | Command::Mcp { .. }
     )
 }
 
@@ -125,6 +138,18 @@ fn load_config(path: Option<&Path>) -> Result<Config> {
 /// does not exist is a usage error, never a silent `mkdir`; the one folder created is the
 /// user's state folder (owner-only), when no config file was found.
 fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
+    if cli_db.is_none()
+        && let Some(dir) = &config.state_dir
+    {
+        crate::private::create_dir_all(dir)
+            .with_context(|| format!("cannot create the state folder `{}`", dir.display()))?;
+    }
+    checked_database(cli_db, config)
+}
+
+/// The database [`database`] would use, refused as it would be, without creating anything: a
+/// database in the user's state folder (which [`database`] creates) is not refused for it.
+fn checked_database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
     let (db, named_by) = match cli_db {
         Some(db) => (db.to_path_buf(), "--db".to_owned()),
         None if config.database.as_os_str().is_empty() => {
@@ -135,11 +160,6 @@ fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
             ));
         }
         None => {
-            if let Some(dir) = &config.state_dir {
-                crate::private::create_dir_all(dir).with_context(|| {
-                    format!("cannot create the state folder `{}`", dir.display())
-                })?;
-            }
             let named_by = config.source().map_or_else(
                 || "the built-in default".to_owned(),
                 |p| format!("`database` in {}", p.display()),
@@ -148,12 +168,18 @@ fn database(cli_db: Option<&Path>, config: &Config) -> Result<PathBuf> {
         }
     };
     match db.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(usage(format!(
-            "the database `{}` (from {named_by}) is in a folder that does not exist: \
-             create `{}` first, or name another database",
-            db.display(),
-            dir.display()
-        ))),
+        Some(dir)
+            if !dir.as_os_str().is_empty()
+                && !dir.is_dir()
+                && (cli_db.is_some() || config.state_dir.as_deref() != Some(dir)) =>
+        {
+            Err(usage(format!(
+                "the database `{}` (from {named_by}) is in a folder that does not exist: \
+                 create `{}` first, or name another database",
+                db.display(),
+                dir.display()
+            )))
+        }
         _ => Ok(db),
     }
 }
@@ -228,6 +254,7 @@ fn run(cli: Cli) -> Result<u8> {
             notify_test(&app.config, app.now, app.json)
         }
         Command::Daemon => schedule::daemon(&mut app),
+        Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),
         Command::Fix { pr, head } => {
             let pr = app.pr(&pr)?;
@@ -310,6 +337,7 @@ fn resolved_paths(config: &Config, cli_db: Option<&Path>) -> Vec<(String, PathBu
 }
 
 fn config_check(config: &Config, cli_db: Option<&Path>, json: bool) -> Result<u8> {
+    checked_database(cli_db, config)?;
     let source = config.source().map_or_else(
         || "built-in defaults".to_owned(),
         |p| p.display().to_string(),
@@ -392,14 +420,27 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 .as_deref()
                 .and_then(|j| app.config.job(j))
                 .is_some_and(|j| app.config.policy(Some(j)).merge_when_ready);
-            let new = NewWatch {
-                job,
-                agent,
-                auto_fix: auto_fix.map(|v| v == OnOff::On),
-                merge_armed: merge_when_ready || job_arms,
-            };
             for pr in &prs {
                 let before = app.store.watch(pr)?;
+                // Setting auto-fix back to what the PR's job says clears the override.
+                let job_name = job
+                    .as_deref()
+                    .or_else(|| before.as_ref().and_then(|b| b.job.as_deref()));
+                let policy_value = app
+                    .config
+                    .policy(job_name.and_then(|j| app.config.job(j)))
+                    .auto_fix;
+                let new = NewWatch {
+                    job: job.clone(),
+                    agent: agent.clone(),
+                    auto_fix: match auto_fix {
+                        None => AutoFixChoice::Keep,
+                        Some(AutoFixArg::Default) => AutoFixChoice::Clear,
+                        Some(v) if (v == AutoFixArg::On) == policy_value => AutoFixChoice::Clear,
+                        Some(v) => AutoFixChoice::Set(v == AutoFixArg::On),
+                    },
+                    merge_armed: merge_when_ready || job_arms,
+                };
                 let added = app.store.add_watch(pr, &new, app.now)?;
                 if !added {
                     app.store.reopen(pr, app.now)?;
@@ -519,21 +560,25 @@ fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
     })
 }
 
-/// The leases held now, by watch id; and the `status` lines saying who holds how many PRs
-/// (a holder whose process is gone says the next run takes its PRs over).
+/// The leases held now by live runs, by watch id (a lease whose holder's process is gone
+/// holds nothing: the next run takes it over); and the `status` lines saying who holds how
+/// many PRs (a holder whose process is gone says the next run takes its PRs over).
 fn held(app: &App) -> Result<(std::collections::BTreeMap<i64, Holder>, Vec<String>)> {
-    let held = app.store.held()?;
-    let (gone, live): (Vec<_>, Vec<_>) = held.iter().partition(|(_, h)| h.gone_here());
-    let named = |v: Vec<&(i64, Holder)>| -> Vec<Option<Holder>> {
-        v.into_iter().map(|(_, h)| Some(h.clone())).collect()
+    let (gone, live): (Vec<_>, Vec<_>) = app
+        .store
+        .held()?
+        .into_iter()
+        .partition(|(_, h)| h.gone_here());
+    let named = |v: &[(i64, Holder)]| -> Vec<Option<Holder>> {
+        v.iter().map(|(_, h)| Some(h.clone())).collect()
     };
-    let mut lines = output::held_lines(&named(live));
+    let mut lines = output::held_lines(&named(&live));
     lines.extend(
-        output::held_lines(&named(gone))
+        output::held_lines(&named(&gone))
             .into_iter()
             .map(|l| format!("{l}, whose process is gone: the next run takes them over")),
     );
-    Ok((held.into_iter().collect(), lines))
+    Ok((live.into_iter().collect(), lines))
 }
 
 fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
@@ -590,7 +635,14 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
                 v["held_by"] = output::held_json(holder);
                 crate::outln!("{v}")?;
             } else {
-                crate::out!("{}", output::status_detail(&w, &history, app.now))?;
+                let policy_auto_fix = app
+                    .config
+                    .policy(w.job.as_deref().and_then(|j| app.config.job(j)))
+                    .auto_fix;
+                crate::out!(
+                    "{}",
+                    output::status_detail(&w, &history, app.now, policy_auto_fix)
+                )?;
                 if let Some(h) = holder {
                     crate::outln!("  held by    {}", output::describe_holder(h))?;
                 }

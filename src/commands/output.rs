@@ -40,6 +40,8 @@ pub fn status_json(w: &Watch) -> Value {
         "paused": w.paused,
         "queue": queue_json(w),
         "deferred": deferred_json(w),
+        "auto_fix_override": w.auto_fix,
+        "merge_method": if s.state == PrState::Open { s.memory.picture.merge_method.map(crate::model::MergeMethod::as_str) } else { None },
         "trusted_by": s.trusted_by(),
     })
 }
@@ -116,7 +118,14 @@ pub fn pills_text(w: &Watch) -> String {
 }
 
 /// `status PR`: the picture in detail, with recent history; times relative to `now`.
-pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> String {
+///
+/// `policy_auto_fix` is what the PR's policy says of auto-fix, shown beside an override.
+pub fn status_detail(
+    w: &Watch,
+    history: &[HistoryEntry],
+    now: Instant,
+    policy_auto_fix: bool,
+) -> String {
     let s = &w.status;
     let mut out = format!(
         "{}  {}\n",
@@ -156,11 +165,20 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
     let p = &s.memory.picture;
     if !p.merge_state.is_empty() {
         for (name, url) in &p.failed {
+            let log = p.failed_logs.iter().find(|l| &l.name == name);
             out.push_str(&format!(
-                "  ✗ {}  {}\n",
+                "  ✗ {}{}  {}\n",
                 one_line(name),
+                if log.is_some_and(|l| l.runner) {
+                    " (runner)"
+                } else {
+                    ""
+                },
                 one_line(url.as_deref().unwrap_or(""))
             ));
+            for line in log.map_or("", |l| l.tail.as_str()).lines() {
+                out.push_str(&format!("      │ {}\n", one_line(line)));
+            }
         }
         for (name, evidence) in &p.flakes {
             out.push_str(&format!(
@@ -191,6 +209,13 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
             p.unresolved_threads
         ));
     }
+    if let Some(own) = w.auto_fix {
+        out.push_str(&format!(
+            "  auto-fix   {} for this PR (the policy says {}; `--auto-fix default` clears it)\n",
+            on_off(own),
+            on_off(policy_auto_fix)
+        ));
+    }
     out.push_str(&format!("  attempts   {}\n", s.attempts));
     if s.merge.is_armed() {
         out.push_str(&queue_line(w).unwrap_or_default());
@@ -211,6 +236,14 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
             "not armed".into()
         }
     ));
+    if let Some(method) = s
+        .memory
+        .picture
+        .merge_method
+        .filter(|_| s.state == PrState::Open)
+    {
+        out.push_str(&format!("  method     {}\n", method.as_str()));
+    }
     out.push_str(&format!(
         "  last tick  {}\n  next tick  {}\n",
         both(w.last_tick_at, now),
@@ -251,6 +284,10 @@ pub fn status_detail(w: &Watch, history: &[HistoryEntry], now: Instant) -> Strin
         }
     }
     out
+}
+
+fn on_off(v: bool) -> &'static str {
+    if v { "on" } else { "off" }
 }
 
 /// One line per PR of a run (only this run's error, never a stale one).

@@ -194,7 +194,7 @@ fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
     };
     let messages = execute::notice_messages(&env, snap, &status, notice)?;
     app.store.enqueue(&messages)?;
-    crate::notify::deliver_pending(&mut app.store, &app.config, app.now)?;
+    tick::deliver(app)?;
     Ok(())
 }
 

@@ -133,8 +133,7 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                 }
             }
             None => {
-                if let Err(e) = crate::notify::deliver_pending(&mut app.store, &app.config, app.now)
-                {
+                if let Err(e) = tick::deliver(app) {
                     crate::logging::complain(&format!("delivering the outbox failed: {e:#}"));
                 }
             }

@@ -86,7 +86,7 @@ impl RepoWatch {
         let labels_ok = self
             .labels
             .iter()
-            .all(|want| labels.iter().any(|l| l.eq_ignore_ascii_case(want)));
+            .all(|want| crate::model::has_label(labels, want));
         author_ok && labels_ok
     }
 }
@@ -137,6 +137,16 @@ pub struct JobPolicy {
     /// Arm merges on PRs whose base is not the repository's default branch. Default `false`.
     #[serde(default)]
     pub allow_non_default_base: Option<bool>,
+    /// Seconds between this job's ticks while something is happening. Default `pr.poll_sec`.
+    #[serde(default, deserialize_with = "check::opt_secs")]
+    pub poll_sec: Option<u64>,
+    /// Seconds between this job's ticks otherwise. Default `pr.idle_poll_sec`.
+    #[serde(default, deserialize_with = "check::opt_secs")]
+    pub idle_poll_sec: Option<u64>,
+    /// Where the forge has no auto-merge, pr-monitor merges an armed, ready PR itself. Default
+    /// `true`; `false` keeps the forge's auto-merge as the only way a PR merges.
+    #[serde(default)]
+    pub self_merge: Option<bool>,
     /// Which edits make a comment new feedback. Default `author`.
     #[serde(default)]
     pub edits: Option<Edits>,

@@ -562,6 +562,10 @@ impl ReportConfig {
 
 /// The policy for one PR, resolved: the job's `policy`, else the config's `pr` block, else the
 /// built-in default. Callers apply per-watch overrides (`watch add --agent …`) on top.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent switches of the policy, each a key of the job file"
+)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Policy {
     /// The job the PR belongs to, if any.
@@ -610,6 +614,8 @@ pub struct Policy {
     pub trust: Vec<String>,
     /// Whether merges may be armed on a PR whose base is not the default branch.
     pub allow_non_default_base: bool,
+    /// Whether pr-monitor merges itself where the forge has no auto-merge.
+    pub self_merge: bool,
     /// Which edits make a comment new feedback.
     pub edits: Edits,
     /// Messages to the agent per PR in any hour; `None`: no cap.
@@ -687,8 +693,8 @@ impl Config {
             auto_fix: p.auto_fix.unwrap_or(pr.auto_fix),
             max_attempts: p.max_attempts.unwrap_or(pr.max_attempts),
             merge_method: p.merge_method.unwrap_or(pr.merge_method),
-            poll_sec: pr.poll_sec,
-            idle_poll_sec: pr.idle_poll_sec,
+            poll_sec: p.poll_sec.unwrap_or(pr.poll_sec),
+            idle_poll_sec: p.idle_poll_sec.unwrap_or(pr.idle_poll_sec),
             fix_timeout_sec: pr.fix_timeout_sec,
             no_checks_grace_sec: pr.no_checks_grace_sec,
             stuck_after_sec: Some(pr.stuck_after_sec).filter(|s| *s > 0),
@@ -705,6 +711,7 @@ impl Config {
             required_approvals_from: p.required_approvals_from.clone().unwrap_or_default(),
             trust: p.trust.clone().unwrap_or_default(),
             allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
+            self_merge: p.self_merge.unwrap_or(true),
             edits: p.edits.unwrap_or(Edits::Author),
             agent_messages_per_hour: Some(
                 p.agent_messages_per_hour

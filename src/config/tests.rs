@@ -872,7 +872,8 @@ fn policy_resolution() {
     let job = Job::parse(
         "name: j\npolicy:\n  agent: fixer\n  auto_fix: true\n  max_attempts: 1\n  merge_method: \"\"\n  \
          reviews: agent\n  conflicts: agent\n  update_branch: never\n  update_method: rebase\n  \
-         required_labels: [ready]\n  trust: [alice]\n  allow_non_default_base: true\n  merge_when_ready: true\n\
+         required_labels: [ready]\n  trust: [alice]\n  allow_non_default_base: true\n  merge_when_ready: true\n  \
+         poll_sec: 120\n  idle_poll_sec: 900\n  self_merge: false\n\
          \x20 edits: never\n  agent_messages_per_hour: 0\n\
          notify: []\nnotify_on: [review, conflict, review]\n",
         Path::new("/j.yaml"),
@@ -894,6 +895,16 @@ fn policy_resolution() {
         (UpdateBranch::Never, UpdateMethod::Rebase)
     );
     assert_eq!(p.required_labels, ["ready"]);
+    assert_eq!(
+        (p.poll_sec, p.idle_poll_sec),
+        (120, 900),
+        "the job's own cadence"
+    );
+    assert!(!p.self_merge);
+    assert!(
+        none.self_merge,
+        "merges itself where the forge cannot, by default"
+    );
     assert_eq!(p.trust, ["alice"]);
     assert!(p.allow_non_default_base && p.merge_when_ready);
     assert_eq!(p.edits, Edits::Never);
@@ -1103,6 +1114,69 @@ fn report_mode_is_an_octal_string_of_read_and_write_bits() {
             err.starts_with("/x/c.yaml:2:9: report.mode: "),
             "{bad}: {err}"
         );
+    }
+}
+
+/// Job files generated from pieces of real ones mixed with hostile text (accents, bidi marks,
+/// zero-width characters, tabs, stray quotes): each parses or is refused with a position,
+/// never panics.
+#[test]
+fn no_generated_job_file_panics() {
+    let config = contract_config();
+    let keys = [
+        "name: ",
+        "watch:\n  - pr: ",
+        "watch:\n  - repo: ",
+        "  - pr: ",
+        "policy:\n  agent: ",
+        "notify: [",
+        "schedule: \"",
+        "\n",
+        "  ",
+        "forge: gitlab\n",
+        "authors: [",
+        "labels: [",
+    ];
+    let values = [
+        "a",
+        "éxyz/app#1",
+        "o/é.git#1",
+        "\u{202e}o/r#1",
+        "\u{200b}o/r#1",
+        "g/p!57",
+        "日本/x",
+        "https://github.com/é/r/pull/1",
+        "https://gitlab.com/g/ä.atom/-/merge_requests/1",
+        "\"",
+        "'",
+        "]",
+        "#",
+        "!",
+        ":",
+        "\t",
+        "🦀",
+        "fixer",
+        "email",
+        "*/1 * * * *",
+        "\u{feff}",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % n as u64).unwrap()
+    };
+    for _ in 0..3_000 {
+        let mut text = String::from("name: j\n");
+        for _ in 0..next(6) {
+            text.push_str(keys[next(keys.len())]);
+            text.push_str(values[next(values.len())]);
+            if next(2) == 0 {
+                text.push('\n');
+            }
+        }
+        let _ = Job::parse(&text, Path::new("j.yaml"), &config);
     }
 }
 

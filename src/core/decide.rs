@@ -84,20 +84,30 @@ pub struct Condition {
     pub trust_fresh: bool,
 }
 
+/// When waiting for the head's checks began (the no-checks grace and the pending timeout count
+/// from it): the tick's first sight of the head, or pr-monitor's last re-run, whichever is
+/// later; `now` for a head the tick has not seen. The tick and `check` both ask this.
+pub fn waiting_since(before: &WatchStatus, snap: &Snapshot, now: Instant) -> Instant {
+    let head_seen_at = if before.head_sha.as_ref() == Some(&snap.head.sha) {
+        before.head_seen_at.unwrap_or(now)
+    } else {
+        now
+    };
+    before
+        .memory
+        .last_rerun_at
+        .map_or(head_seen_at, |r| r.max(head_seen_at))
+}
+
 /// Classifies a snapshot: the one place the rules read the forge's facts.
 pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
     let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
+    let since = waiting_since(before, snap, ctx.now);
     let head_seen_at = if new_head {
         ctx.now
     } else {
         before.head_seen_at.unwrap_or(ctx.now)
     };
-    // Waiting (the no-checks grace, the pending timeout) counts from the head's first sight
-    // or pr-monitor's last re-run, whichever is later.
-    let since = before
-        .memory
-        .last_rerun_at
-        .map_or(head_seen_at, |r| r.max(head_seen_at));
     let agent = Agent {
         logins: ctx.agent_logins,
         emails: ctx.agent_emails,
@@ -246,7 +256,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
     d.status.head_ref = Some(snap.head_ref.clone());
     d.status.base_ref = Some(snap.base_ref.clone());
     d.status.memory.cross_repository = snap.cross_repository;
-    d.status.memory.picture = picture(snap, &cond);
+    d.status.memory.picture = picture(snap, &cond, ctx.policy);
     if cond.new_head {
         d.status.head_sha = Some(snap.head.sha.clone());
         d.status.head_seen_at = Some(ctx.now);
@@ -301,7 +311,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
 }
 
 /// What `status PR` shows of the snapshot.
-fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
+fn picture(snap: &Snapshot, cond: &Condition, policy: &Policy) -> crate::model::watch::Picture {
     let current = checks::newest(&snap.checks);
     crate::model::watch::Picture {
         failed: current
@@ -332,6 +342,16 @@ fn picture(snap: &Snapshot, cond: &Condition) -> crate::model::watch::Picture {
         behind_by: snap.behind_by,
         draft: snap.draft,
         queue: snap.queue_entry.clone(),
+        merge_method: merge::method(policy.merge_method, &snap.repo.allowed_methods),
+        failed_logs: snap
+            .failed_logs
+            .iter()
+            .map(|f| crate::model::watch::FailedLog {
+                name: f.name.clone(),
+                tail: crate::model::watch::FailedLog::short_tail(&f.log_tail),
+                runner: matches!(f.classification, crate::model::Classification::Infra { .. }),
+            })
+            .collect(),
     }
 }
 

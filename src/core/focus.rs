@@ -121,6 +121,9 @@ pub fn payload(
     let decision = merge_rules::effective_decision(snap).map(ReviewState::as_str);
     let behind = snap.is_behind();
     let conflict = snap.has_conflict();
+    // Neither forge's API names the files of a conflict, so the list is known only when
+    // there is none: a clean, computed mergeability.
+    let conflict_analysis = snap.mergeable == crate::model::Mergeable::Mergeable && !conflict;
 
     let mut actionable = Vec::new();
     if !failed.is_empty() {
@@ -187,7 +190,8 @@ pub fn payload(
         },
         "merge": {
             "blocked": matches!(snap.merge_state, MergeState::Blocked), "hasConflicts": conflict,
-            "conflictFiles": [], "mergeable": snap.mergeable.as_str(),
+            "conflictFiles": [], "conflictAnalysisAvailable": conflict_analysis,
+            "mergeable": snap.mergeable.as_str(),
             "mergeStateStatus": snap.merge_state.as_str(), "behind": behind, "behindBy": snap.behind_by,
             "isDraft": snap.draft,
         },
@@ -217,6 +221,19 @@ pub fn payload(
         out["reviews_raw"] = json!(snap.reviews);
         out["issue_comments"] = json!(snap.comments);
         out["review_threads"] = json!(snap.threads);
+        // Each thread's comments, flat, each naming its thread and place (seed 001's list).
+        let mut review_comments = Vec::new();
+        for t in &snap.threads {
+            for c in &t.comments {
+                let mut v = json!(c);
+                v["thread_id"] = json!(t.id);
+                v["path"] = json!(t.path);
+                v["line"] = json!(t.line);
+                review_comments.push(v);
+            }
+        }
+        out["review_comments"] = json!(review_comments);
+        out["merge_conflicts"] = json!([]);
     }
     marks.push(SeenMark::new("head", "head", snap.head.sha.as_str()));
     (out, marks)

@@ -71,6 +71,15 @@ pub fn headline(notice: &Notice) -> String {
         Notice::LeftQueue { forge, why, .. } => format!("left the {}: {why}", forge.queue_noun()),
         Notice::Stuck { for_secs } => format!("stuck for {}", hours_minutes(*for_secs)),
         Notice::KeepsErroring { .. } => "keeps failing to tick".to_owned(),
+        Notice::AgentCapped { per_hour } => {
+            format!("the agent had {per_hour} messages this hour: more work waits")
+        }
+        Notice::AgentGaveUp {
+            agent, attempts, ..
+        } => format!("agent {agent} failed {attempts} times on one message: not tried again"),
+        Notice::TokenLoginChanged { was, now } => {
+            format!("the token now belongs to {now}, not {was}: watches paused")
+        }
     }
 }
 
@@ -102,7 +111,13 @@ pub fn detail(notice: &Notice, url: &str) -> String {
             "{} is not queued again until a new head or `merge --when-ready`",
             head.short()
         ),
-        Notice::KeepsErroring { error } => error.clone(),
+        Notice::KeepsErroring { error } | Notice::AgentGaveUp { error, .. } => error.clone(),
+        Notice::AgentCapped { .. } => {
+            "nothing is lost: it is sent once the last hour holds fewer messages (policy agent_messages_per_hour)".to_owned()
+        }
+        Notice::TokenLoginChanged { now, .. } => format!(
+            "nothing is read or written for these PRs until `pr-monitor watch resume` accepts {now} as the owner"
+        ),
     }
 }
 

@@ -3,9 +3,10 @@
 //! Pure text in, text out; every place that prints forge text goes through here.
 
 /// Removes what could steer a terminal or reorder text: ANSI escape sequences (CSI, OSC and
-/// two-byte escapes), C0 controls other than newline and tab, DEL, C1 controls, and the Unicode
-/// bidirectional controls (embeddings, overrides, isolates and marks). Printable text, newlines
-/// and tabs are kept.
+/// two-byte escapes), C0 controls other than newline and tab, DEL, C1 controls, the Unicode
+/// bidirectional controls (embeddings, overrides, isolates and marks) and the zero-width
+/// characters (spaces, joiners, word joiner, byte-order mark). Printable text, newlines and tabs
+/// are kept.
 pub fn strip_controls(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
@@ -83,7 +84,8 @@ pub fn clip(text: &str, max: usize) -> String {
 }
 
 /// True for a character that must never reach a reader as-is: C0 and C1 controls (newline and
-/// tab are handled by the callers), DEL, and the bidirectional formatting characters.
+/// tab are handled by the callers), DEL, the bidirectional formatting characters, and the
+/// invisible zero-width ones that can hide a difference between two texts that look alike.
 pub fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -95,6 +97,9 @@ pub fn is_unsafe(c: char) -> bool {
                 | '\u{2066}'..='\u{2069}'
                 | '\u{2028}'
                 | '\u{2029}'
+                | '\u{200B}'..='\u{200D}'
+                | '\u{2060}'
+                | '\u{FEFF}'
         )
 }
 
@@ -140,6 +145,10 @@ mod tests {
             ("abc\u{202E}fed\u{2066}", "abcfed"),
             ("keeps\nnewline\tand tab", "keeps\nnewline\tand tab"),
             ("carriage\rreturn", "carriagereturn"),
+            (
+                "zero\u{200B}wi\u{200C}d\u{200D}th\u{2060}\u{FEFF}",
+                "zerowidth",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(strip_controls(input), want, "{input:?}");

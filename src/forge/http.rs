@@ -125,16 +125,7 @@ pub fn check_url(url: &str) -> Result<(), String> {
 }
 
 fn agent(proxy_from_env: bool) -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(30)))
-        .timeout_connect(Some(Duration::from_secs(10)))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .user_agent(concat!("pr-monitor/", env!("CARGO_PKG_VERSION")));
-    if !proxy_from_env {
-        config = config.proxy(None);
-    }
-    config.build().into()
+    crate::http::agent(Duration::from_secs(30), !proxy_from_env)
 }
 
 fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
@@ -491,8 +482,9 @@ impl HttpClient {
         let location = header(&resp, "location");
         let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
         let date = header(&resp, "date");
-        let wait = rate_limit_wait(status, &resp);
-        let reset = reset_wait(&resp);
+        let header_of = |name: &str| header(&resp, name);
+        let wait = rate_limit_wait(status, header_of, SystemTime::now());
+        let reset = reset_wait(&header_of, SystemTime::now());
         if let Some(remaining) = header(&resp, "x-ratelimit-remaining")
             .or_else(|| header(&resp, "ratelimit-remaining"))
             .and_then(|v| v.trim().parse::<u64>().ok())
@@ -505,17 +497,23 @@ impl HttpClient {
                 self.note_rate(figures);
             }
         }
-        let text = resp
+        // Decoded lossily: a job log may hold any bytes, and one that is not UTF-8 must not
+        // make the rest of it unreadable (JSON answers are UTF-8 by their specification).
+        let bytes = resp
             .body_mut()
             .with_config()
             .limit(64 * 1024 * 1024)
-            .read_to_string()
+            .read_to_vec()
             .map_err(|e| {
                 ForgeError::Transient(format!(
                     "reading the answer from {} failed: {e}",
                     path_of(url)
                 ))
             })?;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         // GraphQL's primary limit arrives as HTTP 200 with `errors[].type: RATE_LIMITED`: it is
         // waited for (or deferred to) its reset exactly like REST's 403/429.
         let wait = wait.or_else(|| {
@@ -578,15 +576,20 @@ fn describe_transport(e: &ureq::Error, url: &str) -> ForgeError {
     }
 }
 
-/// How long a 403/429 rate-limit answer asks to wait, or `None` if it is not one.
-fn rate_limit_wait(status: u16, resp: &ureq::http::Response<ureq::Body>) -> Option<Duration> {
+/// How long a 403/429 rate-limit answer asks to wait, or `None` if it is not one. `header`
+/// looks up an answer's header by name.
+fn rate_limit_wait(
+    status: u16,
+    header: impl Fn(&str) -> Option<String>,
+    now: SystemTime,
+) -> Option<Duration> {
     if status != 403 && status != 429 {
         return None;
     }
-    if let Some(secs) = header(resp, "retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+    if let Some(secs) = header("retry-after").and_then(|v| crate::http::retry_after_secs(&v, now)) {
         return Some(Duration::from_secs(secs));
     }
-    if let Some(wait) = reset_wait(resp) {
+    if let Some(wait) = reset_wait(&header, now) {
         return Some(wait);
     }
     (status == 429).then_some(DEFAULT_RATE_LIMIT_WAIT)
@@ -594,18 +597,15 @@ fn rate_limit_wait(status: u16, resp: &ureq::http::Response<ureq::Body>) -> Opti
 
 /// The wait until the budget's reset when the answer says none is left
 /// (`x-ratelimit-remaining: 0`, GitLab's `RateLimit-Remaining: 0`), else `None`.
-fn reset_wait(resp: &ureq::http::Response<ureq::Body>) -> Option<Duration> {
-    let remaining =
-        header(resp, "x-ratelimit-remaining").or_else(|| header(resp, "ratelimit-remaining"));
+fn reset_wait(header: &impl Fn(&str) -> Option<String>, now: SystemTime) -> Option<Duration> {
+    let remaining = header("x-ratelimit-remaining").or_else(|| header("ratelimit-remaining"));
     if remaining.as_deref().map(str::trim) != Some("0") {
         return None;
     }
-    let reset = header(resp, "x-ratelimit-reset")
-        .or_else(|| header(resp, "ratelimit-reset"))
+    let reset = header("x-ratelimit-reset")
+        .or_else(|| header("ratelimit-reset"))
         .and_then(|v| v.trim().parse::<u64>().ok())?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     Some(Duration::from_secs(reset.saturating_sub(now) + 1))
 }
 
@@ -674,6 +674,39 @@ mod tests {
             "http://127.0.0.1.evil.com/",
         ] {
             assert!(check_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `Retry-After` reads as the webhook senders read it: seconds, or an HTTP date.
+    #[test]
+    fn a_rate_limit_answer_asks_to_wait_in_seconds_or_until_a_date() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_400); // 2015-10-21 07:26:40 UTC
+        type Headers = &'static [(&'static str, &'static str)];
+        let headers = |pairs: Headers| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let table: [(u16, Headers, Option<u64>); 5] = [
+            (429, &[("retry-after", " 120 ")], Some(120)),
+            (
+                403,
+                &[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")],
+                Some(80),
+            ),
+            (200, &[("retry-after", "5")], None),
+            (403, &[], None),
+            (429, &[], Some(DEFAULT_RATE_LIMIT_WAIT.as_secs())),
+        ];
+        for (status, pairs, want) in table {
+            assert_eq!(
+                rate_limit_wait(status, headers(pairs), now).map(|d| d.as_secs()),
+                want,
+                "{status} {pairs:?}"
+            );
         }
     }
 

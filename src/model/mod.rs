@@ -728,6 +728,13 @@ pub struct Snapshot {
     pub queue_unread: Option<String>,
 }
 
+/// Whether `labels` carry `want`. Label names are compared in any letter case, as the forges
+/// treat them: the one rule for a job's label filter and a policy's required labels.
+pub fn has_label(labels: &[String], want: &str) -> bool {
+    let want = want.to_lowercase();
+    labels.iter().any(|l| l.to_lowercase() == want)
+}
+
 impl Snapshot {
     pub fn unresolved_threads(&self) -> impl Iterator<Item = &ReviewThread> {
         self.threads.iter().filter(|t| !t.resolved)

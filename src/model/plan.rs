@@ -151,6 +151,21 @@ pub enum Notice {
     KeepsErroring {
         error: String,
     },
+    /// The agent was sent `per_hour` messages about the PR in the last hour: more work waits.
+    AgentCapped {
+        per_hour: u32,
+    },
+    /// A command agent failed `attempts` times on one message: it is not tried again.
+    AgentGaveUp {
+        agent: String,
+        attempts: u32,
+        error: String,
+    },
+    /// The forge token now belongs to `now`, not `was`: every watch of the forge is paused.
+    TokenLoginChanged {
+        was: String,
+        now: String,
+    },
 }
 
 /// The guards that stop auto-fix, with the failed checks' names where a failure tripped it.
@@ -193,7 +208,9 @@ impl Notice {
     pub fn kind(&self) -> NotifyKind {
         match self {
             Notice::ChecksFailed { .. } => NotifyKind::Ci,
-            Notice::GuardStopped { .. } => NotifyKind::Guard,
+            Notice::GuardStopped { .. }
+            | Notice::AgentCapped { .. }
+            | Notice::AgentGaveUp { .. } => NotifyKind::Guard,
             Notice::Conflict { .. } => NotifyKind::Conflict,
             Notice::Unresolved { .. } => NotifyKind::Review,
             Notice::MergeArmed
@@ -201,7 +218,7 @@ impl Notice {
             | Notice::Merged
             | Notice::LeftQueue { .. } => NotifyKind::Merge,
             Notice::Stuck { .. } => NotifyKind::Stuck,
-            Notice::KeepsErroring { .. } => NotifyKind::Error,
+            Notice::KeepsErroring { .. } | Notice::TokenLoginChanged { .. } => NotifyKind::Error,
         }
     }
 }

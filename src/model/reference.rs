@@ -221,7 +221,8 @@ fn valid_repo(r: &str, min_parts: usize, max_parts: usize) -> bool {
                 && p.chars().any(|c| c != '.')
                 && !p.starts_with('-')
                 && ![".git", ".atom"].iter().any(|ext| {
-                    p.len() >= ext.len() && p[p.len() - ext.len()..].eq_ignore_ascii_case(ext)
+                    p.len() >= ext.len()
+                        && p.as_bytes()[p.len() - ext.len()..].eq_ignore_ascii_case(ext.as_bytes())
                 })
                 && p.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
@@ -324,6 +325,72 @@ mod tests {
         assert_eq!(api.github, ["github.com"]);
         let err = PrRef::parse_on("https://ghe.example.com/o/r/pull/1", &api).unwrap_err();
         assert!(err.contains("not a configured github host"), "{err}");
+    }
+
+    /// Many generated references, from pieces of the valid forms mixed with accented letters,
+    /// bidi marks, zero-width characters and multi-byte text: each parses or is refused,
+    /// never panics.
+    #[test]
+    fn no_generated_reference_panics() {
+        let pieces = [
+            "o",
+            "r",
+            "/",
+            "#",
+            "!",
+            "1",
+            "42",
+            ".git",
+            ".atom",
+            "é",
+            "ä.git",
+            "xé",
+            "\u{202e}",
+            "\u{200f}",
+            "\u{200b}",
+            "\u{feff}",
+            "日本",
+            "🦀",
+            "-",
+            ".",
+            "..",
+            "https://",
+            "github.com/",
+            "gitlab.com/",
+            "/pull/",
+            "/-/merge_requests/",
+            "?",
+            "@",
+            ":8080",
+            " ",
+            "\u{301}",
+            "ß",
+            "İ",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let hosts = ForgeHosts::default();
+        for _ in 0..20_000 {
+            let len = next() % 10;
+            let text: String = (0..len)
+                .map(|_| pieces[usize::try_from(next() % pieces.len() as u64).unwrap()])
+                .collect();
+            let _ = PrRef::parse_on(&text, &hosts);
+        }
+        for text in [
+            "éxyz/app#1",
+            "o/é.git#1",
+            "o/xé#1",
+            "\u{202e}o/r.git#1",
+            "o/日.atom!1",
+        ] {
+            assert!(text.parse::<PrRef>().is_err(), "{text}");
+        }
     }
 
     #[test]

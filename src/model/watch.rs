@@ -306,6 +306,43 @@ pub struct Picture {
     pub draft: bool,
     /// The PR's entry in the merge queue or train.
     pub queue: Option<crate::model::QueueEntry>,
+    /// The method a merge would use (the policy's, among those the repository allows).
+    pub merge_method: Option<crate::model::MergeMethod>,
+    /// The failed checks' logs as `status PR` and the page show them: a short tail, and
+    /// whether the failure is the runner's (infrastructure).
+    pub failed_logs: Vec<FailedLog>,
+}
+
+/// A failed check's log, short, for `status PR` and the page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FailedLog {
+    pub name: String,
+    /// The last lines of the cleaned, masked tail (at most [`FailedLog::LINES`] lines and
+    /// [`FailedLog::BYTES`] bytes).
+    pub tail: String,
+    /// An infrastructure (runner) failure: shown with the `(runner)` mark.
+    pub runner: bool,
+}
+
+impl FailedLog {
+    pub const LINES: usize = 6;
+    pub const BYTES: usize = 600;
+
+    /// The short form of a log tail: its last lines, cut from the front to the byte cap.
+    pub fn short_tail(tail: &str) -> String {
+        let lines: Vec<&str> = tail.trim_end().lines().collect();
+        let mut out = lines[lines.len().saturating_sub(Self::LINES)..].join("\n");
+        while out.len() > Self::BYTES {
+            let cut = out
+                .char_indices()
+                .map(|(i, _)| i)
+                .find(|i| out.len() - i <= Self::BYTES)
+                .unwrap_or(out.len());
+            out = out[cut..].to_owned();
+        }
+        out
+    }
 }
 
 /// A fix request the agent is working on.
@@ -378,6 +415,12 @@ pub struct Memory {
     /// clears it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_deferral: Option<BudgetDeferral>,
+    /// When each message of the last hour went to the agent (`agent_messages_per_hour`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agent_messages: Vec<Instant>,
+    /// The owner was told that the hourly cap holds work back (once until a message goes).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cap_told: bool,
     /// The verdict on the current head's trust, once judged (see [`crate::core::trust`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_trust: Option<crate::model::trust::HeadTrust>,
@@ -538,6 +581,22 @@ mod tests {
     use crate::core::decide::tests::watch;
 
     #[test]
+    fn a_short_tail_keeps_the_last_lines_within_the_cap() {
+        let tail = (1..=20)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(
+            FailedLog::short_tail(&tail),
+            "line 15\nline 16\nline 17\nline 18\nline 19\nline 20"
+        );
+        let long = "é".repeat(FailedLog::BYTES);
+        let short = FailedLog::short_tail(&long);
+        assert!(short.len() <= FailedLog::BYTES && short.chars().all(|c| c == 'é'));
+        assert_eq!(FailedLog::short_tail(""), "");
+    }
+
+    #[test]
     fn changes_are_said_in_words() {
         let before = watch();
         assert!(before.changes_from(&before).is_empty());
@@ -671,7 +730,9 @@ mod tests {
             "review_decision": "APPROVED", "mergeable": "MERGEABLE", "merge_state": "CLEAN",
             "behind_by": 2, "draft": true,
             "queue": {"position": 3, "state": "AWAITING_CHECKS", "estimated_seconds": 720,
-                      "enqueued_at": "2026-11-29T11:50:00Z", "group_sha": "def"}
+                      "enqueued_at": "2026-11-29T11:50:00Z", "group_sha": "def"},
+            "merge_method": "squash",
+            "failed_logs": [{"name": "lint", "tail": "error: unused", "runner": false}]
         },
         "stuck_reported_for": "abc",
         "queued_head": "abc",

@@ -25,22 +25,9 @@ pub(super) struct Post<'a> {
     pub timeout: Duration,
 }
 
-fn agent(url: &str, timeout: Duration) -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .timeout_connect(Some(timeout.min(Duration::from_secs(10))))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .user_agent(concat!("pr-monitor/", env!("CARGO_PKG_VERSION")));
-    if is_loopback(url) {
-        config = config.proxy(None);
-    }
-    config.build().into()
-}
-
 /// Sends the POST and classifies the answer.
 pub(super) fn post(req: &Post<'_>) -> Result<(), DeliveryError> {
-    let mut builder = agent(req.url, req.timeout)
+    let mut builder = crate::http::agent(req.timeout, is_loopback(req.url))
         .post(req.url)
         .header("Content-Type", "application/json");
     for (name, value) in req.headers {
@@ -54,7 +41,7 @@ pub(super) fn post(req: &Post<'_>) -> Result<(), DeliveryError> {
         .headers()
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| retry_after_secs(v, std::time::SystemTime::now()));
+        .and_then(|v| crate::http::retry_after_secs(v, std::time::SystemTime::now()));
     let body = if (200..300).contains(&status) {
         String::new()
     } else {
@@ -90,17 +77,6 @@ pub(super) fn classify(
     })
 }
 
-/// Seconds a `Retry-After` value asks to wait: a number of seconds, or an HTTP date.
-pub(super) fn retry_after_secs(value: &str, now: std::time::SystemTime) -> Option<u64> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(secs);
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let now = chrono::DateTime::<chrono::Utc>::from(now);
-    Some(u64::try_from((at.to_utc() - now).num_seconds()).unwrap_or(0))
-}
-
 /// A transport failure, temporary, described without the URL.
 fn transport_error(e: &ureq::Error, receiver: &str) -> DeliveryError {
     let what = match e {
@@ -124,7 +100,6 @@ fn transport_error(e: &ureq::Error, receiver: &str) -> DeliveryError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     #[test]
     fn statuses_map_to_outcomes() {
@@ -142,20 +117,5 @@ mod tests {
         assert!(!classify(301, None, "", "r").unwrap_err().permanent);
         let long = "x".repeat(1000);
         assert!(classify(500, None, &long, "r").unwrap_err().message.len() < 250);
-    }
-
-    #[test]
-    fn retry_after_reads_seconds_and_dates() {
-        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_420); // 2015-10-21T07:27:00Z
-        assert_eq!(retry_after_secs(" 120 ", now), Some(120));
-        assert_eq!(
-            retry_after_secs("Wed, 21 Oct 2015 07:28:00 GMT", now),
-            Some(60)
-        );
-        assert_eq!(
-            retry_after_secs("Wed, 21 Oct 2015 07:00:00 GMT", now),
-            Some(0)
-        );
-        assert_eq!(retry_after_secs("soon", SystemTime::now()), None);
     }
 }

@@ -89,6 +89,33 @@ pub fn mark_done(dir: &Path, id: &str) -> Result<PathBuf, DeliveryError> {
     Ok(to)
 }
 
+/// The ids of the messages waiting in `new/`, sorted (an inbox never written to has none).
+pub fn unread(dir: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = fs::read_dir(dir.join("new"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|f| f.strip_suffix(".json"))
+                        .filter(|id| file_name(id).is_ok())
+                        .map(str::to_owned)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
+}
+
+/// The text of message `id` waiting in `new/`.
+pub fn read_unread(dir: &Path, id: &str) -> Result<String, DeliveryError> {
+    let path = dir.join("new").join(file_name(id)?);
+    fs::read_to_string(&path)
+        .map_err(|_| DeliveryError::permanent(format!("no unread message `{id}`")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +136,24 @@ mod tests {
             "a handled message is not redelivered"
         );
         assert!(write(dir.path(), "../x", "{}").unwrap_err().permanent);
+    }
+
+    #[test]
+    fn unread_messages_are_the_ones_waiting_in_new() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(unread(dir.path()).is_empty(), "no folders yet");
+        write(dir.path(), "m-2", "{\"n\":2}").unwrap();
+        write(dir.path(), "m-1", "{\"n\":1}").unwrap();
+        fs::write(dir.path().join("new/.hidden.json"), "{}").unwrap();
+        assert_eq!(unread(dir.path()), ["m-1", "m-2"]);
+        assert_eq!(read_unread(dir.path(), "m-2").unwrap(), "{\"n\":2}");
+        mark_done(dir.path(), "m-1").unwrap();
+        assert_eq!(unread(dir.path()), ["m-2"]);
+        assert!(
+            read_unread(dir.path(), "m-1").is_err(),
+            "done is no longer unread"
+        );
+        assert!(read_unread(dir.path(), "../m-2").is_err());
     }
 
     #[test]

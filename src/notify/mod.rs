@@ -82,6 +82,22 @@ pub struct Sent {
 pub struct Delivered {
     pub sent: usize,
     pub failed: Vec<(String, String)>,
+    /// Messages a command agent failed [`COMMAND_AGENT_TRIES`] times: not tried again, and the
+    /// owner is to be told.
+    pub gave_up: Vec<GaveUp>,
+}
+
+/// Runs of a command agent on one message before it is not tried again.
+pub const COMMAND_AGENT_TRIES: u32 = 3;
+
+/// A message a command agent kept failing on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GaveUp {
+    /// The PR's address, as the outbox row has it.
+    pub pr: String,
+    pub agent: String,
+    pub attempts: u32,
+    pub error: String,
 }
 
 fn real_now() -> i64 {
@@ -252,10 +268,34 @@ pub fn deliver_pending(
                 }
                 Err(e) => {
                     let next = real_now().saturating_add(retry_delay_secs(e));
-                    store.mark_failed(&row.message.id, &e.message, next, e.permanent)?;
-                    report
-                        .failed
-                        .push((row.message.id.clone(), e.message.clone()));
+                    let attempts = row.attempts.saturating_add(1);
+                    let agent = match row.message.channel.parse::<Channel>() {
+                        Ok(Channel::Agent(name)) => Some(name),
+                        _ => None,
+                    };
+                    let gave_up = agent
+                        .filter(|_| e.command_run.is_some() && !e.permanent)
+                        .filter(|_| attempts >= COMMAND_AGENT_TRIES);
+                    let error = if gave_up.is_some() {
+                        format!("{} (failed {attempts} times: not tried again)", e.message)
+                    } else {
+                        e.message.clone()
+                    };
+                    store.mark_failed(
+                        &row.message.id,
+                        &error,
+                        next,
+                        e.permanent || gave_up.is_some(),
+                    )?;
+                    if let Some(agent) = gave_up {
+                        report.gave_up.push(GaveUp {
+                            pr: row.message.pr.clone(),
+                            agent,
+                            attempts,
+                            error: e.message.clone(),
+                        });
+                    }
+                    report.failed.push((row.message.id.clone(), error));
                 }
             }
         }

@@ -25,7 +25,7 @@ pub use outbox::{OutboxMessage, OutboxRow};
 pub use reads::{KeptHints, KeptRead};
 pub use seen::CHECK_SEEN;
 pub use ticks::{Lease, Leased, TickRecord};
-pub use watches::{Due, NewWatch, Selection};
+pub use watches::{AutoFixChoice, Due, NewWatch, Selection};
 
 /// How many prepared statements a connection keeps compiled.
 const STATEMENT_CACHE: usize = 64;

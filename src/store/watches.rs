@@ -20,8 +20,20 @@ use crate::secrets;
 pub struct NewWatch {
     pub job: Option<String>,
     pub agent: Option<String>,
-    pub auto_fix: Option<bool>,
+    pub auto_fix: AutoFixChoice,
     pub merge_armed: bool,
+}
+
+/// What `watch add` does to a PR's own auto-fix override.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AutoFixChoice {
+    /// Leave it as it is (none for a new watch).
+    #[default]
+    Keep,
+    /// Override the policy with this value.
+    Set(bool),
+    /// No override: the policy decides.
+    Clear,
 }
 
 /// Which watches a query selects.
@@ -182,6 +194,11 @@ impl Store {
     /// due again).
     pub fn add_watch(&mut self, pr: &PrRef, new: &NewWatch, now: Instant) -> Result<bool> {
         let pr = &self.known(pr)?;
+        let (set, clear) = match new.auto_fix {
+            AutoFixChoice::Keep => (None, false),
+            AutoFixChoice::Set(v) => (Some(v), false),
+            AutoFixChoice::Clear => (None, true),
+        };
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -189,12 +206,12 @@ impl Store {
             "INSERT INTO watches (forge, repo, number, job, agent, auto_fix, merge_armed, armed_at, added_at, next_tick_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN ?7 THEN ?8 END, ?8, ?8)
              ON CONFLICT (forge, repo, number) DO NOTHING",
-            params![pr.forge.as_str(), pr.repo, Uint(pr.number), new.job, new.agent, new.auto_fix, new.merge_armed, ts(now)],
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number), new.job, new.agent, set, new.merge_armed, ts(now)],
         )? == 1;
         if !inserted {
             tx.execute(
                 "UPDATE watches SET job = COALESCE(?4, job), agent = COALESCE(?5, agent),
-                        auto_fix = COALESCE(?6, auto_fix),
+                        auto_fix = CASE WHEN ?9 THEN NULL ELSE COALESCE(?6, auto_fix) END,
                         armed_at = CASE WHEN ?7 AND NOT merge_armed THEN ?8 ELSE armed_at END,
                         merge_armed = merge_armed OR ?7,
                         next_tick_at = CASE WHEN state = 'open' THEN ?8 ELSE next_tick_at END
@@ -205,9 +222,10 @@ impl Store {
                     Uint(pr.number),
                     new.job,
                     new.agent,
-                    new.auto_fix,
+                    set,
                     new.merge_armed,
-                    ts(now)
+                    ts(now),
+                    clear
                 ],
             )?;
         }

@@ -122,6 +122,13 @@ pub fn wanted_logs(snap: &Snapshot) -> Option<Vec<LogKey>> {
 }
 
 /// The time a check finished, as its log is keyed.
+/// The log tail kept for check `c` of a PR on `forge`, if its log was read.
+pub fn kept_tail(cache: &dyn LogCache, forge: ForgeKind, c: &Check) -> Option<String> {
+    cache
+        .kept_log(&(forge, c.job_id?, stamp(c)))
+        .map(|kept| kept.tail)
+}
+
 fn stamp(c: &Check) -> String {
     c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default()
 }

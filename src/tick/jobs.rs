@@ -20,7 +20,7 @@ pub fn sync(app: &mut App) -> Result<Vec<String>> {
         let new = NewWatch {
             job: Some(job.name.clone()),
             agent: None,
-            auto_fix: None,
+            auto_fix: crate::store::AutoFixChoice::Keep,
             merge_armed: policy.merge_when_ready,
         };
         for entry in &job.watch {

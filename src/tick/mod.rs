@@ -167,7 +167,7 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
     summary.errors = tally.errors;
     if !opts.dry_run {
         tell(opts, Step::Delivering);
-        let delivered = crate::notify::deliver_pending(&mut app.store, &app.config, now)?;
+        let delivered = deliver(app)?;
         summary.delivered = delivered.sent;
         summary.delivery_failures = delivered.failed;
         metrics::count_actions(&mut app.store, &tally.actions)?;
@@ -1029,6 +1029,45 @@ fn failed_tick(watch: &Watch, e: &ForgeError, now: Instant, poll_sec: u64) -> (T
         ..TickRecord::bare(status, now)
     };
     (record, message)
+}
+
+/// Delivers the outbox; a message a command agent kept failing on is not tried again, and
+/// its owner is told at once.
+pub fn deliver(app: &mut App) -> Result<crate::notify::Delivered> {
+    let mut delivered = crate::notify::deliver_pending(&mut app.store, &app.config, app.now)?;
+    if delivered.gave_up.is_empty() {
+        return Ok(delivered);
+    }
+    for g in std::mem::take(&mut delivered.gave_up) {
+        let Ok(pr) = g.pr.parse::<crate::model::PrRef>() else {
+            continue;
+        };
+        let Some(watch) = app.store.watch(&pr)? else {
+            continue;
+        };
+        let notice = crate::model::plan::Notice::AgentGaveUp {
+            agent: g.agent,
+            attempts: g.attempts,
+            error: g.error,
+        };
+        let headline = crate::core::report::headline(&notice);
+        let payload = crate::core::report::bare_notice_payload(&notice, &pr);
+        let messages = execute::owner_messages(
+            &app.config,
+            &app.policy_for(&watch),
+            &pr,
+            &notice,
+            &payload,
+            app.now,
+        )?;
+        app.store.enqueue(&messages)?;
+        app.log(&pr, headline)?;
+    }
+    let more = crate::notify::deliver_pending(&mut app.store, &app.config, app.now)?;
+    delivered.sent += more.sent;
+    delivered.failed.extend(more.failed);
+    delivered.gave_up.extend(more.gave_up);
+    Ok(delivered)
 }
 
 /// The owner's notice about a watch that keeps erroring (sent once per streak).

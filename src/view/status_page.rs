@@ -51,6 +51,7 @@ ol.prs{list-style:none;margin:0;padding:0}\
 .repo{font-size:.9rem}\
 .title{margin:.35rem 0 .2rem;font-size:1.05rem}\
 .why{margin:.2rem 0;font-weight:600}\
+.tail{margin:.2rem 0;font-size:.8em;white-space:pre-wrap;overflow-wrap:anywhere}\
 .checks,.history{margin:.3rem 0;padding-left:1.2rem;font-size:.9rem}\
 .facts{font-size:.9rem;margin:.3rem 0}\
 .err{color:var(--err);font-weight:600;margin:.3rem 0}\
@@ -145,13 +146,20 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
     if !picture.failed.is_empty() && s.state == PrState::Open {
         out.push_str("<ul class=\"checks\">");
         for (name, link) in &picture.failed {
+            let tail = picture.failed_logs.iter().find(|l| &l.name == name);
             let _ = write!(out, "<li>✗ {}", escape(name));
+            if tail.is_some_and(|l| l.runner) {
+                out.push_str(" (runner)");
+            }
             if let Some(link) = link.as_deref().and_then(web_link) {
                 let (run, log) = check_links(link);
                 let _ = write!(out, " — <a href=\"{}\">run</a>", escape(&run));
                 if let Some(log) = log {
                     let _ = write!(out, " · <a href=\"{}\">log</a>", escape(&log));
                 }
+            }
+            if let Some(tail) = tail.filter(|l| !l.tail.is_empty()) {
+                let _ = write!(out, "<pre class=\"tail\">{}</pre>", escape(&tail.tail));
             }
             out.push_str("</li>");
         }
@@ -180,6 +188,9 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
             "merge armed ({})",
             s.merge.via().map_or("pending", |v| v.as_str())
         ));
+    }
+    if let Some(own) = w.auto_fix.filter(|_| s.state == PrState::Open) {
+        facts.push(crate::view::status_view::auto_fix_words(own).into());
     }
     if w.paused {
         facts.push("paused".into());

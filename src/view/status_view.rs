@@ -55,6 +55,15 @@ pub fn pills(w: &Watch) -> Vec<(String, Paint)> {
     out
 }
 
+/// A PR's own auto-fix override, as `status` and the page name it.
+pub fn auto_fix_words(own: bool) -> &'static str {
+    if own {
+        "auto-fix on (this PR)"
+    } else {
+        "auto-fix off (this PR)"
+    }
+}
+
 fn tone_paint(tone: Tone) -> Paint {
     match tone {
         Tone::Good => Paint::Good,
@@ -89,6 +98,9 @@ pub fn line(w: &Watch, now: Instant, term: Term) -> String {
     }
     if let Some(why) = w.status.why.filter(|_| w.status.state == PrState::Open) {
         parts.push((why.words(w.status.attempts), Paint::Bold));
+    }
+    if let Some(own) = w.auto_fix.filter(|_| w.status.state == PrState::Open) {
+        parts.push((auto_fix_words(own).to_owned(), Paint::Warn));
     }
     if w.paused {
         parts.push(("paused".to_owned(), Paint::Warn));

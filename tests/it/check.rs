@@ -237,11 +237,11 @@ fn watch_mode_exit_codes() {
     let env = TestEnv::new();
     env.gh.world(|w| {
         w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").success();
+        w.check_run(REPO, 1, "test").in_progress();
         w.pr(REPO, 2);
         w.check_run(REPO, 2, "test").failure();
     });
-    // Nothing actionable: times out with 124.
+    // Nothing actionable and not ready: times out with 124.
     let out = env.run(&[
         "check",
         "octo/app#1",
@@ -436,4 +436,71 @@ fn readiness_criteria_from_the_command_line() {
         p["readiness"],
         json!({"missingLabels": ["ship-it"], "missingApprovalsFrom": ["verify-bot"]})
     );
+}
+
+#[test]
+fn watch_mode_ends_ready_when_checks_and_approvals_land_mid_watch() {
+    use std::io::{BufRead, BufReader};
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_approvals(1);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    let mut child = env.spawn(&[
+        "check",
+        "octo/app#1",
+        "--watch",
+        "--interval",
+        "1",
+        "--max-duration",
+        "60",
+        "--require-approval-from",
+        "lead",
+    ]);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["ready"], false, "{first}");
+    assert_eq!(first["hasActionable"], false);
+    // The checks pass and the approval lands while the watch waits for its next tick.
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+        w.review(REPO, 1, "lead").approved();
+    });
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    let last = rest.last().unwrap();
+    assert_eq!(last["final"], true);
+    assert_eq!(last["outcome"], "ready", "{rest:?}");
+    assert_eq!(rest[rest.len() - 2]["ready"], true);
+}
+
+#[test]
+fn a_conflict_whose_files_the_forge_does_not_name_says_so() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1).conflicting();
+        w.pr(REPO, 2);
+    });
+    let conflicting = env
+        .ok(&["check", "octo/app#1", "--json", "--no-state"])
+        .json();
+    assert_eq!(conflicting["merge"]["hasConflicts"], true);
+    assert_eq!(conflicting["merge"]["conflictFiles"], json!([]));
+    assert_eq!(conflicting["merge"]["conflictAnalysisAvailable"], false);
+    let clean = env
+        .ok(&[
+            "check",
+            "octo/app#2",
+            "--json",
+            "--no-state",
+            "--full-payload",
+        ])
+        .json();
+    assert_eq!(clean["merge"]["conflictAnalysisAvailable"], true);
+    assert_eq!(clean["merge_conflicts"], json!([]));
+    assert!(clean["review_comments"].is_array());
 }

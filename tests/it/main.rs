@@ -3,6 +3,7 @@
 
 mod agreement;
 mod budget;
+mod caps;
 mod check;
 mod economy;
 mod enterprise;
@@ -17,6 +18,7 @@ mod hardening;
 mod kill_sweep;
 mod kubernetes;
 mod logging;
+mod mcp;
 mod merge;
 mod metrics_file;
 mod module_graph;
@@ -34,3 +36,4 @@ mod systemd_units;
 mod tick;
 mod train;
 mod trust;
+mod unattended;

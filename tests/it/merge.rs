@@ -395,3 +395,36 @@ fn a_conflicted_armed_pr_asks_for_auto_merge_only_once_the_conflict_clears() {
     env.ok(&["run", "--force"]);
     assert_eq!(enables(&env), 1, "asked for once the conflict cleared");
 }
+
+#[test]
+fn with_self_merge_off_it_never_merges_itself() {
+    let mut env = TestEnv::new();
+    env.job(
+        "forge-only",
+        "name: forge-only\npolicy:\n  self_merge: false\n",
+    );
+    env.gh.world(|w| {
+        w.repo(REPO).auto_merge_allowed(false);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "--job",
+        "forge-only",
+        "--merge-when-ready",
+        "octo/app#1",
+    ]);
+    env.ok(&["run"]);
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(merges(&env, 1), 0, "{:?}", env.gh.requests().counts());
+    assert!(
+        env.history("octo/app#1")
+            .iter()
+            .any(|h| h.contains("self_merge is off")),
+        "{:?}",
+        env.history("octo/app#1")
+    );
+}

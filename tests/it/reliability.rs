@@ -264,6 +264,14 @@ fn a_lease_held_by_a_live_run_is_left_to_it_and_named() {
         "{}",
         after.stdout
     );
+    let s = env.status("octo/app#1");
+    assert_eq!(
+        s["held_by"],
+        serde_json::Value::Null,
+        "a dead run holds nothing: {s}"
+    );
+    let detail = env.ok(&["status", "octo/app#2"]);
+    assert!(!detail.stdout.contains("held by"), "{}", detail.stdout);
     let third = env.ok(&["run"]);
     assert!(third.stdout.contains("ticked 3 PRs"), "{}", third.stdout);
 }

@@ -130,3 +130,63 @@ fn on_a_terminal_run_shows_progress_and_status_is_coloured() {
         "{status:?}"
     );
 }
+
+#[test]
+fn a_prs_own_auto_fix_shows_and_clears() {
+    let env = TestEnv::new();
+    env.with_pr("octo/app", 1);
+    env.ok(&["watch", "add", "--auto-fix", "off", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["auto_fix_override"], false);
+    let line = env.ok(&["status"]).stdout;
+    assert!(line.contains("auto-fix off (this PR)"), "{line}");
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(
+        detail.contains("  auto-fix   off for this PR (the policy says on;"),
+        "{detail}"
+    );
+    env.ok(&["watch", "add", "--auto-fix", "default", "octo/app#1"]);
+    assert_eq!(
+        env.status("octo/app#1")["auto_fix_override"],
+        serde_json::json!(null)
+    );
+    assert!(!env.ok(&["status"]).stdout.contains("auto-fix"));
+    // Setting it back to the policy's own value clears it too.
+    env.ok(&["watch", "add", "--auto-fix", "on", "octo/app#1"]);
+    assert_eq!(
+        env.status("octo/app#1")["auto_fix_override"],
+        serde_json::json!(null)
+    );
+    env.ok(&["watch", "add", "--auto-fix", "off", "octo/app#1"]);
+    env.ok(&["watch", "add", "--auto-fix", "on", "octo/app#1"]);
+    assert_eq!(
+        env.status("octo/app#1")["auto_fix_override"],
+        serde_json::json!(null)
+    );
+}
+
+#[test]
+fn status_names_the_merge_method_and_failed_checks_with_their_log_tails() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo("octo/app").merge_methods(&[
+            crate::support::fake_github::MergeMethod::Merge,
+            crate::support::fake_github::MergeMethod::Rebase,
+        ]);
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint")
+            .failure()
+            .log("checking\nerror: unused variable `x`\n");
+        w.check_run("octo/app", 1, "e2e")
+            .failure()
+            .log("##[error]The runner has received a shutdown signal.\n");
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["merge_method"], "merge");
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(detail.contains("  method     merge"), "{detail}");
+    assert!(detail.contains("✗ e2e (runner)"), "{detail}");
+    assert!(detail.contains("✗ lint  "), "{detail}");
+    assert!(detail.contains("│ error: unused variable `x`"), "{detail}");
+}

@@ -99,12 +99,41 @@ fn the_oneshot_has_a_start_timeout_and_the_services_a_private_umask_and_credenti
     assert!(oneshot.contains("\nTimeoutStartSec="), "{oneshot}");
 }
 
+/// The system example config installed in a scratch root: its `/var/lib/pr-monitor` moved
+/// under `root` and created (systemd's `StateDirectory=` does that), the credential folder
+/// systemd hands over holding the token, `CREDENTIALS_DIRECTORY` naming it in `env`.
+fn installed_config(root: &Path, env: &mut crate::support::env::TestEnv) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("config/system/config.yaml"),
+    )
+    .unwrap();
+    let state = root.join("var/lib/pr-monitor");
+    std::fs::create_dir_all(&state).unwrap();
+    let credentials = root.join("run/credentials/pr-monitor.service");
+    std::fs::create_dir_all(&credentials).unwrap();
+    std::fs::write(credentials.join("github-token"), "ghp_x\n").unwrap();
+    env.vars.push((
+        "CREDENTIALS_DIRECTORY".to_owned(),
+        credentials.display().to_string(),
+    ));
+    let config = root.join("etc/pr-monitor/config.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("/var/lib/pr-monitor/", &format!("{}/", state.display())),
+    )
+    .unwrap();
+    config
+}
+
 #[test]
 fn the_system_example_config_passes_config_check() {
-    let env = crate::support::env::TestEnv::new();
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/system/config.yaml");
-    let out = env.run_with_config(&config, &["config", "check"]);
+    let mut env = crate::support::env::TestEnv::new();
+    let root = tempfile::tempdir().unwrap();
+    let installed = installed_config(root.path(), &mut env);
+    let out = env.run_with_config(&installed, &["config", "check"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/system/config.yaml");
     let text = std::fs::read_to_string(&config).unwrap();
     assert!(text.contains("database: /var/lib/pr-monitor/"), "{text}");
     assert!(

@@ -834,3 +834,32 @@ fn run_json_streams_every_pr_once_forge_by_forge_in_due_order() {
     let again = env.ok(&["run", "--json"]);
     assert_eq!(again.stdout.trim(), "[]", "{}", again.stdout);
 }
+
+#[test]
+fn a_jobs_own_cadence_ticks_its_prs() {
+    let mut env = TestEnv::new();
+    env.job(
+        "busy",
+        "name: busy\npolicy:\n  poll_sec: 120\n  idle_poll_sec: 900\n",
+    );
+    env.gh.world(|w| {
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint").in_progress();
+        w.pr("octo/app", 2);
+        w.check_run("octo/app", 2, "lint").success();
+    });
+    env.ok(&["watch", "add", "--job", "busy", "octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.status("octo/app#1")["next_tick_at"],
+        "2026-11-29T12:02:00Z",
+        "checks running: the job's poll_sec"
+    );
+    env.advance(150);
+    env.ok(&["run"]);
+    assert_eq!(
+        env.status("octo/app#2")["next_tick_at"],
+        "2026-11-29T12:17:30Z",
+        "idle: the job's idle_poll_sec"
+    );
+}

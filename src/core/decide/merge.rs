@@ -78,7 +78,7 @@ pub fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) ->
     let missing_labels: Vec<String> = criteria
         .required_labels
         .iter()
-        .filter(|l| !snap.labels.contains(l))
+        .filter(|l| !crate::model::has_label(&snap.labels, l))
         .cloned()
         .collect();
     let missing_approvals_from: Vec<String> = criteria
@@ -256,7 +256,9 @@ pub(super) fn reconcile(
                 d.note("auto-merge was found disabled; enabling it again", None);
             }
             d.status.memory.auto_merge_enabled_once = true;
-            let merge_if_clean = (is_ready && untried).then(|| snap.head.sha.clone());
+            // A direct merge of a clean head is pr-monitor merging itself.
+            let merge_if_clean =
+                (is_ready && untried && ctx.policy.self_merge).then(|| snap.head.sha.clone());
             if merge_if_clean.is_some() {
                 d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
             }
@@ -266,6 +268,16 @@ pub(super) fn reconcile(
             });
         }
         MergeVia::AutoMerge => {}
+        MergeVia::SelfMerge if !ctx.policy.self_merge => {
+            // The job keeps the forge's auto-merge as the only way in: said once per head.
+            if is_ready && untried {
+                d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
+                d.note(
+                    "ready, not merging: the forge offers no auto-merge here and the job's self_merge is off",
+                    None,
+                );
+            }
+        }
         MergeVia::SelfMerge => {
             if is_ready && untried {
                 d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());

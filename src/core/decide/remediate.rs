@@ -81,6 +81,7 @@ pub(super) fn remediate(
         if ctx.policy.conflicts == Handler::Agent
             && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
             && let Some(agent) = ctx.policy.agent.clone()
+            && !capped(d, ctx)
         {
             let trusted_by = match gate(d, cond) {
                 Gate::Go(by) => by,
@@ -347,6 +348,9 @@ fn failure_table(
                 names: failed.to_vec(),
             },
         );
+    } else if capped(d, ctx) {
+        // The failure waits: judged again at a later tick, when the hour allows.
+        d.status.memory.handled_failure = None;
     } else {
         match gate(d, cond) {
             Gate::Go(by) => send_fix(d, snap, ctx, &agent, (Why::FixSent, by), failed, logs),
@@ -379,7 +383,12 @@ pub(super) fn merge_group_to_agent(
     let failed: Vec<String> = logs.iter().map(|f| f.name.clone()).collect();
     let fresh = d.status.memory.last_fix_fingerprint.as_deref()
         != Some(fingerprint(&failed, logs).as_str());
-    if failed.is_empty() || !policy.auto_fix || d.status.attempts >= policy.max_attempts || !fresh {
+    if failed.is_empty()
+        || !policy.auto_fix
+        || d.status.attempts >= policy.max_attempts
+        || !fresh
+        || capped(d, ctx)
+    {
         return false;
     }
     match gate(d, cond) {
@@ -463,6 +472,28 @@ fn send_fix(
     );
 }
 
+/// Whether the agent had its `agent_messages_per_hour` about this PR in the hour before now:
+/// then the work waits (nothing is marked handled), and the owner is told once until a message
+/// goes again. The owner's own `fix` is never held back.
+fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
+    let Some(cap) = ctx.policy.agent_messages_per_hour else {
+        return false;
+    };
+    let hour_ago = ctx.now - chrono::Duration::hours(1);
+    let m = &mut d.status.memory;
+    m.agent_messages.retain(|t| *t > hour_ago);
+    if m.agent_messages.len() < usize::try_from(cap).unwrap_or(usize::MAX) {
+        return false;
+    }
+    if !m.cap_told {
+        m.cap_told = true;
+        let notice = Notice::AgentCapped { per_hour: cap };
+        d.note(report::headline(&notice), None);
+        d.notify(notice);
+    }
+    true
+}
+
 /// Queues a message to the agent (with its failed checks and feedback, on a head vouched for
 /// as `trusted_by` says); returns its id.
 #[allow(clippy::too_many_arguments)]
@@ -481,7 +512,10 @@ fn send(
         kind.id_word(),
         &ctx.now.timestamp().to_string(),
     ]);
-    d.status.memory.agent_activity_at = Some(ctx.now);
+    let m = &mut d.status.memory;
+    m.agent_activity_at = Some(ctx.now);
+    m.agent_messages.push(ctx.now);
+    m.cap_told = false;
     d.actions.push(Action::SendToAgent(AgentRequest {
         id: id.clone(),
         agent: agent.to_owned(),
@@ -574,6 +608,11 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
             },
             Some(&f.id),
         );
+    }
+    if !to_send.send.is_empty() && capped(d, ctx) {
+        // What would go waits, unmarked, for an hour that allows it.
+        d.seen.extend(sorted.seen_rows());
+        return;
     }
     d.seen.extend(sorted.seen_rows());
     let new: Vec<Feedback> = to_send

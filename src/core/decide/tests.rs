@@ -1070,6 +1070,42 @@ fn without_auto_merge_it_merges_itself_once_when_ready() {
 }
 
 #[test]
+fn with_self_merge_off_only_the_forges_auto_merge_merges() {
+    let mut c = Ctx::new();
+    c.policy.self_merge = false;
+    let mut s = snap("a");
+    s.repo.auto_merge_allowed = false;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(
+        !plan
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Merge { .. })),
+        "{:?}",
+        plan.actions
+    );
+    assert!(
+        plan.history
+            .iter()
+            .any(|h| h.what.contains("self_merge is off")),
+        "{:?}",
+        plan.history
+    );
+    let again = c.decide(&after(&armed("a"), &plan), &s);
+    assert!(
+        again.history.iter().all(|h| !h.what.contains("self_merge")),
+        "said once per head"
+    );
+    // Where the forge has auto-merge, it is armed, with no direct merge of a clean head.
+    s.repo.auto_merge_allowed = true;
+    let plan = c.decide(&armed("a"), &s);
+    assert!(plan.actions.contains(&Action::EnableAutoMerge {
+        method: MergeMethod::Squash,
+        merge_if_clean: None
+    }));
+}
+
+#[test]
 fn never_merges_what_was_not_armed() {
     let c = Ctx::new();
     let mut s = snap("a");
@@ -1430,6 +1466,72 @@ fn readiness_is_one_rule_for_the_tick_and_check() {
     assert!(!merge::readiness(&unknown, &Verdict::Passed, &criteria).ready);
 }
 
+/// A required label is met by the PR's label in any letter case, as a job's label filter is
+/// (`config::job::RepoWatch::matches`): a PR a job picks up for `ready` is not then left
+/// unarmed for `Ready`.
+#[test]
+fn required_labels_match_in_any_letter_case_like_job_filters() {
+    let criteria = merge::Criteria {
+        required_labels: vec!["Ready".into(), "Größe".into()],
+        required_approvals_from: vec![],
+    };
+    let mut s = snap("a");
+    s.labels = vec!["ready".into(), "GRÖSSE".into()];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert_eq!(r.missing_labels, vec!["Größe".to_owned()], "{r:?}");
+    s.labels = vec!["READY".into(), "grÖße".into()];
+    let r = merge::readiness(&s, &Verdict::Passed, &criteria);
+    assert!(r.ready, "{r:?}");
+    let job = crate::config::RepoWatch {
+        forge: ForgeKind::GitHub,
+        repo: "octo/app".into(),
+        authors: vec![],
+        labels: criteria.required_labels.clone(),
+    };
+    assert!(job.matches(None, &s.labels), "the job filter agrees");
+    s.labels = vec!["ready".into()];
+    assert!(!merge::readiness(&s, &Verdict::Passed, &criteria).ready);
+    assert!(!job.matches(None, &s.labels));
+}
+
+/// Waiting for checks counts from one instant for the tick and for `check`
+/// ([`waiting_since`]): the head's first sight, or pr-monitor's later re-run.
+#[test]
+fn waiting_for_checks_counts_from_the_first_sight_or_the_last_rerun() {
+    let s = snap("a");
+    let seen = t0() - Duration::hours(2);
+    let rerun = t0() - Duration::minutes(5);
+    let status = |head: Option<&str>, seen_at, rerun_at| {
+        let mut w = watch().status;
+        w.head_sha = head.map(|h| Sha(h.into()));
+        w.head_seen_at = seen_at;
+        w.memory.last_rerun_at = rerun_at;
+        w
+    };
+    let table = [
+        ("a head never seen", status(None, None, None), t0()),
+        (
+            "another head",
+            status(Some("b"), Some(seen), Some(rerun)),
+            rerun.max(t0()),
+        ),
+        ("seen, no re-run", status(Some("a"), Some(seen), None), seen),
+        (
+            "seen, re-run since",
+            status(Some("a"), Some(seen), Some(rerun)),
+            rerun,
+        ),
+        (
+            "a re-run before the head was seen",
+            status(Some("a"), Some(rerun), Some(seen)),
+            rerun,
+        ),
+    ];
+    for (what, before, want) in table {
+        assert_eq!(waiting_since(&before, &s, t0()), want, "{what}");
+    }
+}
+
 #[test]
 fn agent_logins_ignore_letter_case() {
     let mut c = Ctx::new();
@@ -1754,4 +1856,75 @@ fn the_pr_author_is_trusted_only_when_the_forge_says_they_may_write() {
         let plan = c.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
         assert_eq!(!sent(&plan).is_empty(), reaches, "{what}");
     }
+}
+
+#[test]
+fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
+    use crate::config::Handler;
+    use crate::model::Comment;
+    let mut c = Ctx::new();
+    c.policy.reviews = Handler::Agent;
+    c.policy.agent_messages_per_hour = Some(2);
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    let mut s = snap("a");
+    // A head the owner pushed: only the cap decides here.
+    c.evidence = Some(pushed(&s, "owner", t0()));
+    // (minutes after t0, sent, owner told)
+    let steps = [
+        (0, true, false),
+        (10, true, false),
+        (20, false, true),
+        (30, false, false),
+        (61, true, false),
+        (62, false, true),
+    ];
+    for (i, (min, want_sent, want_told)) in steps.into_iter().enumerate() {
+        c.now = t0() + Duration::minutes(min);
+        s.comments.push(Comment {
+            id: format!("IC_{i}"),
+            database_id: None,
+            author: Some("owner".into()),
+            body: format!("comment {i}"),
+            url: None,
+            updated_at: Some(c.now),
+            created_at: Some(c.now),
+            edit: None,
+            pending: false,
+        });
+        let plan = c.decide(&w, &s);
+        assert_eq!(!sent(&plan).is_empty(), want_sent, "at +{min}m");
+        let told = notices(&plan)
+            .iter()
+            .any(|(_, h)| h.contains("more work waits"));
+        assert_eq!(told, want_told, "at +{min}m");
+        for m in &plan.seen {
+            c.seen
+                .insert((m.source.clone(), m.id.clone()), m.updated_at.clone());
+        }
+        w.status = plan.status;
+    }
+    // Nothing was lost: the held comments went in the messages after the hour passed.
+    assert!(
+        c.seen
+            .contains_key(&("issue_comment".into(), "IC_3".into()))
+    );
+
+    let mut owner_asked = Ctx::new();
+    owner_asked.policy.agent_messages_per_hour = Some(1);
+    owner_asked.fix_asked = true;
+    let mut full = watch_seen("a", t0() - Duration::hours(1));
+    full.status.memory.agent_messages = vec![t0()];
+    let failing = failing("a", "fixer-bot", "error\n", false);
+    assert_eq!(
+        sent(&owner_asked.decide(&full, &failing)).len(),
+        1,
+        "`fix` is never held"
+    );
+    owner_asked.fix_asked = false;
+    let held = owner_asked.decide(&full, &failing);
+    assert!(sent(&held).is_empty(), "auto-fix waits");
+    assert_eq!(
+        held.status.memory.handled_failure, None,
+        "and is judged again later"
+    );
 }

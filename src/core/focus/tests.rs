@@ -222,3 +222,47 @@ fn counts_are_numbers_and_lists_are_lists() {
         assert!(p[obj][key].is_array(), "{obj}.{key}");
     }
 }
+
+#[test]
+fn conflict_files_are_known_only_where_there_is_no_conflict() {
+    let analysis = |mergeable| {
+        let s = Snapshot {
+            mergeable,
+            ..snap("a")
+        };
+        let (p, _) = payload(&s, &Seen::default(), &Criteria::default(), false);
+        assert_eq!(p["merge"]["conflictFiles"], json!([]));
+        p["merge"]["conflictAnalysisAvailable"].clone()
+    };
+    assert_eq!(
+        analysis(Mergeable::Mergeable),
+        true,
+        "clean: no file conflicts"
+    );
+    assert_eq!(
+        analysis(Mergeable::Conflicting),
+        false,
+        "the forge names no file"
+    );
+    assert_eq!(analysis(Mergeable::Unknown), false, "not computed yet");
+}
+
+#[test]
+fn the_full_payload_carries_the_raw_lists_under_their_names() {
+    let (p, _) = payload(&busy(), &Seen::default(), &Criteria::default(), false);
+    for key in [
+        "review_comments",
+        "merge_conflicts",
+        "issue_comments",
+        "review_threads",
+    ] {
+        assert!(p.get(key).is_none(), "{key} only with --full-payload");
+    }
+    let (p, _) = payload(&busy(), &Seen::default(), &Criteria::default(), true);
+    assert_eq!(p["review_comments"].as_array().map(Vec::len), Some(2));
+    assert_eq!(p["review_comments"][0]["thread_id"], "PRRT_1");
+    assert_eq!(p["review_comments"][0]["body"], "rename this");
+    assert_eq!(p["review_comments"][0]["path"], "src/a.rs");
+    assert_eq!(p["merge_conflicts"], json!([]));
+    assert_eq!(p["issue_comments"][0]["id"], "IC_1");
+}

@@ -131,3 +131,28 @@ fn cards_come_by_need_with_chip_why_checks_head_and_last_actions() {
     assert!(html.contains("the next PR is due in 4m (2026-11-29 12:04:00Z)"));
     assert!(html.contains("<title>pr-monitor: 1 need you</title>"));
 }
+
+#[test]
+fn a_failed_checks_tail_its_runner_mark_and_the_prs_own_auto_fix_show() {
+    let mut w = ticked(1, 1);
+    w.status.pills.ci = Ci::Lit;
+    w.auto_fix = Some(false);
+    w.status.memory.picture.failed = vec![("e2e".into(), None), ("lint".into(), None)];
+    w.status.memory.picture.failed_logs = vec![
+        crate::model::watch::FailedLog {
+            name: "e2e".into(),
+            tail: "runner lost".into(),
+            runner: true,
+        },
+        crate::model::watch::FailedLog {
+            name: "lint".into(),
+            tail: "error: <unused>".into(),
+            runner: false,
+        },
+    ];
+    let html = page(&[w], &BTreeMap::new(), &WebRoots::default());
+    assert!(html.contains("<li>✗ e2e (runner)"), "{html}");
+    assert!(html.contains("<li>✗ lint<pre"), "{html}");
+    assert!(html.contains("error: &lt;unused&gt;</pre>"), "{html}");
+    assert!(html.contains("auto-fix off (this PR)"), "{html}");
+}

@@ -312,10 +312,15 @@ impl Reply {
 
     /// `s` with the content type `content_type`.
     pub fn text_as(status: u16, s: &str, content_type: &str) -> Self {
+        Self::bytes(status, s.as_bytes(), content_type)
+    }
+
+    /// `body` as it is, with the content type `content_type`.
+    pub fn bytes(status: u16, body: &[u8], content_type: &str) -> Self {
         Reply {
             status,
             headers: Vec::new(),
-            body: s.as_bytes().to_vec(),
+            body: body.to_vec(),
             content_type: Some(content_type.into()),
         }
     }

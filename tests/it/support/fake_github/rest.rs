@@ -275,7 +275,7 @@ pub fn handle(
                 return Reply::text(403, "Server failed to authenticate the request.\n");
             }
             match world.job_logs.get(job) {
-                Some(log) => Reply::text(200, log),
+                Some(log) => Reply::bytes(200, log, "text/plain; charset=utf-8"),
                 None => Reply::text(404, "The specified blob does not exist.\n"),
             }
         }

@@ -893,9 +893,14 @@ impl CheckRunBuilder<'_> {
     }
 
     /// The job's plain-text log (served by `GET …/actions/jobs/{id}/logs`).
-    pub fn log(mut self, text: &str) -> Self {
+    pub fn log(self, text: &str) -> Self {
+        self.log_bytes(text.as_bytes())
+    }
+
+    /// The job's log as raw bytes, which need not be UTF-8 (a job may print anything).
+    pub fn log_bytes(mut self, bytes: &[u8]) -> Self {
         let id = self.r().database_id;
-        self.world.job_logs.insert(id, text.to_owned());
+        self.world.job_logs.insert(id, bytes.to_vec());
         self
     }
 

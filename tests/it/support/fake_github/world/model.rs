@@ -285,7 +285,7 @@ pub struct World {
     pub now: Time,
     pub repos: BTreeMap<String, Repo>,
     /// Plain-text job logs by job id (= check run `databaseId`).
-    pub job_logs: BTreeMap<u64, String>,
+    pub job_logs: BTreeMap<u64, Vec<u8>>,
     pub events: Vec<Event>,
     /// Requests handled whose answer is being held back (`Fault::apply_then_hang`): a test
     /// waits for this to know the write happened before it kills the client.
