@@ -13,6 +13,7 @@ pub mod owner;
 pub mod progress;
 pub mod run_report;
 pub mod schedule;
+pub mod serve;
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -80,12 +81,14 @@ fn hold_secrets(config: &Config) {
     {
         match source {
             crate::config::TokenSource::Env(name) => crate::secrets::hold_env([name.as_str()]),
-            source @ crate::config::TokenSource::File(_) => {
+            source @ (crate::config::TokenSource::File(_)
+            | crate::config::TokenSource::GlabConfig { .. }) => {
                 if let Ok(value) = source.resolve() {
                     crate::secrets::hold(value.expose());
                 }
             }
-            crate::config::TokenSource::Command(_) => {}
+            // Run when first needed, like a token command; the value is held then.
+            crate::config::TokenSource::Command(_) | crate::config::TokenSource::GhUser(_) => {}
         }
     }
     if let Some(app) = &config.github.app {
@@ -253,7 +256,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             notify_test(&app.config, app.now, app.json)
         }
-        Command::Daemon => schedule::daemon(&mut app),
+        Command::Daemon => schedule::daemon(&mut app, &db),
         Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),
         Command::Fix { pr, head } => {

@@ -1,7 +1,9 @@
 //! The daemon: cron-scheduled sweeps (tokio-cron-scheduler) feeding one sequential worker, so
 //! sweeps never overlap; the outbox is retried at least every `poll_sec`; SIGTERM or SIGINT
 //! lets the PR in hand finish, then the daemon exits 0. Each sweep builds its forge clients
-//! anew, reading the tokens afresh, so a rotated token needs no restart.
+//! anew, reading the tokens afresh, so a rotated token needs no restart. With `serve:` it also
+//! listens ([`super::serve`]): a verified webhook delivery that names a watched PR makes it due
+//! at once and wakes the worker, which sweeps what is due, exactly as a scheduled sweep would.
 //!
 //! tokio stays here: the tick itself is synchronous, run on the worker thread.
 
@@ -14,6 +16,8 @@ use anyhow::{Context, Result};
 use tokio_cron_scheduler::{Job, JobScheduler};
 
 use crate::app::App;
+use crate::commands::serve::{self, LastSweep, Shared};
+use crate::model::nudge::Nudge;
 use crate::store::Selection;
 use crate::tick::{self, RunOptions};
 
@@ -22,6 +26,8 @@ use crate::tick::{self, RunOptions};
 enum Wake {
     /// A schedule fired: sweep the due PRs (of one job, or all).
     Sweep(Option<String>),
+    /// A webhook delivery named these PRs: make them due, then sweep what is due.
+    Nudge(Vec<Nudge>),
     Stop,
 }
 
@@ -37,7 +43,7 @@ fn sweeps(app: &App) -> Vec<(String, Option<String>)> {
 }
 
 /// Runs until a signal; returns the exit code (0).
-pub fn daemon(app: &mut App) -> Result<u8> {
+pub fn daemon(app: &mut App, database: &std::path::Path) -> Result<u8> {
     let (tx, rx) = mpsc::channel::<Wake>();
     let stop = Arc::new(AtomicBool::new(false));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -73,6 +79,20 @@ pub fn daemon(app: &mut App) -> Result<u8> {
             let _ = tx.send(Wake::Stop);
         });
     }
+    let shared = Arc::new(Shared::default());
+    if app.config.serve.is_some() {
+        let tx = tx.clone();
+        let addr = serve::start(
+            &app.config,
+            database.to_path_buf(),
+            app.clock_fixed.then_some(app.now),
+            shared.clone(),
+            Box::new(move |nudges| {
+                let _ = tx.send(Wake::Nudge(nudges));
+            }),
+        )?;
+        crate::logging::say(&format!("pr-monitor daemon: serving on http://{addr}"));
+    }
     crate::logging::say(&format!(
         "pr-monitor daemon: sweeping on `{}`; SIGTERM or SIGINT stops it",
         app.config.schedule.as_str()
@@ -90,14 +110,26 @@ pub fn daemon(app: &mut App) -> Result<u8> {
         }
         match wake {
             Some(Wake::Stop) => break,
-            Some(Wake::Sweep(job)) => {
-                // Coalesce sweeps that fired while the last one ran.
-                let mut jobs = vec![job];
+            Some(first) => {
+                // Coalesce sweeps and nudges that came while the last sweep ran.
+                let mut jobs = Vec::new();
+                let mut nudges = Vec::new();
+                let mut take = |w: Wake| match w {
+                    Wake::Sweep(j) => jobs.push(j),
+                    Wake::Nudge(n) => nudges.extend(n),
+                    Wake::Stop => stop.store(true, Ordering::SeqCst),
+                };
+                take(first);
                 while let Ok(w) = rx.try_recv() {
-                    match w {
-                        Wake::Sweep(j) => jobs.push(j),
-                        Wake::Stop => stop.store(true, Ordering::SeqCst),
+                    take(w);
+                }
+                if !nudges.is_empty() {
+                    // The PRs named are due at once; the sweep reads whatever is due (a PR
+                    // that is not watched, or not open, is not among them).
+                    if let Err(e) = app.store.nudge(&nudges, app.now) {
+                        crate::logging::complain(&format!("a nudge failed: {e:#}"));
                     }
+                    jobs.push(None);
                 }
                 jobs.sort();
                 jobs.dedup();
@@ -108,28 +140,11 @@ pub fn daemon(app: &mut App) -> Result<u8> {
                     if stop.load(Ordering::SeqCst) {
                         break;
                     }
-                    // Every sweep reads the tokens afresh: a rotated secret (a replaced
-                    // token file, a new credential) works without a restart.
-                    app.forges = crate::app::Forges::default();
-                    let opts = RunOptions {
-                        selection: Selection {
-                            job,
-                            prs: Vec::new(),
-                        },
-                        stop: Some(stop.clone()),
-                        ..RunOptions::default()
-                    };
-                    let now = app.now;
-                    let mut log = |o: tick::PrOutcome| {
-                        crate::logging::say(&crate::commands::output::outcome_line(
-                            &o,
-                            now,
-                            crate::terminal::Term::PLAIN,
-                        ));
-                    };
-                    if let Err(e) = tick::run(app, &opts, &mut log) {
-                        crate::logging::complain(&format!("the sweep failed: {e:#}"));
-                    }
+                    let ok = sweep(app, job, &stop);
+                    shared.last_sweep.set(LastSweep {
+                        at: Some(app.now),
+                        ok,
+                    });
                 }
             }
             None => {
@@ -146,4 +161,35 @@ pub fn daemon(app: &mut App) -> Result<u8> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     crate::logging::say("pr-monitor daemon: stopped");
     Ok(0)
+}
+
+/// One sweep of the due PRs (of `job`, or all), its outcome lines said on standard error.
+/// Returns whether every PR's tick in it completed.
+fn sweep(app: &mut App, job: Option<String>, stop: &Arc<AtomicBool>) -> bool {
+    // Every sweep reads the tokens afresh: a rotated secret (a replaced token file, a new
+    // credential) works without a restart.
+    app.forges = crate::app::Forges::default();
+    let opts = RunOptions {
+        selection: Selection {
+            job,
+            prs: Vec::new(),
+        },
+        stop: Some(stop.clone()),
+        ..RunOptions::default()
+    };
+    let now = app.now;
+    let mut log = |o: tick::PrOutcome| {
+        crate::logging::say(&crate::commands::output::outcome_line(
+            &o,
+            now,
+            crate::terminal::Term::PLAIN,
+        ));
+    };
+    match tick::run(app, &opts, &mut log) {
+        Ok(summary) => !summary.failed(),
+        Err(e) => {
+            crate::logging::complain(&format!("the sweep failed: {e:#}"));
+            false
+        }
+    }
 }

@@ -220,6 +220,25 @@ pub(crate) fn opt_file_mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u3
     Ok(text.and_then(|t| u32::from_str_radix(&t, 8).ok()))
 }
 
+/// A socket address to listen on: `HOST:PORT` with an IP address (`127.0.0.1:8080`,
+/// `0.0.0.0:8080`, `[::1]:8080`).
+pub(crate) fn socket_addr<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<std::net::SocketAddr, D::Error> {
+    fn check(s: &str) -> Result<String, String> {
+        s.trim()
+            .parse::<std::net::SocketAddr>()
+            .map(|a| a.to_string())
+            .map_err(|_| {
+                format!(
+                    "`{s}` is not an address to listen on; use IP:PORT, such as \"127.0.0.1:8080\""
+                )
+            })
+    }
+    let text = checked(d, check, "an address to listen on (IP:PORT)")?;
+    text.parse().map_err(de::Error::custom)
+}
+
 /// A list of environment variable names.
 pub(crate) fn env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     struct Name(String);
@@ -290,6 +309,27 @@ pub(crate) fn name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> 
 /// An optional agent name (checked against `agents` after parsing).
 pub(crate) fn opt_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     opt_checked(d, check_name, "a name")
+}
+
+/// A handle the agent is called by in comments (`@fixer`): `@` and a login (letters, digits,
+/// `-`, `_`, `.`).
+pub(crate) fn opt_mention<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    fn check(s: &str) -> Result<String, String> {
+        let login = s
+            .strip_prefix('@')
+            .ok_or("a mention starts with `@`, like `@fixer`")?;
+        if login.is_empty()
+            || !login
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        {
+            return Err(format!(
+                "`{s}` is not a mention: `@` and a login (letters, digits, `-`, `_`, `.`)"
+            ));
+        }
+        Ok(s.to_owned())
+    }
+    opt_checked(d, check, "a mention like \"@fixer\"")
 }
 
 /// A PR reference in any form [`PrArg`] parses, on any host (which hosts are a forge's is

@@ -153,6 +153,10 @@ pub struct JobPolicy {
     /// Messages to the agent per PR in any hour; past it, work waits. `0`: no cap. Default 6.
     #[serde(default)]
     pub agent_messages_per_hour: Option<u32>,
+    /// Feedback reaches the agent only when it mentions this handle (`"@fixer"`) outside
+    /// quoted lines, code and HTML comments. Default: no gate.
+    #[serde(default, deserialize_with = "check::opt_mention")]
+    pub mention: Option<String>,
 }
 
 /// Which edits of a comment count as new feedback (`edits:`).

@@ -341,7 +341,11 @@ impl Config {
                 resolve(p);
             }
         };
-        for token_file in [&mut self.github.token_file, &mut self.gitlab.token_file] {
+        for token_file in [
+            &mut self.github.token_file,
+            &mut self.gitlab.token_file,
+            &mut self.gitlab.glab_config_dir,
+        ] {
             token_file.iter_mut().for_each(resolve_token);
         }
         if let Some(app) = &mut self.github.app {

@@ -79,6 +79,9 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Files written at the end of every run. Default none.
     pub report: ReportConfig,
+    /// What the daemon serves over HTTP: webhooks, metrics, the page, its health. Default:
+    /// nothing (the daemon listens nowhere). Read by the daemon only.
+    pub serve: Option<ServeConfig>,
     /// The jobs read from `jobs_dir`, sorted by file name (set by the loader).
     #[serde(skip)]
     pub jobs: Vec<Job>,
@@ -107,6 +110,7 @@ impl Default for Config {
             agents: BTreeMap::new(),
             notify: NotifyConfig::default(),
             report: ReportConfig::default(),
+            serve: None,
             jobs: Vec::new(),
             source: None,
             state_dir: None,
@@ -143,6 +147,9 @@ pub struct GitHubConfig {
     /// A command printing the token, run with `sh -c` (e.g. `gh auth token`).
     #[serde(deserialize_with = "de::opt_command")]
     pub token_command: Option<String>,
+    /// One of the GitHub CLI's accounts: the token is `gh auth token --user NAME`'s.
+    #[serde(deserialize_with = "de::opt_name")]
+    pub gh_user: Option<String>,
     /// Sign in as a GitHub App instead of with a token: installation tokens are minted per
     /// repository owner (see [`GitHubAppConfig`]).
     pub app: Option<GitHubAppConfig>,
@@ -157,6 +164,7 @@ impl Default for GitHubConfig {
             token_env: None,
             token_file: None,
             token_command: None,
+            gh_user: None,
             app: None,
         }
     }
@@ -181,6 +189,11 @@ impl GitHubConfig {
 impl TokenKeys for GitHubConfig {
     const BLOCK: &'static str = "github";
     const DEFAULT_ENV: &'static str = "GITHUB_TOKEN";
+    const ACCOUNT_KEY: &'static str = "gh_user";
+
+    fn account(&self) -> Option<TokenSource> {
+        self.gh_user.clone().map(TokenSource::GhUser)
+    }
 
     fn token_keys(&self) -> TokenKeyValues<'_> {
         TokenKeyValues {
@@ -217,6 +230,10 @@ pub struct GitLabConfig {
     /// A command printing the token, run with `sh -c`.
     #[serde(deserialize_with = "de::opt_command")]
     pub token_command: Option<String>,
+    /// glab's config folder (e.g. `~/.config/glab-cli`): the token is the one its `config.yml`
+    /// keeps for `api_url`'s host.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub glab_config_dir: Option<PathBuf>,
 }
 
 impl Default for GitLabConfig {
@@ -227,6 +244,7 @@ impl Default for GitLabConfig {
             token_env: None,
             token_file: None,
             token_command: None,
+            glab_config_dir: None,
         }
     }
 }
@@ -234,6 +252,16 @@ impl Default for GitLabConfig {
 impl TokenKeys for GitLabConfig {
     const BLOCK: &'static str = "gitlab";
     const DEFAULT_ENV: &'static str = "GITLAB_TOKEN";
+    const ACCOUNT_KEY: &'static str = "glab_config_dir";
+
+    fn account(&self) -> Option<TokenSource> {
+        let host = crate::address::Address::parse(&self.api_url)
+            .map(|a| a.host_port())
+            .unwrap_or_default();
+        self.glab_config_dir
+            .clone()
+            .map(|dir| TokenSource::GlabConfig { dir, host })
+    }
 
     fn token_keys(&self) -> TokenKeyValues<'_> {
         TokenKeyValues {
@@ -252,14 +280,23 @@ impl TokenKeys for GitLabConfig {
 pub trait TokenKeys {
     /// The block's key in the config file.
     const BLOCK: &'static str;
-    /// The environment variable read when none of the three keys is given.
+    /// The environment variable read when none of the keys is given.
     const DEFAULT_ENV: &'static str;
+    /// The key naming an account of the forge's own command-line tool (`gh_user`,
+    /// `glab_config_dir`), a fourth way to the token.
+    const ACCOUNT_KEY: &'static str;
 
     /// The three keys' values, as written.
     fn token_keys(&self) -> TokenKeyValues<'_>;
 
+    /// The token source [`TokenKeys::ACCOUNT_KEY`] names, when given.
+    fn account(&self) -> Option<TokenSource>;
+
     /// Where the token comes from: the key given, else [`TokenKeys::DEFAULT_ENV`].
     fn token(&self) -> TokenSource {
+        if let Some(account) = self.account() {
+            return account;
+        }
         let keys = self.token_keys();
         match (keys.env, keys.file, keys.command) {
             (Some(name), _, _) => TokenSource::Env(name.clone()),
@@ -270,12 +307,13 @@ pub trait TokenKeys {
     }
 
     /// Each key's name and whether it is given, in the order of the file format.
-    fn token_keys_given(&self) -> [(&'static str, bool); 3] {
+    fn token_keys_given(&self) -> [(&'static str, bool); 4] {
         let keys = self.token_keys();
         [
             ("token_env", keys.env.is_some()),
             ("token_file", keys.file.is_some()),
             ("token_command", keys.command.is_some()),
+            (Self::ACCOUNT_KEY, self.account().is_some()),
         ]
     }
 }
@@ -553,6 +591,38 @@ pub struct ReportConfig {
     pub mode: Option<u32>,
 }
 
+/// The `serve:` block: the daemon's HTTP listener.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `serve` block)"
+)]
+pub struct ServeConfig {
+    /// The address and port to listen on. Default `127.0.0.1:8080`; port 0 takes a free one
+    /// (the daemon says which).
+    #[serde(deserialize_with = "de::socket_addr")]
+    pub listen: std::net::SocketAddr,
+    /// The environment variable holding the GitHub webhook's secret. Default
+    /// `GITHUB_WEBHOOK_SECRET`; unset or empty, every GitHub delivery is refused.
+    #[serde(deserialize_with = "de::env_name")]
+    pub github_webhook_secret_env: String,
+    /// The environment variable holding the GitLab webhook's secret token. Default
+    /// `GITLAB_WEBHOOK_TOKEN`; unset or empty, every GitLab delivery is refused.
+    #[serde(deserialize_with = "de::env_name")]
+    pub gitlab_webhook_token_env: String,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
+            github_webhook_secret_env: "GITHUB_WEBHOOK_SECRET".to_owned(),
+            gitlab_webhook_token_env: "GITLAB_WEBHOOK_TOKEN".to_owned(),
+        }
+    }
+}
+
 impl ReportConfig {
     /// The mode the page and the metrics are written with.
     pub fn file_mode(&self) -> u32 {
@@ -620,6 +690,8 @@ pub struct Policy {
     pub edits: Edits,
     /// Messages to the agent per PR in any hour; `None`: no cap.
     pub agent_messages_per_hour: Option<u32>,
+    /// Feedback reaches the agent only when it mentions this handle; `None`: no gate.
+    pub mention: Option<String>,
     /// Channels to notify through.
     pub notify: Vec<NotifyChannel>,
     /// Event kinds that notify.
@@ -718,6 +790,7 @@ impl Config {
                     .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),
             )
             .filter(|n| *n > 0),
+            mention: p.mention.clone(),
             notify: dedup(
                 job.and_then(|j| j.notify.clone())
                     .unwrap_or_else(|| self.notify.channels()),

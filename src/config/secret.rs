@@ -45,6 +45,10 @@ pub enum TokenSource {
     File(PathBuf),
     /// A command's standard output, trimmed; run with `sh -c`.
     Command(String),
+    /// The GitHub CLI's token for one of its accounts: `gh auth token --user NAME`.
+    GhUser(String),
+    /// The token glab's config (`DIR/config.yml`) keeps for the API's host (`host[:port]`).
+    GlabConfig { dir: PathBuf, host: String },
 }
 
 impl TokenSource {
@@ -68,6 +72,8 @@ impl TokenSource {
                     .with_context(|| format!("cannot read token file `{}`", path.display()))?
             }
             TokenSource::Command(command) => run(command)?,
+            TokenSource::GhUser(user) => gh_token(user)?,
+            TokenSource::GlabConfig { dir, host } => glab_token(dir, host)?,
         };
         let value = value.trim();
         if value.is_empty() {
@@ -107,7 +113,65 @@ impl fmt::Display for TokenSource {
             TokenSource::Env(name) => write!(f, "environment variable `{name}`"),
             TokenSource::File(path) => write!(f, "token file `{}`", path.display()),
             TokenSource::Command(command) => write!(f, "token command `{command}`"),
+            TokenSource::GhUser(user) => write!(f, "`gh auth token --user {user}`"),
+            TokenSource::GlabConfig { dir, host } => write!(
+                f,
+                "glab's token for `{host}` in `{}`",
+                dir.join(GLAB_CONFIG_FILE).display()
+            ),
         }
+    }
+}
+
+/// The file glab keeps its hosts and tokens in, inside its config folder.
+pub const GLAB_CONFIG_FILE: &str = "config.yml";
+
+/// `gh auth token --user USER`'s output, run without a shell; as with a token command, neither
+/// output is kept on failure.
+fn gh_token(user: &str) -> anyhow::Result<String> {
+    let output = Command::new("gh")
+        .args(["auth", "token", "--user", user])
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run `gh` (the GitHub CLI) for `github.gh_user`")?;
+    if !output.status.success() {
+        let status = output.status;
+        bail!("`gh auth token --user {user}` failed ({status}); run it by hand to see why");
+    }
+    String::from_utf8(output.stdout)
+        .map_err(|_| anyhow::anyhow!("`gh auth token --user {user}` printed invalid UTF-8"))
+}
+
+/// The token glab's `config.yml` in `dir` keeps for `host` (`hosts: {HOST: {token: …}}`, the
+/// host matched by its key or its `api_host`, with or without the port).
+fn glab_token(dir: &Path, host: &str) -> anyhow::Result<String> {
+    let path = dir.join(GLAB_CONFIG_FILE);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read glab's config `{}`", path.display()))?;
+    let config: serde_yaml::Value = serde_yaml::from_str(&text)
+        .map_err(|_| anyhow::anyhow!("glab's config `{}` is not YAML", path.display()))?;
+    let bare = host.split(':').next().unwrap_or(host);
+    let hosts = config.get("hosts").and_then(serde_yaml::Value::as_mapping);
+    let entry = hosts.into_iter().flatten().find_map(|(key, entry)| {
+        let names = [
+            key.as_str(),
+            entry.get("api_host").and_then(serde_yaml::Value::as_str),
+        ];
+        names
+            .into_iter()
+            .flatten()
+            .any(|n| n.eq_ignore_ascii_case(host) || n.eq_ignore_ascii_case(bare))
+            .then_some(entry)
+    });
+    match entry
+        .and_then(|e| e.get("token"))
+        .and_then(serde_yaml::Value::as_str)
+    {
+        Some(token) => Ok(token.to_owned()),
+        None => bail!(
+            "glab's config `{}` has no token for `{host}` (`glab auth login --hostname {bare}`)",
+            path.display()
+        ),
     }
 }
 

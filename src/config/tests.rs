@@ -327,15 +327,15 @@ const CONFIG_ERRORS: &[(&str, &str)] = &[
     // Tokens: more than one source, reported at the second key.
     (
         "github:\n  token_env: GH\n  token_command: gh auth token\n",
-        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`; `token_env` is already given",
+        "c.yaml:3:3: github.token_command: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_env` is already given",
     ),
     (
         "gitlab:\n  token_file: t\n  api_url: https://gitlab.com/api/v4\n  token_env: GL\n",
-        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`; `token_file` is already given",
+        "c.yaml:4:3: gitlab.token_env: give only one of `token_env`, `token_file`, `token_command`, `glab_config_dir`; `token_file` is already given",
     ),
     (
         "github: {token_command: x, token_file: y}\n",
-        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`; `token_command` is already given",
+        "c.yaml:1:28: github.token_file: give only one of `token_env`, `token_file`, `token_command`, `gh_user`; `token_command` is already given",
     ),
     (
         "github:\n  token_env: GITHUB-TOKEN\n",
@@ -1181,6 +1181,46 @@ fn no_generated_job_file_panics() {
 }
 
 #[test]
+fn serve_is_off_by_default_and_takes_the_contracts_keys() {
+    let off = Config::parse("", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(off.serve, None);
+    let contract = Config::parse(
+        "serve: { listen: \"127.0.0.1:8080\", github_webhook_secret_env: GITHUB_WEBHOOK_SECRET, \
+         gitlab_webhook_token_env: GITLAB_WEBHOOK_TOKEN }\n",
+        Path::new("/x/c.yaml"),
+    )
+    .unwrap();
+    assert_eq!(contract.serve, Some(ServeConfig::default()));
+    let defaults = Config::parse("serve: {}\n", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(defaults.serve, Some(ServeConfig::default()));
+    let any = Config::parse("serve:\n  listen: \"[::]:0\"\n", Path::new("/x/c.yaml")).unwrap();
+    assert_eq!(any.serve.unwrap().listen.to_string(), "[::]:0");
+    for (bad, at) in [
+        (
+            "serve:\n  listen: localhost:8080\n",
+            "/x/c.yaml:2:11: serve.listen: ",
+        ),
+        (
+            "serve:\n  listen: \"127.0.0.1\"\n",
+            "/x/c.yaml:2:11: serve.listen: ",
+        ),
+        (
+            "serve:\n  github_webhook_secret_env: \"A B\"\n",
+            "/x/c.yaml:2:30: serve.github_webhook_secret_env: ",
+        ),
+        (
+            "serve:\n  port: 8080\n",
+            "/x/c.yaml:2:3: serve: unknown field `port`",
+        ),
+    ] {
+        let err = Config::parse(bad, Path::new("/x/c.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(at), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn an_agent_names_its_own_token_relative_to_the_config() {
     let config = Config::parse(
         "agents:\n  a: {inbox: i, token_env: A_TOKEN}\n  b: {inbox: i, token_file: b.token}\n  \
@@ -1201,4 +1241,30 @@ fn an_agent_names_its_own_token_relative_to_the_config() {
         )))
     );
     assert_eq!(token("d"), None, "no token of its own: never the owner's");
+}
+
+#[test]
+fn a_mention_gate_is_at_and_a_login() {
+    let config = Config::parse("agents:\n  fixer: {inbox: in}\n", Path::new("/c.yaml")).unwrap();
+    let job = |mention: &str| {
+        Job::parse(
+            &format!("name: j\npolicy:\n  mention: {mention}\n"),
+            Path::new("/j.yaml"),
+            &config,
+        )
+    };
+    assert_eq!(
+        config
+            .policy(Some(&job("\"@fixer\"").unwrap()))
+            .mention
+            .as_deref(),
+        Some("@fixer")
+    );
+    for bad in ["fixer", "\"@\"", "\"@fix er\""] {
+        let err = job(bad).unwrap_err().to_string();
+        assert!(
+            err.starts_with("/j.yaml:3:12: policy.mention: "),
+            "{bad}: {err}"
+        );
+    }
 }

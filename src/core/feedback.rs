@@ -69,6 +69,7 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
             url: c.url.clone(),
             updated_at,
             edited: c.edit.is_some(),
+            classification: crate::core::hint::classify(&c.body),
         },
     };
     let mut out = Vec::new();
@@ -101,6 +102,7 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
                     url: r.url.clone(),
                     updated_at: stamp(r.updated_at.or(r.submitted_at)),
                     edited: r.edit.is_some(),
+                    classification: crate::core::hint::classify(&r.body),
                 },
             });
         }

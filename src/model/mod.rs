@@ -5,6 +5,7 @@
 
 pub mod intent;
 pub mod message;
+pub mod nudge;
 pub mod plan;
 pub mod reference;
 pub mod trust;

@@ -54,6 +54,37 @@ pub struct Feedback {
     /// Its words were edited after they were written.
     #[serde(default)]
     pub edited: bool,
+    /// How its words read: `request`, `question`, `nit`, `approval_note` (a hint).
+    #[serde(default)]
+    pub classification: FeedbackHint,
+}
+
+/// How a feedback item's words read (`core::hint` says how it is told): a hint for the agent,
+/// which decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackHint {
+    /// Asks for a change.
+    #[default]
+    Request,
+    /// Asks something: answer it, or say it needs the owner's judgment.
+    Question,
+    /// A small, optional point.
+    Nit,
+    /// Approves, with nothing to change.
+    ApprovalNote,
+}
+
+impl FeedbackHint {
+    /// `request`, `question`, `nit`, `approval_note`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeedbackHint::Request => "request",
+            FeedbackHint::Question => "question",
+            FeedbackHint::Nit => "nit",
+            FeedbackHint::ApprovalNote => "approval_note",
+        }
+    }
 }
 
 /// An unknown instant, kept as `""`, is written as `null`.

@@ -187,8 +187,8 @@ mod tests {
 
     use super::*;
     use crate::holder::Holder;
-    use crate::model::PrRef;
     use crate::model::watch::WatchStatus;
+    use crate::model::{ForgeKind, PrRef};
 
     fn t(s: &str) -> Instant {
         crate::model::parse_instant(s).unwrap()
@@ -260,6 +260,87 @@ mod tests {
         s.each_due(later, false, &only_3, &mut |w| full.push(w.pr.number))
             .unwrap();
         assert_eq!(full, vec![3]);
+    }
+
+    /// A nudge makes the open, unpaused watches it names due at once, by number, by the head
+    /// or the head branch their last read saw, in any letter case of the repository; a watch
+    /// already due keeps its time, and nothing else moves.
+    #[test]
+    fn a_nudge_makes_the_watches_it_names_due() {
+        use crate::model::nudge::{Named, Nudge};
+        let mut s = Store::open_in_memory().unwrap();
+        let now = t("2026-11-29T12:00:00Z");
+        let later = t("2026-11-29T12:05:00Z");
+        for n in 1..=6 {
+            let pr = PrRef::github("Octo/App", n);
+            s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+            let id = s.watch(&pr).unwrap().unwrap().id;
+            let lease = taken(s.lease(id, &holder("me"), 60, &never));
+            let status = WatchStatus {
+                head_sha: Some(crate::model::Sha(format!("sha{n}"))),
+                head_ref: Some(format!("branch{n}")),
+                ..WatchStatus::default()
+            };
+            s.record(
+                lease,
+                &crate::model::watch::Memory::default(),
+                &TickRecord {
+                    next_tick_at: Some(later),
+                    ..TickRecord::bare(status, now)
+                },
+            )
+            .unwrap();
+        }
+        s.set_paused(&PrRef::github("Octo/App", 4), true, now)
+            .unwrap();
+        let mr = PrRef {
+            forge: ForgeKind::GitLab,
+            repo: "octo/app".to_owned(),
+            number: 1,
+        };
+        s.add_watch(&mr, &NewWatch::default(), later).unwrap();
+        let github = |names| Nudge {
+            forge: ForgeKind::GitHub,
+            repo: "octo/app".to_owned(),
+            names,
+        };
+        let moved = s
+            .nudge(
+                &[
+                    github(Named::Number(1)),
+                    github(Named::Head(crate::model::Sha("sha2".into()))),
+                    github(Named::Branch("branch3".into())),
+                    github(Named::Number(4)),
+                    github(Named::Number(99)),
+                    Nudge {
+                        forge: ForgeKind::GitHub,
+                        repo: "octo/other".to_owned(),
+                        names: Named::Number(5),
+                    },
+                ],
+                now,
+            )
+            .unwrap();
+        assert_eq!(moved, 3);
+        let due: Vec<(ForgeKind, u64)> = s
+            .due(now, false, &Selection::default())
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let w = &s.watches_by_ids(&[d.id]).unwrap()[0];
+                (w.pr.forge, w.pr.number)
+            })
+            .collect();
+        assert_eq!(
+            due,
+            vec![
+                (ForgeKind::GitHub, 1),
+                (ForgeKind::GitHub, 2),
+                (ForgeKind::GitHub, 3)
+            ]
+        );
+        // Already due: a second nudge moves nothing.
+        assert_eq!(s.nudge(&[github(Named::Number(1))], now).unwrap(), 0);
     }
 
     /// Only armed, open, unpaused watches are in line, and of those only the ones whose last

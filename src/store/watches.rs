@@ -9,6 +9,7 @@ use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::int::Uint;
 use super::{Store, parse_ts, ts};
+use crate::model::nudge::{Named, Nudge};
 use crate::model::watch::{
     Ci, HistoryEntry, Memory, Merge, MergeVia, Pills, Watch, WatchStatus, Why,
 };
@@ -465,6 +466,32 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(Some(out))
+    }
+
+    /// Makes the open, unpaused watches that `nudges` name due at `now` (a watch due sooner
+    /// keeps its time), matching repositories in any letter case; a head or a branch names
+    /// the watches whose last read saw it. Returns how many watches it moved.
+    pub fn nudge(&mut self, nudges: &[Nudge], now: Instant) -> Result<usize> {
+        let tx = self.atomic()?;
+        let mut moved = 0;
+        for n in nudges {
+            let (column, value): (&str, &dyn rusqlite::ToSql) = match &n.names {
+                Named::Number(number) => ("number", &Uint(*number)),
+                Named::Head(sha) => ("head_sha", &sha.0),
+                Named::Branch(branch) => ("head_ref", branch),
+            };
+            moved += tx.execute(
+                &format!(
+                    "UPDATE watches SET next_tick_at = ?1
+                     WHERE forge = ?2 AND repo = ?3 COLLATE NOCASE AND {column} = ?4
+                       AND state = 'open' AND paused = 0
+                       AND (next_tick_at IS NULL OR next_tick_at > ?1)"
+                ),
+                params![ts(now), n.forge.as_str(), n.repo, value],
+            )?;
+        }
+        tx.commit()?;
+        Ok(moved)
     }
 
     /// Makes watch `id` due at `at`, if it is still open.

@@ -44,6 +44,7 @@ fn request(kind: MessageKind) -> AgentRequest {
         url: None,
         updated_at: String::new(),
         edited: false,
+        classification: crate::model::plan::FeedbackHint::ApprovalNote,
     };
     AgentRequest {
         kind,
@@ -65,10 +66,10 @@ fn agent_json(kind: MessageKind, kind_str: &str, conflict: &str) -> String {
             r#""checks":[{{"log_tail":"error: unused","name":"lint","url":"https://ci/7"}},"#,
             r#"{{"log_tail":"","name":"e2e","url":null}}],"#,
             r#"{conflict}"created_at":"2026-11-29T12:00:00Z","#,
-            r#""feedback":[{{"author":"owner","body":"Please rename `x`.","edited":true,"id":"PRRT_1","line":3,"#,
+            r#""feedback":[{{"author":"owner","body":"Please rename `x`.","classification":"request","edited":true,"id":"PRRT_1","line":3,"#,
             r#""path":"src/a.rs","source":"review_thread","updated_at":"2026-11-29T11:00:00Z","#,
             r#""url":"https://github.com/octo/app/pull/1#r1"}},"#,
-            r#"{{"author":null,"body":"ok","edited":false,"id":"IC_2","line":null,"path":null,"source":"issue_comment","#,
+            r#"{{"author":null,"body":"ok","classification":"approval_note","edited":false,"id":"IC_2","line":null,"path":null,"source":"issue_comment","#,
             r#""updated_at":null,"url":null}}],"#,
             r#""from":"pr-monitor","id":"octo-app-1-a-ci-1","kind":"{kind_str}","#,
             r#""pr":{{"base":"main","forge":"github","head_branch":"feature","head_repo":"octo/app","head_sha":"a","number":1,"repo":"octo/app","#,

@@ -189,20 +189,27 @@ pub fn write(config: &crate::config::Config, store: &mut Store, run: RunFacts) -
     let Some(path) = &config.report.metrics_path else {
         return Ok(());
     };
+    crate::tick::pages::write_atomically(path, &text(store)?, config.report.file_mode())
+}
+
+/// The metrics as the store holds them after the last run: the text [`write`] puts in the
+/// file, and what the daemon serves at `/metrics`.
+pub fn text(store: &Store) -> Result<String> {
     let number = |key: &str| -> Result<Option<String>> { store.meta(key) };
     let watches = store.watches()?;
     let (outbox_pending, outbox_failed) = store.outbox_counts()?;
     let stored = store.stored_metrics()?;
-    let text = render(&MetricsInput {
+    Ok(render(&MetricsInput {
         watches: &watches,
         outbox_pending,
         outbox_failed,
-        last_run: run.now.timestamp(),
+        last_run: number(LAST_RUN)?.and_then(|s| s.parse().ok()).unwrap_or(0),
         last_success: number(LAST_SUCCESS)?.and_then(|s| s.parse().ok()),
-        last_duration_seconds: run.duration_seconds,
+        last_duration_seconds: number(LAST_DURATION)?
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.0),
         stored: &stored,
-    });
-    crate::tick::pages::write_atomically(path, &text, config.report.file_mode())
+    }))
 }
 
 /// Counter of HTTP requests sent to a forge, by forge.

@@ -39,31 +39,34 @@ pub fn write_atomically(path: &Path, text: &str, mode: u32) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))
 }
 
-/// Writes whichever outputs the config asks for.
+/// Writes the page if the config asks for one.
 pub fn write(
     config: &crate::config::Config,
     store: &crate::store::Store,
     now: Instant,
 ) -> Result<()> {
-    if config.report.html_path.is_none() {
+    let Some(path) = &config.report.html_path else {
         return Ok(());
-    }
+    };
+    write_atomically(path, &text(config, store, now)?, config.report.file_mode())
+}
+
+/// The status page of what the store holds at `now`: the file [`write`] writes, and what the
+/// daemon serves at `/`.
+pub fn text(
+    config: &crate::config::Config,
+    store: &crate::store::Store,
+    now: Instant,
+) -> Result<String> {
     let watches = store.watches()?;
     let undelivered = store.outbox_problems()?;
-    if let Some(path) = &config.report.html_path {
-        let mut history = std::collections::BTreeMap::new();
-        for w in &watches {
-            history.insert(
-                w.id,
-                store.history(&w.pr, crate::view::status_page::LAST_ACTIONS)?,
-            );
-        }
-        let web = config.web_roots();
-        write_atomically(
-            path,
-            &html(&watches, &undelivered, &history, &web, now),
-            config.report.file_mode(),
-        )?;
+    let mut history = std::collections::BTreeMap::new();
+    for w in &watches {
+        history.insert(
+            w.id,
+            store.history(&w.pr, crate::view::status_page::LAST_ACTIONS)?,
+        );
     }
-    Ok(())
+    let web = config.web_roots();
+    Ok(html(&watches, &undelivered, &history, &web, now))
 }

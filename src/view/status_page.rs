@@ -229,6 +229,9 @@ fn next_due(watches: &[Watch]) -> Option<Instant> {
         .min()
 }
 
+/// The page's Content-Security-Policy: no script, no external asset, its own inline style.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'";
+
 /// The whole page.
 pub fn render(input: &PageInput<'_>) -> String {
     let watches = input.watches;
@@ -271,7 +274,7 @@ pub fn render(input: &PageInput<'_>) -> String {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src 'none'\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\
          <title>pr-monitor: {needing} need you</title>\n<style>\n{colours}{LAYOUT}\n</style></head>\n<body>\n\
          <header><h1>pr-monitor</h1>\n<p class=\"summary\">{needing} need you · {summary}</p>\n\
          <p class=\"asof\">As of {asof} (written at the end of the last run); {next}.</p></header>\n\

@@ -3,15 +3,18 @@
 //! back: a field the schema does not know, or a value of the wrong type, shows as a difference.
 //! Then the fields that matter: one bounded tick at a time, a locked-down pod, the token from a
 //! Secret folder read through `token_file`, the state on the claim; and the ConfigMap's config
-//! passes `config check` in a folder laid out as the pod sees it.
+//! passes `config check` in a folder laid out as the pod sees it. The daemon overlay
+//! (config/kubernetes/daemon) is checked the same way: its Deployment runs the CronJob's pod
+//! as one replica, its Service reaches the port the config listens on.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Parser as _;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::CronJob;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Volume,
+    ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Service, Volume,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -327,4 +330,155 @@ fn the_containerfile_builds_in_two_stages_into_a_non_root_image() {
     assert!(last.contains(&"USER 65532:65532"), "{text}");
     let pod = pod(&cronjob());
     assert_eq!(pod.security_context.unwrap().run_as_user, Some(65532));
+}
+
+// ── the daemon overlay (config/kubernetes/daemon) ──────────────────────────────────────────
+
+fn daemon_yaml(name: &str) -> String {
+    format!("daemon/{name}")
+}
+
+fn deployment() -> Deployment {
+    strict(&daemon_yaml("deployment.yaml"))
+}
+
+fn service() -> Service {
+    strict(&daemon_yaml("service.yaml"))
+}
+
+fn daemon_pod() -> PodSpec {
+    deployment().spec.unwrap().template.spec.unwrap()
+}
+
+#[test]
+fn the_daemon_overlay_is_the_base_with_a_deployment_and_a_service_in_place_of_the_cronjob() {
+    let kustomization = yaml(&daemon_yaml("kustomization.yaml"));
+    let resources: Vec<&str> = kustomization["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(resources, ["..", "deployment.yaml", "service.yaml"]);
+    drop(deployment());
+    drop(service());
+    let mut present: Vec<String> = std::fs::read_dir(folder().join("daemon"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    present.sort();
+    assert_eq!(
+        present,
+        ["deployment.yaml", "kustomization.yaml", "service.yaml"]
+    );
+    assert_eq!(
+        kustomization["namespace"],
+        yaml("kustomization.yaml")["namespace"]
+    );
+    assert_eq!(
+        kustomization["images"],
+        yaml("kustomization.yaml")["images"]
+    );
+    // One database, one writer: the CronJob is deleted, whatever its base says.
+    let patches = kustomization["patches"].as_array().unwrap();
+    assert_eq!(patches.len(), 1);
+    let patch: Value = serde_yaml::from_str(patches[0]["patch"].as_str().unwrap()).unwrap();
+    let base = yaml("cronjob.yaml");
+    assert_eq!(patch["$patch"], "delete");
+    assert_eq!(patch["kind"], base["kind"]);
+    assert_eq!(patch["metadata"]["name"], base["metadata"]["name"]);
+    assert_eq!(patches[0]["target"]["name"], base["metadata"]["name"]);
+}
+
+#[test]
+fn the_daemon_runs_one_replica_in_the_cronjobs_pod() {
+    let spec = deployment().spec.unwrap();
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(spec.strategy.unwrap().type_.as_deref(), Some("Recreate"));
+    let (daemon, tick) = (daemon_pod(), pod(&cronjob()));
+    assert_eq!(daemon.security_context, tick.security_context);
+    assert_eq!(daemon.automount_service_account_token, Some(false));
+    assert_eq!(daemon.volumes, tick.volumes);
+    let (d, t) = (container(&daemon), container(&tick));
+    assert_eq!(d.image, t.image);
+    assert_eq!(d.security_context, t.security_context);
+    assert_eq!(d.resources, t.resources);
+    assert_eq!(d.volume_mounts, t.volume_mounts);
+    let cli = pr_monitor::cli::Cli::try_parse_from(
+        std::iter::once("pr-monitor".to_owned()).chain(d.args.clone().unwrap()),
+    )
+    .unwrap();
+    assert!(matches!(cli.command, pr_monitor::cli::Command::Daemon));
+    assert_eq!(
+        cli.config,
+        Some(PathBuf::from("/etc/pr-monitor/config.yaml"))
+    );
+    assert_eq!(cli.log_format, pr_monitor::logging::LogFormat::Json);
+    // The pod's selector labels are its own, so the Service never picks a tick's pod.
+    let selector = spec.selector.match_labels.unwrap();
+    let labels = deployment()
+        .spec
+        .unwrap()
+        .template
+        .metadata
+        .unwrap()
+        .labels
+        .unwrap();
+    assert!(selector.iter().all(|(k, v)| labels.get(k) == Some(v)));
+    let tick_labels = cronjob()
+        .spec
+        .unwrap()
+        .job_template
+        .spec
+        .unwrap()
+        .template
+        .metadata
+        .unwrap()
+        .labels
+        .unwrap();
+    assert!(!selector.iter().all(|(k, v)| tick_labels.get(k) == Some(v)));
+}
+
+#[test]
+fn the_service_reaches_the_port_the_config_listens_on_with_the_secrets_it_names() {
+    let config: Value = serde_yaml::from_str(&config_map().data.unwrap()["config.yaml"]).unwrap();
+    let serve: pr_monitor::config::ServeConfig =
+        serde_json::from_value(config["serve"].clone()).unwrap();
+    let listen = serve.listen;
+    assert!(
+        listen.ip().is_unspecified(),
+        "{listen}: reachable from the Service"
+    );
+    let container = container(&daemon_pod());
+    let ports = container.ports.clone().unwrap();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0].container_port, i32::from(listen.port()));
+    let service = service().spec.unwrap();
+    let target = service.ports.unwrap()[0].target_port.clone().unwrap();
+    assert_eq!(
+        target,
+        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(
+            ports[0].name.clone().unwrap()
+        )
+    );
+    assert_eq!(
+        service.selector,
+        deployment().spec.unwrap().selector.match_labels
+    );
+    let probe = container.readiness_probe.unwrap().http_get.unwrap();
+    assert_eq!(probe.path.as_deref(), Some("/metrics"));
+    // The webhook secrets: optional keys of the token Secret, in the variables the config names.
+    let env = container.env.unwrap();
+    for name in [
+        &serve.github_webhook_secret_env,
+        &serve.gitlab_webhook_token_env,
+    ] {
+        let var = env
+            .iter()
+            .find(|e| &e.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        let key = var.value_from.clone().unwrap().secret_key_ref.unwrap();
+        assert_eq!(key.name, "pr-monitor-tokens");
+        assert_eq!(key.optional, Some(true));
+    }
 }

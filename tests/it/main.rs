@@ -1,6 +1,7 @@
 //! pr-monitor's integration tests, one binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod agreement;
 mod budget;
 mod caps;
@@ -30,6 +31,7 @@ mod reliability;
 mod remediate;
 mod report;
 mod rotation;
+mod serve;
 mod status;
 mod support;
 mod systemd_units;

@@ -14,7 +14,7 @@ use crate::support::fake_github::Fault;
 /// Parses the Prometheus text format strictly enough to catch a malformed line: every sample is
 /// `name{label="value",…} number` of a family declared by `# TYPE` before it. Returns the
 /// samples by series (`name{labels}` as written).
-fn parse(text: &str) -> BTreeMap<String, f64> {
+pub fn parse(text: &str) -> BTreeMap<String, f64> {
     let mut typed = BTreeMap::new();
     let mut samples = BTreeMap::new();
     for line in text.lines() {

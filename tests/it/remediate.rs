@@ -482,3 +482,31 @@ fn a_log_that_could_not_be_read_defers_the_fix_to_the_next_tick() {
     );
     assert_eq!(env.status("octo/app#1")["attempts"], 1);
 }
+
+#[test]
+fn with_a_mention_gate_only_feedback_that_calls_the_agent_reaches_it() {
+    let env = TestEnv::new();
+    env.job(
+        "gated",
+        "name: gated\npolicy:\n  agent: fixer\n  reviews: agent\n  mention: \"@fixer\"\n",
+    );
+    env.gh.world(|w| {
+        w.pr(REPO, 1).author("dev");
+        w.comment(
+            REPO,
+            1,
+            "owner",
+            "> @fixer said this earlier\nI am not sure",
+        );
+        w.comment(REPO, 1, "owner", "```\n@fixer in a code block\n```");
+        w.comment(REPO, 1, "owner", "<!-- @fixer --> hidden in a comment");
+        w.comment(REPO, 1, "owner", "@fixer please rename `x`");
+    });
+    env.ok(&["watch", "add", "--job", "gated", "octo/app#1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    let feedback = msgs[0]["feedback"].as_array().unwrap();
+    assert_eq!(feedback.len(), 1, "{feedback:?}");
+    assert_eq!(feedback[0]["body"], "@fixer please rename `x`");
+}

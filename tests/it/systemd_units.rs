@@ -141,3 +141,18 @@ fn the_system_example_config_passes_config_check() {
         "{text}"
     );
 }
+
+#[test]
+fn the_daemon_serves_on_the_loopback_with_its_webhook_secrets_from_a_root_only_file() {
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/system/config.yaml");
+    let config: serde_json::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(config).unwrap()).unwrap();
+    let serve: pr_monitor::config::ServeConfig =
+        serde_json::from_value(config["serve"].clone()).unwrap();
+    assert!(serve.listen.ip().is_loopback(), "{}", serve.listen);
+    let daemon = std::fs::read_to_string(units().join("pr-monitor-daemon.service")).unwrap();
+    assert!(
+        daemon.contains("\nEnvironmentFile=-/etc/pr-monitor/webhooks.env\n"),
+        "{daemon}"
+    );
+}

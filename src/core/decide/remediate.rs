@@ -585,6 +585,12 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
     let candidates = feedback::items(snap, ctx.agent_logins)
         .into_iter()
         .filter(|i| trusted(&i.feedback.author))
+        .filter(|i| {
+            ctx.policy
+                .mention
+                .as_deref()
+                .is_none_or(|handle| crate::core::mention::mentions(&i.feedback.body, handle))
+        })
         .collect();
     let mut sorted = feedback::sort(candidates, ctx.seen, ctx.policy.edits);
     // What is to be sent is marked handled only once it is sent: on an untrusted head it is

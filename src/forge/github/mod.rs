@@ -8,6 +8,7 @@ pub mod features;
 pub mod queries;
 mod read;
 mod trust;
+pub mod webhook;
 mod wire;
 mod write;
 

@@ -20,6 +20,7 @@
 //! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
 
 mod summary;
+pub mod webhook;
 mod wire;
 
 use std::collections::BTreeMap;
