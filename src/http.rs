@@ -1,6 +1,6 @@
 //! HTTP plumbing shared by the forge clients and the webhook senders: the one way an agent is
 //! configured (timeouts, no redirects, statuses as answers, proxies off for a loopback
-//! address) and the one reading of `Retry-After`.
+//! address, the trust roots of [`crate::tls`]) and the one reading of `Retry-After`.
 
 use std::time::{Duration, SystemTime};
 
@@ -15,6 +15,9 @@ pub fn agent(timeout: Duration, direct: bool) -> ureq::Agent {
         .user_agent(concat!("pr-monitor/", env!("CARGO_PKG_VERSION")));
     if direct {
         config = config.proxy(None);
+    }
+    if let Some(tls) = crate::tls::ureq_tls() {
+        config = config.tls_config(tls);
     }
     config.build().into()
 }

@@ -19,7 +19,7 @@
 //!   run in and [`cli`] the command line.
 //! - The edges: [`config`], [`forge`] (the clients), [`store`] (SQLite), [`notify`] (the
 //!   channels), and the process's own plumbing: [`address`], [`clock`], [`holder`], [`http`], [`locked`],
-//!   [`logging`], [`private`], [`secrets`], [`stdout`], [`terminal`].
+//!   [`logging`], [`private`], [`secrets`], [`stdout`], [`terminal`], [`tls`].
 
 pub mod model;
 
@@ -48,4 +48,5 @@ pub mod private;
 pub mod secrets;
 pub mod stdout;
 pub mod terminal;
+pub mod tls;
 pub mod viewer;

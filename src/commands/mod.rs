@@ -130,10 +130,14 @@ fn parse_now(now: Option<&str>) -> Result<Instant> {
     }
 }
 
-/// The config, whose web roots become the process's (every PR address is written on them).
+/// The config, whose web roots become the process's (every PR address is written on them),
+/// and whose `tls.ca_file` every TLS connection trusts.
 fn load_config(path: Option<&Path>) -> Result<Config> {
     let config = Config::load(path).map_err(|e| usage(e.to_string()))?;
     crate::model::web::set_roots(config.web_roots());
+    if let Some(ca_file) = &config.tls.ca_file {
+        crate::tls::set_extra_roots(crate::tls::read_ca_file(ca_file).map_err(usage)?);
+    }
     Ok(config)
 }
 

@@ -357,6 +357,7 @@ impl Config {
         }
         self.report.html_path.iter_mut().for_each(resolve);
         self.report.metrics_path.iter_mut().for_each(resolve);
+        self.tls.ca_file.iter_mut().for_each(resolve);
     }
 
     /// Reads every `*.yaml` / `*.yml` in `jobs_dir`, sorted by name, skipping dotfiles.

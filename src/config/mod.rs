@@ -79,6 +79,8 @@ pub struct Config {
     pub notify: NotifyConfig,
     /// Files written at the end of every run. Default none.
     pub report: ReportConfig,
+    /// Trust roots beyond the bundled ones. Default none.
+    pub tls: TlsConfig,
     /// What the daemon serves over HTTP: webhooks, metrics, the page, its health. Default:
     /// nothing (the daemon listens nowhere). Read by the daemon only.
     pub serve: Option<ServeConfig>,
@@ -110,12 +112,27 @@ impl Default for Config {
             agents: BTreeMap::new(),
             notify: NotifyConfig::default(),
             report: ReportConfig::default(),
+            tls: TlsConfig::default(),
             serve: None,
             jobs: Vec::new(),
             source: None,
             state_dir: None,
         }
     }
+}
+
+/// The `tls:` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    default,
+    expecting = "a mapping (the `tls` block)"
+)]
+pub struct TlsConfig {
+    /// PEM certificates of certificate authorities trusted beside the bundled roots by every
+    /// TLS connection (forges, SMTP, Slack, webhook agents): a company CA. Default none.
+    #[serde(deserialize_with = "de::opt_path")]
+    pub ca_file: Option<PathBuf>,
 }
 
 /// The `github:` block. At most one of `token_env`, `token_file`, `token_command` and `app`.

@@ -565,15 +565,24 @@ fn describe_transport(e: &ureq::Error, url: &str) -> ForgeError {
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             ForgeError::Unreachable(format!("{path}: connection refused"))
         }
-        ureq::Error::Io(io) => {
-            ForgeError::Transient(format!("{path}: connection failed ({})", io.kind()))
-        }
+        ureq::Error::Io(io) => match crate::tls::handshake_failure(io) {
+            Some(why) => ForgeError::Unreachable(format!(
+                "{path}: the TLS certificate of `{}` is not trusted: {why}",
+                host_of(url)
+            )),
+            None => ForgeError::Transient(format!("{path}: connection failed ({})", io.kind())),
+        },
         ureq::Error::ConnectionFailed => {
             ForgeError::Unreachable(format!("{path}: connection failed"))
         }
         ureq::Error::HostNotFound => ForgeError::Unreachable(format!("{path}: host not found")),
         other => ForgeError::Transient(format!("{path}: {other}")),
     }
+}
+
+/// `host[:port]` of `url`, for messages.
+fn host_of(url: &str) -> String {
+    Address::parse(url).map_or_else(|_| "(an unreadable address)".to_owned(), |a| a.host_port())
 }
 
 /// How long a 403/429 rate-limit answer asks to wait, or `None` if it is not one. `header`

@@ -19,6 +19,7 @@ use std::time::Duration;
 use lettre::message::header::{HeaderName, HeaderValue};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{Message, SmtpTransport, Transport};
 
 use super::DeliveryError;
@@ -103,11 +104,30 @@ fn credentials(config: &EmailConfig) -> Result<Option<Credentials>, DeliveryErro
 }
 
 fn transport(config: &EmailConfig) -> Result<SmtpTransport, DeliveryError> {
-    security(&config.smtp_url)?;
+    let security = security(&config.smtp_url)?;
     let server = server_name(&config.smtp_url);
-    let mut builder = SmtpTransport::from_url(&config.smtp_url).map_err(|e| {
+    let unusable = |e: &dyn std::fmt::Display| {
         DeliveryError::permanent(format!("SMTP server `{server}`: not usable: {e}"))
-    })?;
+    };
+    let mut builder = SmtpTransport::from_url(&config.smtp_url).map_err(|e| unusable(&e))?;
+    // `tls.ca_file`: its certificates are trusted beside lettre's bundled roots.
+    let roots = crate::tls::lettre_roots();
+    if !roots.is_empty() && security != Security::Plain {
+        let host = Address::parse(&config.smtp_url)
+            .map(|a| a.host())
+            .unwrap_or_default();
+        let parameters = roots
+            .into_iter()
+            .fold(TlsParameters::builder(host), |b, cert| {
+                b.add_root_certificate(cert)
+            })
+            .build()
+            .map_err(|e| unusable(&e))?;
+        builder = builder.tls(match security {
+            Security::Implicit => Tls::Wrapper(parameters),
+            Security::StartTls | Security::Plain => Tls::Required(parameters),
+        });
+    }
     if let Some(credentials) = credentials(config)? {
         builder = builder.credentials(credentials);
     }

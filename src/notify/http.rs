@@ -84,7 +84,10 @@ fn transport_error(e: &ureq::Error, receiver: &str) -> DeliveryError {
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             "connection refused".to_owned()
         }
-        ureq::Error::Io(io) => format!("connection failed ({})", io.kind()),
+        ureq::Error::Io(io) => match crate::tls::handshake_failure(io) {
+            Some(why) => format!("its TLS certificate is not trusted: {why}"),
+            None => format!("connection failed ({})", io.kind()),
+        },
         ureq::Error::ConnectionFailed => "connection failed".to_owned(),
         ureq::Error::HostNotFound => "host not found".to_owned(),
         ureq::Error::Tls(why) => format!("TLS failed: {why}"),

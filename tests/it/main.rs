@@ -36,6 +36,7 @@ mod status;
 mod support;
 mod systemd_units;
 mod tick;
+mod tls;
 mod train;
 mod trust;
 mod unattended;

@@ -57,6 +57,8 @@ pub struct TestEnv {
     pub vars: Vec<(String, String)>,
     /// `github.web_url`: where links and PR addresses point (the API is the fake's).
     github_web_url: String,
+    /// `github.api_url`, when not the fake's own (e.g. a TLS front of it).
+    github_api_url: Option<String>,
     /// The agent `fixer`'s own forge token (`token_env: PRM_TEST_AGENT_TOKEN`), once given.
     agent_token: Option<String>,
 }
@@ -76,6 +78,7 @@ impl TestEnv {
             extra: extra.to_owned(),
             vars: Vec::new(),
             github_web_url: "https://github.com".to_owned(),
+            github_api_url: None,
             agent_token: None,
         };
         env.write_config();
@@ -100,7 +103,7 @@ impl TestEnv {
             "database: state.db\n\
              github:\n  api_url: {}\n  web_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
              agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{agent_token}{}",
-            self.gh.url(),
+            self.github_api_url.clone().unwrap_or_else(|| self.gh.url()),
             self.github_web_url,
             self.extra
         );
@@ -110,6 +113,12 @@ impl TestEnv {
     /// Makes `url` the GitHub web address (`github.web_url`) from the next run on.
     pub fn set_github_web_url(&mut self, url: &str) {
         url.clone_into(&mut self.github_web_url);
+        self.write_config();
+    }
+
+    /// Makes `url` the GitHub API address (`github.api_url`) from the next run on.
+    pub fn set_github_api_url(&mut self, url: &str) {
+        self.github_api_url = Some(url.to_owned());
         self.write_config();
     }
 
