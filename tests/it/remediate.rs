@@ -491,7 +491,9 @@ fn with_a_mention_gate_only_feedback_that_calls_the_agent_reaches_it() {
         "name: gated\npolicy:\n  agent: fixer\n  reviews: agent\n  mention: \"@fixer\"\n",
     );
     env.gh.world(|w| {
-        w.pr(REPO, 1).author("dev");
+        w.pr(REPO, 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.comment(
             REPO,
             1,
