@@ -72,6 +72,9 @@ pub enum Command {
     Fix {
         #[arg(value_name = "PR")]
         pr: PrArg,
+        /// Vouch for this exact head (refused when the head moved).
+        #[arg(long, value_name = "SHA")]
+        head: Option<String>,
     },
     /// Re-run the failed checks on the forge.
     Rerun {
@@ -220,6 +223,10 @@ pub enum WatchCommand {
         /// Override auto-fix for these PRs; `default` clears the override (the policy decides).
         #[arg(long, value_name = "on|off|default")]
         auto_fix: Option<AutoFixArg>,
+        /// The owner vouches for this exact head of the one PR added (refused when the head
+        /// moved).
+        #[arg(long, value_name = "SHA")]
+        trust_head: Option<String>,
     },
     /// List watched PRs.
     Ls,
@@ -287,7 +294,7 @@ mod tests {
     #[test]
     fn every_pr_argument_is_parsed_by_the_command_line() {
         let pr = |s: &str| s.parse::<PrArg>().unwrap();
-        let Command::Fix { pr: fix } = parse(&["fix", "octo/app#1"]).unwrap().command else {
+        let Command::Fix { pr: fix, .. } = parse(&["fix", "octo/app#1"]).unwrap().command else {
             panic!("fix");
         };
         assert_eq!(fix, pr("octo/app#1"));

@@ -51,7 +51,7 @@ impl Committer {
             Committer::NameAndEmail { name, emails } => {
                 let email = head.committer_email.as_deref().unwrap_or("");
                 !name.is_empty()
-                    && head.committer_login.as_deref() == Some(name.as_str())
+                    && head.committer_name.as_deref() == Some(name.as_str())
                     && !email.is_empty()
                     && emails.iter().any(|e| e.eq_ignore_ascii_case(email))
             }
@@ -69,7 +69,9 @@ mod tests {
             sha: Sha("b".into()),
             author_login: Some("Dana Dev".into()),
             committer_login: login.map(str::to_owned),
+            author_email: None,
             committer_email: email.map(str::to_owned),
+            committer_name: login.map(str::to_owned),
             committed_at: None,
             parents: vec![],
         }

@@ -263,8 +263,11 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Daemon => schedule::daemon(&mut app, &db),
         Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),
-        Command::Fix { pr } => {
+        Command::Fix { pr, head } => {
             let pr = app.pr(&pr)?;
+            if let Some(head) = &head {
+                owner::vouch(&mut app, &pr, head)?;
+            }
             owner::fix(&mut app, &pr)
         }
         Command::Rerun { pr } => {
@@ -393,8 +396,18 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
             agent,
             merge_when_ready,
             auto_fix,
+            trust_head,
         } => {
             let prs = prs.iter().map(|p| app.pr(p)).collect::<Result<Vec<_>>>()?;
+            let trust_head = match (&trust_head, prs.as_slice()) {
+                (None, _) => None,
+                (Some(sha), [pr]) => Some(owner::current_head(app, pr, sha)?),
+                (Some(_), _) => {
+                    return Err(usage(
+                        "`--trust-head` vouches for the head of one PR: name one",
+                    ));
+                }
+            };
             if let Some(job) = &job
                 && app.config.job(job).is_none()
             {
@@ -445,6 +458,9 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 };
                 if !changes.is_empty() {
                     app.log(pr, format!("watch updated: {}", changes.join(", ")))?;
+                }
+                if let Some(head) = &trust_head {
+                    owner::remember_vouched(app, pr, head)?;
                 }
                 if !app.json {
                     if added {

@@ -43,6 +43,7 @@ pub fn status_json(w: &Watch) -> Value {
         "deferred": deferred_json(w),
         "auto_fix_override": w.auto_fix,
         "merge_method": if s.state == PrState::Open { s.memory.picture.merge_method.map(crate::model::MergeMethod::as_str) } else { None },
+        "trusted_by": s.trusted_by(),
     })
 }
 
@@ -146,6 +147,9 @@ pub fn status_detail(
             ))
             .unwrap_or_default()
     ));
+    if let Some(words) = s.trust_words() {
+        out.push_str(&format!("  pushed     {}\n", one_line(&words)));
+    }
     if let (Some(agent), Some(Why::NotAgentCommit)) = (&w.agent, s.why) {
         out.push_str(&format!(
             "  stale      the head was pushed from elsewhere, not by {agent}: auto-fix leaves it to you\n"

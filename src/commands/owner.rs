@@ -13,6 +13,58 @@ use crate::store::{NewWatch, Selection};
 use crate::tick::execute::{self, Env};
 use crate::tick::{self, RunOptions};
 
+/// The PR's head, when it is `sha` (the full id, or a prefix of at least seven characters);
+/// a usage error (exit 2) when the head moved.
+pub fn current_head(app: &mut App, pr: &PrRef, sha: &str) -> Result<crate::model::Sha> {
+    let sha = sha.trim();
+    if sha.len() < 7 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(usage(format!(
+            "`{sha}` is not a commit id (at least seven hexadecimal digits)"
+        )));
+    }
+    let head = app.snapshot(pr)?.head.sha;
+    if !head
+        .as_str()
+        .to_ascii_lowercase()
+        .starts_with(&sha.to_ascii_lowercase())
+    {
+        return Err(usage(format!(
+            "{}: the head moved: it is {} now, not {sha}; nothing was vouched for",
+            pr.url(),
+            head.short()
+        )));
+    }
+    Ok(head)
+}
+
+/// Records that the owner vouched for `head` of a watched PR.
+pub fn remember_vouched(app: &mut App, pr: &PrRef, head: &crate::model::Sha) -> Result<()> {
+    let watch = app
+        .store
+        .watch(pr)?
+        .ok_or_else(|| usage(format!("{} is not watched; `watch add` it first", pr.url())))?;
+    app.store.update_memory(watch.id, |m| {
+        if !m.vouched_heads.contains(head) {
+            m.vouched_heads.push(head.clone());
+        }
+    })?;
+    app.log(pr, format!("the owner vouched for head {}", head.short()))?;
+    Ok(())
+}
+
+/// `fix PR --head SHA`: the owner vouches for that exact head, compare-and-set: refused
+/// (exit 2) when the head moved.
+pub fn vouch(app: &mut App, pr: &PrRef, sha: &str) -> Result<()> {
+    if app.store.watch(pr)?.is_none() {
+        return Err(usage(format!(
+            "{} is not watched; `watch add` it first",
+            pr.url()
+        )));
+    }
+    let head = current_head(app, pr, sha)?;
+    remember_vouched(app, pr, &head)
+}
+
 /// `fix PR`: sends the current failure to the agent now, whoever made the commit and
 /// whatever the guards say. Runs a tick of that PR with the guards bypassed.
 pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
@@ -48,6 +100,17 @@ pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
             .iter()
             .any(|a| matches!(a, crate::core::decide::Action::SendToAgent(_)))
     });
+    let untrusted = outcome.plan.as_ref().and_then(|p| {
+        let s = &p.status;
+        (s.why == Some(crate::model::watch::Why::UntrustedHead))
+            .then(|| s.trust_words().unwrap_or_default())
+    });
+    if let (false, Some(words)) = (sent, untrusted) {
+        return Err(usage(format!(
+            "{}: the head is not trusted ({words}): nothing was sent; vouch for it with `fix PR --head SHA`",
+            pr.url()
+        )));
+    }
     if !sent {
         return Err(usage(format!(
             "{}: no finished failure on the head to send (checks running, passing, or a conflict)",

@@ -295,6 +295,7 @@ mod tests {
             seen: Vec::new(),
             next_tick_at: None,
             resolved_intents: Vec::new(),
+            needs_evidence: false,
         };
         let mut lit = WatchStatus::default();
         lit.pills.ci = Ci::Lit;

@@ -251,6 +251,36 @@ pub(crate) fn env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, 
     Ok(list.into_iter().map(|n| n.0).collect())
 }
 
+/// A list of forge logins, none of them one the forge itself acts as (see
+/// [`crate::model::Login::forge_actor`]).
+pub(crate) fn logins<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct One(String);
+    impl<'de> de::Deserialize<'de> for One {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            checked(d, check_login, "a login").map(One)
+        }
+    }
+    let list: Vec<One> = de::Deserialize::deserialize(d)?;
+    Ok(list.into_iter().map(|n| n.0).collect())
+}
+
+/// An optional list of logins, as [`logins`].
+pub(crate) fn opt_logins<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    logins(d).map(Some)
+}
+
+fn check_login(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("a login cannot be empty".to_owned());
+    }
+    match crate::model::Login::forge_actor(s) {
+        Some(why) => Err(format!(
+            "`{s}` cannot be an agent's or a trusted login: {why}"
+        )),
+        None => Ok(s.to_owned()),
+    }
+}
+
 /// An optional environment variable name.
 pub(crate) fn opt_env_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     opt_checked(d, check_env_name, "an environment variable name")

@@ -131,8 +131,8 @@ pub struct JobPolicy {
     #[serde(default)]
     pub required_approvals_from: Option<Vec<String>>,
     /// Logins whose feedback may reach the agent, besides the owner and the PR author. Default
-    /// none.
-    #[serde(default)]
+    /// none. Never a login the forge itself acts as (`web-flow`, `github-actions[bot]` …).
+    #[serde(default, deserialize_with = "super::de::opt_logins")]
     pub trust: Option<Vec<String>>,
     /// Arm merges on PRs whose base is not the repository's default branch. Default `false`.
     #[serde(default)]

@@ -437,9 +437,14 @@ pub struct AgentConfig {
     /// Default 60. Not allowed with `inbox`.
     #[serde(default, deserialize_with = "de::opt_secs")]
     pub timeout_sec: Option<u64>,
-    /// Commits authored or committed by these logins are the agent's. Default none.
-    #[serde(default)]
+    /// Commits authored, committed or pushed by these logins are the agent's. A GitHub App
+    /// bot is `name[bot]`; logins compare ignoring case and the `[bot]` suffix. Default none.
+    #[serde(default, deserialize_with = "de::logins")]
     pub logins: Vec<String>,
+    /// Addition to the contract: commit emails that are the agent's (besides the forges'
+    /// no-reply addresses of its logins). Default none.
+    #[serde(default, deserialize_with = "de::emails")]
+    pub emails: Vec<String>,
     /// Addition to the contract, only with `command`: the names of environment variables passed
     /// through to the command. It gets nothing else of pr-monitor's environment but `PATH`,
     /// `HOME`, `LANG` and the `PR_MONITOR_*` facts of the message. Default none.

@@ -18,13 +18,17 @@ use chrono::Duration;
 
 use crate::config::Policy;
 use crate::core::checks::{self, Verdict};
+use crate::core::identity::Agent;
+use crate::core::trust::{self, Trusted};
+use crate::model::trust::{HeadTrust, TrustVerdict};
 use crate::model::watch::{HistoryEntry, Watch, WatchStatus};
 use crate::model::{Instant, Login, PrState, Snapshot};
 
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
 pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 
-/// A head committed this long after a command agent's run ended is still the agent's (seed 000).
+/// A head that appeared this long after a command agent's run ended is still the agent's
+/// (seed 000).
 pub const AGENT_RUN_GRACE_SECS: i64 = 15;
 
 /// Facts from outside the snapshot that the rules need.
@@ -34,6 +38,11 @@ pub struct Context<'a> {
     pub now: Instant,
     /// Logins whose commits are the agent's (from `agents.<name>.logins`).
     pub agent_logins: &'a [Login],
+    /// Commit emails that are the agent's (from `agents.<name>.emails`).
+    pub agent_emails: &'a [String],
+    /// What the forge said this tick of how the head got there, when it was read (only when a
+    /// first decision asked for it: see [`Plan::needs_evidence`]).
+    pub evidence: Option<&'a crate::model::trust::Evidence>,
     /// The token's login: the owner pr-monitor acts for.
     pub owner: &'a str,
     /// How the commits the forge makes for the owner name it (see [`crate::viewer`]).
@@ -70,6 +79,11 @@ pub struct Condition {
     pub behind: bool,
     /// Checks pending past `pending_timeout_sec`: they never finished and count as failed.
     pub overdue: Vec<String>,
+    /// The verdict on the head's trust, when known (kept, vouched, or judged on this tick's
+    /// evidence); `None` until the forge's evidence is read.
+    pub trust: Option<HeadTrust>,
+    /// `trust` was judged on this tick's evidence, or is settled (it needs no new read).
+    pub trust_fresh: bool,
 }
 
 /// When waiting for the head's checks began (the no-checks grace and the pending timeout count
@@ -91,7 +105,21 @@ pub fn waiting_since(before: &WatchStatus, snap: &Snapshot, now: Instant) -> Ins
 pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
     let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
     let since = waiting_since(before, snap, ctx.now);
-    let is_agent = |login: &Option<String>| Login::any_is(ctx.agent_logins, login.as_deref());
+    let head_seen_at = if new_head {
+        ctx.now
+    } else {
+        before.head_seen_at.unwrap_or(ctx.now)
+    };
+    let agent = Agent {
+        logins: ctx.agent_logins,
+        emails: ctx.agent_emails,
+    };
+    let (trust, trust_fresh) = head_trust(before, snap, ctx);
+    let pusher = trust.as_ref().and_then(|t| t.pusher.as_deref());
+    let appeared_at = trust
+        .as_ref()
+        .and_then(|t| t.pushed_at)
+        .unwrap_or(head_seen_at);
     Condition {
         verdict: checks::verdict(
             &snap.checks,
@@ -103,22 +131,68 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         conflict: snap.has_conflict(),
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
-        agent_commit: is_agent(&snap.head.author_login)
-            || is_agent(&snap.head.committer_login)
-            || during_agent_run(before, snap),
+        agent_commit: agent.made(&snap.head)
+            || pusher.is_some_and(|p| agent.has_login(p))
+            || during_agent_run(before, appeared_at),
         new_head,
         overdue: checks::overdue(&snap.checks, since, ctx.now, ctx.policy.pending_timeout_sec),
         behind: snap.is_behind(),
+        trust,
+        trust_fresh,
     }
 }
 
-/// Whether the head was committed while the command agent ran, or within
-/// [`AGENT_RUN_GRACE_SECS`] after its run ended.
-fn during_agent_run(before: &WatchStatus, snap: &Snapshot) -> bool {
-    let (Some((start, end)), Some(at)) = (before.memory.agent_run, snap.head.committed_at) else {
+/// The logins whose pushes and signatures vouch for a head in this PR.
+pub fn trusted<'a>(ctx: &'a Context<'a>) -> Trusted<'a> {
+    Trusted {
+        owner: ctx.owner,
+        agent: ctx.agent_logins,
+        trust: &ctx.policy.trust,
+    }
+}
+
+/// The verdict on the head's trust: vouched for by the owner, kept from an earlier tick, or
+/// judged on this tick's evidence; and whether it needs no new read. What was kept under a
+/// trust list that has since narrowed is forgotten.
+fn head_trust(
+    before: &WatchStatus,
+    snap: &Snapshot,
+    ctx: &Context<'_>,
+) -> (Option<HeadTrust>, bool) {
+    let trusted = trusted(ctx);
+    let m = &before.memory;
+    let narrowed = trust::narrowed(&m.trust_basis, &trusted.basis());
+    let kept = m
+        .head_trust
+        .as_ref()
+        .filter(|t| t.sha == snap.head.sha && !narrowed);
+    let head = &snap.head.sha;
+    if !narrowed && m.vouched_heads.contains(head) {
+        return (Some(trust::vouched(head, kept, ctx.now)), true);
+    }
+    if let Some(evidence) = ctx.evidence {
+        return (
+            Some(trust::judge(head, evidence, &trusted, kept, ctx.now)),
+            true,
+        );
+    }
+    match kept {
+        Some(t) => {
+            let settled = !matches!(t.verdict, TrustVerdict::Unlisted);
+            (Some(t.clone()), settled)
+        }
+        None => (None, false),
+    }
+}
+
+/// Whether the head appeared (was pushed, or first seen) while the command agent ran, or
+/// within [`AGENT_RUN_GRACE_SECS`] after its run ended. Never the commit's own dates: anyone
+/// can write them.
+fn during_agent_run(before: &WatchStatus, appeared_at: Instant) -> bool {
+    let Some((start, end)) = before.memory.agent_run else {
         return false;
     };
-    start <= at && at <= end + Duration::seconds(AGENT_RUN_GRACE_SECS)
+    start <= appeared_at && appeared_at <= end + Duration::seconds(AGENT_RUN_GRACE_SECS)
 }
 
 /// A plan under construction: the stages append to it.
@@ -132,6 +206,10 @@ pub(crate) struct Draft {
     pub resolved_intents: Vec<i64>,
     /// The new head is pr-monitor's own branch update (from a recorded intent).
     pub own_update: bool,
+    /// A decision waits for the forge's word on the head (see [`Plan::needs_evidence`]).
+    pub needs_evidence: bool,
+    /// Something held for the agent waits for the head's trust to be judged.
+    pub waiting_for_trust: bool,
     now: Instant,
 }
 
@@ -159,8 +237,22 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         seen: Vec::new(),
         resolved_intents: Vec::new(),
         own_update: false,
+        needs_evidence: false,
+        waiting_for_trust: false,
         now: ctx.now,
     };
+    {
+        let m = &mut d.status.memory;
+        let basis = trusted(ctx).basis();
+        if trust::narrowed(&m.trust_basis, &basis) {
+            m.vouched_heads.clear();
+            m.head_trust = None;
+        }
+        m.trust_basis = basis;
+        if let Some(t) = &cond.trust {
+            m.head_trust = Some(t.clone());
+        }
+    }
 
     d.status.title = Some(snap.title.clone());
     d.status.head_ref = Some(snap.head_ref.clone());
@@ -174,6 +266,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
             .head
             .author_login
             .as_deref()
+            .or(snap.head.author_email.as_deref())
             .unwrap_or("an unknown author");
         d.note(format!("head {} by {by}", snap.head.sha.short()), None);
     }
@@ -195,6 +288,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
             seen: d.seen,
             next_tick_at: None,
             resolved_intents: d.resolved_intents,
+            needs_evidence: false,
         };
     }
     if before.state != PrState::Open {
@@ -214,6 +308,7 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         seen: d.seen,
         next_tick_at,
         resolved_intents: d.resolved_intents,
+        needs_evidence: d.needs_evidence,
     }
 }
 
@@ -305,6 +400,11 @@ pub fn next_tick(
         || status.memory.log_waits > 0
         || status.merge.is_armed()
         || cond.mergeability_unknown
+        || status
+            .memory
+            .head_trust
+            .as_ref()
+            .is_some_and(|t| t.sha == snap.head.sha && t.verdict == TrustVerdict::Unlisted)
         || recent(snap.head.committed_at)
         || recent(status.head_seen_at)
         || recent(status.memory.agent_activity_at);

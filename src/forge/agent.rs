@@ -118,6 +118,17 @@ impl Forge for ReadsOnly<'_> {
         self.0.commit_checks(pr, sha)
     }
 
+    fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        self.0.pushes(snap)
+    }
+
+    fn signed_commits(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        self.0.signed_commits(snap)
+    }
+
     fn rerun_failed(&self, _pr: &PrRef, _run_id: u64) -> Result<(), ForgeError> {
         refused("re-run checks")
     }

@@ -213,6 +213,17 @@ pub trait Forge {
 
     /// Mark a review thread resolved.
     fn resolve_thread(&self, pr: &PrRef, thread_id: &str) -> Result<(), ForgeError>;
+
+    /// The pushes the forge recorded of the PR's head branch (in the head's repository: the
+    /// fork's for a fork PR), newest first: GitHub's repository activity, GitLab's push events.
+    fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError>;
+
+    /// The PR's commits past the base with their signatures' verification, where the forge
+    /// verifies signatures (`None` where pr-monitor does not read them: GitLab).
+    fn signed_commits(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError>;
 }
 
 /// An open PR found in a repository, with what a job's filters look at.

@@ -93,6 +93,9 @@ pub struct AgentMessage {
     pub feedback: Vec<Feedback>,
     /// The markdown brief.
     pub body: String,
+    /// How the head is vouched for: `push by fixer-bot`, `signatures`, `vouched by the owner`.
+    #[serde(default)]
+    pub trusted_by: String,
     /// A conflict message's base branch and files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflict: Option<AgentConflict>,
@@ -108,6 +111,11 @@ pub struct AgentPr {
     pub title: String,
     pub head_sha: String,
     pub base: String,
+    /// Where the head branch lives (`owner/name`; the fork for a fork PR): where to push.
+    #[serde(default)]
+    pub head_repo: Option<String>,
+    #[serde(default)]
+    pub head_branch: String,
 }
 
 /// A failed check handed to the agent, with the tail of its log.

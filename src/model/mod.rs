@@ -8,6 +8,7 @@ pub mod message;
 pub mod nudge;
 pub mod plan;
 pub mod reference;
+pub mod trust;
 pub mod watch;
 pub mod web;
 
@@ -105,9 +106,43 @@ impl Login {
         &self.0
     }
 
-    /// Whether `login` (as the forge spelled it) is this login.
+    /// Whether `login` (as the forge spelled it) is this login: ignoring ASCII case, and with
+    /// or without the `[bot]` suffix of a GitHub App bot (REST spells `claude[bot]`, GraphQL's
+    /// `Bot.login` spells `claude`).
     pub fn is(&self, login: &str) -> bool {
-        self.0.eq_ignore_ascii_case(login)
+        Login::bare(&self.0).eq_ignore_ascii_case(Login::bare(login))
+    }
+
+    /// Why `login` names the forge itself rather than a person or an agent, when it does: such
+    /// a login is on commits and pushes anyone can make, so it can neither be an agent's nor be
+    /// trusted (`config check` refuses it in `logins` and `trust`).
+    pub fn forge_actor(login: &str) -> Option<&'static str> {
+        let l = Login::new(login);
+        if l.is("web-flow") {
+            Some(
+                "GitHub commits every web-interface edit, merge and revert as `web-flow`, whoever made it",
+            )
+        } else if l.is("github-actions[bot]") {
+            Some(
+                "every GitHub Actions workflow pushes as `github-actions[bot]`, whoever wrote or triggered it",
+            )
+        } else if l.is("github-merge-queue[bot]") {
+            Some("GitHub's merge queue commits every merge group as `github-merge-queue[bot]`")
+        } else if l.is("ghost") {
+            Some("`ghost` stands for every deleted GitHub account")
+        } else {
+            None
+        }
+    }
+
+    /// A login without its `[bot]` suffix.
+    pub fn bare(login: &str) -> &str {
+        let n = login.len();
+        if n > 5 && login.is_char_boundary(n - 5) && login[n - 5..].eq_ignore_ascii_case("[bot]") {
+            &login[..n - 5]
+        } else {
+            login
+        }
     }
 
     /// Whether `login` is one of `logins`.
@@ -376,11 +411,20 @@ impl MergeState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HeadCommit {
     pub sha: Sha,
+    /// The author's login as the forge resolves it (GitHub: the user of the author email;
+    /// `None` for an App bot, whose GraphQL actor is no user, and on GitLab, whose commits
+    /// carry no username).
     pub author_login: Option<String>,
     pub committer_login: Option<String>,
-    /// The committer's email, where the forge names commits by name and email (GitLab).
+    /// The author's email as written into the commit (anyone can write any).
+    #[serde(default)]
+    pub author_email: Option<String>,
+    /// The committer's email as written into the commit.
     #[serde(default)]
     pub committer_email: Option<String>,
+    /// The committer's free-text name (git's `user.name`): shown, never trusted.
+    #[serde(default)]
+    pub committer_name: Option<String>,
     pub committed_at: Option<Instant>,
     /// The head's parent commits (a merge commit has two), where the forge says.
     #[serde(default)]
@@ -643,6 +687,10 @@ pub struct Snapshot {
     pub head_ref: String,
     /// The head branch lives in a fork.
     pub cross_repository: bool,
+    /// The repository the head branch lives in (`owner/name`; the fork for a fork PR; GitLab's
+    /// source project path), when the forge says.
+    #[serde(default)]
+    pub head_repo: Option<String>,
     pub head: HeadCommit,
     pub base_ref: String,
     pub labels: Vec<String>,

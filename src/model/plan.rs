@@ -129,6 +129,8 @@ pub struct AgentRequest {
     pub reason: Why,
     pub checks: Vec<FailedCheck>,
     pub feedback: Vec<Feedback>,
+    /// How the head is vouched for (`push by fixer-bot`, `signatures`, `vouched by the owner`).
+    pub trusted_by: String,
 }
 
 /// A notice for the owner: what happened, with the facts its words need. Closed: every notice
@@ -294,6 +296,10 @@ pub struct Plan {
     pub next_tick_at: Option<Instant>,
     /// The recorded intents this tick's read reconciled (see [`crate::model::intent`]).
     pub resolved_intents: Vec<i64>,
+    /// Something would reach the agent, and whether the head is trusted (or whose it is)
+    /// depends on what the forge says of its push and commits: read them, then decide again
+    /// with them (this plan is not to be applied).
+    pub needs_evidence: bool,
 }
 /// A notification channel, configured in the config's `notify` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

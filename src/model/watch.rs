@@ -108,6 +108,8 @@ pub enum Why {
     InfraAgain,
     FixSent,
     FixAsked,
+    /// The head is not vouched for: nothing on it reaches the agent.
+    UntrustedHead,
 }
 
 impl Why {
@@ -122,11 +124,12 @@ impl Why {
             Why::InfraAgain => "infra_again",
             Why::FixSent => "fix_sent",
             Why::FixAsked => "fix_asked",
+            Why::UntrustedHead => "untrusted_head",
         }
     }
 
     /// Every why, in the contract's order.
-    pub const ALL: [Why; 9] = [
+    pub const ALL: [Why; 10] = [
         Why::NotAgentCommit,
         Why::AutoFixOff,
         Why::MaxAttempts,
@@ -136,6 +139,7 @@ impl Why {
         Why::InfraAgain,
         Why::FixSent,
         Why::FixAsked,
+        Why::UntrustedHead,
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -154,6 +158,7 @@ impl Why {
             Why::InfraAgain => "yours: runner failed again".into(),
             Why::FixSent => "agent is fixing it".into(),
             Why::FixAsked => "agent is fixing it (asked)".into(),
+            Why::UntrustedHead => "yours: the head is not trusted".into(),
         }
     }
 
@@ -171,6 +176,9 @@ impl Why {
             Why::InfraAgain => "The checks failed for runner reasons again after a re-run.".into(),
             Why::FixSent => "Auto-fix sent the failure to the agent.".into(),
             Why::FixAsked => "Fix it sent the failure to the agent.".into(),
+            Why::UntrustedHead => {
+                "No trusted login pushed the head (nor signed it, nor did the owner vouch for it), so nothing on it reaches the agent.".into()
+            }
         }
     }
 }
@@ -417,6 +425,16 @@ pub struct Memory {
     /// paused it, or it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_reason: Option<String>,
+    /// The verdict on the current head's trust, once judged (see [`crate::core::trust`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_trust: Option<crate::model::trust::HeadTrust>,
+    /// Heads the owner vouched for (`fix --head`, `watch add --trust-head`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vouched_heads: Vec<Sha>,
+    /// The trusted logins (besides the owner) the verdict and the vouched heads were kept
+    /// under: when one of them leaves the list, both are forgotten.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trust_basis: Vec<String>,
 }
 
 /// The `paused_reason` of a watch paused because its forge's token changed hands.
@@ -446,6 +464,47 @@ pub struct WatchStatus {
     pub attempts: u32,
     pub merge: Merge,
     pub memory: Memory,
+}
+
+impl WatchStatus {
+    /// How the current head is vouched for (`push by fixer-bot`, `signatures`, `vouched by the
+    /// owner`), or `None` when it is not (yet).
+    pub fn trusted_by(&self) -> Option<String> {
+        let head = self.head_sha.as_ref()?;
+        if self.memory.vouched_heads.contains(head) {
+            return Some(crate::model::trust::TrustedBy::Owner.words());
+        }
+        match &self.memory.head_trust {
+            Some(t) if &t.sha == head => match &t.verdict {
+                crate::model::trust::TrustVerdict::Trusted(by) => Some(by.words()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Who pushed the current head and why it is (not) trusted, in words, once judged:
+    /// `pushed by fixer-bot · trusted: push by fixer-bot`.
+    pub fn trust_words(&self) -> Option<String> {
+        let head = self.head_sha.as_ref()?;
+        let kept = self.memory.head_trust.as_ref().filter(|t| &t.sha == head);
+        let pusher = kept.and_then(|t| t.pusher.as_deref()).map_or_else(
+            || "pusher not listed".to_owned(),
+            |p| format!("pushed by {p}"),
+        );
+        if let Some(by) = self.trusted_by() {
+            return Some(format!("{pusher} · trusted: {by}"));
+        }
+        match &kept?.verdict {
+            crate::model::trust::TrustVerdict::Untrusted { reason } => {
+                Some(format!("{pusher} · not trusted: {reason}"))
+            }
+            crate::model::trust::TrustVerdict::Unlisted => Some(format!(
+                "{pusher} · not judged yet: the forge lists no push of it yet"
+            )),
+            crate::model::trust::TrustVerdict::Trusted(_) => None,
+        }
+    }
 }
 
 impl Default for WatchStatus {

@@ -72,9 +72,9 @@ fn agent_json(kind: MessageKind, kind_str: &str, conflict: &str) -> String {
             r#"{{"author":null,"body":"ok","classification":"approval_note","edited":false,"id":"IC_2","line":null,"path":null,"source":"issue_comment","#,
             r#""updated_at":null,"url":null}}],"#,
             r#""from":"pr-monitor","id":"octo-app-1-a-ci-1","kind":"{kind_str}","#,
-            r#""pr":{{"base":"main","forge":"github","head_sha":"a","number":1,"repo":"octo/app","#,
+            r#""pr":{{"base":"main","forge":"github","head_branch":"feature","head_repo":"octo/app","head_sha":"a","number":1,"repo":"octo/app","#,
             r#""title":"Add a feature","url":"https://github.com/octo/app/pull/1"}},"#,
-            r#""reason":"fix_asked","schema":1}}"#
+            r#""reason":"fix_asked","schema":1,"trusted_by":"push by fixer-bot"}}"#
         ),
         body = body,
         conflict = conflict,

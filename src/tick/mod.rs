@@ -664,7 +664,10 @@ fn detect_and_decide(
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
 ) -> Result<(Snapshot, Plan), ForgeError> {
-    let decided = |app: &mut App, mut snap: Snapshot| {
+    // The forge's word on a head is read at most once per tick, also when a kept read is
+    // read again in full.
+    let mut read_evidence: Option<(crate::model::Sha, crate::model::trust::Evidence)> = None;
+    let mut decided = |app: &mut App, mut snap: Snapshot| {
         let forge = app
             .forges
             .get(watch.pr.forge, &app.config)
@@ -684,6 +687,33 @@ fn detect_and_decide(
             !opts.dry_run,
         );
         let plan = decide::decide(watch, &snap, ctx);
+        if !plan.needs_evidence {
+            return Ok((snap, plan));
+        }
+        // Something would reach the agent: what the forge says of the head's push (and, when
+        // no trusted push settles it, of its commits' signatures) decides whether it may.
+        let evidence = match read_evidence.take() {
+            Some((sha, evidence)) if sha == snap.head.sha => evidence,
+            _ => {
+                let pushes = forge.pushes(&snap)?;
+                let commits = if crate::core::trust::push_settles(
+                    &snap.head.sha,
+                    &pushes,
+                    &decide::trusted(ctx),
+                ) {
+                    None
+                } else {
+                    forge.signed_commits(&snap)?
+                };
+                crate::model::trust::Evidence { pushes, commits }
+            }
+        };
+        let judged = Context {
+            evidence: Some(&evidence),
+            ..ctx.clone()
+        };
+        let plan = decide::decide(watch, &snap, &judged);
+        read_evidence = Some((snap.head.sha.clone(), evidence));
         Ok((snap, plan))
     };
     let (snap, plan) = decided(app, read.snapshot)?;
@@ -723,6 +753,7 @@ fn tick_one(
     };
     let Facts {
         agent_logins,
+        agent_emails,
         owner,
         commits_as,
         seen,
@@ -732,6 +763,8 @@ fn tick_one(
         policy: &policy,
         now,
         agent_logins: &agent_logins,
+        agent_emails: &agent_emails,
+        evidence: None,
         owner: &owner,
         commits_as: &commits_as,
         update_turn,
@@ -802,6 +835,7 @@ fn tick_one(
 /// tick: guessing (nothing seen, no owner, no agent logins) would re-send or mis-route.
 struct Facts {
     agent_logins: Vec<Login>,
+    agent_emails: Vec<String>,
     owner: String,
     /// How the forge's commits for the owner name it (to tell a recorded update's head).
     commits_as: crate::viewer::Committer,
@@ -817,15 +851,19 @@ fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String>
              `watch rm` then `watch add` starts it afresh"
         ));
     }
-    let agent_logins = match policy.agent.as_deref() {
-        Some(name) => app
-            .config
-            .agent(name)?
-            .logins
-            .iter()
-            .map(|l| Login::new(l.as_str()))
-            .collect(),
-        None => Vec::new(),
+    let (agent_logins, agent_emails) = match policy.agent.as_deref() {
+        Some(name) => {
+            let agent = app.config.agent(name)?;
+            (
+                agent
+                    .logins
+                    .iter()
+                    .map(|l| Login::new(l.as_str()))
+                    .collect(),
+                agent.emails.clone(),
+            )
+        }
+        None => (Vec::new(), Vec::new()),
     };
     let intents = app
         .store
@@ -848,6 +886,7 @@ fn facts(app: &mut App, watch: &Watch, policy: &Policy) -> Result<Facts, String>
         .map_err(|e| format!("cannot read what was already handled: {e:#}"))?;
     Ok(Facts {
         agent_logins,
+        agent_emails,
         owner: viewer.login,
         commits_as: viewer.commits_as,
         seen,

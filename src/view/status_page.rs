@@ -179,6 +179,9 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
             })
             .unwrap_or_default();
         facts.push(format!("head {}{branch}", head.short()));
+        if let Some(words) = s.trust_words() {
+            facts.push(one_line(&words));
+        }
     }
     if s.merge.is_armed() {
         facts.push(format!(

@@ -12,7 +12,10 @@ fn check_then_run_still_forwards_new_review_feedback_to_the_agent() {
     let env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        w.pr(REPO, 1).author("dev");
+        // dev's PR, whose head the owner pushed (a head only a trusted push vouches for).
+        w.pr(REPO, 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
             .unresolved();

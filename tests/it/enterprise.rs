@@ -40,7 +40,9 @@ fn links_and_keys_use_the_configured_web_host() {
     env.set_github_web_url("https://ghe.example.com");
     env.agentic_job();
     env.gh.world(|w| {
-        w.pr("octo/app", 1).author("dev");
+        w.pr("octo/app", 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.thread("octo/app", 1)
             .comment("owner", "please rename `x`")
             .unresolved();
@@ -79,7 +81,9 @@ fn a_database_keyed_on_github_com_moves_to_the_enterprise_host_keeping_everythin
     let mut env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        w.pr("octo/app", 1).author("dev");
+        w.pr("octo/app", 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.thread("octo/app", 1)
             .comment("owner", "please rename `x`")
             .unresolved();

@@ -728,7 +728,9 @@ fn a_mebibyte_review_body_reaches_the_agent_capped() {
     env.agentic_job();
     let huge = "review ".repeat(150_000);
     env.gh.world(|w| {
-        w.pr(REPO, 1).author("dev");
+        w.pr(REPO, 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.review(REPO, 1, "owner").changes_requested().body(&huge);
     });
     env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);

@@ -38,4 +38,5 @@ mod systemd_units;
 mod tick;
 mod tls;
 mod train;
+mod trust;
 mod unattended;

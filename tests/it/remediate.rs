@@ -184,14 +184,20 @@ fn a_conflict_beats_a_failing_check() {
 #[test]
 fn fix_it_bypasses_author_and_guards() {
     let env = TestEnv::new();
-    env.gh.world(|w| {
+    let head = env.gh.world(|w| {
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
         w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+        w.pr(REPO, 1).head_sha()
     });
     env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
     env.ok(&["run"]);
     assert!(env.inbox_messages().is_empty());
-    env.ok(&["fix", "octo/app#1"]);
+    // The head human pushed is not trusted until the owner vouches for it.
+    let refused = env.run(&["fix", "octo/app#1"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("not trusted"), "{}", refused.stderr);
+    assert!(env.inbox_messages().is_empty());
+    env.ok(&["fix", "octo/app#1", "--head", &head]);
     let msgs = env.inbox_messages();
     assert_eq!(msgs.len(), 1);
     assert_eq!(msgs[0]["reason"], "fix_asked");
@@ -215,7 +221,10 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     let mut env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        w.pr(REPO, 1).author("dev");
+        // dev's PR, whose head the owner pushed (a head only a trusted push vouches for).
+        w.pr(REPO, 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
             .unresolved();
@@ -482,7 +491,9 @@ fn with_a_mention_gate_only_feedback_that_calls_the_agent_reaches_it() {
         "name: gated\npolicy:\n  agent: fixer\n  reviews: agent\n  mention: \"@fixer\"\n",
     );
     env.gh.world(|w| {
-        w.pr(REPO, 1).author("dev");
+        w.pr(REPO, 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
         w.comment(
             REPO,
             1,

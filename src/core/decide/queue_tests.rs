@@ -223,10 +223,12 @@ fn a_merge_group_failure_on_the_agents_commit_goes_to_the_agent_not_the_owner() 
     let c = Ctx::new();
     let mut s = queued_base("a");
     s.head.author_login = Some("fixer-bot".into());
+    s.head.committer_login = Some("fixer-bot".into());
     s.queue_entry = Some(entry(1, QueueState::AwaitingChecks));
     let entered = c.decide(&armed("a"), &s);
     let mut gone = queued_base("a");
     gone.head.author_login = Some("fixer-bot".into());
+    gone.head.committer_login = Some("fixer-bot".into());
     gone.queue_failures = vec![failed_log("test", "mismatched types", false)];
     let left = c.decide(&after(&armed("a"), &entered), &gone);
     let sent = sent(&left);

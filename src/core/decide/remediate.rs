@@ -8,9 +8,53 @@ use crate::core::feedback;
 use crate::core::hash::fnv64;
 use crate::core::report;
 use crate::model::plan::{Guard, Notice};
+use crate::model::trust::TrustVerdict;
 use crate::model::watch::Ci;
 use crate::model::watch::{FixInFlight, Watch, Why};
 use crate::model::{FailedCheck, Login, Snapshot};
+
+/// Whether what is on the head may reach the agent.
+enum Gate {
+    /// Yes: the head is vouched for, so.
+    Go(String),
+    /// Not yet: the forge's word on the head is awaited (this tick's second decision, or a
+    /// later tick while the forge lists no push of it).
+    Wait,
+    /// No: the head is not trusted, for this reason.
+    Refused(String),
+}
+
+/// Asks whether the head is trusted before anything goes to the agent; a head not judged
+/// yet asks the shell to read the forge's evidence and decide again.
+fn gate(d: &mut Draft, cond: &Condition) -> Gate {
+    let Some(t) = &cond.trust else {
+        d.needs_evidence = true;
+        d.waiting_for_trust = true;
+        return Gate::Wait;
+    };
+    match &t.verdict {
+        TrustVerdict::Trusted(by) => Gate::Go(by.words()),
+        TrustVerdict::Untrusted { reason } => Gate::Refused(reason.clone()),
+        TrustVerdict::Unlisted => {
+            if !cond.trust_fresh {
+                d.needs_evidence = true;
+            }
+            d.waiting_for_trust = true;
+            Gate::Wait
+        }
+    }
+}
+
+/// Notes that nothing reaches the agent on the head, and why.
+fn note_untrusted(d: &mut Draft, snap: &Snapshot, reason: &str, what: &str) {
+    let line = format!(
+        "head {} is not trusted ({reason}): {what}",
+        snap.head.sha.short()
+    );
+    if !d.history.iter().any(|h| h.what == line) {
+        d.note(line, Some(Why::UntrustedHead.as_str()));
+    }
+}
 
 pub(super) fn remediate(
     d: &mut Draft,
@@ -39,6 +83,17 @@ pub(super) fn remediate(
             && let Some(agent) = ctx.policy.agent.clone()
             && !capped(d, ctx)
         {
+            let trusted_by = match gate(d, cond) {
+                Gate::Go(by) => by,
+                Gate::Wait => return reviews(d, watch, snap, cond, ctx),
+                Gate::Refused(reason) => {
+                    // Said once: on the tick that judged the head.
+                    if ctx.evidence.is_some() {
+                        note_untrusted(d, snap, &reason, "the conflict is held from the agent");
+                    }
+                    return reviews(d, watch, snap, cond, ctx);
+                }
+            };
             d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
             send(
                 d,
@@ -47,8 +102,8 @@ pub(super) fn remediate(
                 &agent,
                 MessageKind::Conflict,
                 Why::FixSent,
-                Vec::new(),
-                Vec::new(),
+                (Vec::new(), Vec::new()),
+                trusted_by,
             );
             d.note(
                 format!("sent the conflict with {} to {agent}", snap.base_ref),
@@ -119,6 +174,7 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
             m.log_waits = 0;
         }
         Verdict::Failed { failed } => {
+            let watch_handled = d.status.memory.handled_failure.clone();
             let key = failure_key(snap, failed);
             if !ctx.fix_asked && d.status.memory.handled_failure.as_deref() == Some(key.as_str()) {
                 return;
@@ -138,7 +194,12 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
                     None,
                 );
             }
+            let handled_before = watch_handled.clone();
             failure_table(d, snap, cond, ctx, failed);
+            if d.waiting_for_trust {
+                // Judged again on a later tick (or this tick's second decision).
+                d.status.memory.handled_failure = handled_before;
+            }
         }
     }
 }
@@ -200,15 +261,19 @@ fn failure_table(
     let policy = ctx.policy;
     if ctx.fix_asked {
         if let Some(agent) = policy.agent.clone() {
-            send_fix(
-                d,
-                snap,
-                ctx,
-                &agent,
-                Why::FixAsked,
-                failed,
-                &snap.failed_logs,
-            );
+            match gate(d, cond) {
+                Gate::Go(by) => send_fix(
+                    d,
+                    snap,
+                    ctx,
+                    &agent,
+                    (Why::FixAsked, by),
+                    failed,
+                    &snap.failed_logs,
+                ),
+                Gate::Wait => {}
+                Gate::Refused(reason) => refuse(d, snap, failed, &reason),
+            }
         }
         return;
     }
@@ -255,6 +320,13 @@ fn failure_table(
     }
     let agent = policy.agent.clone().filter(|_| cond.agent_commit);
     let Some(agent) = agent else {
+        // Whose head it is may be known only from who pushed it: read that first when the
+        // failure could go to the agent.
+        if policy.agent.is_some() && policy.auto_fix && cond.trust.is_none() {
+            d.needs_evidence = true;
+            d.waiting_for_trust = true;
+            return;
+        }
         light_ci(d, failed, Why::NotAgentCommit);
         return;
     };
@@ -280,8 +352,19 @@ fn failure_table(
         // The failure waits: judged again at a later tick, when the hour allows.
         d.status.memory.handled_failure = None;
     } else {
-        send_fix(d, snap, ctx, &agent, Why::FixSent, failed, logs);
+        match gate(d, cond) {
+            Gate::Go(by) => send_fix(d, snap, ctx, &agent, (Why::FixSent, by), failed, logs),
+            Gate::Wait => {}
+            Gate::Refused(reason) => refuse(d, snap, failed, &reason),
+        }
     }
+}
+
+/// The failure would go to the agent, but the head is not trusted: `ci` is lit for the owner
+/// with `untrusted_head` and the reason.
+fn refuse(d: &mut Draft, snap: &Snapshot, failed: &[String], reason: &str) {
+    note_untrusted(d, snap, reason, "nothing is sent to the agent");
+    light_ci(d, failed, Why::UntrustedHead);
 }
 
 /// A merge group failed on the agent's own commit: it goes to the agent like a failure of the
@@ -308,8 +391,17 @@ pub(super) fn merge_group_to_agent(
     {
         return false;
     }
-    send_fix(d, snap, ctx, &agent, Why::FixSent, &failed, logs);
-    true
+    match gate(d, cond) {
+        Gate::Go(by) => {
+            send_fix(d, snap, ctx, &agent, (Why::FixSent, by), &failed, logs);
+            true
+        }
+        Gate::Wait => false,
+        Gate::Refused(reason) => {
+            note_untrusted(d, snap, &reason, "the merge group's failure is the owner's");
+            false
+        }
+    }
 }
 
 /// Lights `ci` for the owner with `why`, and tells them.
@@ -345,7 +437,7 @@ fn send_fix(
     snap: &Snapshot,
     ctx: &Context<'_>,
     agent: &str,
-    why: Why,
+    (why, trusted_by): (Why, String),
     failed: &[String],
     logs: &[FailedCheck],
 ) {
@@ -361,8 +453,8 @@ fn send_fix(
         agent,
         MessageKind::CiFailure,
         why,
-        checks,
-        Vec::new(),
+        (checks, Vec::new()),
+        trusted_by,
     );
     d.status.memory.fix = Some(FixInFlight {
         message_id: id,
@@ -402,7 +494,8 @@ fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
     true
 }
 
-/// Queues a message to the agent; returns its id.
+/// Queues a message to the agent (with its failed checks and feedback, on a head vouched for
+/// as `trusted_by` says); returns its id.
 #[allow(clippy::too_many_arguments)]
 fn send(
     d: &mut Draft,
@@ -411,8 +504,8 @@ fn send(
     agent: &str,
     kind: MessageKind,
     reason: Why,
-    checks: Vec<FailedCheck>,
-    feedback: Vec<Feedback>,
+    (checks, feedback): (Vec<FailedCheck>, Vec<Feedback>),
+    trusted_by: String,
 ) -> String {
     let id = snap.pr.message_id(&[
         snap.head.sha.short(),
@@ -430,6 +523,7 @@ fn send(
         reason,
         checks,
         feedback,
+        trusted_by,
     }));
     id
 }
@@ -498,7 +592,13 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
                 .is_none_or(|handle| crate::core::mention::mentions(&i.feedback.body, handle))
         })
         .collect();
-    let sorted = feedback::sort(candidates, ctx.seen, ctx.policy.edits);
+    let mut sorted = feedback::sort(candidates, ctx.seen, ctx.policy.edits);
+    // What is to be sent is marked handled only once it is sent: on an untrusted head it is
+    // held. Ignored edits are handled whatever the head.
+    let to_send = feedback::Sorted {
+        send: std::mem::take(&mut sorted.send),
+        ..feedback::Sorted::default()
+    };
     for (f, by) in &sorted.ignored {
         let whose = format!(
             "{}'s {}",
@@ -515,21 +615,16 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
             Some(&f.id),
         );
     }
-    if !sorted.send.is_empty() && capped(d, ctx) {
+    if !to_send.send.is_empty() && capped(d, ctx) {
         // What would go waits, unmarked, for an hour that allows it.
-        d.seen.extend(
-            feedback::Sorted {
-                send: Vec::new(),
-                ..sorted
-            }
-            .seen_rows(),
-        );
+        d.seen.extend(sorted.seen_rows());
         return;
     }
     d.seen.extend(sorted.seen_rows());
-    let new: Vec<Feedback> = sorted
+    let new: Vec<Feedback> = to_send
         .send
-        .into_iter()
+        .iter()
+        .cloned()
         .map(|f| Feedback {
             body: crate::core::logs::feedback_body(&f.body, ctx.policy.log_tail_bytes, ctx.held),
             ..f
@@ -538,6 +633,19 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
     if new.is_empty() {
         return;
     }
+    // Held (not marked seen) until the head is trusted.
+    let trusted_by = match gate(d, cond) {
+        Gate::Go(by) => by,
+        Gate::Wait => return,
+        Gate::Refused(reason) => {
+            // Said once: on the tick that judged the head.
+            if ctx.evidence.is_some() {
+                note_untrusted(d, snap, &reason, "feedback is held from the agent");
+            }
+            return;
+        }
+    };
+    d.seen.extend(to_send.seen_rows());
     let n = new.len();
     send(
         d,
@@ -546,8 +654,8 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         &agent,
         MessageKind::ReviewFeedback,
         Why::FixSent,
-        Vec::new(),
-        new,
+        (Vec::new(), new),
+        trusted_by,
     );
     d.note(
         format!("sent {n} piece(s) of review feedback to {agent}"),

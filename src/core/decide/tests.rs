@@ -83,11 +83,14 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         author_can_write: false,
         head_ref: "feature".into(),
         cross_repository: false,
+        head_repo: Some("octo/app".into()),
         head: HeadCommit {
             sha: Sha(sha.into()),
             author_login: Some("dev".into()),
             committer_login: Some("dev".into()),
+            author_email: None,
             committer_email: None,
+            committer_name: None,
             committed_at: Some(t0() - Duration::hours(1)),
             parents: vec![],
         },
@@ -411,6 +414,31 @@ pub(crate) struct Ctx {
     pub fix_asked: bool,
     pub intents: Vec<crate::model::intent::Intent>,
     pub commits_as: crate::viewer::Committer,
+    pub emails: Vec<String>,
+    /// What the forge says of the head when a decision asks; `None`: what a forge says of a
+    /// head its committer pushed when it was committed.
+    pub evidence: Option<crate::model::trust::Evidence>,
+}
+
+/// The forge's word on a head its committer (else its author) pushed when it was committed.
+pub(crate) fn pushed_by_committer(s: &Snapshot) -> crate::model::trust::Evidence {
+    let actor = s
+        .head
+        .committer_login
+        .clone()
+        .or(s.head.author_login.clone());
+    crate::model::trust::Evidence {
+        pushes: actor
+            .map(|actor| crate::model::trust::Push {
+                actor,
+                before: None,
+                after: s.head.sha.clone(),
+                at: s.head.committed_at,
+            })
+            .into_iter()
+            .collect(),
+        commits: None,
+    }
 }
 
 impl Ctx {
@@ -426,6 +454,8 @@ impl Ctx {
             fix_asked: false,
             intents: Vec::new(),
             commits_as: crate::viewer::Committer::Login("owner".into()),
+            emails: Vec::new(),
+            evidence: None,
         }
     }
     /// No agent configured: every failure is the owner's.
@@ -440,6 +470,8 @@ impl Ctx {
             policy: &self.policy,
             now: self.now,
             agent_logins: &self.logins,
+            agent_emails: &self.emails,
+            evidence: None,
             owner: "owner",
             commits_as: &self.commits_as,
             update_turn: self.turn,
@@ -449,8 +481,27 @@ impl Ctx {
             held: |text| text.replace("held-secret-value", "***"),
         }
     }
+    /// Decides as the shell does: a first decision, and when it asks for the forge's word on
+    /// the head, a second one with it.
     pub fn decide(&self, w: &Watch, s: &Snapshot) -> Plan {
-        decide(w, s, &self.ctx())
+        let plan = decide(w, s, &self.ctx());
+        if !plan.needs_evidence {
+            return plan;
+        }
+        let evidence = self
+            .evidence
+            .clone()
+            .unwrap_or_else(|| pushed_by_committer(s));
+        let second = decide(
+            w,
+            s,
+            &Context {
+                evidence: Some(&evidence),
+                ..self.ctx()
+            },
+        );
+        assert!(!second.needs_evidence, "a second decision never asks again");
+        second
     }
 }
 
@@ -700,14 +751,204 @@ fn a_conflict_beats_failing_checks_and_stays_the_owners() {
 }
 
 #[test]
-fn fix_it_bypasses_author_and_guards() {
+fn fix_it_bypasses_author_and_guards_but_not_trust() {
     let mut c = Ctx::new();
     c.fix_asked = true;
     let mut w = watch_seen("a", t0() - Duration::hours(1));
     w.status.attempts = 9;
-    let plan = c.decide(&w, &failing("a", "human", "error", false));
+    let s = failing("a", "human", "error", false);
+    c.evidence = Some(pushed(&s, "owner", t0()));
+    let plan = c.decide(&w, &s);
     assert_eq!(plan.status.why, Some(Why::FixAsked));
     assert_eq!(sent(&plan)[0].reason, Why::FixAsked);
+    assert_eq!(sent(&plan)[0].trusted_by, "push by owner");
+    c.evidence = Some(pushed(&s, "human", t0()));
+    let plan = c.decide(&w, &s);
+    assert!(sent(&plan).is_empty(), "the head an outsider pushed");
+    assert_eq!(plan.status.why, Some(Why::UntrustedHead));
+    w.status.memory.vouched_heads = vec![Sha("a".into())];
+    let plan = c.decide(&w, &s);
+    assert_eq!(sent(&plan)[0].trusted_by, "vouched by the owner");
+}
+
+/// The forge's word: `actor` pushed the head of `s` at `at`.
+fn pushed(s: &Snapshot, actor: &str, at: Instant) -> crate::model::trust::Evidence {
+    crate::model::trust::Evidence {
+        pushes: vec![crate::model::trust::Push {
+            actor: actor.into(),
+            before: None,
+            after: s.head.sha.clone(),
+            at: Some(at),
+        }],
+        commits: None,
+    }
+}
+
+#[test]
+fn whose_failure_and_whether_it_reaches_the_agent() {
+    use crate::model::trust::{Evidence, SignedCommit};
+    let w = watch_seen("z", t0() - Duration::hours(1));
+    let app_bot = |s: &mut Snapshot| {
+        s.head.author_login = None;
+        s.head.committer_login = None;
+        s.head.author_email = Some("209825114+claude[bot]@users.noreply.github.com".into());
+        s.head.committer_name = Some("claude[bot]".into());
+    };
+    let signed = |verified: bool, by: &str| Evidence {
+        pushes: vec![],
+        commits: Some(vec![SignedCommit {
+            sha: Sha("b".into()),
+            verified,
+            author_login: Some(by.into()),
+            committer_login: Some(by.into()),
+        }]),
+    };
+    type Shape = fn(&mut Snapshot);
+    type Case<'a> = (
+        &'a str,
+        Shape,
+        Option<Evidence>,
+        Option<Why>,
+        Option<&'a str>,
+    );
+    let none: Shape = |_| {};
+    let agent_email: Shape = |s| {
+        s.head.author_login = Some("mallory".into());
+        s.head.committer_login = Some("mallory".into());
+        s.head.author_email = Some("1+claude[bot]@users.noreply.github.com".into());
+    };
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "an App bot's commit (user null) it pushed",
+            app_bot,
+            Some(Evidence {
+                pushes: vec![],
+                commits: None,
+            }),
+            None,
+            None,
+        ),
+        (
+            "an App bot's commit, pushed by the bot",
+            app_bot,
+            None,
+            Some(Why::FixSent),
+            Some("push by claude[bot]"),
+        ),
+        (
+            "an outsider's commit with the agent's email",
+            agent_email,
+            None,
+            Some(Why::UntrustedHead),
+            None,
+        ),
+        (
+            "a human's commit the agent pushed",
+            none,
+            None,
+            Some(Why::FixSent),
+            Some("push by claude[bot]"),
+        ),
+        (
+            "signed and verified by the agent, no push listed",
+            app_bot,
+            Some(signed(true, "claude[bot]")),
+            Some(Why::FixSent),
+            Some("signatures"),
+        ),
+        (
+            "signed by the agent, unverified",
+            app_bot,
+            Some(signed(false, "claude[bot]")),
+            None,
+            None,
+        ),
+    ];
+    let mut c = Ctx::new();
+    c.logins = vec!["claude[bot]".into()];
+    for (what, shape, evidence, why, by) in cases {
+        let mut s = failing("b", "dev", "error", false);
+        shape(&mut s);
+        c.evidence = Some(evidence.unwrap_or_else(|| {
+            let actor = if what.contains("outsider") {
+                "mallory"
+            } else {
+                "claude[bot]"
+            };
+            pushed(&s, actor, t0())
+        }));
+        let plan = c.decide(&w, &s);
+        assert_eq!(plan.status.why, why, "{what}");
+        assert_eq!(
+            sent(&plan).first().map(|r| r.trusted_by.as_str()),
+            by,
+            "{what}"
+        );
+        if why.is_none() {
+            assert!(notices(&plan).is_empty(), "{what}: waits, says nothing yet");
+            assert_eq!(
+                plan.status.memory.handled_failure, None,
+                "{what}: judged again"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_untrusted_head_holds_feedback_until_a_trusted_one() {
+    let mut c = Ctx::new();
+    c.policy.reviews = crate::config::Handler::Agent;
+    let mut s = snap("b");
+    s.comments = vec![crate::model::Comment {
+        id: "IC_1".into(),
+        database_id: Some(1),
+        author: Some("owner".into()),
+        body: "please fix".into(),
+        url: None,
+        updated_at: Some(t0()),
+        created_at: Some(t0()),
+        edit: None,
+        pending: false,
+    }];
+    c.evidence = Some(pushed(&s, "mallory", t0()));
+    let w = watch_seen("a", t0() - Duration::hours(1));
+    let held = c.decide(&w, &s);
+    assert!(sent(&held).is_empty());
+    assert!(held.seen.is_empty(), "held, not handled");
+    assert!(
+        held.history
+            .iter()
+            .any(|h| h.what.contains("pushed by mallory, who is not trusted"))
+    );
+    // The next tick keeps the verdict: no new read, no new note.
+    let again = c.decide(&after(&w, &held), &s);
+    assert!(!again.needs_evidence && again.history.is_empty() && sent(&again).is_empty());
+    let mut trusted = s.clone();
+    trusted.head.sha = Sha("c".into());
+    c.evidence = Some(pushed(&trusted, "owner", t0()));
+    let plan = c.decide(&after(&w, &again), &trusted);
+    assert_eq!(sent(&plan)[0].kind, MessageKind::ReviewFeedback);
+}
+
+#[test]
+fn vouched_heads_are_forgotten_when_the_trust_list_narrows() {
+    let mut c = Ctx::new();
+    c.policy.trust = vec!["reviewer".into()];
+    let s = failing("a", "mallory", "error", false);
+    c.evidence = Some(pushed(&s, "mallory", t0()));
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    w.status.memory.vouched_heads = vec![Sha("a".into())];
+    c.logins = vec!["mallory".into()];
+    let plan = c.decide(&w, &s);
+    assert_eq!(sent(&plan)[0].trusted_by, "vouched by the owner");
+    assert_eq!(plan.status.memory.trust_basis, ["mallory", "reviewer"]);
+    let mut next = after(&w, &plan);
+    next.status.memory.handled_failure = None;
+    next.status.memory.last_fix_fingerprint = None;
+    c.policy.trust = vec![];
+    let plan = c.decide(&next, &s);
+    assert!(plan.status.memory.vouched_heads.is_empty(), "forgotten");
+    assert_eq!(plan.status.memory.trust_basis, ["mallory"]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1037,27 +1278,58 @@ fn a_pr_that_does_not_move_is_reported_stuck_once() {
 }
 
 #[test]
-fn a_head_committed_during_a_command_agents_run_is_the_agents() {
-    let c = Ctx::new();
+fn a_head_that_appeared_during_a_command_agents_run_is_the_agents() {
+    let mut c = Ctx::new();
+    c.policy.trust = vec!["human".into()];
     let mut w = watch_seen("a", t0() - Duration::hours(1));
     let run_end = t0() - Duration::minutes(5);
     w.status.memory.agent_run = Some((run_end - Duration::minutes(3), run_end));
-    for (committed, agents) in [
-        (run_end - Duration::minutes(1), true),
-        (run_end + Duration::seconds(15), true),
-        (run_end + Duration::seconds(16), false),
-        (run_end - Duration::minutes(4), false),
+    // (pushed at, committed at, the agent's): the push time judges, never the commit's date.
+    for (pushed_at, committed, agents) in [
+        (
+            run_end - Duration::minutes(1),
+            run_end - Duration::hours(1),
+            true,
+        ),
+        (run_end + Duration::seconds(15), run_end, true),
+        (run_end + Duration::seconds(16), run_end, false),
+        (
+            run_end - Duration::minutes(4),
+            run_end - Duration::minutes(4),
+            false,
+        ),
+        (t0(), run_end - Duration::minutes(1), false),
     ] {
         let mut s = failing("b", "human", "error", false);
         s.head.committed_at = Some(committed);
+        c.evidence = Some(pushed(&s, "human", pushed_at));
         let plan = c.decide(&w, &s);
         let want = if agents {
             Why::FixSent
         } else {
             Why::NotAgentCommit
         };
-        assert_eq!(plan.status.why, Some(want), "committed at {committed}");
+        assert_eq!(plan.status.why, Some(want), "pushed at {pushed_at}");
     }
+    // With no push listed, the head appeared when pr-monitor first saw it.
+    let mut w = watch_seen("a", t0() - Duration::hours(1));
+    w.status.memory.agent_run = Some((t0() - Duration::minutes(3), t0() - Duration::seconds(10)));
+    let s = failing("b", "human", "error", false);
+    c.evidence = Some(crate::model::trust::Evidence::default());
+    let mut judged = w.clone();
+    judged.status.memory.head_trust = Some(HeadTrust {
+        sha: Sha("b".into()),
+        verdict: TrustVerdict::Trusted(crate::model::trust::TrustedBy::Owner),
+        pusher: None,
+        pushed_at: None,
+        judged_at: t0(),
+    });
+    let plan = c.decide(&judged, &s);
+    assert_eq!(
+        plan.status.why,
+        Some(Why::FixSent),
+        "first seen 10 s after the run"
+    );
 }
 
 #[test]
@@ -1304,6 +1576,7 @@ fn own_branch_update_table() {
         s.head.author_login = Some("dev".into());
         s.head.committer_login = Some(by.into());
         s.head.committer_email = email.map(str::to_owned);
+        s.head.committer_name = Some(by.into());
         s.head.committed_at = Some(t0() - Duration::seconds(10));
         s.head.parents = vec![Sha(parent.into())];
         s
@@ -1579,6 +1852,8 @@ fn the_pr_author_is_trusted_only_when_the_forge_says_they_may_write() {
             edit: None,
             pending: false,
         }];
+        // A head the owner pushed: only the feedback's author decides here.
+        c.evidence = Some(pushed(&s, "owner", t0()));
         let plan = c.decide(&watch_seen("a", t0() - Duration::hours(1)), &s);
         assert_eq!(!sent(&plan).is_empty(), reaches, "{what}");
     }
@@ -1593,6 +1868,8 @@ fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
     c.policy.agent_messages_per_hour = Some(2);
     let mut w = watch_seen("a", t0() - Duration::hours(1));
     let mut s = snap("a");
+    // A head the owner pushed: only the cap decides here.
+    c.evidence = Some(pushed(&s, "owner", t0()));
     // (minutes after t0, sent, owner told)
     let steps = [
         (0, true, false),

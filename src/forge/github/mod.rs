@@ -7,6 +7,7 @@ mod client;
 pub mod features;
 pub mod queries;
 mod read;
+mod trust;
 pub mod webhook;
 mod wire;
 mod write;
@@ -155,6 +156,19 @@ impl Forge for GitHub {
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
         let _acting = client::acting_for(&pr.repo);
         GitHub::commit_checks(self, pr, sha)
+    }
+
+    fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        let _acting = client::acting_for(&snap.pr.repo);
+        GitHub::pushes(self, snap)
+    }
+
+    fn signed_commits(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        let _acting = client::acting_for(&snap.pr.repo);
+        GitHub::signed_commits(self, snap).map(Some)
     }
 
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {

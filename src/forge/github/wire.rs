@@ -53,6 +53,16 @@ pub struct Login {
 #[derive(Debug, Deserialize)]
 pub struct UserRef {
     pub user: Option<Login>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoName {
+    pub name_with_owner: String,
 }
 
 /// `repository { ...Repo pullRequest { ...Pr } baseRef: ref { compare } }`
@@ -105,6 +115,9 @@ pub struct PrNode {
     pub base_ref_name: String,
     #[serde(default)]
     pub is_cross_repository: bool,
+    /// Null when the fork is gone.
+    #[serde(default)]
+    pub head_repository: Option<RepoName>,
     pub mergeable: String,
     pub merge_state_status: String,
     pub auto_merge_request: Option<serde_json::Value>,
@@ -506,13 +519,19 @@ pub fn snapshot_head(
         ),
         head_ref: node.head_ref_name.clone(),
         cross_repository: node.is_cross_repository,
+        head_repo: node
+            .head_repository
+            .as_ref()
+            .map(|r| r.name_with_owner.clone()),
         head: HeadCommit {
             sha: Sha(node.head_ref_oid.clone()),
             author_login: commit
                 .and_then(|c| c.author.as_ref()?.user.as_ref().map(|u| u.login.clone())),
             committer_login: commit
                 .and_then(|c| c.committer.as_ref()?.user.as_ref().map(|u| u.login.clone())),
-            committer_email: None,
+            author_email: commit.and_then(|c| c.author.as_ref()?.email.clone()),
+            committer_email: commit.and_then(|c| c.committer.as_ref()?.email.clone()),
+            committer_name: commit.and_then(|c| c.committer.as_ref()?.name.clone()),
             committed_at: commit.and_then(|c| wire_time(c.committed_date.as_deref())),
             parents: commit
                 .and_then(|c| c.parents.as_ref())

@@ -420,6 +420,41 @@ impl Forge for GitLab {
         )
     }
 
+    /// The project's push events of the MR's source branch (in the source project), newest
+    /// first: who pushed which commit to the branch's tip.
+    fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        let project = snap.head_repo.as_deref().unwrap_or(&snap.pr.repo);
+        let events: Vec<wire::PushEvent> = self.get(
+            &format!(
+                "/projects/{}/events?action=pushed&per_page=100",
+                project_id(project)
+            ),
+            "push events",
+        )?;
+        Ok(events
+            .into_iter()
+            .filter_map(|e| {
+                let data = e.push_data?;
+                let branch = data.ref_type.as_deref().is_none_or(|t| t == "branch");
+                (branch && data.r#ref.as_deref() == Some(snap.head_ref.as_str())).then_some(())?;
+                Some(crate::model::trust::Push {
+                    actor: e.author_username?,
+                    before: data.commit_from.map(Sha),
+                    after: Sha(data.commit_to?),
+                    at: crate::forge::wire_time(e.created_at.as_deref()),
+                })
+            })
+            .collect())
+    }
+
+    /// GitLab's signatures are not read: only pushes vouch for a head there.
+    fn signed_commits(
+        &self,
+        _snap: &Snapshot,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        Ok(None)
+    }
+
     /// A commit's pipeline jobs and external checks, as GitLab lists them among its statuses.
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
         let statuses: Vec<wire::CommitStatus> = self.get_all(

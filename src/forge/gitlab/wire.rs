@@ -146,11 +146,34 @@ pub struct Project {
     pub merge_trains_enabled: Option<bool>,
 }
 
+/// One of `GET /projects/:id/events?action=pushed`.
+#[derive(Debug, Deserialize)]
+pub struct PushEvent {
+    #[serde(default)]
+    pub author_username: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub push_data: Option<PushData>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PushData {
+    #[serde(default)]
+    pub commit_from: Option<String>,
+    #[serde(default)]
+    pub commit_to: Option<String>,
+    #[serde(default)]
+    pub r#ref: Option<String>,
+    #[serde(default)]
+    pub ref_type: Option<String>,
+}
+
 /// `GET /projects/:id/repository/commits/:sha`.
 #[derive(Debug, Deserialize)]
 pub struct Commit {
     #[serde(default)]
-    pub author_name: Option<String>,
+    pub author_email: Option<String>,
     #[serde(default)]
     pub committer_name: Option<String>,
     #[serde(default)]
@@ -516,11 +539,20 @@ pub fn snapshot_head(
             (mr.source_project_id, mr.target_project_id),
             (Some(s), Some(t)) if s != t
         ),
+        // The source project, by id (GitLab's `:id` takes the id or the path).
+        head_repo: match (mr.source_project_id, mr.target_project_id) {
+            (Some(s), Some(t)) if s != t => Some(s.to_string()),
+            _ => Some(pr.repo.clone()),
+        },
         head: HeadCommit {
             sha: Sha(mr.head_sha().unwrap_or_default().to_owned()),
-            author_login: commit.and_then(|c| c.author_name.clone()),
-            committer_login: commit.and_then(|c| c.committer_name.clone()),
+            // GitLab's commits carry names and emails, never a username: who made a commit
+            // is known by its email or its push (see `core::identity`), never by a name.
+            author_login: None,
+            committer_login: None,
+            author_email: commit.and_then(|c| c.author_email.clone()),
             committer_email: commit.and_then(|c| c.committer_email.clone()),
+            committer_name: commit.and_then(|c| c.committer_name.clone()),
             committed_at: commit.and_then(|c| wire_time(c.committed_date.as_deref())),
             parents: commit
                 .map(|c| c.parent_ids.iter().cloned().map(Sha).collect())

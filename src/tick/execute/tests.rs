@@ -105,6 +105,17 @@ impl Forge for RecordingForge {
     fn resolve_thread(&self, _pr: &PrRef, _thread: &str) -> Result<(), ForgeError> {
         self.answer("resolve".into(), None)
     }
+
+    fn pushes(&self, _snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        no_read()
+    }
+
+    fn signed_commits(
+        &self,
+        _snap: &Snapshot,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        no_read()
+    }
 }
 
 /// The intents recorded, or a store that refuses to record them.
@@ -160,6 +171,7 @@ fn apply_one(forge: &RecordingForge, mut intents: Intents, action: Action) -> Ou
         seen: Vec::new(),
         next_tick_at: Some(t0()),
         resolved_intents: Vec::new(),
+        needs_evidence: false,
     };
     plan.status.memory.merge_attempted_for = Some(Sha("abc".into()));
     plan.status.memory.update_requested_for = Some(Sha("abc".into()));
@@ -546,6 +558,7 @@ fn a_dry_run_writes_nothing() {
         seen: Vec::new(),
         next_tick_at: Some(t0()),
         resolved_intents: Vec::new(),
+        needs_evidence: false,
     };
     let env = Env {
         watch_id: 1,

@@ -205,7 +205,8 @@ fn status_json_snapshot_keeps_the_contract_shape() {
             "why": "not_agent_commit", "attempts": 0, "merge_armed": false, "merge_via": null,
             "next_tick_at": "2026-11-29T12:04:00Z", "last_tick_at": "2026-11-29T12:00:00Z",
             "last_error": null, "title": "Lint is unhappy", "job": null, "agent": null, "paused": false, "paused_reason": null,
-            "queue": null, "deferred": null, "auto_fix_override": null, "merge_method": null
+            "queue": null, "deferred": null, "auto_fix_override": null, "merge_method": null,
+            "trusted_by": null
         })
     );
     let all = crate::commands::output::status_array(&v);

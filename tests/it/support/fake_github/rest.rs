@@ -8,6 +8,8 @@
 //! | `PUT /repos/{o}/{r}/pulls/{n}/merge` | 200 merged; 409 head moved; 405 not mergeable / method not allowed |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/update-branch` | 202; 422 with GitHub's three messages |
 //! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by` |
+//! | `GET /repos/{o}/{r}/activity` | the pushes of branches living in the repository (`ref`, `per_page` ≤ 100; 422 otherwise), newest first |
+//! | `GET /repos/{o}/{r}/pulls/{n}/commits` | the PR's commits with `verification`, REST's `author`/`committer` users (a bot's `name[bot]`) |
 //! | `GET /rate_limit`, `GET /user` | |
 //! | `GET /app`, `GET /repos/{o}/{r}/installation`, `POST /app/installations/{id}/access_tokens` | the App's, with a JWT (see [`super::app`]) |
 //! | anything else | 404 `{"message":"Not Found"}` |
@@ -16,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::Reply;
 use super::app::AppRoute;
-use super::world::{ApiError, MergeMethod, PrState, UpdateMethod, World};
+use super::world::{ApiError, MergeMethod, PrState, Time, UpdateMethod, World};
 
 /// A recognised REST route (or GraphQL), with its path parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +48,13 @@ pub enum Route {
         base: String,
         head: String,
     },
+    Activity {
+        repo: String,
+    },
+    PullCommits {
+        repo: String,
+        number: u64,
+    },
     RateLimit,
     User,
     App(AppRoute),
@@ -63,6 +72,8 @@ impl Route {
             Route::Merge { .. } => "/repos/{o}/{r}/pulls/{n}/merge",
             Route::UpdateBranch { .. } => "/repos/{o}/{r}/pulls/{n}/update-branch",
             Route::Compare { .. } => "/repos/{o}/{r}/compare/{basehead}",
+            Route::Activity { .. } => "/repos/{o}/{r}/activity",
+            Route::PullCommits { .. } => "/repos/{o}/{r}/pulls/{n}/commits",
             Route::RateLimit => "/rate_limit",
             Route::User => "/user",
             Route::App(AppRoute::App) => "/app",
@@ -115,6 +126,15 @@ pub fn route(method: &str, path: &str) -> Route {
                 number,
             })
         }
+        ("GET", ["repos", o, r, "activity"]) => Route::Activity {
+            repo: format!("{o}/{r}"),
+        },
+        ("GET", ["repos", o, r, "pulls", n, "commits"]) => {
+            num(n).map_or(Route::Unknown, |number| Route::PullCommits {
+                repo: format!("{o}/{r}"),
+                number,
+            })
+        }
         ("PUT", ["repos", o, r, "pulls", n, "update-branch"]) => {
             num(n).map_or(Route::Unknown, |number| Route::UpdateBranch {
                 repo: format!("{o}/{r}"),
@@ -139,7 +159,9 @@ pub fn route(method: &str, path: &str) -> Route {
 /// The PRs a REST request is about, for PR-scoped faults and the request log.
 pub fn mentions(route: &Route, world: &World) -> Vec<(String, u64)> {
     match route {
-        Route::Merge { repo, number } | Route::UpdateBranch { repo, number } => {
+        Route::Merge { repo, number }
+        | Route::UpdateBranch { repo, number }
+        | Route::PullCommits { repo, number } => {
             vec![(repo.clone(), *number)]
         }
         Route::JobLogs { job, .. } | Route::Blob { job } => {
@@ -344,6 +366,21 @@ pub fn handle(
                 }),
             )
         }
+        Route::Activity { repo } => activity(world, repo, query),
+        Route::PullCommits { repo, number } => {
+            match world.repos.get(repo).and_then(|r| r.prs.get(number)) {
+                Some(pr) => {
+                    let r = &world.repos[repo];
+                    let list: Vec<Value> = pr
+                        .commits
+                        .iter()
+                        .map(|sha| pull_commit(repo, &r.commits[sha]))
+                        .collect();
+                    Reply::json(200, &Value::Array(list))
+                }
+                None => not_found(),
+            }
+        }
         Route::RateLimit => {
             let r = &world.rate;
             let res = |used: u64| json!({ "limit": r.limit, "used": used, "remaining": r.limit.saturating_sub(used), "reset": r.reset_epoch });
@@ -362,4 +399,143 @@ pub fn handle(
         Route::App(app_route) => world.app_route(app_route),
         Route::Graphql | Route::Unknown => not_found(),
     }
+}
+
+/// A query's parameters, decoded.
+fn params(query: Option<&str>) -> Vec<(String, String)> {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `GET /repos/{o}/{r}/activity`: every push of a branch living in `repo` (the base
+/// repository's own branches, or a fork's), one per commit its PR gained, newest first. The
+/// parameters pr-monitor may send are checked as GitHub documents them.
+fn activity(world: &World, repo: &str, query: Option<&str>) -> Reply {
+    let doc = "https://docs.github.com/rest/repos/repos#list-repository-activities";
+    if !world.repos.contains_key(repo) {
+        return not_found();
+    }
+    let mut want_ref = None;
+    for (k, v) in params(query) {
+        match k.as_str() {
+            "ref" => want_ref = Some(v.strip_prefix("refs/heads/").unwrap_or(&v).to_owned()),
+            "per_page" => match v.parse::<u32>() {
+                Ok(1..=100) => {}
+                _ => return message(422, &format!("Invalid per_page: {v}"), doc),
+            },
+            "direction" | "before" | "after" | "actor" | "time_period" | "activity_type" => {}
+            other => return message(422, &format!("Unknown parameter: {other}"), doc),
+        }
+    }
+    let mut entries: Vec<(Time, Value)> = Vec::new();
+    for base in world.repos.values() {
+        for pr in base.prs.values() {
+            if pr.head_repo_or(&base.full_name) != repo
+                || want_ref.as_deref().is_some_and(|r| r != pr.head_ref)
+            {
+                continue;
+            }
+            let mut before = "0".repeat(40);
+            for sha in &pr.commits {
+                let c = &base.commits[sha];
+                let at = c.pushed_at.unwrap_or(c.committed_at);
+                if let (false, Some(actor)) = (c.push_unlisted, c.pushed_by()) {
+                    entries.push((
+                        at,
+                        json!({
+                            "id": entries.len() + 1,
+                            "node_id": format!("RA_{}", &sha[..12]),
+                            "before": before,
+                            "after": sha,
+                            "ref": format!("refs/heads/{}", pr.head_ref),
+                            "timestamp": super::world::timestamp(at),
+                            "activity_type": "push",
+                            "actor": user_json(actor, c.bot.as_deref() == Some(actor)),
+                        }),
+                    ));
+                }
+                before.clone_from(sha);
+            }
+        }
+    }
+    entries.sort_by_key(|e| std::cmp::Reverse(e.0));
+    Reply::json(
+        200,
+        &Value::Array(entries.into_iter().map(|(_, v)| v).collect()),
+    )
+}
+
+/// A REST simple user: a bot's login keeps its `[bot]`.
+fn user_json(login: &str, bot: bool) -> Value {
+    json!({
+        "login": login,
+        "id": 1000 + login.len(),
+        "node_id": format!("U_{login}"),
+        "type": if bot || login.ends_with("[bot]") { "Bot" } else { "User" },
+        "site_admin": false,
+    })
+}
+
+/// One commit of `GET /repos/{o}/{r}/pulls/{n}/commits`.
+fn pull_commit(repo: &str, c: &super::world::Commit) -> Value {
+    let (author_name, author_email) = c.author_identity();
+    let (committer_name, committer_email) = c.committer_identity();
+    let user = |login: Option<&str>| match (c.bot.as_deref(), login) {
+        (Some(bot), _) => user_json(bot, true),
+        (None, Some(l)) => user_json(l, false),
+        (None, None) => Value::Null,
+    };
+    json!({
+        "sha": c.sha,
+        "node_id": c.node_id,
+        "url": format!("https://api.github.com/repos/{repo}/commits/{}", c.sha),
+        "html_url": format!("https://github.com/{repo}/commit/{}", c.sha),
+        "commit": {
+            "author": { "name": author_name, "email": author_email, "date": super::world::timestamp(c.authored_at) },
+            "committer": { "name": committer_name, "email": committer_email, "date": super::world::timestamp(c.committed_at) },
+            "message": c.message,
+            "comment_count": 0,
+            "verification": {
+                "verified": c.verified,
+                "reason": if c.verified { "valid" } else { "unsigned" },
+                "signature": null,
+                "payload": null,
+                "verified_at": null,
+            },
+        },
+        "author": user(c.author.as_deref()),
+        "committer": user(c.committer.as_deref()),
+        "parents": c.parents.iter().map(|p| json!({ "sha": p })).collect::<Vec<_>>(),
+    })
 }

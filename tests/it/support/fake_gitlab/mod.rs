@@ -535,6 +535,33 @@ fn route(
         ("GET", "/projects/{id}/repository/branches/{name}") => {
             json(200, &w.branch_json(&project, &params[1]))
         }
+        ("GET", "/projects/{id}/events") => {
+            if let Some(a) = param(query, "action")
+                && ![
+                    "pushed",
+                    "created",
+                    "updated",
+                    "closed",
+                    "reopened",
+                    "merged",
+                    "commented",
+                    "joined",
+                    "left",
+                    "destroyed",
+                    "expired",
+                    "approved",
+                ]
+                .contains(&a.as_str())
+            {
+                return message(400, "400 Bad request - action does not have a valid value");
+            }
+            let items = if param(query, "action").is_none_or(|a| a == "pushed") {
+                w.push_events_json(&project)
+            } else {
+                Vec::new()
+            };
+            paged(w, query, items)
+        }
         ("GET", "/projects/{id}/pipelines") => {
             let items = w.pipelines_json(&project);
             paged(w, query, items)

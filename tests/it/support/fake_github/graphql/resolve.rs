@@ -137,6 +137,8 @@ enum Obj {
     Commit(String, String),
     GitActor {
         login: Option<String>,
+        name: String,
+        email: String,
         date: Time,
     },
     User(String),
@@ -497,12 +499,14 @@ impl ObjectValue for NodeObj<'_> {
                 _ => self.not_implemented(info),
             },
             Obj::Commit(repo, sha) => self.commit(info, repo, sha),
-            Obj::GitActor { login, date } => match info.field_name() {
-                "name" => leaf(login.clone().unwrap_or_else(|| "Someone".to_owned())),
-                "email" => leaf(login.as_ref().map_or_else(
-                    || "someone@example.com".to_owned(),
-                    |l| format!("{l}@users.noreply.github.com"),
-                )),
+            Obj::GitActor {
+                login,
+                name,
+                email,
+                date,
+            } => match info.field_name() {
+                "name" => leaf(name.as_str()),
+                "email" => leaf(email.as_str()),
                 "date" => leaf(time(*date)),
                 "user" => self.opt_obj(login.clone().map(Obj::User)),
                 _ => self.not_implemented(info),
@@ -1015,9 +1019,8 @@ impl<'c> NodeObj<'c> {
             }),
             "isCrossRepository" => leaf(pr.cross_repository),
             "maintainerCanModify" => leaf(!pr.cross_repository),
-            "repository" | "baseRepository" | "headRepository" => {
-                self.obj(Obj::Repo(repo.to_owned()))
-            }
+            "repository" | "baseRepository" => self.obj(Obj::Repo(repo.to_owned())),
+            "headRepository" => self.obj(Obj::Repo(pr.head_repo_or(repo).to_owned())),
             "mergeable" => leaf(pr.mergeable.as_graphql()),
             "mergeStateStatus" => leaf(w.merge_state(repo, number).as_graphql()),
             "autoMergeRequest" => {
@@ -1160,14 +1163,24 @@ impl<'c> NodeObj<'c> {
             ),
             "committedDate" => leaf(time(c.committed_at)),
             "authoredDate" => leaf(time(c.authored_at)),
-            "author" => self.obj(Obj::GitActor {
-                login: c.author.clone(),
-                date: c.authored_at,
-            }),
-            "committer" => self.obj(Obj::GitActor {
-                login: c.committer.clone(),
-                date: c.committed_at,
-            }),
+            "author" => {
+                let (name, email) = c.author_identity();
+                self.obj(Obj::GitActor {
+                    login: c.author.clone(),
+                    name,
+                    email,
+                    date: c.authored_at,
+                })
+            }
+            "committer" => {
+                let (name, email) = c.committer_identity();
+                self.obj(Obj::GitActor {
+                    login: c.committer.clone(),
+                    name,
+                    email,
+                    date: c.committed_at,
+                })
+            }
             "repository" => self.obj(Obj::Repo(repo.to_owned())),
             "parents" => {
                 let items = c

@@ -80,6 +80,7 @@ impl World {
                 head_ref: format!("feature-{number}"),
                 base_ref: r.default_branch.clone(),
                 cross_repository: false,
+                head_repo: None,
                 commits: vec![sha],
                 labels: Vec::new(),
                 labels_changed_at: self.now - Duration::hours(2),
@@ -115,6 +116,12 @@ impl World {
             node_id: self.new_node_id("C"),
             author: login.map(str::to_owned),
             committer: login.map(str::to_owned),
+            bot: None,
+            author_email: None,
+            verified: false,
+            pusher: None,
+            pushed_at: None,
+            push_unlisted: false,
             authored_at: when,
             committed_at: when,
             message: "Change things".to_owned(),
@@ -583,6 +590,15 @@ impl PrBuilder<'_> {
         self
     }
 
+    /// The head branch lives in the fork `owner/name` (created empty on first use).
+    pub fn fork(mut self, fork: &str) -> Self {
+        self.world.repo(fork);
+        let p = self.p();
+        p.cross_repository = true;
+        p.head_repo = Some(fork.to_owned());
+        self
+    }
+
     pub fn label(mut self, name: &str) -> Self {
         let now = self.world.now;
         let p = self.p();
@@ -686,6 +702,40 @@ impl CommitBuilder<'_> {
     /// An author email that maps to no GitHub user (`author { user: null }`).
     pub fn unknown_author(self) -> Self {
         self.commit.author = None;
+        self
+    }
+
+    /// Authored and committed by the GitHub App bot `login` (`claude[bot]`): `user: null` in
+    /// GraphQL, its no-reply email, pushed by the bot.
+    pub fn app_bot(self, login: &str) -> Self {
+        self.commit.author = None;
+        self.commit.committer = None;
+        self.commit.bot = Some(login.to_owned());
+        self
+    }
+
+    /// The author email written into the commit (`author { user }` stays as it is).
+    pub fn author_email(self, email: &str) -> Self {
+        self.commit.author_email = Some(email.to_owned());
+        self
+    }
+
+    /// Signed, and GitHub verified the signature.
+    pub fn verified(self) -> Self {
+        self.commit.verified = true;
+        self
+    }
+
+    /// `login` pushed it (the repository activity's actor), at `at` when given.
+    pub fn pushed_by(self, login: &str, at: Option<Time>) -> Self {
+        self.commit.pusher = Some(login.to_owned());
+        self.commit.pushed_at = at;
+        self
+    }
+
+    /// The repository activity does not list its push.
+    pub fn push_unlisted(self) -> Self {
+        self.commit.push_unlisted = true;
         self
     }
 

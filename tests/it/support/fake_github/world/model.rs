@@ -388,6 +388,8 @@ pub struct Pr {
     pub head_ref: String,
     pub base_ref: String,
     pub cross_repository: bool,
+    /// The fork the head branch lives in (`owner/name`), for a fork PR.
+    pub head_repo: Option<String>,
     /// Commit shas, oldest first; the last is the head.
     pub commits: Vec<String>,
     pub labels: Vec<String>,
@@ -417,15 +419,74 @@ impl Pr {
     pub fn head_sha(&self) -> &str {
         self.commits.last().map_or("", String::as_str)
     }
+
+    /// The repository its head branch lives in.
+    pub fn head_repo_or<'a>(&'a self, base: &'a str) -> &'a str {
+        self.head_repo.as_deref().unwrap_or(base)
+    }
+}
+
+impl Commit {
+    /// Who pushed it, as the repository activity names them.
+    pub fn pushed_by(&self) -> Option<&str> {
+        self.pusher
+            .as_deref()
+            .or(self.bot.as_deref())
+            .or(self.committer.as_deref())
+            .or(self.author.as_deref())
+    }
+
+    /// The author's name and email as written into the commit.
+    pub fn author_identity(&self) -> (String, String) {
+        identity(
+            self.bot.as_deref(),
+            self.author.as_deref(),
+            self.author_email.as_deref(),
+        )
+    }
+
+    /// The committer's name and email as written into the commit.
+    pub fn committer_identity(&self) -> (String, String) {
+        identity(self.bot.as_deref(), self.committer.as_deref(), None)
+    }
+}
+
+/// A git identity: an App bot's name and no-reply address, a user's login and no-reply
+/// address, or someone unknown; `email` overrides the address.
+fn identity(bot: Option<&str>, login: Option<&str>, email: Option<&str>) -> (String, String) {
+    let (name, default) = match (bot, login) {
+        (Some(bot), _) => (
+            bot.to_owned(),
+            format!("{}+{bot}@users.noreply.github.com", 41_898_282 + bot.len()),
+        ),
+        (None, Some(l)) => (l.to_owned(), format!("{l}@users.noreply.github.com")),
+        (None, None) => ("Someone".to_owned(), "someone@example.com".to_owned()),
+    };
+    (name, email.map_or(default, str::to_owned))
 }
 
 #[derive(Debug, Clone)]
 pub struct Commit {
     pub sha: String,
     pub node_id: String,
-    /// Login of the GitHub user the author email maps to; `None` for an unknown email.
+    /// Login of the GitHub user the author email maps to; `None` for an unknown email, and
+    /// for a GitHub App bot (see `bot`).
     pub author: Option<String>,
     pub committer: Option<String>,
+    /// A GitHub App bot that authored and committed it (`claude[bot]`): GraphQL's actor has
+    /// `user: null`, REST's `author` is the bot, the email is its no-reply address.
+    pub bot: Option<String>,
+    /// The author email written into the commit, when not the no-reply address of its
+    /// author (anyone can write any).
+    pub author_email: Option<String>,
+    /// GitHub verified its signature.
+    pub verified: bool,
+    /// Who pushed it, when not its committer (else its author, else its bot).
+    pub pusher: Option<String>,
+    /// When it was pushed, when not when it was committed.
+    pub pushed_at: Option<Time>,
+    /// The repository activity does not list its push (yet).
+    pub push_unlisted: bool,
     pub authored_at: Time,
     pub committed_at: Time,
     pub message: String,

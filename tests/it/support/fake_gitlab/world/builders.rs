@@ -116,6 +116,42 @@ impl MrBuilder<'_> {
         *c = Commit::by(&sha, name, at);
         self
     }
+    /// The head commit by the user `username` whose git name is `display` (no-reply email).
+    pub fn head_by_named(mut self, username: &str, display: &str) -> Self {
+        let sha = self.mr().sha.clone();
+        let c = self
+            .w
+            .commits
+            .get_mut(&sha)
+            .expect("the head commit exists");
+        let at = c.committed_date;
+        *c = Commit::by_named(&sha, username, display, at);
+        self
+    }
+    /// The head commit's author email (anyone can write any).
+    pub fn head_email(mut self, email: &str) -> Self {
+        let sha = self.mr().sha.clone();
+        let c = self
+            .w
+            .commits
+            .get_mut(&sha)
+            .expect("the head commit exists");
+        email.clone_into(&mut c.author_email);
+        email.clone_into(&mut c.committer_email);
+        self
+    }
+    /// Who pushed the head (`None`: no push event lists it), and when.
+    pub fn head_pushed_by(mut self, username: Option<&str>, at: Option<DateTime<Utc>>) -> Self {
+        let sha = self.mr().sha.clone();
+        let c = self
+            .w
+            .commits
+            .get_mut(&sha)
+            .expect("the head commit exists");
+        c.pusher = username.map(str::to_owned);
+        c.pushed_at = at;
+        self
+    }
     pub fn sha(&mut self) -> String {
         self.mr().sha.clone()
     }

@@ -121,6 +121,47 @@ impl World {
             .collect()
     }
 
+    /// The project's push events (`GET /projects/:id/events?action=pushed`), newest first:
+    /// one per MR head a push event lists.
+    pub fn push_events_json(&self, project: &str) -> Vec<Value> {
+        let pid = self.projects.get(project).map_or(0, |p| p.id);
+        let mut events: Vec<(DateTime<Utc>, Value)> = self
+            .mrs
+            .values()
+            .filter(|m| m.project == project)
+            .filter_map(|m| {
+                let c = self.commits.get(&m.sha)?;
+                let who = c.pusher.as_ref()?;
+                let at = c.pushed_at.unwrap_or(c.committed_date);
+                Some((
+                    at,
+                    json!({
+                        "id": 9000 + m.iid,
+                        "project_id": pid,
+                        "action_name": "pushed to",
+                        "target_id": null,
+                        "target_type": null,
+                        "author_id": 100 + who.len(),
+                        "author_username": who,
+                        "author": { "id": 100 + who.len(), "username": who, "name": who },
+                        "created_at": stamp(at),
+                        "push_data": {
+                            "commit_count": 1,
+                            "action": "pushed",
+                            "ref_type": "branch",
+                            "commit_from": null,
+                            "commit_to": c.sha,
+                            "ref": m.source_branch,
+                            "commit_title": "Change things",
+                        },
+                    }),
+                ))
+            })
+            .collect();
+        events.sort_by_key(|e| std::cmp::Reverse(e.0));
+        events.into_iter().map(|(_, v)| v).collect()
+    }
+
     pub fn commit_json(c: &Commit) -> Value {
         json!({
             "id": c.sha,

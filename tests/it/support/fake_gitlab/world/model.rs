@@ -46,20 +46,43 @@ pub struct Commit {
     pub committer_name: String,
     pub committer_email: String,
     pub committed_date: DateTime<Utc>,
+    /// The username that pushed it (the push event's `author_username`); `None`: no push
+    /// event lists it.
+    pub pusher: Option<String>,
+    /// When it was pushed, when not when it was committed.
+    pub pushed_at: Option<DateTime<Utc>>,
 }
 
 impl Commit {
-    /// A commit authored and committed by `name` (email `<name>@example.com`) at `at`.
-    pub fn by(sha: &str, name: &str, at: DateTime<Utc>) -> Self {
+    /// A commit the user `username` authored, committed and pushed at `at`, with GitLab's
+    /// no-reply email of that user (`<id>-<username>@users.noreply.gitlab.com`) and the
+    /// username as its display name.
+    pub fn by(sha: &str, username: &str, at: DateTime<Utc>) -> Self {
+        Self::by_named(sha, username, username, at)
+    }
+
+    /// Like [`Commit::by`], with a display name (git's `user.name`) other than the username.
+    pub fn by_named(sha: &str, username: &str, display: &str, at: DateTime<Utc>) -> Self {
+        let email = noreply(username);
         Commit {
             sha: sha.to_owned(),
-            author_name: name.to_owned(),
-            author_email: format!("{name}@example.com"),
-            committer_name: name.to_owned(),
-            committer_email: format!("{name}@example.com"),
+            author_name: display.to_owned(),
+            author_email: email.clone(),
+            committer_name: display.to_owned(),
+            committer_email: email,
             committed_date: at,
+            pusher: Some(username.to_owned()),
+            pushed_at: None,
         }
     }
+}
+
+/// GitLab's no-reply commit email of a user.
+pub fn noreply(username: &str) -> String {
+    format!(
+        "{}-{username}@users.noreply.gitlab.com",
+        100 + username.len()
+    )
 }
 
 #[derive(Debug, Clone)]

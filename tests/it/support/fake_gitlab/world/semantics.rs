@@ -238,6 +238,8 @@ impl World {
                 committer_name: self.viewer_name.clone(),
                 committer_email: self.viewer_commit_email.clone(),
                 committed_date: self.now,
+                pusher: Some(self.viewer.clone()),
+                pushed_at: Some(self.now),
                 ..old
             },
         );

@@ -1,0 +1,318 @@
+//! Whose head it is and who vouches for it, end to end against the fakes: App-bot agents
+//! (`user: null`), GitLab agents known by their no-reply email and push, outsiders posing as
+//! the agent by email, the run window judged by the push, signatures, the owner's vouching
+//! (`fix --head`, `watch add --trust-head`), and `config check` refusing the forge's own logins.
+
+use crate::support::env::TestEnv;
+use crate::support::fake_gitlab::GitLabEnv;
+
+const REPO: &str = "octo/app";
+
+/// A second agent, `claude`, that pushes as the GitHub App bot `claude[bot]`.
+const CLAUDE: &str = "  claude:\n    inbox: inbox/claude\n    logins: [\"claude[bot]\"]\n";
+
+fn messages(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("new"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_app_bot_agents_failing_commit_reaches_the_agent() {
+    let env = TestEnv::with_config(CLAUDE);
+    env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .head_ref("claude/fix-parser")
+            .head_commit(|c| c.app_bot("claude[bot]"));
+        w.check_run(REPO, 1, "lint")
+            .failure()
+            .log("error: unused\n");
+    });
+    env.ok(&["watch", "add", "--agent", "claude", "octo/app#1"]);
+    env.ok(&["run"]);
+    let msgs = messages(&env.dir.path().join("inbox/claude"));
+    assert_eq!(msgs.len(), 1, "{}", env.history_text("octo/app#1"));
+    assert_eq!(msgs[0]["trusted_by"], "push by claude[bot]");
+    assert_eq!(msgs[0]["pr"]["head_branch"], "claude/fix-parser");
+    assert_eq!(msgs[0]["pr"]["head_repo"], REPO);
+    let status = env.status("octo/app#1");
+    assert_eq!(status["why"], "fix_sent");
+    assert_eq!(status["trusted_by"], "push by claude[bot]");
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(
+        detail.contains("pushed by claude[bot] · trusted: push by claude[bot]"),
+        "{detail}"
+    );
+    let log = env.gh.requests();
+    assert_eq!(log.count("GET /repos/{o}/{r}/activity"), 1);
+    assert_eq!(
+        log.count("GET /repos/{o}/{r}/pulls/{n}/commits"),
+        0,
+        "a trusted push settles it"
+    );
+    // The verdict is kept for the head: a later look reads no activity again.
+    env.gh.world(|w| {
+        w.review(REPO, 1, "owner").approved().body("nice");
+    });
+    env.ok(&["run", "--force"]);
+    assert_eq!(env.gh.requests().count("GET /repos/{o}/{r}/activity"), 1);
+}
+
+#[test]
+fn an_outsiders_fork_pr_carrying_the_agents_email_sends_nothing() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .author("mallory")
+            .fork("mallory/app")
+            .head_commit(|c| {
+                c.by("mallory")
+                    .author_email("41898999+fixer-bot@users.noreply.github.com")
+            });
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert!(env.inbox_messages().is_empty(), "nothing reaches the agent");
+    let status = env.status("octo/app#1");
+    assert_eq!(status["pills"]["ci"], true);
+    assert_eq!(status["why"], "untrusted_head");
+    assert_eq!(status["trusted_by"], serde_json::Value::Null);
+    let history = env.history_text("octo/app#1");
+    assert!(
+        history.contains("pushed by mallory, who is not trusted"),
+        "{history}"
+    );
+    let log = env.gh.requests();
+    assert_eq!(
+        log.count("GET /repos/mallory/app/activity"),
+        1,
+        "the fork's activity is read: {:?}",
+        log.counts()
+    );
+    let detail = env.ok(&["status", "octo/app#1"]).stdout;
+    assert!(
+        detail.contains("not trusted: pushed by mallory"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_commit_dated_inside_the_agents_run_but_pushed_later_by_another_login_sends_nothing() {
+    let env = TestEnv::with_config(
+        "  runner:\n    command: \"cat > /dev/null\"\n    logins: [runner-bot]\n",
+    );
+    env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("runner-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: one\n");
+    });
+    env.ok(&["watch", "add", "--agent", "runner", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["why"], "fix_sent");
+    // The agent's command ran just now (real time). A commit dated now, inside its window,
+    // that mallory pushed an hour later is not the agent's.
+    let now = chrono::Utc::now();
+    env.gh.world(|w| {
+        w.push_with(REPO, 1, |c| {
+            c.by("human")
+                .committed_at(now)
+                .pushed_by("mallory", Some(now + chrono::Duration::hours(1)))
+        });
+        w.check_run(REPO, 1, "lint").failure().log("error: two\n");
+    });
+    env.ok(&["run", "--force"]);
+    let status = env.status("octo/app#1");
+    assert_eq!(
+        status["why"],
+        "not_agent_commit",
+        "{}",
+        env.history_text("octo/app#1")
+    );
+    assert_eq!(status["pills"]["ci"], true);
+}
+
+#[test]
+fn a_signed_and_verified_head_by_a_trusted_login_is_trusted_without_activity() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .head_commit(|c| c.by("fixer-bot").verified().push_unlisted());
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{}", env.history_text("octo/app#1"));
+    assert_eq!(msgs[0]["trusted_by"], "signatures");
+    let log = env.gh.requests();
+    assert_eq!(log.count("GET /repos/{o}/{r}/activity"), 1);
+    assert_eq!(log.count("GET /repos/{o}/{r}/pulls/{n}/commits"), 1);
+}
+
+#[test]
+fn an_unsigned_head_no_push_lists_waits_ten_minutes_then_is_untrusted() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .head_commit(|c| c.by("fixer-bot").push_unlisted());
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    let status = env.status("octo/app#1");
+    assert_eq!(
+        status["pills"]["ci"], false,
+        "judged again, nothing said yet"
+    );
+    assert_eq!(status["why"], serde_json::Value::Null);
+    env.advance(300);
+    env.ok(&["run"]);
+    assert_eq!(env.status("octo/app#1")["why"], serde_json::Value::Null);
+    env.advance(301);
+    env.ok(&["run"]);
+    let status = env.status("octo/app#1");
+    assert_eq!(status["why"], "untrusted_head");
+    assert!(env.inbox_messages().is_empty());
+    assert_eq!(env.gh.requests().count("GET /repos/{o}/{r}/activity"), 3);
+}
+
+#[test]
+fn fix_head_refuses_a_moved_head_and_vouches_for_the_current_one() {
+    let env = TestEnv::new();
+    let old = env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("human"));
+        w.pr(REPO, 1).head_sha()
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
+    env.ok(&["run"]);
+    let new = env.gh.world(|w| {
+        let sha = w.push(REPO, 1, "human");
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+        sha
+    });
+    let moved = env.run(&["fix", "octo/app#1", "--head", &old]);
+    assert_eq!(moved.code, 2, "{}", moved.stderr);
+    assert!(moved.stderr.contains("the head moved"), "{}", moved.stderr);
+    assert!(env.inbox_messages().is_empty());
+    env.ok(&["fix", "octo/app#1", "--head", &new[..12]]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0]["trusted_by"], "vouched by the owner");
+    assert_eq!(
+        env.status("octo/app#1")["trusted_by"],
+        "vouched by the owner"
+    );
+}
+
+#[test]
+fn watch_add_trust_head_vouches_and_refuses_a_moved_head() {
+    let env = TestEnv::new();
+    let head = env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .head_commit(|c| c.by("fixer-bot").pushed_by("mallory", None));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+        w.pr(REPO, 1).head_sha()
+    });
+    let moved = env.run(&[
+        "watch",
+        "add",
+        "octo/app#1",
+        "--trust-head",
+        "0123456789abcdef",
+    ]);
+    assert_eq!(moved.code, 2, "{}", moved.stderr);
+    assert!(
+        env.ok(&["status", "--json"])
+            .json()
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "nothing added"
+    );
+    env.ok(&[
+        "watch",
+        "add",
+        "--agent",
+        "fixer",
+        "octo/app#1",
+        "--trust-head",
+        &head,
+    ]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{}", env.history_text("octo/app#1"));
+    assert_eq!(msgs[0]["trusted_by"], "vouched by the owner");
+    assert_eq!(
+        env.gh.requests().count("GET /repos/{o}/{r}/activity"),
+        0,
+        "vouched: nothing to read"
+    );
+}
+
+#[test]
+fn config_check_refuses_the_forges_own_logins() {
+    let env = TestEnv::new();
+    let bad = env.dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "agents:\n  fixer:\n    inbox: inbox\n    logins: [fixer-bot, web-flow]\n",
+    )
+    .unwrap();
+    let out = env.run_with_config(&bad, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("bad.yaml:4:"), "{}", out.stderr);
+    assert!(out.stderr.contains("`web-flow`"), "{}", out.stderr);
+    assert!(out.stderr.contains("web-interface"), "{}", out.stderr);
+    env.job(
+        "outside",
+        "name: outside\npolicy:\n  trust: [\"GitHub-Actions[bot]\"]\n",
+    );
+    let out = env.run(&["config", "check"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("outside.yaml:3:"), "{}", out.stderr);
+    assert!(out.stderr.contains("GitHub Actions"), "{}", out.stderr);
+}
+
+#[test]
+fn a_gitlab_agent_whose_display_name_differs_from_its_username_is_recognised() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project("g/p");
+        w.mr("g/p", 1).head_by_named("fixer-bot", "Fixer Bot");
+        w.job("g/p", 1, "lint").failed().trace("error: lint\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{}", env.history_text("g/p!1"));
+    assert_eq!(msgs[0]["trusted_by"], "push by fixer-bot");
+    assert_eq!(env.gl.requests().count("GET /projects/{id}/events"), 1);
+}
+
+#[test]
+fn a_gitlab_outsider_writing_the_agents_name_and_email_is_not_trusted() {
+    let env = GitLabEnv::new();
+    let noreply = crate::support::fake_gitlab::noreply("fixer-bot");
+    env.gl.world(|w| {
+        w.project("g/p");
+        w.mr("g/p", 1)
+            .head_by_named("mallory", "fixer-bot")
+            .head_email(&noreply);
+        w.job("g/p", 1, "lint").failed().trace("error: lint\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    env.ok(&["run"]);
+    assert!(env.inbox_messages().is_empty());
+    assert_eq!(env.status("g/p!1")["why"], "untrusted_head");
+    assert!(
+        env.history_text("g/p!1")
+            .contains("pushed by mallory, who is not trusted"),
+        "{}",
+        env.history_text("g/p!1")
+    );
+}
