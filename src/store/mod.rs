@@ -658,12 +658,9 @@ mod tests {
         ));
     }
 
-    /// A digest's members are marked in one transaction: when one of them cannot be marked
-    /// (here a trigger refuses it, as a kill would stop the marking there), none is.
-    #[test]
-    fn a_deliverys_messages_are_marked_all_or_none() {
-        let mut s = Store::open_in_memory().unwrap();
-        let message = |id: &str| OutboxMessage {
+    /// One email notice about PR 1, the outbox tests' message.
+    fn outbox_message(id: &str) -> OutboxMessage {
+        OutboxMessage {
             id: id.into(),
             pr: "https://github.com/o/r/pull/1".into(),
             channel: "email".into(),
@@ -671,9 +668,20 @@ mod tests {
             subject: "PR #1: lint failed".into(),
             payload: "{}".into(),
             created_at: t("2026-11-29T12:00:00Z"),
-        };
-        s.enqueue(&[message("a"), message("b"), message("c")])
-            .unwrap();
+        }
+    }
+
+    /// A digest's members are marked in one transaction: when one of them cannot be marked
+    /// (here a trigger refuses it, as a kill would stop the marking there), none is.
+    #[test]
+    fn a_deliverys_messages_are_marked_all_or_none() {
+        let mut s = Store::open_in_memory().unwrap();
+        s.enqueue(&[
+            outbox_message("a"),
+            outbox_message("b"),
+            outbox_message("c"),
+        ])
+        .unwrap();
         s.conn
             .execute_batch(
                 "CREATE TEMP TRIGGER refuse_c BEFORE UPDATE ON outbox WHEN NEW.id = 'c'
@@ -697,16 +705,8 @@ mod tests {
     #[test]
     fn outbox_claims_hold_off_other_runs_until_delivered_or_their_holder_is_gone() {
         let mut s = Store::open_in_memory().unwrap();
-        let message = |id: &str| OutboxMessage {
-            id: id.into(),
-            pr: "https://github.com/o/r/pull/1".into(),
-            channel: "email".into(),
-            kind: "ci".into(),
-            subject: "PR #1: lint failed".into(),
-            payload: "{}".into(),
-            created_at: t("2026-11-29T12:00:00Z"),
-        };
-        s.enqueue(&[message("a"), message("b")]).unwrap();
+        s.enqueue(&[outbox_message("a"), outbox_message("b")])
+            .unwrap();
         let ids = |rows: Vec<OutboxRow>| -> Vec<String> {
             rows.into_iter().map(|r| r.message.id).collect()
         };
