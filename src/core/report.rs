@@ -183,6 +183,7 @@ pub fn agent_message(
                 name: one_line(&c.name),
                 url: opt_line(&c.url),
                 log_tail: strip_controls(&c.log_tail),
+                flake: c.classification.is_infra(),
             })
             .collect(),
         feedback: req
@@ -231,7 +232,12 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
     b.push_str(&block(&snap.title));
     b.push_str("\n\n");
     for c in req.checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}\n", inline(&c.name)));
+        b.push_str(&format!("## Failed check: {}", inline(&c.name)));
+        b.push_str(if c.classification.is_infra() {
+            " (infrastructure flake: its log reads as a runner or network failure, not the code's)\n"
+        } else {
+            "\n"
+        });
         if let Some(url) = &c.url {
             b.push_str(&format!("Details: {}\n", inline(url)));
         }
