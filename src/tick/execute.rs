@@ -281,8 +281,12 @@ fn enable_auto_merge(
             if unavailable {
                 plan.status.merge.choose(MergeVia::SelfMerge);
             }
-            let what = if unavailable {
+            let what = if unavailable && env.policy.self_merge {
                 format!("auto-merge is not available here, so pr-monitor merges itself ({msg})")
+            } else if unavailable {
+                format!(
+                    "auto-merge is not available here, and the job's self_merge is off: pr-monitor never merges it ({msg})"
+                )
             } else if merge_directly && merge_if_clean.is_some() {
                 "already clean: nothing to wait for, merging directly".to_owned()
             } else if merge_directly {

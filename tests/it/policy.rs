@@ -14,9 +14,9 @@ fn a_flake_beside_a_real_failure_is_labelled_for_the_agent() {
         w.check_run(REPO, 1, "lint")
             .failure()
             .log("error[E0425]: cannot find value `x`\n");
-        w.check_run(REPO, 1, "deps")
-            .failure()
-            .log("fetching crates\nerror: failed to download from registry: 503 Service Unavailable\n");
+        w.check_run(REPO, 1, "deps").failure().log(
+            "fetching crates\nerror: failed to download from registry: 503 Service Unavailable\n",
+        );
     });
     env.ok(&["watch", "add", "--agent", "fixer", "octo/app#1"]);
     env.ok(&["run"]);
