@@ -5,6 +5,7 @@
 
 pub mod budget;
 pub mod checks;
+pub mod conflict;
 pub mod decide;
 pub mod feedback;
 pub mod flake;

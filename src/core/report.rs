@@ -205,7 +205,7 @@ pub fn agent_message(
         body: agent_brief(req, snap, owner),
         conflict: (req.kind == MessageKind::Conflict).then(|| AgentConflict {
             base: one_line(&snap.base_ref),
-            files: Vec::new(),
+            files: req.conflict_files.iter().map(|f| one_line(f)).collect(),
         }),
     }
 }
@@ -272,6 +272,15 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
             "The branch conflicts with {}: merge or rebase it and resolve the conflicts.\n\n",
             inline(&snap.base_ref)
         ));
+        if !req.conflict_files.is_empty() {
+            b.push_str(
+                "Both sides changed these files since they parted; the conflict is in them:\n\n",
+            );
+            for f in &req.conflict_files {
+                b.push_str(&format!("- {}\n", inline(f)));
+            }
+            b.push('\n');
+        }
     }
     b.push_str(&format!(
         "## What is expected back\n\nPush a fix to {}, the PR's branch, and keep it minimal.\n\
@@ -434,6 +443,7 @@ pub(crate) mod tests {
                 classification: crate::model::plan::FeedbackHint::Request,
             }],
             trusted_by: "push by fixer-bot".into(),
+            conflict_files: Vec::new(),
         }
     }
 

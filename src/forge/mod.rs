@@ -184,6 +184,15 @@ pub trait Forge {
     fn annotations(&self, pr: &PrRef, check_node_ids: &[String])
     -> Result<Vec<String>, ForgeError>;
 
+    /// The files `to` changed since it parted from `from` (a comparison from their merge base;
+    /// each a ref or a sha of the PR's repository); `None` when the forge cannot list them whole.
+    fn changed_files(
+        &self,
+        pr: &PrRef,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError>;
+
     /// Re-run the failed jobs of one workflow run (GitHub) or pipeline (GitLab).
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;
 
