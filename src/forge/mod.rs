@@ -246,3 +246,17 @@ pub struct OpenPr {
     pub author: Option<String>,
     pub labels: Vec<String>,
 }
+
+/// `s` percent-encoded for a URL: every byte but ASCII letters, digits, `-_.~` and those in
+/// `keep` (a path keeps `/`).
+pub(crate) fn percent_encoded(s: &str, keep: &[u8]) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) || keep.contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

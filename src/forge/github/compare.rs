@@ -26,15 +26,7 @@ struct ChangedFile {
 
 /// Percent-encodes a ref for the path, keeping the `/` of branch names.
 fn path_ref(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::forge::percent_encoded(s, b"/")
 }
 
 impl GitHub {

@@ -71,15 +71,7 @@ struct ProjectFacts {
 
 /// A project path as GitLab's `:id`: `group/sub/project` → `group%2Fsub%2Fproject`.
 fn project_id(repo: &str) -> String {
-    let mut out = String::with_capacity(repo.len() + 8);
-    for b in repo.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::forge::percent_encoded(repo, b"")
 }
 
 /// `path` with `key=value` added to its query.
