@@ -268,6 +268,45 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
 }
 
 #[test]
+fn each_piece_of_feedback_reaches_the_agent_with_how_its_words_read() {
+    let mut env = TestEnv::new();
+    env.agentic_job();
+    let bodies = [
+        ("please rename `x`", "request"),
+        ("why is this public?", "question"),
+        ("nit: a trailing space", "nit"),
+        ("```suggestion\nlet y = 1;\n```\nWhy not this?", "request"),
+    ];
+    env.gh.world(|w| {
+        w.pr(REPO, 1)
+            .author("dev")
+            .head_commit(|c| c.pushed_by("owner", None));
+        for (body, _) in bodies {
+            w.thread(REPO, 1).comment("owner", body).unresolved();
+        }
+        w.comment(REPO, 1, "owner", "LGTM 👍");
+    });
+    env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1);
+    let hints: Vec<(&str, &str)> = msgs[0]["feedback"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["body"].as_str().unwrap(),
+                f["classification"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for want in bodies.into_iter().chain([("LGTM 👍", "approval_note")]) {
+        assert!(hints.contains(&want), "{want:?} in {hints:?}");
+    }
+}
+
+#[test]
 fn a_check_queued_forever_times_out_and_says_so() {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
