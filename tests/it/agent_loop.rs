@@ -16,9 +16,7 @@ fn feedback_sent(slack: &HttpSink) -> (TestEnv, String) {
     let mut env = TestEnv::with_slack(&slack.url(SLACK_HOOK), "");
     env.agentic_job();
     env.gh.world(|w| {
-        w.pr(REPO, 1)
-            .author("dev")
-            .head_commit(|c| c.pushed_by("owner", None));
+        w.devs_pr_the_owner_pushed(REPO, 1);
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
             .unresolved();

@@ -221,10 +221,7 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     let mut env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        // dev's PR, whose head the owner pushed (a head only a trusted push vouches for).
-        w.pr(REPO, 1)
-            .author("dev")
-            .head_commit(|c| c.pushed_by("owner", None));
+        w.devs_pr_the_owner_pushed(REPO, 1);
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
             .unresolved();
@@ -278,9 +275,7 @@ fn each_piece_of_feedback_reaches_the_agent_with_how_its_words_read() {
         ("```suggestion\nlet y = 1;\n```\nWhy not this?", "request"),
     ];
     env.gh.world(|w| {
-        w.pr(REPO, 1)
-            .author("dev")
-            .head_commit(|c| c.pushed_by("owner", None));
+        w.devs_pr_the_owner_pushed(REPO, 1);
         for (body, _) in bodies {
             w.thread(REPO, 1).comment("owner", body).unresolved();
         }
@@ -530,9 +525,7 @@ fn with_a_mention_gate_only_feedback_that_calls_the_agent_reaches_it() {
         "name: gated\npolicy:\n  agent: fixer\n  reviews: agent\n  mention: \"@fixer\"\n",
     );
     env.gh.world(|w| {
-        w.pr(REPO, 1)
-            .author("dev")
-            .head_commit(|c| c.pushed_by("owner", None));
+        w.devs_pr_the_owner_pushed(REPO, 1);
         w.comment(
             REPO,
             1,
