@@ -266,7 +266,7 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
 
 #[test]
 fn each_piece_of_feedback_reaches_the_agent_with_how_its_words_read() {
-    let mut env = TestEnv::new();
+    let env = TestEnv::new();
     env.agentic_job();
     let bodies = [
         ("please rename `x`", "request"),
