@@ -43,7 +43,8 @@ pub(super) fn failed_tick(
         )
     };
     // The per-PR error, for whoever reads the log (the run's results stay on stdout).
-    tracing::warn!(pr = %watch.pr.url(), error = %message, "tick failed");
+    // Logged under the tick's own target, whichever of its modules says it.
+    tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %message, "tick failed");
     let record = TickRecord {
         next_tick_at: next,
         last_error: Some(message.clone()),

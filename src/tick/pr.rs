@@ -48,7 +48,7 @@ pub(super) fn act(
         match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
             Ok(messages) => record.outbox.extend(messages),
             Err(e) => {
-                tracing::warn!(pr = %watch.pr.url(), error = %e, "the error notice could not be written");
+                tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %e, "the error notice could not be written");
             }
         }
     }
