@@ -40,3 +40,4 @@ mod tls;
 mod train;
 mod trust;
 mod unattended;
+mod watches;
