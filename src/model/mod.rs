@@ -304,6 +304,10 @@ pub struct Check {
     pub failure_reason: Option<String>,
     /// The forge's id for the check run (GraphQL node id), to read its annotations.
     pub node_id: Option<String>,
+    /// The base branch does not require it (read only where a job judges required checks
+    /// alone: `policy.checks: required`).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// Which data a snapshot's checks came from.
