@@ -70,6 +70,15 @@ impl Forge for RecordingForge {
         no_read()
     }
 
+    fn changed_files(
+        &self,
+        _pr: &PrRef,
+        _from: &str,
+        _to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError> {
+        no_read()
+    }
+
     fn rerun_failed(&self, _pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
         self.answer(format!("rerun {run_id}"), None)
     }
@@ -317,7 +326,7 @@ fn enabling_auto_merge_outcomes() {
             answer: Some(ForgeError::HeadMoved("expected head abc".into())),
             merge_if_clean: true,
             writes: &["arm squash"],
-            history: "enabling auto-merge failed: conflict: expected head abc",
+            history: "enabling auto-merge failed: head moved: expected head abc",
             merged: false,
             self_merge: false,
             retry_next_tick: true,
@@ -388,7 +397,7 @@ fn merge_outcomes() {
         Row {
             name: "the head moved: refused, never retried on this head",
             answer: Some(ForgeError::HeadMoved("head ref changed".into())),
-            history: "merge refused: conflict: head ref changed",
+            history: "merge refused: head moved: head ref changed",
             merged: false,
             retry_next_tick: false,
             incomplete: false,
@@ -477,7 +486,7 @@ fn branch_update_outcomes() {
         Row {
             name: "the head moved: asked again on the new head, the tick complete",
             answer: Some(ForgeError::HeadMoved("expected head abc".into())),
-            history: "branch update not done: conflict: expected head abc",
+            history: "branch update not done: head moved: expected head abc",
             cnf: false,
             holds_turn: true,
             asked_again: true,
