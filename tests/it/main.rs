@@ -27,6 +27,7 @@ mod notify_transports;
 mod page_browser;
 mod paths;
 mod queue;
+mod real_forges;
 mod reliability;
 mod remediate;
 mod report;

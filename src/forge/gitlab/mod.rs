@@ -420,6 +420,11 @@ impl Forge for GitLab {
         )
     }
 
+    fn hold(&self, until_epoch: i64, streak: u32) {
+        self.http
+            .hold(crate::forge::http::epoch_time(until_epoch), streak);
+    }
+
     /// The project's push events of the MR's source branch (in the source project), newest
     /// first: who pushed which commit to the branch's tip.
     fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
