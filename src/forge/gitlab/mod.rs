@@ -249,6 +249,36 @@ impl GitLab {
         }
     }
 
+    /// The MR's pipeline for its current head, and whether it is a merged-results (or
+    /// merge-train) pipeline: the head pipeline when it ran on the head, or when it ran on a
+    /// merge commit whose parents include the head (one more request, for those only). A
+    /// pipeline of an earlier head is none.
+    fn head_pipeline<'m>(
+        &self,
+        repo: &str,
+        mr: &'m wire::MergeRequest,
+    ) -> Result<Option<(&'m wire::Pipeline, bool)>, ForgeError> {
+        if let Some(p) = mr.current_pipeline() {
+            return Ok(Some((p, false)));
+        }
+        let (Some(p), Some(head)) = (mr.merged_results_pipeline(), mr.head_sha()) else {
+            return Ok(None);
+        };
+        let merge: wire::Commit = self.get(
+            &format!(
+                "/projects/{}/repository/commits/{}",
+                project_id(repo),
+                p.sha
+            ),
+            "merge commit",
+        )?;
+        Ok(merge
+            .parent_ids
+            .iter()
+            .any(|parent| parent == head)
+            .then_some((p, true)))
+    }
+
     fn snapshot(&self, pr: &PrRef) -> Result<Snapshot, ForgeError> {
         let mr = self.merge_request(pr)?;
         let project = self.project(&pr.repo)?;
@@ -271,7 +301,7 @@ impl GitLab {
             snap.queue_entry = self.train_entry(pr, &mr.target_branch)?;
         }
 
-        if let Some(pipeline) = mr.current_pipeline() {
+        if let Some((pipeline, merged_result)) = self.head_pipeline(&pr.repo, &mr)? {
             let jobs: Vec<wire::Job> = self.get_all(
                 &format!(
                     "/projects/{pid}/pipelines/{}/jobs?per_page=100&include_retried=false",
@@ -281,7 +311,7 @@ impl GitLab {
             )?;
             snap.checks = jobs
                 .into_iter()
-                .map(|j| wire::job_check(j, pipeline.id))
+                .map(|j| wire::job_check(j, pipeline.id, merged_result))
                 .collect();
         }
         let statuses: Vec<wire::CommitStatus> = self.get_all(
@@ -647,7 +677,7 @@ impl Forge for GitLab {
                 snap.head.sha.short()
             )));
         }
-        if mr.current_pipeline().is_none() {
+        if self.head_pipeline(&snap.pr.repo, &mr)?.is_none() {
             let no_pipeline_and_mergeable = mr.head_pipeline.is_none()
                 && mr.detailed_merge_status.as_deref() == Some("mergeable");
             return Err(ForgeError::AutoMergeRefused(if no_pipeline_and_mergeable {

@@ -3,3 +3,4 @@
 //! another host, reopened PRs.
 
 mod limits;
+mod pipelines;
