@@ -569,12 +569,14 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     crate::stdout::keep_code(summary.exit_code(), printer.finish(&summary))
 }
 
-/// Whether a job's watch list names `pr` (a `pr:` entry, or a `repo:` listing of its
-/// repository): the run's sync may add it before ticking.
+/// Whether a job's watch list names `pr` (a `pr:` entry, a `repo:` listing of its repository,
+/// or a `mine:` search of its forge): the run's sync may add it before ticking.
 fn named_by_a_job(config: &Config, pr: &PrRef) -> bool {
     config.jobs.iter().flat_map(|j| &j.watch).any(|w| match w {
         crate::config::Watch::Pr(p) => p == pr,
         crate::config::Watch::Repo(r) => r.forge == pr.forge && r.repo == pr.repo,
+        crate::config::Watch::Mine(forge) => *forge == pr.forge,
+        crate::config::Watch::Branch(_) => false,
     })
 }
 

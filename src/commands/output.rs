@@ -20,6 +20,7 @@ pub fn status_json(w: &Watch) -> Value {
     let s = &w.status;
     let (ci, ci_fixing) = s.pills.ci.flags();
     json!({
+        "kind": "pr",
         "pr": w.pr.url(),
         "forge": w.pr.forge.as_str(),
         "repo": w.pr.repo,

@@ -457,6 +457,11 @@ pub(crate) fn check_name(s: &str) -> Result<String, String> {
     }
 }
 
+/// A repository path as `repo:` takes it (`OWNER/NAME`, `GROUP/…/PROJECT`).
+pub(crate) fn repo_path(s: &str) -> Result<String, String> {
+    check_repo(s)
+}
+
 fn check_repo(s: &str) -> Result<String, String> {
     let s = s.trim().trim_matches('/');
     let parts: Vec<&str> = s.split('/').collect();

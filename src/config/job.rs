@@ -62,6 +62,31 @@ pub enum Watch {
     Pr(PrRef),
     /// `repo: OWNER/NAME` — every open PR in the repository that matches all its filters.
     Repo(RepoWatch),
+    /// `mine: github | gitlab` — every open PR (MR) the owner authored, on any repository the
+    /// token reaches: one search request per listing.
+    Mine(ForgeKind),
+    /// `branch: OWNER/REPO@BRANCH` — the checks on the branch's head.
+    Branch(BranchWatch),
+}
+
+/// A `branch:` watch entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchWatch {
+    /// `forge: github | gitlab`. Default `github`.
+    pub forge: ForgeKind,
+    /// `owner/name` on GitHub, `group/…/project` on GitLab.
+    pub repo: String,
+    /// The branch's name.
+    pub branch: String,
+    /// `checks: [names]`: only these checks count (compared case-insensitively). Default: all.
+    pub checks: Vec<String>,
+}
+
+impl BranchWatch {
+    /// Whether a check of this name counts for the watch.
+    pub fn counts(&self, check: &str) -> bool {
+        self.checks.is_empty() || self.checks.iter().any(|c| c.eq_ignore_ascii_case(check))
+    }
 }
 
 /// A `repo:` watch entry.
@@ -273,6 +298,8 @@ impl Job {
 enum WrittenWatch {
     Pr(PrArg),
     Repo(RepoWatch),
+    Mine(ForgeKind),
+    Branch(BranchWatch),
 }
 
 impl WrittenWatch {
@@ -281,6 +308,8 @@ impl WrittenWatch {
         match self {
             WrittenWatch::Pr(arg) => arg.on(hosts).map(Watch::Pr),
             WrittenWatch::Repo(repo) => Ok(Watch::Repo(repo)),
+            WrittenWatch::Mine(forge) => Ok(Watch::Mine(forge)),
+            WrittenWatch::Branch(branch) => Ok(Watch::Branch(branch)),
         }
     }
 }
@@ -299,10 +328,49 @@ struct RawWatch {
     authors: Option<Vec<String>>,
     #[serde(default)]
     labels: Option<Vec<String>>,
+    #[serde(default)]
+    mine: Option<ForgeKind>,
+    #[serde(default)]
+    branch: Option<String>,
+    #[serde(default)]
+    checks: Option<Vec<String>>,
 }
 
 impl RawWatch {
     fn into_watch(self) -> Result<WrittenWatch, String> {
+        let kinds = [
+            self.pr.is_some(),
+            self.repo.is_some(),
+            self.mine.is_some(),
+            self.branch.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() > 1 {
+            return Err(
+                "a watch entry has one of `pr:`, `repo:`, `branch:` or `mine:`, not several"
+                    .to_owned(),
+            );
+        }
+        if self.checks.is_some() && self.branch.is_none() {
+            return Err("`checks` goes with `branch:`".to_owned());
+        }
+        if let Some(forge) = self.mine {
+            return if self.forge.is_some() || self.authors.is_some() || self.labels.is_some() {
+                Err("`mine:` names its forge and takes no filters".to_owned())
+            } else {
+                Ok(WrittenWatch::Mine(forge))
+            };
+        }
+        if let Some(written) = self.branch {
+            if self.authors.is_some() || self.labels.is_some() {
+                return Err("`authors` and `labels` go with `repo:`, not with `branch:`".to_owned());
+            }
+            return branch_watch(
+                &written,
+                self.forge.unwrap_or(ForgeKind::GitHub),
+                self.checks.unwrap_or_default(),
+            )
+            .map(WrittenWatch::Branch);
+        }
         match (self.pr, self.repo) {
             (Some(_), Some(_)) => Err("a watch entry has `pr:` or `repo:`, not both".to_owned()),
             (Some(pr), None) => {
@@ -330,9 +398,43 @@ impl RawWatch {
                     labels: self.labels.unwrap_or_default(),
                 }))
             }
-            (None, None) => Err("a watch entry needs `pr: PR` or `repo: OWNER/NAME`".to_owned()),
+            (None, None) => Err(
+                "a watch entry needs `pr: PR`, `repo: OWNER/NAME`, `branch: OWNER/NAME@BRANCH` \
+                 or `mine: github | gitlab`"
+                    .to_owned(),
+            ),
         }
     }
+}
+
+/// A `branch:` entry's `OWNER/NAME@BRANCH`, checked for `forge`.
+fn branch_watch(
+    written: &str,
+    forge: ForgeKind,
+    checks: Vec<String>,
+) -> Result<BranchWatch, String> {
+    let Some((repo, branch)) = written.trim().split_once('@') else {
+        return Err(format!(
+            "`{written}` names no branch; use OWNER/NAME@BRANCH"
+        ));
+    };
+    let repo = check::repo_path(repo)?;
+    let branch = branch.trim();
+    let bad = |c: char| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c);
+    if branch.is_empty() || branch.chars().any(bad) || branch.contains("..") {
+        return Err(format!("`{branch}` is not a branch name"));
+    }
+    if forge == ForgeKind::GitHub && repo.split('/').count() != 2 {
+        return Err(format!(
+            "`{repo}` is not a GitHub repository (OWNER/NAME); add `forge: gitlab` for a GitLab project"
+        ));
+    }
+    Ok(BranchWatch {
+        forge,
+        repo,
+        branch: branch.to_owned(),
+        checks,
+    })
 }
 
 impl<'de> Deserialize<'de> for WrittenWatch {
@@ -344,7 +446,7 @@ impl<'de> Deserialize<'de> for WrittenWatch {
         impl<'de> Visitor<'de> for V {
             type Value = WrittenWatch;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a mapping with `pr:` or `repo:`")
+                f.write_str("a mapping with `pr:`, `repo:`, `branch:` or `mine:`")
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<WrittenWatch, A::Error> {
                 let raw = RawWatch::deserialize(de::value::MapAccessDeserializer::new(map))?;
@@ -406,6 +508,38 @@ mod tests {
                 "{watch:?} {author:?} {labels:?}"
             );
         }
+    }
+
+    #[test]
+    fn branch_and_mine_entries_read_into_their_watches() {
+        let raw = |yaml: &str| -> WrittenWatch { serde_yaml::from_str(yaml).unwrap() };
+        assert_eq!(
+            raw("branch: octo/app@release/1.x\nchecks: [lint, Test]\n"),
+            WrittenWatch::Branch(BranchWatch {
+                forge: ForgeKind::GitHub,
+                repo: "octo/app".into(),
+                branch: "release/1.x".into(),
+                checks: vec!["lint".into(), "Test".into()],
+            })
+        );
+        assert_eq!(
+            raw("branch: g/sub/p@main\nforge: gitlab\n"),
+            WrittenWatch::Branch(BranchWatch {
+                forge: ForgeKind::GitLab,
+                repo: "g/sub/p".into(),
+                branch: "main".into(),
+                checks: Vec::new(),
+            })
+        );
+        assert_eq!(raw("mine: gitlab\n"), WrittenWatch::Mine(ForgeKind::GitLab));
+        let WrittenWatch::Branch(b) = raw("branch: o/r@main\nchecks: [test]\n") else {
+            panic!("a branch entry");
+        };
+        assert!(b.counts("Test") && !b.counts("lint"));
+        let WrittenWatch::Branch(all) = raw("branch: o/r@main\n") else {
+            panic!("a branch entry");
+        };
+        assert!(all.counts("anything"), "no `checks`: every check counts");
     }
 
     #[test]

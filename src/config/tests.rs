@@ -466,7 +466,27 @@ const JOB_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "name: a\nwatch:\n  - pr: o/r#1\n    repo: o/r\n",
-        "j.yaml:3:5: watch[0]: a watch entry has `pr:` or `repo:`, not both",
+        "j.yaml:3:5: watch[0]: a watch entry has one of `pr:`, `repo:`, `branch:` or `mine:`, not several",
+    ),
+    (
+        "name: a\nwatch:\n  - mine: github\n    authors: [x]\n",
+        "j.yaml:3:5: watch[0]: `mine:` names its forge and takes no filters",
+    ),
+    (
+        "name: a\nwatch:\n  - mine: bitbucket\n",
+        "j.yaml:3:11: watch[0].mine: unknown variant `bitbucket`, expected `github` or `gitlab`",
+    ),
+    (
+        "name: a\nwatch:\n  - branch: octo/app\n",
+        "j.yaml:3:5: watch[0]: `octo/app` names no branch; use OWNER/NAME@BRANCH",
+    ),
+    (
+        "name: a\nwatch:\n  - branch: octo/app@my branch\n",
+        "j.yaml:3:5: watch[0]: `my branch` is not a branch name",
+    ),
+    (
+        "name: a\nwatch:\n  - repo: octo/app\n    checks: [lint]\n",
+        "j.yaml:3:5: watch[0]: `checks` goes with `branch:`",
     ),
     (
         "name: a\nwatch:\n  - pr: o/r#1\n    labels: [x]\n",
@@ -474,7 +494,7 @@ const JOB_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "name: a\nwatch:\n  - labels: [x]\n",
-        "j.yaml:3:5: watch[0]: a watch entry needs `pr: PR` or `repo: OWNER/NAME`",
+        "j.yaml:3:5: watch[0]: a watch entry needs `pr: PR`, `repo: OWNER/NAME`, `branch: OWNER/NAME@BRANCH` or `mine: github | gitlab`",
     ),
     (
         "name: a\nwatch:\n  - repo: octo\n",
@@ -486,11 +506,11 @@ const JOB_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "name: a\nwatch:\n  - repo: o/r\n    lables: [x]\n",
-        "j.yaml:4:5: watch[0]: unknown field `lables`, expected one of `pr`, `repo`, `forge`, `authors`, `labels`",
+        "j.yaml:4:5: watch[0]: unknown field `lables`, expected one of `pr`, `repo`, `forge`, `authors`, `labels`, `mine`, `branch`, `checks`",
     ),
     (
         "name: a\nwatch:\n  - o/r#1\n",
-        "j.yaml:3:5: watch[0]: invalid type: string \"o/r#1\", expected a mapping with `pr:` or `repo:`",
+        "j.yaml:3:5: watch[0]: invalid type: string \"o/r#1\", expected a mapping with `pr:`, `repo:`, `branch:` or `mine:`",
     ),
     (
         "name: a\npolicy:\n  agent: fixr\n",

@@ -98,6 +98,10 @@ impl Forge for ReadsOnly<'_> {
         self.0.open_prs(repo)
     }
 
+    fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError> {
+        self.0.my_open_prs()
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         self.0.viewer_login()
     }

@@ -173,6 +173,10 @@ pub trait Forge {
     /// Every open PR of `repo` (for a job's `repo:` watch entries).
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError>;
 
+    /// Every open PR the token's user authored, on any repository it reaches (a job's `mine:`
+    /// entry): one search request (per hundred PRs).
+    fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError>;
+
     /// The login the token belongs to: the owner pr-monitor acts for.
     fn viewer_login(&self) -> Result<String, ForgeError>;
 

@@ -41,3 +41,4 @@ mod tls;
 mod train;
 mod trust;
 mod unattended;
+mod watches;

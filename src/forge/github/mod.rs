@@ -136,6 +136,10 @@ impl Forge for GitHub {
         GitHub::open_prs(self, repo)
     }
 
+    fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError> {
+        GitHub::my_open_prs(self)
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         match &self.app {
             // Installation tokens cannot ask who they are; the App names its bot.

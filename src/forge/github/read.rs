@@ -11,6 +11,9 @@ use crate::forge::http::Idempotency;
 use crate::forge::{ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest};
 use crate::model::{Check, ChecksSource, PrRef, Sha, Snapshot};
 
+/// The search for the owner's open pull requests (seed 003's "my PRs").
+const MY_OPEN_PRS: &str = "is:pr is:open author:@me";
+
 /// Converts `statusCheckRollup.contexts.nodes` (the PR-level fallback when commit-pinned check
 /// data is missing) into checks.
 fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
@@ -498,6 +501,37 @@ impl GitHub {
                         .unwrap_or_default(),
                 });
             }
+            if after.is_none() {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Every open PR the token's user authored, on any repository: one `search` request per
+    /// hundred.
+    pub(super) fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError> {
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let vars = json!({ "query": MY_OPEN_PRS, "after": after });
+            let data = self
+                .graphql(
+                    queries::OPERATIONS,
+                    &vars,
+                    Some("MyOpenPullRequests"),
+                    Idempotency::Retry,
+                )?
+                .into_data()?;
+            let conn: Conn<wire::SearchedPr> = wire::parse(
+                data.pointer("/search").cloned().unwrap_or(Value::Null),
+                "pull request search",
+            )?;
+            after = conn.next_cursor();
+            out.extend(
+                conn.into_nodes()
+                    .into_iter()
+                    .filter_map(|n| Some(PrRef::github(&n.repository?.name_with_owner, n.number?))),
+            );
             if after.is_none() {
                 return Ok(out);
             }

@@ -298,6 +298,21 @@ pub struct ReviewNode {
     pub editor: Option<Login>,
 }
 
+/// One node of a pull request `search`.
+#[derive(Debug, Deserialize)]
+pub struct SearchedPr {
+    /// Absent on a search hit that is not a pull request.
+    pub number: Option<u64>,
+    pub repository: Option<NameWithOwner>,
+}
+
+/// A repository's `nameWithOwner`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NameWithOwner {
+    pub name_with_owner: String,
+}
+
 /// One node of `pullRequests(states: [OPEN])`.
 #[derive(Debug, Deserialize)]
 pub struct OpenPrNode {

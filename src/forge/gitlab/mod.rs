@@ -582,6 +582,27 @@ impl Forge for GitLab {
             .collect())
     }
 
+    /// One listing across projects (`scope=created_by_me`), each MR's project read from its
+    /// `references.full` (`group/project!iid`).
+    fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError> {
+        let list: Vec<wire::MergeRequest> = self.get_all(
+            "/merge_requests?scope=created_by_me&state=opened&per_page=100",
+            "merge requests",
+        )?;
+        Ok(list
+            .into_iter()
+            .filter_map(|mr| {
+                let full = mr.references?.full;
+                let (repo, _) = full.rsplit_once('!')?;
+                Some(PrRef {
+                    forge: ForgeKind::GitLab,
+                    repo: repo.to_owned(),
+                    number: mr.iid,
+                })
+            })
+            .collect())
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         Ok(self.viewer()?.login)
     }

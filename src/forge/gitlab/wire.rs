@@ -26,6 +26,12 @@ pub struct User {
     pub commit_email: Option<String>,
 }
 
+/// An MR's `references`.
+#[derive(Debug, Deserialize)]
+pub struct References {
+    pub full: String,
+}
+
 /// `GET /projects/:id/merge_requests/:iid` (and the items of the MR list).
 #[derive(Debug, Deserialize)]
 pub struct MergeRequest {
@@ -41,6 +47,9 @@ pub struct MergeRequest {
     pub work_in_progress: Option<bool>,
     #[serde(default)]
     pub web_url: String,
+    /// `full` is `group/project!iid`: the only place a cross-project listing names the project.
+    #[serde(default)]
+    pub references: Option<References>,
     #[serde(default)]
     pub sha: Option<String>,
     #[serde(default)]

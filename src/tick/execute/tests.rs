@@ -56,6 +56,10 @@ impl Forge for RecordingForge {
         no_read()
     }
 
+    fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError> {
+        no_read()
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         no_read()
     }

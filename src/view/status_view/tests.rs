@@ -199,7 +199,7 @@ fn status_json_snapshot_keeps_the_contract_shape() {
     assert_eq!(
         failing,
         serde_json::json!({
-            "pr": "https://github.com/octo/app/pull/2", "forge": "github", "repo": "octo/app",
+            "kind": "pr", "pr": "https://github.com/octo/app/pull/2", "forge": "github", "repo": "octo/app",
             "number": 2, "state": "open", "head_sha": null,
             "pills": {"ci": true, "ci_fixing": false, "cnf": false, "cmt": 0},
             "why": "not_agent_commit", "attempts": 0, "merge_armed": false, "merge_via": null,

@@ -365,7 +365,7 @@ fn route(
             .unwrap_or(0)
     };
     let key = (project.clone(), iid());
-    if tmpl != "/user" && !w.projects.contains_key(&project) {
+    if tmpl != "/user" && tmpl != "/merge_requests" && !w.projects.contains_key(&project) {
         return not_found("Project");
     }
     if method == "GET" {
@@ -425,6 +425,21 @@ fn route(
                 }
                 None => not_found("Member"),
             }
+        }
+        // Every MR the token's user can see across projects; `scope=created_by_me` keeps the
+        // ones they opened (GitLab's default scope for this route).
+        ("GET", "/merge_requests") => {
+            let state = param(query, "state");
+            let mine = param(query, "scope").is_none_or(|s| s == "created_by_me");
+            let me = w.actor();
+            let items = w
+                .mrs
+                .values()
+                .filter(|m| !mine || m.author == me)
+                .filter(|m| state.as_deref().is_none_or(|s| s == "all" || s == m.state))
+                .map(|m| w.mr_json(m, false))
+                .collect();
+            paged(w, query, items)
         }
         ("GET", "/projects/{id}/merge_requests") => {
             let state = param(query, "state");

@@ -29,6 +29,7 @@ use serde_json::Value;
 
 mod prepare;
 mod resolve;
+mod search;
 
 pub use prepare::prepare;
 

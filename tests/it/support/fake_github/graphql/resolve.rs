@@ -625,6 +625,7 @@ impl ObjectValue for NodeObj<'_> {
             },
             Obj::Conn(c) => match info.field_name() {
                 "totalCount" => leaf(c.total),
+                "issueCount" if c.typename == "SearchResultItemConnection" => leaf(c.total),
                 "nodes" => self.list(c.items.iter().map(|(_, o)| o.clone()).collect()),
                 "edges" => {
                     let typename = c.typename.replace("Connection", "Edge");
@@ -723,6 +724,16 @@ impl<'c> NodeObj<'c> {
                 arg_str(info, "login").unwrap_or_default().to_owned(),
             )),
             "rateLimit" => self.obj(Obj::RateLimit),
+            "search" => {
+                if arg_str(info, "type") != Some("ISSUE") {
+                    return self.not_implemented(info);
+                }
+                let q = arg_str(info, "query").unwrap_or_default();
+                let found = super::search::pull_requests(&self.ctx.world.borrow(), q)
+                    .map_err(|e| typed_error("FAKE_NOT_IMPLEMENTED", e))?;
+                let items = found.into_iter().map(Obj::Pr).collect();
+                self.connection(info, "SearchResultItemConnection", items)
+            }
             _ => self.not_implemented(info),
         }
     }
