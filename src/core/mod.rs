@@ -3,8 +3,10 @@
 //! process's held secrets: time is an argument, the plan says when to look again, and the
 //! secrets to mask come in as a masker (`logs::Masker`).
 
+pub mod answers;
 pub mod budget;
 pub mod checks;
+pub mod conflict;
 pub mod decide;
 pub mod feedback;
 pub mod flake;

@@ -74,6 +74,12 @@ pub fn headline(notice: &Notice) -> String {
         Notice::AgentCapped { per_hour } => {
             format!("the agent had {per_hour} messages this hour: more work waits")
         }
+        Notice::AgentDidNothing {
+            threads, comments, ..
+        } => format!(
+            "the agent did nothing about {}",
+            crate::core::answers::carried(*threads, *comments)
+        ),
         Notice::AgentGaveUp {
             agent, attempts, ..
         } => format!("agent {agent} failed {attempts} times on one message: not tried again"),
@@ -112,6 +118,10 @@ pub fn detail(notice: &Notice, url: &str) -> String {
             head.short()
         ),
         Notice::KeepsErroring { error } | Notice::AgentGaveUp { error, .. } => error.clone(),
+        Notice::AgentDidNothing { note, .. } => match note {
+            Some(note) => format!("It marked the message done, no new commit, no reply; it said: {note}"),
+            None => "It marked the message done with no new commit and no reply.".to_owned(),
+        },
         Notice::AgentCapped { .. } => {
             "nothing is lost: it is sent once the last hour holds fewer messages (policy agent_messages_per_hour)".to_owned()
         }
@@ -183,6 +193,7 @@ pub fn agent_message(
                 name: one_line(&c.name),
                 url: opt_line(&c.url),
                 log_tail: strip_controls(&c.log_tail),
+                flake: c.classification.is_infra(),
             })
             .collect(),
         feedback: req
@@ -204,7 +215,7 @@ pub fn agent_message(
         body: agent_brief(req, snap, owner),
         conflict: (req.kind == MessageKind::Conflict).then(|| AgentConflict {
             base: one_line(&snap.base_ref),
-            files: Vec::new(),
+            files: req.conflict_files.iter().map(|f| one_line(f)).collect(),
         }),
     }
 }
@@ -250,7 +261,12 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
         );
     }
     for c in req.checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}\n", inline(&c.name)));
+        b.push_str(&format!("## Failed check: {}", inline(&c.name)));
+        b.push_str(if c.classification.is_infra() {
+            " (infrastructure flake: its log reads as a runner or network failure, not the code's)\n"
+        } else {
+            "\n"
+        });
         if let Some(url) = &c.url {
             b.push_str(&format!("Details: {}\n", inline(url)));
         }
@@ -285,6 +301,15 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
             "The branch conflicts with {}: merge or rebase it and resolve the conflicts.\n\n",
             inline(&snap.base_ref)
         ));
+        if !req.conflict_files.is_empty() {
+            b.push_str(
+                "Both sides changed these files since they parted; the conflict is in them:\n\n",
+            );
+            for f in &req.conflict_files {
+                b.push_str(&format!("- {}\n", inline(f)));
+            }
+            b.push('\n');
+        }
     }
     b.push_str(&format!(
         "## What is expected back\n\nPush a fix to {}, the PR's branch, and keep it minimal.\n\
@@ -447,6 +472,7 @@ pub(crate) mod tests {
                 classification: crate::model::plan::FeedbackHint::Request,
             }],
             trusted_by: "push by fixer-bot".into(),
+            conflict_files: Vec::new(),
         }
     }
 

@@ -131,6 +131,9 @@ pub struct AgentRequest {
     pub feedback: Vec<Feedback>,
     /// How the head is vouched for (`push by fixer-bot`, `signatures`, `vouched by the owner`).
     pub trusted_by: String,
+    /// A conflict message's files, where the forge could tell them (the shell reads them just
+    /// before the message goes: the core leaves this empty).
+    pub conflict_files: Vec<String>,
 }
 
 /// A notice for the owner: what happened, with the facts its words need. Closed: every notice
@@ -185,6 +188,13 @@ pub enum Notice {
     /// The agent was sent `per_hour` messages about the PR in the last hour: more work waits.
     AgentCapped {
         per_hour: u32,
+    },
+    /// The agent marked review feedback done without a new commit and without answering any
+    /// of it (`threads` review threads and `comments` other items); `note` is what it said.
+    AgentDidNothing {
+        threads: usize,
+        comments: u32,
+        note: Option<String>,
     },
     /// A command agent failed `attempts` times on one message: it is not tried again.
     AgentGaveUp {
@@ -241,6 +251,7 @@ impl Notice {
             Notice::ChecksFailed { .. } => NotifyKind::Ci,
             Notice::GuardStopped { .. }
             | Notice::AgentCapped { .. }
+            | Notice::AgentDidNothing { .. }
             | Notice::AgentGaveUp { .. } => NotifyKind::Guard,
             Notice::Conflict { .. } => NotifyKind::Conflict,
             Notice::Unresolved { .. } => NotifyKind::Review,

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod accounts;
+mod agent_loop;
 mod agreement;
 mod budget;
 mod caps;
@@ -26,6 +27,7 @@ mod module_graph;
 mod notify_transports;
 mod page_browser;
 mod paths;
+mod policy;
 mod queue;
 mod real_forges;
 mod reliability;

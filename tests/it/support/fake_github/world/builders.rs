@@ -52,6 +52,15 @@ impl World {
         }
     }
 
+    /// `dev`'s PR `number` of `repo`, whose head the owner (the viewer) pushed: a head only a
+    /// trusted push vouches for.
+    pub fn devs_pr_the_owner_pushed(&mut self, repo: &str, number: u64) -> PrBuilder<'_> {
+        let owner = self.viewer.clone();
+        self.pr(repo, number)
+            .author("dev")
+            .head_commit(|c| c.pushed_by(&owner, None))
+    }
+
     /// PR `number` of `repo` (both created on first use). A new PR is open, authored by the
     /// viewer, from `feature-N` into the default branch, mergeable, not behind, with one head
     /// commit by its author committed an hour before `now` and no checks.
@@ -96,6 +105,8 @@ impl World {
                 merged_at: None,
                 closed_at: None,
                 merge_commit: None,
+                head_files: Vec::new(),
+                base_files: Vec::new(),
             };
             self.repos
                 .get_mut(repo)
@@ -623,6 +634,19 @@ impl PrBuilder<'_> {
     /// Conflicts with its base: `mergeable` CONFLICTING, state DIRTY.
     pub fn conflicting(self) -> Self {
         self.mergeable(Mergeable::Conflicting)
+    }
+
+    /// Conflicting with its base in `files`: both sides changed them since they parted, and
+    /// each side changed one file of its own besides.
+    pub fn conflicting_in(mut self, files: &[&str]) -> Self {
+        let both = files.iter().map(|f| (*f).to_owned());
+        let p = self.p();
+        p.head_files = both
+            .clone()
+            .chain(["src/only_on_the_branch.rs".into()])
+            .collect();
+        p.base_files = both.chain(["docs/only_on_the_base.md".into()]).collect();
+        self.conflicting()
     }
 
     /// The next `reads` GraphQL reads of `mergeable` / `mergeStateStatus` answer UNKNOWN.
