@@ -372,6 +372,15 @@ pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &Pills) -> Notice
                 .collect(),
         ),
         items: Vec::new(),
+        reason: reason(notice),
+    }
+}
+
+/// The notice's reason, for a notice about something that keeps going wrong.
+fn reason(notice: &Notice) -> Option<String> {
+    match notice {
+        Notice::KeepsErroring { error } => Some(one_line(error)),
+        _ => None,
     }
 }
 
@@ -392,6 +401,7 @@ pub fn bare_notice_payload(notice: &Notice, pr: &PrRef) -> NoticePayload {
         text,
         url: Some(url),
         kind: notice.kind().as_str().to_owned(),
+        reason: reason(notice),
         ..NoticePayload::default()
     }
 }

@@ -38,7 +38,7 @@ pub enum ForgeError {
     #[error("rate limited{}", .retry_after_secs.map(|s| format!(" for {s}s")).unwrap_or_default())]
     RateLimited { retry_after_secs: Option<u64> },
     /// The head is no longer the one the write was guarded by: re-read before acting.
-    #[error("conflict: {0}")]
+    #[error("head moved: {0}")]
     HeadMoved(String),
     /// The branch conflicts with its base: the change cannot be applied.
     #[error("conflict: {0}")]
