@@ -20,7 +20,7 @@ use crate::locked::{Gate, Locked};
 /// How many times a failed read is tried again.
 pub const RETRIES: u32 = 3;
 /// The longest rate-limit wait taken inside a tick; longer ones end the PR's tick instead.
-const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// The wait a rate-limit answer implies when it names no reset.
 const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// Rate-limit waits one request may sleep before it gives up and defers its PR.

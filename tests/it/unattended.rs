@@ -267,3 +267,66 @@ fn a_hanging_forge_costs_only_its_own_prs_and_the_run_goes_on() {
         "{status}"
     );
 }
+
+/// SIGTERM to `run` (a CronJob's pod stopped, a unit stopped): the run finishes what it has in
+/// hand, releases the leases of the PRs it has not started, and exits 0 well before it would
+/// have read them all; the next run ticks them at once.
+#[test]
+fn run_on_sigterm_finishes_in_hand_and_releases_the_rest() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        for n in 1..=25 {
+            w.pr("octo/app", n);
+        }
+    });
+    let prs: Vec<String> = (1..=25).map(|n| format!("octo/app#{n}")).collect();
+    let mut add = vec!["watch", "add"];
+    add.extend(prs.iter().map(String::as_str));
+    env.ok(&add);
+    env.gh
+        .fault(Fault::delay(1500).on("POST /graphql").always());
+    let started = std::time::Instant::now();
+    let mut run = env.spawn(&["run", "--json"]);
+    crate::support::daemon::wait_until(&mut run, "a first GraphQL request", || {
+        !env.gh.requests().entries.is_empty()
+    });
+    let pid = run.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = run.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reads = env
+        .gh
+        .requests()
+        .entries
+        .iter()
+        .filter(|r| r.path == "/graphql")
+        .count();
+    assert!(reads < 4, "{reads} reads after SIGTERM, in {took:?}");
+
+    env.gh.clear_faults();
+    let rows = env.ok(&["status", "--json"]).json();
+    let rows = rows.as_array().unwrap();
+    assert!(rows.iter().all(|r| r["held_by"].is_null()), "{rows:?}");
+    let unticked = rows.iter().filter(|r| r["last_tick_at"].is_null()).count();
+    assert!(unticked > 0, "every PR was read despite the signal");
+    // The next run takes them at once: nothing is left leased.
+    env.ok(&["run"]);
+    let rows = env.ok(&["status", "--json"]).json();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r["last_tick_at"].is_null()),
+        "{rows}"
+    );
+}
