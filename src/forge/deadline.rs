@@ -4,7 +4,7 @@
 //! at once, as unreachable, and the run goes on with the other forge, the outbox, the page and
 //! the metrics. The longest a run can spend on one forge is therefore its budget plus the wait
 //! under way when the budget ran out: one request's timeout, or a rate-limit wait (at most
-//! 60 s, see [`crate::forge::http`]).
+//! 60 s, see [`crate::forge::wait`]).
 
 use std::time::{Duration, Instant};
 

@@ -176,7 +176,7 @@ fn the_cronjob_runs_one_bounded_tick_at_a_time() {
     let budget = config["github"]["run_budget_sec"].as_i64().unwrap();
     let timeout = config["github"]["timeout_sec"].as_i64().unwrap();
     let rate_limit_wait =
-        i64::try_from(pr_monitor::forge::http::MAX_RATE_LIMIT_WAIT.as_secs()).unwrap();
+        i64::try_from(pr_monitor::forge::wait::MAX_RATE_LIMIT_WAIT.as_secs()).unwrap();
     let longest = budget + timeout.max(rate_limit_wait);
     assert_eq!(
         deadline,

@@ -239,13 +239,7 @@ fn a_hanging_forge_costs_only_its_own_prs_and_the_run_goes_on() {
         took < std::time::Duration::from_secs(20),
         "the run took {took:?}"
     );
-    let graphql = env
-        .gh
-        .requests()
-        .entries
-        .iter()
-        .filter(|r| r.path == "/graphql")
-        .count();
+    let graphql = graphql_requests(&env.gh);
     assert!(graphql <= 2, "asked a hanging GitHub {graphql} times");
     let rows = out.json();
     let rows = rows.as_array().unwrap();
@@ -304,13 +298,7 @@ fn run_on_sigterm_finishes_in_hand_and_releases_the_rest() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let reads = env
-        .gh
-        .requests()
-        .entries
-        .iter()
-        .filter(|r| r.path == "/graphql")
-        .count();
+    let reads = graphql_requests(&env.gh);
     assert!(reads < 4, "{reads} reads after SIGTERM, in {took:?}");
 
     env.gh.clear_faults();
@@ -329,4 +317,13 @@ fn run_on_sigterm_finishes_in_hand_and_releases_the_rest() {
             .all(|r| !r["last_tick_at"].is_null()),
         "{rows}"
     );
+}
+
+/// How many GraphQL requests the fake GitHub has had.
+fn graphql_requests(gh: &crate::support::fake_github::FakeGitHub) -> usize {
+    gh.requests()
+        .entries
+        .iter()
+        .filter(|r| r.path == "/graphql")
+        .count()
 }
