@@ -3,6 +3,7 @@
 //! Forge clients convert their JSON into these types in one place (`forge::github`), so the
 //! decision core never sees a `serde_json::Value`. Everything here is plain data.
 
+pub mod branch;
 pub mod intent;
 pub mod message;
 pub mod nudge;

@@ -10,6 +10,7 @@
 //! messages are recorded with the state that caused them and delivered after the commit, so a
 //! crash mid-tick never loses or duplicates what was decided: the next tick re-reads the forge.
 
+pub mod branches;
 pub mod deferral;
 pub mod detect;
 pub mod execute;
@@ -146,7 +147,9 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
     let jobs = if opts.dry_run || opts.fix_asked {
         Vec::new()
     } else {
-        jobs::sync(app)?
+        let mut said = jobs::sync(app)?;
+        said.extend(branches::look(app)?);
+        said
     };
     report.jobs(&jobs);
     let due = app.store.due(now, opts.force, &opts.selection)?;

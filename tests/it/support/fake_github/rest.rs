@@ -439,7 +439,8 @@ fn decode(s: &str) -> String {
 }
 
 /// `GET /repos/{o}/{r}/activity`: every push of a branch living in `repo` (the base
-/// repository's own branches, or a fork's), one per commit its PR gained, newest first. The
+/// repository's own branches, or a fork's), one per commit its PR gained, and one per commit
+/// pushed onto a branch of the repository itself, newest first. The
 /// parameters pr-monitor may send are checked as GitHub documents them.
 fn activity(world: &World, repo: &str, query: Option<&str>) -> Reply {
     let doc = "https://docs.github.com/rest/repos/repos#list-repository-activities";
@@ -487,6 +488,33 @@ fn activity(world: &World, repo: &str, query: Option<&str>) -> Reply {
                 }
                 before.clone_from(sha);
             }
+        }
+    }
+    let base = &world.repos[repo];
+    for (branch, commits) in &base.branches {
+        if want_ref.as_deref().is_some_and(|r| r != branch) {
+            continue;
+        }
+        let mut before = "0".repeat(40);
+        for sha in commits {
+            let c = &base.commits[sha];
+            let at = c.pushed_at.unwrap_or(c.committed_at);
+            if let (false, Some(actor)) = (c.push_unlisted, c.pushed_by()) {
+                entries.push((
+                    at,
+                    json!({
+                        "id": entries.len() + 1,
+                        "node_id": format!("RA_{}", &sha[..12]),
+                        "before": before,
+                        "after": sha,
+                        "ref": format!("refs/heads/{branch}"),
+                        "timestamp": super::world::timestamp(at),
+                        "activity_type": "push",
+                        "actor": user_json(actor, c.bot.as_deref() == Some(actor)),
+                    }),
+                ));
+            }
+            before.clone_from(sha);
         }
     }
     entries.sort_by_key(|e| std::cmp::Reverse(e.0));
