@@ -21,10 +21,14 @@ impl BranchRef {
         format!("{}@{}", self.repo, self.name)
     }
 
-    /// The branch's web address.
+    /// The branch's web address on its forge's host.
     pub fn url(&self) -> String {
-        let root = super::web::roots();
-        let root = root.of(self.forge);
+        self.url_on(&super::web::roots())
+    }
+
+    /// The branch's web address under `roots`.
+    pub fn url_on(&self, roots: &super::web::WebRoots) -> String {
+        let root = roots.of(self.forge);
         match self.forge {
             ForgeKind::GitHub => format!("{root}/{}/tree/{}", self.repo, self.name),
             ForgeKind::GitLab => format!("{root}/{}/-/tree/{}", self.repo, self.name),

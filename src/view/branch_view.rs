@@ -103,6 +103,71 @@ pub fn render(branches: &[BranchWatch], now: Instant, term: Term) -> String {
     out
 }
 
+/// The branches' cards on the status page, lit ones first: the chip linked to the branch,
+/// the `ci` pill, the failing checks, the head and its trust, the next look.
+pub fn cards(branches: &[BranchWatch], web: &crate::model::web::WebRoots, now: Instant) -> String {
+    use crate::view::html::escape;
+    let mut sorted: Vec<&BranchWatch> = branches.iter().collect();
+    sorted.sort_by_key(|b| (!b.ci() && b.last_error.is_none(), b.branch.short()));
+    let mut out = String::new();
+    for b in sorted {
+        let (chip, paint) = chip(b);
+        let tone = match paint {
+            Paint::Bad => "bad",
+            Paint::Good => "good",
+            Paint::Busy => "busy",
+            _ => "quiet",
+        };
+        let pill = if b.ci() {
+            r#" <span class="pill ci">ci</span>"#
+        } else {
+            ""
+        };
+        let why = match (&b.last_error, b.ci()) {
+            (Some(e), _) => format!("The last look failed: {}", crate::core::text::one_line(e)),
+            (None, true) => format!(
+                "{} on the branch's head.",
+                crate::core::report::failed(&b.memory.failing)
+            ),
+            (None, false) if b.memory.pending => "Checks are running.".to_owned(),
+            (None, false) => "Nothing needs you.".to_owned(),
+        };
+        let mut facts = Vec::new();
+        if let Some(head) = &b.head_sha {
+            facts.push(format!("head {}", head.short()));
+        }
+        if let Some(by) = b.trusted_by() {
+            facts.push(format!("trusted: {by}"));
+        }
+        if let Some(next) = b.next_tick_at {
+            facts.push(format!("next look {}", relative(next, now)));
+        }
+        let _ = std::fmt::Write::write_fmt(
+            &mut out,
+            format_args!(
+                "<li class=\"pr branch need-{need}\" id=\"{id}\">\n<div class=\"top\"><a class=\"chip {tone}\" \
+                 href=\"{url}\">branch {name} {chip}</a> <span class=\"repo muted\">{repo}</span>{pill}</div>\n\
+                 <p class=\"why\">{why}</p>\n<p class=\"facts\">{facts}</p>\n</li>\n",
+                need = if b.ci() || b.last_error.is_some() {
+                    1
+                } else {
+                    4
+                },
+                id = escape(
+                    &format!("branch-{}-{}", b.branch.repo, b.branch.name).replace('/', "-")
+                ),
+                url = escape(&b.branch.url_on(web)),
+                name = escape(&b.branch.name),
+                chip = escape(&chip),
+                repo = escape(&b.branch.repo),
+                why = escape(&why),
+                facts = escape(&facts.join(" · ")),
+            ),
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +217,17 @@ mod tests {
         assert_eq!(row["number"], Value::Null);
         assert_eq!(row["pills"]["ci"], true);
         assert_eq!(row["failing"], json!(["test"]));
+        let web = crate::model::web::WebRoots::default();
+        let page = cards(&all, &web, now);
+        let first = page.split("</li>").next().unwrap();
+        assert!(
+            first.contains(r#"<span class="pill ci">ci</span>"#),
+            "{page}"
+        );
+        assert!(
+            first.contains("test failed on the branch&#39;s head."),
+            "{page}"
+        );
+        assert!(first.contains("/octo/b/tree/main"), "{page}");
     }
 }

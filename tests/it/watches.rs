@@ -131,7 +131,8 @@ fn branch_row(env: &TestEnv) -> serde_json::Value {
 
 #[test]
 fn a_failing_main_sends_one_branch_failure_and_clears_on_green() {
-    let mut env = TestEnv::new();
+    let mut env =
+        TestEnv::with_config("report:\n  html_path: page.html\n  metrics_path: metrics.prom\n");
     branch_job(&env);
     let red = env.gh.world(|w| {
         let sha = w.push_branch("octo/app", "main", "owner", |c| c);
@@ -179,6 +180,17 @@ fn a_failing_main_sends_one_branch_failure_and_clears_on_green() {
         text.contains("branch octo/app@main ✗ 1 failing  ci  test failed"),
         "{text}"
     );
+    let page = std::fs::read_to_string(env.dir.path().join("page.html")).unwrap();
+    assert!(
+        page.contains("branch main ✗ 1 failing</a>")
+            && page.contains(r#"<span class="pill ci">ci</span>"#),
+        "{page}"
+    );
+    let metrics = std::fs::read_to_string(env.dir.path().join("metrics.prom")).unwrap();
+    assert!(
+        metrics.contains("pr_monitor_branches{pill=\"ci\"} 1\n"),
+        "{metrics}"
+    );
 
     // Looked at again: still red, nothing sent twice.
     env.advance(301);
@@ -200,6 +212,11 @@ fn a_failing_main_sends_one_branch_failure_and_clears_on_green() {
     );
     assert_eq!(branch_row(&env)["pills"]["ci"], false);
     assert_eq!(env.inbox_messages().len(), 1);
+    let metrics = std::fs::read_to_string(env.dir.path().join("metrics.prom")).unwrap();
+    assert!(
+        metrics.contains("pr_monitor_branches{pill=\"ci\"} 0\n"),
+        "{metrics}"
+    );
 }
 
 #[test]
