@@ -4,12 +4,15 @@
 //! The filter is `--log-level` (a level or `tracing` directives such as `pr_monitor=debug`),
 //! else `RUST_LOG`, else `warn` with pr-monitor's own events from `info`. `--log-format text`
 //! (the default) writes human lines, coloured on a terminal; `json` writes one JSON object a
-//! line, for a log collector (Kubernetes). Every line passes the secret mask on its way out, so a
+//! line, for a log collector (Kubernetes): flat, with the process's run id on every line
+//! ([`flat`]); `run --json` then writes its results as JSON lines too. Every line passes the secret mask on its way out, so a
 //! token read this run can never reach the log.
 //!
 //! Standard error may be closed (`2>&-`) or a pipe whose reader is gone: a line that cannot be
 //! written is dropped ([`to_stderr`]) — there is no one left to tell — and never panics, so a
 //! command's decisions and exit code do not depend on whether anyone reads its diagnostics.
+
+pub mod flat;
 
 use std::io::{IsTerminal as _, Write};
 
@@ -70,6 +73,19 @@ pub fn to_stderr(text: &str) {
 /// The format chosen at [`init`].
 static FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
 
+/// This process's run id, on every JSON log line and every `run --json` line beside them.
+static RUN_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// This process's run id (made on first use).
+pub fn run_id() -> &'static str {
+    RUN_ID.get_or_init(flat::new_run_id)
+}
+
+/// Whether diagnostics are JSON lines (`--log-format json`): then every output is.
+pub fn is_json() -> bool {
+    FORMAT.get().copied() == Some(LogFormat::Json)
+}
+
 /// A line for the person or collector reading stderr (the daemon's progress, what a command
 /// reads): as it is in text format, an `info` event in JSON.
 pub fn say(line: &str) {
@@ -87,6 +103,34 @@ pub fn complain(message: &str) {
     }
 }
 
+/// Whether the command line asks for JSON logs, read before it is parsed, so that even a usage
+/// error is a JSON line when it does.
+pub fn asks_for_json(args: &[std::ffi::OsString]) -> bool {
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--log-format=json"
+            || (a == "--log-format" && args.get(i + 1).is_some_and(|n| n == "json"))
+    })
+}
+
+/// An error said before logging starts (the command line could not be parsed): `error: …`,
+/// or a JSON line when `json`.
+pub fn early_error(json: bool, message: &str) {
+    let message = message.trim().trim_start_matches("error: ");
+    if json {
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let line = flat::line(
+            &now,
+            "ERROR",
+            "pr_monitor",
+            run_id(),
+            serde_json::Map::from_iter([("message".to_owned(), serde_json::Value::from(message))]),
+        );
+        to_stderr(&format!("{line}\n"));
+    } else {
+        to_stderr(&format!("error: {message}\n"));
+    }
+}
+
 /// Installs the subscriber for this process. Called once, before any command runs.
 pub fn init(level: Option<&str>, format: LogFormat) -> Result<(), String> {
     let _ = FORMAT.set(format);
@@ -101,9 +145,7 @@ pub fn init(level: Option<&str>, format: LogFormat) -> Result<(), String> {
         .with_writer(|| MaskedStderr);
     let installed = match format {
         LogFormat::Json => builder
-            .json()
-            .with_current_span(false)
-            .with_span_list(false)
+            .event_format(flat::FlatJson { run_id: run_id() })
             .try_init(),
         LogFormat::Text if terminal => builder
             .with_ansi(true)

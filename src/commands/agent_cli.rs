@@ -26,7 +26,7 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
             break;
         }
     }
-    let pr = fix_done(app, id)?;
+    let pr = fix_done(app, id, note)?;
     if moved.is_none() && pr.is_none() {
         return Err(usage(format!("no message `{id}` in any agent's inbox")));
     }
@@ -34,7 +34,7 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
         let what = match note {
             Some(n) => format!(
                 "the agent finished message {id}: {}",
-                n.chars().take(500).collect::<String>()
+                n.chars().take(memory::NOTE_CHARS).collect::<String>()
             ),
             None => format!("the agent finished message {id}"),
         };
@@ -49,16 +49,16 @@ pub fn inbox_done(app: &mut App, id: &str, note: Option<&str>) -> Result<u8> {
     Ok(0)
 }
 
-/// Ends the fix in flight sent as message `id`, making its PR due: the next tick judges
-/// whether the agent pushed. Returns the PR, if any watch had that fix in flight.
-fn fix_done(app: &mut App, id: &str) -> Result<Option<PrRef>> {
+/// Ends the fix or review feedback in flight sent as message `id`, making its PR due: the
+/// next tick judges what the agent did. Returns the PR, if any watch had it in flight.
+fn fix_done(app: &mut App, id: &str, note: Option<&str>) -> Result<Option<PrRef>> {
     let Some(watch) = app.store.watch_with_fix(id)? else {
         return Ok(None);
     };
     let at = app.now;
     if app
         .store
-        .update_memory(watch.id, |m| memory::message_done(m, id, at))?
+        .update_memory(watch.id, |m| memory::message_done(m, id, at, note))?
         != Some(true)
     {
         return Ok(None);

@@ -35,22 +35,28 @@ use crate::tick::{self, RunOptions};
 
 /// The program: parse, run, print the error once, return the exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse_from(crate::cli::normalize_args(std::env::args_os().collect())) {
+    let args = crate::cli::normalize_args(std::env::args_os().collect());
+    let json_logs = crate::logging::asks_for_json(&args);
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         // A PR argument that is no PR reference is said as every other usage error is.
         Err(e) => {
             if let Some(bad) =
                 std::error::Error::source(&e).and_then(|s| s.downcast_ref::<BadPrRef>())
             {
-                crate::logging::to_stderr(&format!("error: {bad}\n"));
+                crate::logging::early_error(json_logs, &bad.to_string());
                 return ExitCode::from(2);
             }
-            let _ = e.print();
+            if e.use_stderr() && json_logs {
+                crate::logging::early_error(true, &e.render().to_string());
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
     if let Err(e) = crate::logging::init(cli.log_level.as_deref(), cli.log_format) {
-        crate::logging::to_stderr(&format!("error: {e}\n"));
+        crate::logging::early_error(json_logs, &e);
         return ExitCode::from(2);
     }
     match run(cli) {
@@ -560,7 +566,8 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
         progress: progress.clone(),
         ..opts
     };
-    let mut printer = run_report::RunPrinter::new(app.json, app.now, progress.clone());
+    let output = run_report::RunOutput::new(app.json, crate::logging::is_json());
+    let mut printer = run_report::RunPrinter::new(output, app.now, progress.clone());
     let result = tick::run(app, &opts, &mut printer);
     if let Some(p) = &progress {
         (p.0)(tick::Step::Done);

@@ -1,6 +1,6 @@
 //! What `run` prints, written as the run hands on each PR's outcome rather than after it, so
 //! a run of ten thousand PRs holds none of them: `--json` streams its array one object at a
-//! time; the human output lists every PR of a small run and only the changed ones of a larger
+//! time (with `--log-format json`, one object a line, and a last line that counts the run); the human output lists every PR of a small run and only the changed ones of a larger
 //! one, counts what the last line says as the outcomes pass, and clears the terminal's
 //! progress line before it prints.
 
@@ -148,11 +148,57 @@ pub fn run_summary(c: &RunCounts, summary: &RunSummary) -> String {
     out
 }
 
+/// How `run` prints its results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunOutput {
+    /// A line per PR and a summary line, for a person.
+    Human,
+    /// `--json`: one array, streamed an object at a time.
+    Array,
+    /// `--json` with `--log-format json`: a JSON object a line, each PR's with the run id,
+    /// then the run's counts, so stdout reads like the log beside it.
+    Lines,
+}
+
+impl RunOutput {
+    pub fn new(json: bool, json_logs: bool) -> Self {
+        match (json, json_logs) {
+            (false, _) => RunOutput::Human,
+            (true, false) => RunOutput::Array,
+            (true, true) => RunOutput::Lines,
+        }
+    }
+}
+
+/// The last line of `run --json` in JSON lines: what the run counted, with the run id.
+pub fn summary_json(c: &RunCounts, summary: &RunSummary, run_id: &str) -> serde_json::Value {
+    json!({
+        "run_id": run_id,
+        "summary": {
+            "ticked": c.ticked,
+            "changed": c.changed,
+            "merged": c.merged,
+            "closed": c.closed,
+            "ci": c.ci,
+            "cnf": c.cnf,
+            "sent_to_agent": c.fixing,
+            "errors": c.errors,
+            "deferred": summary.deferred,
+            "delivered": summary.delivered,
+            "undelivered": summary.delivery_failures.len(),
+            "held_elsewhere": summary.busy.len(),
+            "taken_over": summary.taken_over.len(),
+            "watched": summary.watched,
+            "exit_code": summary.exit_code(),
+        }
+    })
+}
+
 /// Prints a run as it goes. The first write that fails (standard output closed) ends the
 /// printing and is returned by [`RunPrinter::finish`]; the run goes on.
 #[derive(Debug)]
 pub struct RunPrinter {
-    json: bool,
+    output: RunOutput,
     now: Instant,
     term: Term,
     progress: Option<Progress>,
@@ -162,9 +208,9 @@ pub struct RunPrinter {
 }
 
 impl RunPrinter {
-    pub fn new(json: bool, now: Instant, progress: Option<Progress>) -> Self {
+    pub fn new(output: RunOutput, now: Instant, progress: Option<Progress>) -> Self {
         RunPrinter {
-            json,
+            output,
             now,
             term: Term::detect(),
             progress,
@@ -190,10 +236,18 @@ impl RunPrinter {
     /// The rest of the run's output, once it is over: the held lines, the last line, the
     /// leases taken over and held; or the first write's error.
     pub fn finish(mut self, summary: &RunSummary) -> anyhow::Result<()> {
-        if self.json {
-            let close = if self.counts.ticked == 0 { "[]" } else { "]" };
-            self.write(format_args!("{close}\n"));
-            return self.failed.map_or(Ok(()), Err);
+        match self.output {
+            RunOutput::Array => {
+                let close = if self.counts.ticked == 0 { "[]" } else { "]" };
+                self.write(format_args!("{close}\n"));
+                return self.failed.map_or(Ok(()), Err);
+            }
+            RunOutput::Lines => {
+                let last = summary_json(&self.counts, summary, crate::logging::run_id());
+                self.write(format_args!("{last}\n"));
+                return self.failed.map_or(Ok(()), Err);
+            }
+            RunOutput::Human => {}
         }
         if self.counts.ticked == 0 && summary.busy.is_empty() {
             if summary.watched == 0 {
@@ -232,7 +286,7 @@ impl RunPrinter {
 
 impl Report for RunPrinter {
     fn jobs(&mut self, lines: &[String]) {
-        if self.json {
+        if self.output != RunOutput::Human {
             return;
         }
         for line in lines {
@@ -241,12 +295,22 @@ impl Report for RunPrinter {
     }
 
     fn outcome(&mut self, o: PrOutcome) {
-        if self.json {
-            let open = if self.counts.ticked == 0 { "[" } else { "," };
-            let object = run_json(&o, self.now);
-            self.counts.add(&o);
-            self.write(format_args!("{open}{object}"));
-            return;
+        match self.output {
+            RunOutput::Array => {
+                let open = if self.counts.ticked == 0 { "[" } else { "," };
+                let object = run_json(&o, self.now);
+                self.counts.add(&o);
+                self.write(format_args!("{open}{object}"));
+                return;
+            }
+            RunOutput::Lines => {
+                let mut object = run_json(&o, self.now);
+                object["run_id"] = crate::logging::run_id().into();
+                self.counts.add(&o);
+                self.write(format_args!("{object}\n"));
+                return;
+            }
+            RunOutput::Human => {}
         }
         self.counts.add(&o);
         let line = outcome_line(&o, self.now, self.term);

@@ -11,21 +11,27 @@
 //! Callers get typed values: [`Config`], its [`Job`]s, and the resolved per-PR [`Policy`] from
 //! [`Config::policy`]. Tokens are [`TokenSource`]s, read into a [`Secret`] only when needed.
 
+mod agents;
 mod cron;
 mod de;
+mod forges;
 mod github_app;
 mod job;
 mod load;
 mod locate;
 mod secret;
+mod serve;
 mod state_dir;
+mod tls;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use agents::{AgentConfig, AgentDelivery};
 pub use cron::CronSchedule;
+pub use forges::{GitHubConfig, GitLabConfig, TokenKeyValues, TokenKeys};
 pub use github_app::GitHubAppConfig;
 pub use job::{
     Edits, Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch,
@@ -34,6 +40,8 @@ pub use job::{
 pub use load::ConfigError;
 pub(crate) use load::Source;
 pub use secret::{Secret, TokenSource};
+pub use serve::ServeConfig;
+pub use tls::TlsConfig;
 
 use crate::model::MergeMethod;
 
@@ -121,231 +129,6 @@ impl Default for Config {
     }
 }
 
-/// The `tls:` block.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    default,
-    expecting = "a mapping (the `tls` block)"
-)]
-pub struct TlsConfig {
-    /// PEM certificates of certificate authorities trusted beside the bundled roots by every
-    /// TLS connection (forges, SMTP, Slack, webhook agents): a company CA. Default none.
-    #[serde(deserialize_with = "de::opt_path")]
-    pub ca_file: Option<PathBuf>,
-}
-
-/// The `github:` block. At most one of `token_env`, `token_file`, `token_command` and `app`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    default,
-    expecting = "a mapping (the `github` block)"
-)]
-pub struct GitHubConfig {
-    /// The REST API. Default `https://api.github.com`; GitHub Enterprise:
-    /// `https://HOST/api/v3`. https, or http to a loopback host; a trailing `/` is dropped.
-    #[serde(deserialize_with = "de::api_url")]
-    pub api_url: String,
-    /// The GraphQL API. Default: derived from `api_url`, see [`GitHubConfig::graphql_url`].
-    #[serde(deserialize_with = "de::opt_http_url")]
-    pub graphql_url: Option<String>,
-    /// The web address links name. Default: derived from `api_url`
-    /// ([`crate::model::web::web_root`]): `https://github.com` for `https://api.github.com`.
-    #[serde(deserialize_with = "de::opt_http_url")]
-    pub web_url: Option<String>,
-    /// The environment variable holding the token. Default `GITHUB_TOKEN` when none of the
-    /// three token keys is given.
-    #[serde(deserialize_with = "de::opt_env_name")]
-    pub token_env: Option<String>,
-    /// A file holding the token.
-    #[serde(deserialize_with = "de::opt_path")]
-    pub token_file: Option<PathBuf>,
-    /// A command printing the token, run with `sh -c` (e.g. `gh auth token`).
-    #[serde(deserialize_with = "de::opt_command")]
-    pub token_command: Option<String>,
-    /// One of the GitHub CLI's accounts: the token is `gh auth token --user NAME`'s.
-    #[serde(deserialize_with = "de::opt_name")]
-    pub gh_user: Option<String>,
-    /// Sign in as a GitHub App instead of with a token: installation tokens are minted per
-    /// repository owner (see [`GitHubAppConfig`]).
-    pub app: Option<GitHubAppConfig>,
-}
-
-impl Default for GitHubConfig {
-    fn default() -> Self {
-        GitHubConfig {
-            api_url: "https://api.github.com".to_owned(),
-            graphql_url: None,
-            web_url: None,
-            token_env: None,
-            token_file: None,
-            token_command: None,
-            gh_user: None,
-            app: None,
-        }
-    }
-}
-
-impl GitHubConfig {
-    /// The GraphQL address: `graphql_url` when set, else derived from `api_url`:
-    /// `https://api.github.com` → `https://api.github.com/graphql`, `https://HOST/api/v3` →
-    /// `https://HOST/api/graphql`, anything else (a test server) → `{api_url}/graphql`.
-    pub fn graphql_url(&self) -> String {
-        if let Some(url) = &self.graphql_url {
-            return url.clone();
-        }
-        let api = self.api_url.trim_end_matches('/');
-        match api.strip_suffix("/api/v3") {
-            Some(host) => format!("{host}/api/graphql"),
-            None => format!("{api}/graphql"),
-        }
-    }
-}
-
-impl TokenKeys for GitHubConfig {
-    const BLOCK: &'static str = "github";
-    const DEFAULT_ENV: &'static str = "GITHUB_TOKEN";
-    const ACCOUNT_KEY: &'static str = "gh_user";
-
-    fn account(&self) -> Option<TokenSource> {
-        self.gh_user.clone().map(TokenSource::GhUser)
-    }
-
-    fn token_keys(&self) -> TokenKeyValues<'_> {
-        TokenKeyValues {
-            env: self.token_env.as_ref(),
-            file: self.token_file.as_ref(),
-            command: self.token_command.as_ref(),
-        }
-    }
-}
-
-/// The `gitlab:` block. At most one of `token_env`, `token_file`, `token_command`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    default,
-    expecting = "a mapping (the `gitlab` block)"
-)]
-pub struct GitLabConfig {
-    /// The REST API. Default `https://gitlab.com/api/v4`. https, or http to a loopback host; a
-    /// trailing `/` is dropped.
-    #[serde(deserialize_with = "de::api_url")]
-    pub api_url: String,
-    /// The web address links name. Default: derived from `api_url`
-    /// ([`crate::model::web::web_root`]): `https://gitlab.com` for `https://gitlab.com/api/v4`.
-    #[serde(deserialize_with = "de::opt_http_url")]
-    pub web_url: Option<String>,
-    /// The environment variable holding the token. Default `GITLAB_TOKEN` when none of the
-    /// three token keys is given.
-    #[serde(deserialize_with = "de::opt_env_name")]
-    pub token_env: Option<String>,
-    /// A file holding the token.
-    #[serde(deserialize_with = "de::opt_path")]
-    pub token_file: Option<PathBuf>,
-    /// A command printing the token, run with `sh -c`.
-    #[serde(deserialize_with = "de::opt_command")]
-    pub token_command: Option<String>,
-    /// glab's config folder (e.g. `~/.config/glab-cli`): the token is the one its `config.yml`
-    /// keeps for `api_url`'s host.
-    #[serde(deserialize_with = "de::opt_path")]
-    pub glab_config_dir: Option<PathBuf>,
-}
-
-impl Default for GitLabConfig {
-    fn default() -> Self {
-        GitLabConfig {
-            api_url: "https://gitlab.com/api/v4".to_owned(),
-            web_url: None,
-            token_env: None,
-            token_file: None,
-            token_command: None,
-            glab_config_dir: None,
-        }
-    }
-}
-
-impl TokenKeys for GitLabConfig {
-    const BLOCK: &'static str = "gitlab";
-    const DEFAULT_ENV: &'static str = "GITLAB_TOKEN";
-    const ACCOUNT_KEY: &'static str = "glab_config_dir";
-
-    fn account(&self) -> Option<TokenSource> {
-        let host = crate::address::Address::parse(&self.api_url)
-            .map(|a| a.host_port())
-            .unwrap_or_default();
-        self.glab_config_dir
-            .clone()
-            .map(|dir| TokenSource::GlabConfig { dir, host })
-    }
-
-    fn token_keys(&self) -> TokenKeyValues<'_> {
-        TokenKeyValues {
-            env: self.token_env.as_ref(),
-            file: self.token_file.as_ref(),
-            command: self.token_command.as_ref(),
-        }
-    }
-}
-
-/// The token keys every forge block has: `token_env`, `token_file`, `token_command`, at most
-/// one given. Each block keeps its own fields (`serde(flatten)` does not combine with
-/// `deny_unknown_fields`, which places an unknown key's error at its position); this trait
-/// reads them alike, so where a token comes from and which keys exclude each other are said
-/// once.
-pub trait TokenKeys {
-    /// The block's key in the config file.
-    const BLOCK: &'static str;
-    /// The environment variable read when none of the keys is given.
-    const DEFAULT_ENV: &'static str;
-    /// The key naming an account of the forge's own command-line tool (`gh_user`,
-    /// `glab_config_dir`), a fourth way to the token.
-    const ACCOUNT_KEY: &'static str;
-
-    /// The three keys' values, as written.
-    fn token_keys(&self) -> TokenKeyValues<'_>;
-
-    /// The token source [`TokenKeys::ACCOUNT_KEY`] names, when given.
-    fn account(&self) -> Option<TokenSource>;
-
-    /// Where the token comes from: the key given, else [`TokenKeys::DEFAULT_ENV`].
-    fn token(&self) -> TokenSource {
-        if let Some(account) = self.account() {
-            return account;
-        }
-        let keys = self.token_keys();
-        match (keys.env, keys.file, keys.command) {
-            (Some(name), _, _) => TokenSource::Env(name.clone()),
-            (None, Some(path), _) => TokenSource::File(path.clone()),
-            (None, None, Some(command)) => TokenSource::Command(command.clone()),
-            (None, None, None) => TokenSource::Env(Self::DEFAULT_ENV.to_owned()),
-        }
-    }
-
-    /// Each key's name and whether it is given, in the order of the file format.
-    fn token_keys_given(&self) -> [(&'static str, bool); 4] {
-        let keys = self.token_keys();
-        [
-            ("token_env", keys.env.is_some()),
-            ("token_file", keys.file.is_some()),
-            ("token_command", keys.command.is_some()),
-            (Self::ACCOUNT_KEY, self.account().is_some()),
-        ]
-    }
-}
-
-/// A forge block's token keys, borrowed (see [`TokenKeys`]).
-#[derive(Debug, Clone, Copy)]
-pub struct TokenKeyValues<'a> {
-    /// `token_env`.
-    pub env: Option<&'a String>,
-    /// `token_file`.
-    pub file: Option<&'a PathBuf>,
-    /// `token_command`.
-    pub command: Option<&'a String>,
-}
-
 /// The `pr:` block: defaults for every watched PR. Cadences and counts are at least 1; a
 /// negative or zero value is an error naming its position.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -413,102 +196,6 @@ impl Default for PrConfig {
             infra_patterns: Vec::new(),
             stuck_after_sec: 0,
             pending_timeout_sec: 3600,
-        }
-    }
-}
-
-/// One entry of `agents:`. Exactly one of `inbox`, `webhook_url`, `command`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a mapping (an agent)")]
-pub struct AgentConfig {
-    /// A folder: each message is written to `tmp/` and renamed into `new/`; `inbox done ID`
-    /// moves it to `cur/`. Relative to the config file's folder.
-    #[serde(default, deserialize_with = "de::opt_path")]
-    pub inbox: Option<PathBuf>,
-    /// Addition to the contract, instead of `inbox`: each message is POSTed here as JSON.
-    /// https, or http to a loopback host.
-    #[serde(default, deserialize_with = "de::opt_http_url")]
-    pub webhook_url: Option<String>,
-    /// Addition to the contract, instead of `inbox`: a command run with `sh -c` for each
-    /// message, which it receives as JSON on standard input.
-    #[serde(default, deserialize_with = "de::opt_command")]
-    pub command: Option<String>,
-    /// Addition to the contract: how long `webhook_url` or `command` may take, in seconds.
-    /// Default 60. Not allowed with `inbox`.
-    #[serde(default, deserialize_with = "de::opt_secs")]
-    pub timeout_sec: Option<u64>,
-    /// Commits authored, committed or pushed by these logins are the agent's. A GitHub App
-    /// bot is `name[bot]`; logins compare ignoring case and the `[bot]` suffix. Default none.
-    #[serde(default, deserialize_with = "de::logins")]
-    pub logins: Vec<String>,
-    /// Addition to the contract: commit emails that are the agent's (besides the forges'
-    /// no-reply addresses of its logins). Default none.
-    #[serde(default, deserialize_with = "de::emails")]
-    pub emails: Vec<String>,
-    /// Addition to the contract, only with `command`: the names of environment variables passed
-    /// through to the command. It gets nothing else of pr-monitor's environment but `PATH`,
-    /// `HOME`, `LANG` and the `PR_MONITOR_*` facts of the message. Default none.
-    #[serde(default, deserialize_with = "de::env_names")]
-    pub env: Vec<String>,
-    /// The environment variable holding the agent's own forge token: thread replies and
-    /// resolves made for the agent (`thread … --agent NAME`, `pr-monitor mcp`) use it, never
-    /// the owner's. At most one of `token_env`, `token_file`. Default none: those routes refuse.
-    #[serde(default, deserialize_with = "de::opt_env_name")]
-    pub token_env: Option<String>,
-    /// A file holding the agent's own forge token (see `token_env`).
-    #[serde(default, deserialize_with = "de::opt_path")]
-    pub token_file: Option<PathBuf>,
-}
-
-/// How messages reach an agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentDelivery<'a> {
-    /// Files in a maildir-like folder.
-    Inbox(&'a Path),
-    /// An HTTP POST of the message.
-    Webhook {
-        /// Where to POST.
-        url: &'a str,
-        /// Request timeout.
-        timeout_sec: u64,
-    },
-    /// A command fed the message on standard input.
-    Command {
-        /// Run with `sh -c`.
-        command: &'a str,
-        /// Kill it after this long.
-        timeout_sec: u64,
-        /// Environment variables passed through (`env:`).
-        env: &'a [String],
-    },
-}
-
-impl AgentConfig {
-    /// Where the agent's own forge token comes from, if it has one.
-    pub fn token(&self) -> Option<TokenSource> {
-        match (&self.token_env, &self.token_file) {
-            (Some(name), _) => Some(TokenSource::Env(name.clone())),
-            (None, Some(path)) => Some(TokenSource::File(path.clone())),
-            (None, None) => None,
-        }
-    }
-
-    /// How messages reach this agent. Always `Some` for a loaded config, which has exactly one
-    /// of `inbox`, `webhook_url` and `command`.
-    pub fn delivery(&self) -> Option<AgentDelivery<'_>> {
-        let timeout_sec = self.timeout_sec.unwrap_or(DEFAULT_AGENT_TIMEOUT_SEC);
-        if let Some(inbox) = &self.inbox {
-            Some(AgentDelivery::Inbox(inbox))
-        } else if let Some(url) = &self.webhook_url {
-            Some(AgentDelivery::Webhook { url, timeout_sec })
-        } else {
-            self.command
-                .as_deref()
-                .map(|command| AgentDelivery::Command {
-                    command,
-                    timeout_sec,
-                    env: &self.env,
-                })
         }
     }
 }
@@ -606,38 +293,6 @@ pub struct ReportConfig {
     /// `"0640"` (read and write bits only). Default: owner-only, `0600`.
     #[serde(deserialize_with = "de::opt_file_mode")]
     pub mode: Option<u32>,
-}
-
-/// The `serve:` block: the daemon's HTTP listener.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    default,
-    expecting = "a mapping (the `serve` block)"
-)]
-pub struct ServeConfig {
-    /// The address and port to listen on. Default `127.0.0.1:8080`; port 0 takes a free one
-    /// (the daemon says which).
-    #[serde(deserialize_with = "de::socket_addr")]
-    pub listen: std::net::SocketAddr,
-    /// The environment variable holding the GitHub webhook's secret. Default
-    /// `GITHUB_WEBHOOK_SECRET`; unset or empty, every GitHub delivery is refused.
-    #[serde(deserialize_with = "de::env_name")]
-    pub github_webhook_secret_env: String,
-    /// The environment variable holding the GitLab webhook's secret token. Default
-    /// `GITLAB_WEBHOOK_TOKEN`; unset or empty, every GitLab delivery is refused.
-    #[serde(deserialize_with = "de::env_name")]
-    pub gitlab_webhook_token_env: String,
-}
-
-impl Default for ServeConfig {
-    fn default() -> Self {
-        ServeConfig {
-            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
-            github_webhook_secret_env: "GITHUB_WEBHOOK_SECRET".to_owned(),
-            gitlab_webhook_token_env: "GITLAB_WEBHOOK_TOKEN".to_owned(),
-        }
-    }
 }
 
 impl ReportConfig {

@@ -46,17 +46,25 @@ pub fn agent_ran(memory: &mut Memory, started: Instant, ended: Instant) {
     }
 }
 
-/// The agent finished message `id` at `at`: when it is the fix in flight, the fix ends then.
-/// Returns whether it was.
-pub fn message_done(memory: &mut Memory, id: &str, at: Instant) -> bool {
-    match memory.fix.as_mut().filter(|f| f.message_id == id) {
-        Some(fix) => {
-            fix.done_at = Some(at);
-            true
-        }
-        None => false,
+/// The agent finished message `id` at `at`, saying `note`: when it is the fix in flight, the
+/// fix ends then; when it is the review feedback in its hands, the next tick judges what it
+/// did about it. Returns whether it was either.
+pub fn message_done(memory: &mut Memory, id: &str, at: Instant, note: Option<&str>) -> bool {
+    let mut was = false;
+    if let Some(fix) = memory.fix.as_mut().filter(|f| f.message_id == id) {
+        fix.done_at = Some(at);
+        was = true;
     }
+    if let Some(sent) = memory.feedback_sent.as_mut().filter(|f| f.message_id == id) {
+        sent.done_at = Some(at);
+        sent.note = note.map(|n| n.chars().take(NOTE_CHARS).collect());
+        was = true;
+    }
+    was
 }
+
+/// The most characters of an agent's note kept.
+pub const NOTE_CHARS: usize = 500;
 
 #[cfg(test)]
 mod tests {
@@ -134,7 +142,7 @@ mod tests {
                 ..Memory::default()
             };
             assert_eq!(
-                message_done(&mut memory, id, at),
+                message_done(&mut memory, id, at, None),
                 was_fix,
                 "{before:?} {id}"
             );

@@ -3,6 +3,7 @@
 //! process's held secrets: time is an argument, the plan says when to look again, and the
 //! secrets to mask come in as a masker (`logs::Masker`).
 
+pub mod answers;
 pub mod branch;
 pub mod budget;
 pub mod checks;

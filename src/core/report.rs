@@ -74,6 +74,12 @@ pub fn headline(notice: &Notice) -> String {
         Notice::AgentCapped { per_hour } => {
             format!("the agent had {per_hour} messages this hour: more work waits")
         }
+        Notice::AgentDidNothing {
+            threads, comments, ..
+        } => format!(
+            "the agent did nothing about {}",
+            crate::core::answers::carried(*threads, *comments)
+        ),
         Notice::AgentGaveUp {
             agent, attempts, ..
         } => format!("agent {agent} failed {attempts} times on one message: not tried again"),
@@ -112,6 +118,10 @@ pub fn detail(notice: &Notice, url: &str) -> String {
             head.short()
         ),
         Notice::KeepsErroring { error } | Notice::AgentGaveUp { error, .. } => error.clone(),
+        Notice::AgentDidNothing { note, .. } => match note {
+            Some(note) => format!("It marked the message done, no new commit, no reply; it said: {note}"),
+            None => "It marked the message done with no new commit and no reply.".to_owned(),
+        },
         Notice::AgentCapped { .. } => {
             "nothing is lost: it is sent once the last hour holds fewer messages (policy agent_messages_per_hour)".to_owned()
         }

@@ -3,12 +3,15 @@
 //! Forge clients convert their JSON into these types in one place (`forge::github`), so the
 //! decision core never sees a `serde_json::Value`. Everything here is plain data.
 
+pub mod answers;
 pub mod branch;
 pub mod intent;
 pub mod message;
 pub mod nudge;
 pub mod plan;
 pub mod reference;
+mod review;
+mod time;
 pub mod trust;
 pub mod watch;
 pub mod web;
@@ -16,29 +19,10 @@ pub mod web;
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// An instant on pr-monitor's clock (the real one, or `--now`).
-pub type Instant = DateTime<Utc>;
-
-/// How every instant is written (database, JSON, seen keys, messages): RFC 3339 in UTC, to the
-/// second. One spelling, so a stored key written by one module matches a key built by another.
-pub fn stamp(t: Instant) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-/// Reads an instant as forges, the database and `--now` write it: RFC 3339 with `Z` or any
-/// offset, fractional seconds allowed, brought to UTC. The one parse: each caller decides
-/// what an unreadable instant means to it (unknown, a default, or an error).
-pub fn parse_instant(s: &str) -> Result<Instant, chrono::ParseError> {
-    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc))
-}
-
-/// [`stamp`] of an instant that may be unknown: empty when it is.
-pub fn stamp_or_empty(t: Option<Instant>) -> String {
-    t.map(stamp).unwrap_or_default()
-}
+pub use review::{Comment, Edit, Review, ReviewState, ReviewThread};
+pub use time::{Instant, parse_instant, stamp, stamp_or_empty};
 
 /// Which forge a pull request lives on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -430,104 +414,6 @@ pub struct HeadCommit {
     /// The head's parent commits (a merge commit has two), where the forge says.
     #[serde(default)]
     pub parents: Vec<Sha>,
-}
-
-/// A comment: on the conversation (an issue comment), or inside a review thread.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Comment {
-    pub id: String,
-    /// The REST id (what `in_reply_to` takes).
-    pub database_id: Option<u64>,
-    pub author: Option<String>,
-    pub body: String,
-    pub url: Option<String>,
-    pub updated_at: Option<Instant>,
-    /// When it was written (`None` when the forge did not say).
-    #[serde(default)]
-    pub created_at: Option<Instant>,
-    /// Its last edit, when it was edited after it was written.
-    #[serde(default)]
-    pub edit: Option<Edit>,
-    /// Part of a review not submitted yet (only its author sees it): never feedback.
-    #[serde(default)]
-    pub pending: bool,
-}
-
-/// The last edit of a comment or a review's body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Edit {
-    pub at: Option<Instant>,
-    /// Who made it; `None` when the forge does not say (GitLab's notes).
-    pub by: Option<String>,
-}
-
-/// A review thread on the diff (GitHub) or a resolvable discussion (GitLab).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReviewThread {
-    pub id: String,
-    pub resolved: bool,
-    pub outdated: bool,
-    pub path: Option<String>,
-    pub line: Option<u64>,
-    pub comments: Vec<Comment>,
-}
-
-impl ReviewThread {
-    /// When anyone last wrote in the thread.
-    pub fn last_activity(&self) -> Option<Instant> {
-        self.comments.iter().filter_map(|c| c.updated_at).max()
-    }
-}
-
-/// What a reviewer said in a review.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReviewState {
-    Approved,
-    ChangesRequested,
-    Commented,
-    Dismissed,
-    Pending,
-}
-
-impl ReviewState {
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "APPROVED" => ReviewState::Approved,
-            "CHANGES_REQUESTED" => ReviewState::ChangesRequested,
-            "COMMENTED" => ReviewState::Commented,
-            "DISMISSED" => ReviewState::Dismissed,
-            "PENDING" => ReviewState::Pending,
-            _ => return None,
-        })
-    }
-
-    /// The forge's spelling (`APPROVED`, `CHANGES_REQUESTED` …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewState::Approved => "APPROVED",
-            ReviewState::ChangesRequested => "CHANGES_REQUESTED",
-            ReviewState::Commented => "COMMENTED",
-            ReviewState::Dismissed => "DISMISSED",
-            ReviewState::Pending => "PENDING",
-        }
-    }
-}
-
-/// A submitted review (its body is a comment on the PR, not on code).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Review {
-    pub id: String,
-    pub database_id: Option<u64>,
-    pub author: Option<String>,
-    pub state: ReviewState,
-    pub body: String,
-    pub url: Option<String>,
-    pub submitted_at: Option<Instant>,
-    pub updated_at: Option<Instant>,
-    /// The last edit of its body, when it was edited after it was submitted.
-    #[serde(default)]
-    pub edit: Option<Edit>,
 }
 
 /// How a behind branch is brought up to date.

@@ -186,6 +186,13 @@ pub enum Notice {
     AgentCapped {
         per_hour: u32,
     },
+    /// The agent marked review feedback done without a new commit and without answering any
+    /// of it (`threads` review threads and `comments` other items); `note` is what it said.
+    AgentDidNothing {
+        threads: usize,
+        comments: u32,
+        note: Option<String>,
+    },
     /// A command agent failed `attempts` times on one message: it is not tried again.
     AgentGaveUp {
         agent: String,
@@ -241,6 +248,7 @@ impl Notice {
             Notice::ChecksFailed { .. } => NotifyKind::Ci,
             Notice::GuardStopped { .. }
             | Notice::AgentCapped { .. }
+            | Notice::AgentDidNothing { .. }
             | Notice::AgentGaveUp { .. } => NotifyKind::Guard,
             Notice::Conflict { .. } => NotifyKind::Conflict,
             Notice::Unresolved { .. } => NotifyKind::Review,

@@ -371,6 +371,9 @@ pub struct Memory {
     /// The fingerprint (failed names + normalised log tails) of the failure last sent for a fix.
     pub last_fix_fingerprint: Option<String>,
     pub fix: Option<FixInFlight>,
+    /// Review feedback with the agent, until the tick after it is marked done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_sent: Option<crate::model::answers::FeedbackSent>,
     /// `head:check` keys re-run once for infrastructure reasons.
     pub infra_reruns: Vec<String>,
     /// When pr-monitor last re-ran checks: pending timeouts count from then.

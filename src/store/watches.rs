@@ -289,8 +289,8 @@ impl Store {
             .optional()?)
     }
 
-    /// The watch whose fix in flight was sent as message `id`, if any (the oldest, should two
-    /// claim it).
+    /// The watch whose fix or review feedback in flight was sent as message `id`, if any (the
+    /// oldest, should two claim it).
     pub fn watch_with_fix(&self, id: &str) -> Result<Option<Watch>> {
         Ok(self
             .conn
@@ -298,6 +298,7 @@ impl Store {
                 &format!(
                     "SELECT {WATCH_COLUMNS} FROM watches
                      WHERE CASE WHEN json_valid(memory) THEN json_extract(memory, '$.fix.message_id') END = ?1
+                        OR CASE WHEN json_valid(memory) THEN json_extract(memory, '$.feedback_sent.message_id') END = ?1
                      ORDER BY id LIMIT 1"
                 ),
                 [id],

@@ -328,6 +328,7 @@ mod tests {
         let watches = [a, b];
         let m = render(&MetricsInput {
             watches: &watches,
+            branches: &[],
             outbox_pending: 1,
             outbox_failed: 2,
             last_run: t0().timestamp(),

@@ -3,24 +3,14 @@
 //! forge's watches until the owner resumes them.
 
 use crate::support::env::TestEnv;
-use crate::support::http_sink::HttpSink;
+use crate::support::http_sink::{HttpSink, SLACK_HOOK};
 
 const REPO: &str = "octo/app";
-
-/// A TestEnv whose owner notices go to a Slack sink; `agents` are more agents' YAML.
-fn env_with_slack(slack: &HttpSink, agents: &str) -> TestEnv {
-    let mut env = TestEnv::with_config(&format!(
-        "{agents}notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n"
-    ));
-    env.vars
-        .push(("PRM_TEST_SLACK".into(), slack.url("/services/T0/B0/hook")));
-    env
-}
 
 #[test]
 fn the_hourly_cap_holds_across_runs_and_nothing_is_lost() {
     let slack = HttpSink::start();
-    let mut env = env_with_slack(&slack, "");
+    let mut env = TestEnv::with_slack(&slack.url(SLACK_HOOK), "");
     env.job(
         "agentic",
         "name: agentic\npolicy:\n  agent: fixer\n  reviews: agent\n  agent_messages_per_hour: 2\n",
@@ -64,8 +54,8 @@ fn the_hourly_cap_holds_across_runs_and_nothing_is_lost() {
 #[test]
 fn a_failing_command_agent_is_tried_three_times_then_the_owner_hears_once() {
     let slack = HttpSink::start();
-    let mut env = env_with_slack(
-        &slack,
+    let mut env = TestEnv::with_slack(
+        &slack.url(SLACK_HOOK),
         "  cmd:\n    command: \"echo ran >> runs.txt; echo broken >&2; exit 1\"\n    logins: [cmd-bot]\n",
     );
     env.gh.world(|w| {
@@ -101,7 +91,7 @@ fn a_failing_command_agent_is_tried_three_times_then_the_owner_hears_once() {
 #[test]
 fn a_token_that_changed_hands_pauses_the_watches_until_resumed() {
     let slack = HttpSink::start();
-    let mut env = env_with_slack(&slack, "");
+    let mut env = TestEnv::with_slack(&slack.url(SLACK_HOOK), "");
     env.gh.world(|w| {
         w.pr(REPO, 1).author("dev");
         w.pr(REPO, 2).author("dev");

@@ -299,6 +299,7 @@ fn the_config_map_passes_config_check_where_the_pod_mounts_it() {
     );
     assert!(matches!(cli.command, pr_monitor::cli::Command::Run(_)));
     assert_eq!(cli.log_format, pr_monitor::logging::LogFormat::Json);
+    assert!(cli.json, "results as JSON lines beside the JSON log");
 }
 
 #[test]
@@ -481,4 +482,139 @@ fn the_service_reaches_the_port_the_config_listens_on_with_the_secrets_it_names(
         assert_eq!(key.name, "pr-monitor-tokens");
         assert_eq!(key.optional, Some(true));
     }
+}
+
+// ── what the pod writes: JSON lines only ───────────────────────────────────────────────────
+
+/// Lays out the pod's files under `root` with the fake GitHub in place of api.github.com and
+/// its token in the Secret's folder; returns the config file.
+fn pod_files_on_the_fake(env: &crate::support::env::TestEnv, root: &Path) -> PathBuf {
+    let config = pod_files(root);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("https://api.github.com", &env.gh.url()),
+    )
+    .unwrap();
+    let tokens = root.join("run/secrets/pr-monitor/github-token");
+    std::fs::write(tokens, format!("{}\n", env.gh.token())).unwrap();
+    config
+}
+
+/// `pr-monitor ARGS` as the pod runs it: `args` with the mounted config's path replaced by
+/// `config`, `HOME` as the manifest sets it, the test's clock.
+fn pod_command(
+    env: &crate::support::env::TestEnv,
+    root: &Path,
+    config: &Path,
+    args: &[String],
+) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"));
+    command
+        .current_dir(root)
+        .args(
+            args.iter()
+                .map(|a| a.replace("/etc/pr-monitor/config.yaml", &config.display().to_string())),
+        )
+        .env("HOME", root)
+        .env("PR_MONITOR_NOW", &env.now)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("PR_MONITOR_CONFIG")
+        .env_remove("PR_MONITOR_DB")
+        .env_remove("RUST_LOG");
+    command
+}
+
+/// Every line of `text` is one flat JSON object (no value an object); returns them.
+fn json_lines(text: &str, what: &str) -> Vec<serde_json::Map<String, Value>> {
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {l}\n{text}"));
+            v.as_object()
+                .unwrap_or_else(|| panic!("{what}: not an object: {l}"))
+                .clone()
+        })
+        .collect()
+}
+
+/// Each stderr line has the fixed keys, flat, and one run id across the lines; returns it.
+fn flat_log(lines: &[serde_json::Map<String, Value>]) -> String {
+    let mut ids = std::collections::BTreeSet::new();
+    for line in lines {
+        for key in ["timestamp", "level", "target", "message", "run_id"] {
+            assert!(line[key].is_string(), "{key} in {line:?}");
+        }
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(line["timestamp"].as_str().unwrap()).is_ok(),
+            "{line:?}"
+        );
+        assert!(
+            line.values().all(|v| !v.is_object() && !v.is_array()),
+            "nested: {line:?}"
+        );
+        ids.insert(line["run_id"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(ids.len(), 1, "one run id: {ids:?}");
+    ids.pop_first().unwrap()
+}
+
+#[test]
+fn the_cronjobs_own_arguments_write_only_json_lines() {
+    let env = crate::support::env::TestEnv::new();
+    env.gh.world(|w| {
+        w.pr("octo/app", 1);
+        w.check_run("octo/app", 1, "lint").failure();
+        w.pr("octo/app", 2);
+    });
+    let root = tempfile::tempdir().unwrap();
+    let config = pod_files_on_the_fake(&env, root.path());
+    let add: Vec<String> = [
+        "--config",
+        "/etc/pr-monitor/config.yaml",
+        "watch",
+        "add",
+        "octo/app#1",
+        "octo/app#2",
+    ]
+    .map(String::from)
+    .to_vec();
+    let added = pod_command(&env, root.path(), &config, &add)
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{added:?}");
+
+    // Everything at debug, so every kind of line the run can write is written.
+    let args = container(&pod(&cronjob())).args.unwrap();
+    let out = pod_command(&env, root.path(), &config, &args)
+        .env("RUST_LOG", "debug")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        !stderr.is_empty() && !stdout.is_empty(),
+        "{stdout}\n{stderr}"
+    );
+    let log = json_lines(&stderr, "stderr");
+    let run_id = flat_log(&log);
+    assert!(
+        log.iter()
+            .any(|l| l["message"] == "forge call" && l["path"] == "/graphql"),
+        "{stderr}"
+    );
+
+    let results = json_lines(&stdout, "stdout");
+    let (last, prs) = results.split_last().unwrap();
+    assert!(!prs.is_empty(), "{stdout}");
+    for pr in prs {
+        assert_eq!(pr["run_id"], run_id.as_str(), "{pr:?}");
+        let url = pr["pr"].as_str().unwrap();
+        assert!(url.contains("/octo/app/pull/"), "{url}");
+    }
+    assert_eq!(last["run_id"], run_id.as_str());
+    assert_eq!(last["summary"]["ticked"], prs.len());
+    assert_eq!(last["summary"]["exit_code"], out.status.code().unwrap());
 }

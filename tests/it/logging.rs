@@ -36,17 +36,14 @@ fn json_log_lines_parse_and_name_each_forge_call_without_the_token() {
         .collect();
     let call = lines
         .iter()
-        .find(|l| l["fields"]["message"] == "forge call" && l["fields"]["path"] == "/graphql")
+        .find(|l| l["message"] == "forge call" && l["path"] == "/graphql")
         .unwrap_or_else(|| panic!("no forge call line:\n{}", out.stderr));
     assert_eq!(call["level"], "DEBUG");
-    assert_eq!(call["fields"]["method"], "POST");
-    assert_eq!(call["fields"]["status"], 200);
-    assert_eq!(call["fields"]["points"], 1);
-    assert!(call["fields"]["duration_ms"].is_u64(), "{call}");
-    assert!(
-        !call["fields"]["operation"].as_str().unwrap().is_empty(),
-        "{call}"
-    );
+    assert_eq!(call["method"], "POST");
+    assert_eq!(call["status"], 200);
+    assert_eq!(call["points"], 1);
+    assert!(call["duration_ms"].is_u64(), "{call}");
+    assert!(!call["operation"].as_str().unwrap().is_empty(), "{call}");
     assert!(!out.stderr.contains(&env.gh.token()), "{}", out.stderr);
 
     // Without --log-level, the default (warn; pr-monitor's own from info) is quiet on success.
@@ -58,7 +55,7 @@ fn json_log_lines_parse_and_name_each_forge_call_without_the_token() {
     let said: Value = serde_json::from_str(status.stderr.trim()).unwrap();
     assert_eq!(said["level"], "INFO", "{said}");
     assert!(
-        said["fields"]["message"]
+        said["message"]
             .as_str()
             .is_some_and(|m| m.starts_with("config ") && m.contains(" · database ")),
         "{said}"
@@ -80,10 +77,10 @@ fn a_failed_tick_is_logged_on_stderr_and_rust_log_sets_the_level() {
         .stderr
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|l| l["fields"]["message"] == "tick failed")
+        .find(|l| l["message"] == "tick failed")
         .unwrap_or_else(|| panic!("{}", out.stderr));
     assert_eq!(failed["level"], "WARN");
-    assert_eq!(failed["fields"]["pr"], "https://github.com/octo/app/pull/3");
+    assert_eq!(failed["pr"], "https://github.com/octo/app/pull/3");
 
     env.gh.clear_faults();
     env.vars
@@ -92,4 +89,26 @@ fn a_failed_tick_is_logged_on_stderr_and_rust_log_sets_the_level() {
     assert!(out.stderr.contains("forge call"), "{}", out.stderr);
     let bad = env.run(&["run", "--log-level", "not a [filter"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
+#[test]
+fn with_json_logs_even_a_usage_error_is_a_json_line() {
+    let env = TestEnv::new();
+    for args in [
+        &["--log-format", "json", "run", "--no-such-flag"][..],
+        &["--log-format=json", "status", "not a pr"][..],
+    ] {
+        let out = env.run(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+        for line in out.stderr.lines() {
+            let v: Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            assert_eq!(v["level"], "ERROR", "{v}");
+            assert!(v["run_id"].is_string(), "{v}");
+            assert!(!v["message"].as_str().unwrap().is_empty(), "{v}");
+        }
+    }
+    let plain = env.run(&["run", "--no-such-flag"]);
+    assert!(plain.stderr.starts_with("error: "), "{}", plain.stderr);
 }

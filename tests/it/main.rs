@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod accounts;
+mod agent_loop;
 mod agreement;
 mod budget;
 mod caps;

@@ -221,10 +221,7 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     let mut env = TestEnv::new();
     env.agentic_job();
     env.gh.world(|w| {
-        // dev's PR, whose head the owner pushed (a head only a trusted push vouches for).
-        w.pr(REPO, 1)
-            .author("dev")
-            .head_commit(|c| c.pushed_by("owner", None));
+        w.devs_pr_the_owner_pushed(REPO, 1);
         w.thread(REPO, 1)
             .comment("owner", "please rename `x`")
             .unresolved();
@@ -265,6 +262,43 @@ fn review_feedback_goes_to_the_agent_once_when_the_job_says_so() {
     env.advance(30);
     env.ok(&["run", "--force"]);
     assert_eq!(env.inbox_messages().len(), 2);
+}
+
+#[test]
+fn each_piece_of_feedback_reaches_the_agent_with_how_its_words_read() {
+    let env = TestEnv::new();
+    env.agentic_job();
+    let bodies = [
+        ("please rename `x`", "request"),
+        ("why is this public?", "question"),
+        ("nit: a trailing space", "nit"),
+        ("```suggestion\nlet y = 1;\n```\nWhy not this?", "request"),
+    ];
+    env.gh.world(|w| {
+        w.devs_pr_the_owner_pushed(REPO, 1);
+        for (body, _) in bodies {
+            w.thread(REPO, 1).comment("owner", body).unresolved();
+        }
+        w.comment(REPO, 1, "owner", "LGTM 👍");
+    });
+    env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1);
+    let hints: Vec<(&str, &str)> = msgs[0]["feedback"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["body"].as_str().unwrap(),
+                f["classification"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for want in bodies.into_iter().chain([("LGTM 👍", "approval_note")]) {
+        assert!(hints.contains(&want), "{want:?} in {hints:?}");
+    }
 }
 
 #[test]
@@ -491,9 +525,7 @@ fn with_a_mention_gate_only_feedback_that_calls_the_agent_reaches_it() {
         "name: gated\npolicy:\n  agent: fixer\n  reviews: agent\n  mention: \"@fixer\"\n",
     );
     env.gh.world(|w| {
-        w.pr(REPO, 1)
-            .author("dev")
-            .head_commit(|c| c.pushed_by("owner", None));
+        w.devs_pr_the_owner_pushed(REPO, 1);
         w.comment(
             REPO,
             1,

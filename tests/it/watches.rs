@@ -257,3 +257,44 @@ fn an_idle_branch_costs_one_point_per_look_like_an_idle_pr() {
     );
     assert_eq!(log.count("POST /graphql BranchHeads"), 1);
 }
+
+#[test]
+fn a_failing_gitlab_branch_sends_one_branch_failure_and_clears_on_green() {
+    let mut env = GitLabEnv::new();
+    env.job(
+        "main",
+        "name: main\nwatch:\n  - branch: g/sub/app@main\n    forge: gitlab\npolicy:\n  agent: fixer\n",
+    );
+    let red = env.gl.world(|w| {
+        let (sha, pipeline) = w.push_branch("g/sub/app", "main", "owner");
+        w.pipeline_job(pipeline, "test")
+            .failed()
+            .trace("error[E0308]: mismatched types\n");
+        sha
+    });
+    env.ok(&["run"]);
+    let messages = env.inbox_messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0]["kind"], "branch_failure");
+    assert_eq!(messages[0]["branch"]["repo"], "g/sub/app");
+    assert_eq!(messages[0]["branch"]["head_sha"], red.as_str());
+    assert!(
+        messages[0]["checks"][0]["log_tail"]
+            .as_str()
+            .unwrap()
+            .contains("mismatched types"),
+        "{}",
+        messages[0]
+    );
+    assert_eq!(branch_row(&env)["pills"]["ci"], true);
+    env.advance(301);
+    env.ok(&["run"]);
+    assert_eq!(env.inbox_messages().len(), 1, "once per head and check");
+    env.gl.world(|w| {
+        let (_, pipeline) = w.push_branch("g/sub/app", "main", "owner");
+        w.pipeline_job(pipeline, "test").success();
+    });
+    env.advance(301);
+    env.ok(&["run"]);
+    assert_eq!(branch_row(&env)["pills"]["ci"], false);
+}

@@ -2,6 +2,7 @@
 //! feedback. Appends to the draft plan; never does I/O.
 
 use crate::config::Handler;
+use crate::core::answers;
 use crate::core::checks::Verdict;
 use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
 use crate::core::feedback;
@@ -67,6 +68,7 @@ pub(super) fn remediate(
         new_head(d, snap);
     }
     fix_over_without_commit(d, snap, ctx);
+    feedback_answered(d, snap, ctx);
 
     let had_conflict = watch.status.pills.cnf;
     d.status.pills.cnf = cond.conflict;
@@ -148,6 +150,36 @@ fn fix_over_without_commit(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
     if fix.head_sha == snap.head.sha && (fix.done_at.is_some() || timed_out) {
         d.status.memory.fix = None;
         stop(d, Guard::NoNewCommit);
+    }
+}
+
+/// Closing the loop: the review feedback the agent marked done is judged on this snapshot,
+/// once. What it answered goes in the history; when it did nothing, the owner hears.
+fn feedback_answered(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
+    let Some(sent) = d.status.memory.feedback_sent.clone() else {
+        return;
+    };
+    let Some(judged) = answers::judge(&sent, snap, ctx.agent_logins) else {
+        return;
+    };
+    d.status.memory.feedback_sent = None;
+    if judged.did_nothing() {
+        let notice = Notice::AgentDidNothing {
+            threads: sent.threads.len(),
+            comments: sent.comments,
+            note: sent.note.clone(),
+        };
+        let line = match &sent.note {
+            Some(note) => format!("{} (the agent said: {note})", report::headline(&notice)),
+            None => report::headline(&notice),
+        };
+        d.note(line, None);
+        d.notify(notice);
+        return;
+    }
+    let agent = ctx.policy.agent.as_deref().unwrap_or("the agent");
+    for line in answers::history(agent, &sent, &judged) {
+        d.note(line, None);
     }
 }
 
@@ -647,16 +679,18 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
     };
     d.seen.extend(to_send.seen_rows());
     let n = new.len();
-    send(
+    let kept = |id: &str| answers::sent(id, &snap.head.sha, ctx.now, &new);
+    let id = send(
         d,
         snap,
         ctx,
         &agent,
         MessageKind::ReviewFeedback,
         Why::FixSent,
-        (Vec::new(), new),
+        (Vec::new(), new.clone()),
         trusted_by,
     );
+    d.status.memory.feedback_sent = Some(kept(&id));
     d.note(
         format!("sent {n} piece(s) of review feedback to {agent}"),
         None,

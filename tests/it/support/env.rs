@@ -85,6 +85,18 @@ impl TestEnv {
         env
     }
 
+    /// Like [`TestEnv::with_config`], with the owner's notices posted to the Slack webhook
+    /// `slack_url` (an `HttpSink`'s) and `agents` (more agents' YAML, indented under
+    /// `agents:`) beside `fixer`.
+    pub fn with_slack(slack_url: &str, agents: &str) -> Self {
+        let mut env = Self::with_config(&format!(
+            "{agents}notify:\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n"
+        ));
+        env.vars
+            .push(("PRM_TEST_SLACK".into(), slack_url.to_owned()));
+        env
+    }
+
     pub fn config_path(&self) -> PathBuf {
         self.dir.path().join("config.yaml")
     }

@@ -8,6 +8,9 @@ use std::thread::JoinHandle;
 
 use serde_json::Value;
 
+/// The path of a Slack incoming webhook, for a sink that stands in for Slack.
+pub const SLACK_HOOK: &str = "/services/T0/B0/hook";
+
 /// One recorded request.
 #[derive(Debug, Clone)]
 pub struct Recorded {

@@ -53,6 +53,15 @@ impl World {
         }
     }
 
+    /// `dev`'s PR `number` of `repo`, whose head the owner (the viewer) pushed: a head only a
+    /// trusted push vouches for.
+    pub fn devs_pr_the_owner_pushed(&mut self, repo: &str, number: u64) -> PrBuilder<'_> {
+        let owner = self.viewer.clone();
+        self.pr(repo, number)
+            .author("dev")
+            .head_commit(|c| c.pushed_by(&owner, None))
+    }
+
     /// PR `number` of `repo` (both created on first use). A new PR is open, authored by the
     /// viewer, from `feature-N` into the default branch, mergeable, not behind, with one head
     /// commit by its author committed an hour before `now` and no checks.

@@ -1,0 +1,540 @@
+//! The flow of a tick through the read pool: the due watches are grouped (one summary read
+//! each) and chunked (one snapshot read each); each chunk is leased just before its read is
+//! sent, its failed checks' logs are read ahead, and it is acted on (see [`super::pr`]) and
+//! recorded as soon as its reads are back, in the order they finish.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+
+use super::pool::{self, READS_IN_FLIGHT};
+use super::read::{self, ChunkReads, Read, Summaries};
+use super::run::{Run, Step, stopped, tell};
+use super::{detect, pr};
+use crate::app::{App, SharedForge};
+use crate::config::Policy;
+use crate::core::decide;
+use crate::forge::{DEFAULT_READ_BATCH, ForgeError};
+use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
+use crate::holder::Holder;
+use crate::model::watch::Watch;
+use crate::model::{ForgeKind, Snapshot};
+use crate::store::{Due, Lease, Leased};
+
+/// How long a lease lasts: far longer than one PR's tick, short enough to recover a crash.
+const LEASE_SECS: i64 = 600;
+
+/// A read a pool thread makes.
+enum PoolRead {
+    /// One PR's failed checks' logs, read ahead of the acting phase.
+    Logs {
+        chunk: usize,
+        forge: SharedForge,
+        snapshot: Box<Snapshot>,
+        policy: Box<Policy>,
+        cache: detect::ReadAhead,
+    },
+    Summaries {
+        group: usize,
+        forge: SharedForge,
+        requests: Vec<SummaryRequest>,
+    },
+    Snapshots {
+        chunk: usize,
+        forge: SharedForge,
+        requests: Vec<SnapshotRequest>,
+    },
+}
+
+/// What a pool thread read.
+enum Answer {
+    Logs {
+        chunk: usize,
+        read: BTreeMap<detect::LogKey, detect::KeptLog>,
+    },
+    Summaries {
+        group: usize,
+        answer: Result<Vec<Option<Summary>>, ForgeError>,
+    },
+    Snapshots {
+        chunk: usize,
+        answer: Vec<Result<Snapshot, ForgeError>>,
+    },
+}
+
+fn read_in_pool(job: PoolRead) -> Answer {
+    match job {
+        PoolRead::Logs {
+            chunk,
+            forge,
+            mut snapshot,
+            policy,
+            mut cache,
+        } => {
+            detect::failed_logs(&*forge, &mut cache, &mut snapshot, &policy, true);
+            Answer::Logs {
+                chunk,
+                read: cache.read,
+            }
+        }
+        PoolRead::Summaries {
+            group,
+            forge,
+            requests,
+        } => Answer::Summaries {
+            group,
+            answer: forge.summaries(&requests),
+        },
+        PoolRead::Snapshots {
+            chunk,
+            forge,
+            requests,
+        } => Answer::Snapshots {
+            chunk,
+            answer: forge.snapshots(&requests),
+        },
+    }
+}
+
+/// A group under way: its kept reads' hints until its summaries arrive, its chunks not yet
+/// read, and how many are being read.
+struct Group {
+    id: usize,
+    ids: Vec<i64>,
+    hints: BTreeMap<i64, crate::store::KeptHints>,
+    summaries: Option<Summaries>,
+    chunks: std::collections::VecDeque<Chunk>,
+    reading: usize,
+}
+
+impl Group {
+    fn finished(&self) -> bool {
+        self.summaries.is_some() && self.chunks.is_empty() && self.reading == 0
+    }
+}
+
+/// A chunk whose snapshots are being read: its leases and the half-done read.
+struct Reading {
+    group: usize,
+    leased: Vec<(Watch, Option<Lease>)>,
+    plan: ChunkReads,
+}
+
+/// A read chunk whose failed checks' logs are being read ahead: its leases and reads, the
+/// logs read so far, and how many PRs' logs are still out.
+struct AwaitingLogs {
+    leased: Vec<(Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    out: usize,
+}
+
+/// How many groups are open at once, each holding its watches, its kept reads' hints and its
+/// summaries (never its kept snapshots: each chunk loads those it reuses): enough that the
+/// next groups' summaries are read while this thread decides, few enough that memory does not
+/// grow with the number of PRs.
+const GROUPS_AHEAD: usize = 6;
+
+/// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
+/// group's summary, a chunk's snapshots) are under way on the pool's threads while this
+/// thread loads each group's watches as it opens, leases each chunk just before its read is
+/// sent and acts on each chunk as soon as its read is back, in the order the reads finish, so
+/// a slow or hanging read holds only its own chunk. Until a first chunk has been acted on,
+/// one read goes at a time: a run whose forge refuses the token or has no budget left learns
+/// it from one request, and a small run (two chunks) reads, acts and records one chunk before
+/// reading the next.
+pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> Result<()> {
+    let mut waiting: std::collections::VecDeque<PendingGroup> = groups(app, due).into();
+    pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
+        let mut open: Vec<Group> = Vec::new();
+        let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
+        let mut awaiting: BTreeMap<usize, AwaitingLogs> = BTreeMap::new();
+        let (mut groups_started, mut chunks_formed) = (0, 0);
+        let mut acted = false;
+        loop {
+            let window = if acted { READS_IN_FLIGHT } else { 1 };
+            while !stopped(run.opts) && pool.in_flight() < window {
+                if let Some(g) = open
+                    .iter_mut()
+                    .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
+                {
+                    let Some(chunk) = g.chunks.pop_front() else {
+                        continue;
+                    };
+                    let seq = chunk.seq;
+                    let leased = take_leases(app, chunk, run)?;
+                    let Some(kind) = leased.first().map(|(w, _)| w.pr.forge) else {
+                        run.outcomes.chunk_done(seq, Vec::new());
+                        continue;
+                    };
+                    let Some(summaries) = g.summaries.as_mut() else {
+                        continue;
+                    };
+                    let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
+                    let (plan, requests) =
+                        read::plan_chunk(app, &watches, summaries, run.opts.fix_asked);
+                    let reads = if requests.is_empty() {
+                        read::finish_chunk(app, plan, summaries, Vec::new(), false)
+                    } else {
+                        match app.forges.shared(kind, &app.config) {
+                            Ok(forge) => {
+                                pool.send(PoolRead::Snapshots {
+                                    chunk: seq,
+                                    forge,
+                                    requests,
+                                });
+                                g.reading += 1;
+                                let group = g.id;
+                                reading.insert(
+                                    seq,
+                                    Reading {
+                                        group,
+                                        leased,
+                                        plan,
+                                    },
+                                );
+                                continue;
+                            }
+                            Err(e) => leased
+                                .iter()
+                                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
+                                .collect(),
+                        }
+                    };
+                    acted |= on_chunk_read(app, pool, &mut awaiting, seq, leased, reads, run)?;
+                    continue;
+                }
+                if open.len() >= GROUPS_AHEAD {
+                    break;
+                }
+                let Some(next) = waiting.pop_front() else {
+                    break;
+                };
+                // The group's watches as they are now, loaded only when it is read.
+                let watches = app.store.watches_by_ids(&next.ids)?;
+                let Some(kind) = watches.first().map(|w| w.pr.forge) else {
+                    continue;
+                };
+                let everyone: Vec<&Watch> = watches.iter().collect();
+                let (ids, hints, requests) = read::summary_requests(app, &everyone);
+                let mut chunks = std::collections::VecDeque::new();
+                let mut rest = watches.into_iter().peekable();
+                while rest.peek().is_some() {
+                    chunks.push_back(Chunk {
+                        seq: chunks_formed,
+                        watches: rest.by_ref().take(next.chunk_size).collect(),
+                    });
+                    chunks_formed += 1;
+                }
+                let mut group = Group {
+                    id: groups_started,
+                    ids,
+                    hints,
+                    summaries: None,
+                    chunks,
+                    reading: 0,
+                };
+                groups_started += 1;
+                match app.forges.shared(kind, &app.config) {
+                    Ok(forge) => pool.send(PoolRead::Summaries {
+                        group: group.id,
+                        forge,
+                        requests,
+                    }),
+                    // The chunks' reads report why.
+                    Err(_) => group.summaries = Some(Summaries::default()),
+                }
+                open.push(group);
+            }
+            open.retain(|g| !g.finished());
+            let Some(answer) = pool.recv() else {
+                break;
+            };
+            match answer {
+                Answer::Summaries { group, answer } => {
+                    if let Some(g) = open.iter_mut().find(|g| g.id == group) {
+                        let hints = std::mem::take(&mut g.hints);
+                        g.summaries = Some(Summaries::new(&g.ids, hints, answer));
+                    }
+                }
+                Answer::Snapshots { chunk, answer } => {
+                    let Some(Reading {
+                        group,
+                        leased,
+                        plan,
+                    }) = reading.remove(&chunk)
+                    else {
+                        continue;
+                    };
+                    let Some(g) = open.iter_mut().find(|g| g.id == group) else {
+                        continue;
+                    };
+                    g.reading -= 1;
+                    let empty = Summaries::default();
+                    let summaries = g.summaries.as_ref().unwrap_or(&empty);
+                    let reads = read::finish_chunk(app, plan, summaries, answer, !run.opts.dry_run);
+                    acted |= on_chunk_read(app, pool, &mut awaiting, chunk, leased, reads, run)?;
+                }
+                Answer::Logs { chunk, read } => {
+                    let Some(a) = awaiting.get_mut(&chunk) else {
+                        continue;
+                    };
+                    a.ahead.extend(read);
+                    a.out -= 1;
+                    if a.out > 0 {
+                        continue;
+                    }
+                    let Some(AwaitingLogs {
+                        leased,
+                        reads,
+                        ahead,
+                        ..
+                    }) = awaiting.remove(&chunk)
+                    else {
+                        continue;
+                    };
+                    // The logs read are kept for the next ticks, in one commit; a cache, so a
+                    // commit that fails only means they are read again next tick.
+                    let _ = app.store.batch(|store| {
+                        for (key, log) in &ahead {
+                            detect::LogCache::keep_log(store, key.clone(), log.clone());
+                        }
+                        Ok(())
+                    });
+                    act_on_chunk(app, chunk, leased, reads, &ahead, run)?;
+                    acted = true;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
+/// are read ahead on the pool (one job per PR), and the chunk is acted on when they are back;
+/// a chunk that needs none (or a dry run) is acted on at once. Whether it was acted on.
+fn on_chunk_read(
+    app: &mut App,
+    pool: &mut pool::Pool<PoolRead, Answer>,
+    awaiting: &mut BTreeMap<usize, AwaitingLogs>,
+    chunk: usize,
+    leased: Vec<(Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    run: &mut Run<'_, '_>,
+) -> Result<bool> {
+    let mut jobs = Vec::new();
+    // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
+    // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
+    // read again, so neither is read ahead either.
+    if !run.opts.dry_run && !stopped(run.opts) {
+        for ((watch, _), read) in leased.iter().zip(&reads) {
+            let Ok(read) = read else { continue };
+            if read.reused || watch.unreadable.is_some() {
+                continue;
+            }
+            let Some(keys) = detect::wanted_logs(&read.snapshot) else {
+                continue;
+            };
+            let mut cache = detect::ReadAhead::default();
+            let mut missing = false;
+            for key in keys {
+                match detect::LogCache::kept_log(&app.store, &key) {
+                    Some(log) => {
+                        cache.held.insert(key, log);
+                    }
+                    None => missing = true,
+                }
+            }
+            if missing {
+                jobs.push((
+                    watch.pr.forge,
+                    read.snapshot.clone(),
+                    app.policy_for(watch),
+                    cache,
+                ));
+            }
+        }
+    }
+    let mut sent = 0;
+    for (kind, snapshot, policy, cache) in jobs {
+        // Without a client the acting phase reports why.
+        if let Ok(forge) = app.forges.shared(kind, &app.config) {
+            pool.send(PoolRead::Logs {
+                chunk,
+                forge,
+                snapshot: Box::new(snapshot),
+                policy: Box::new(policy),
+                cache,
+            });
+            sent += 1;
+        }
+    }
+    if sent == 0 {
+        act_on_chunk(app, chunk, leased, reads, &BTreeMap::new(), run)?;
+        return Ok(true);
+    }
+    awaiting.insert(
+        chunk,
+        AwaitingLogs {
+            leased,
+            reads,
+            ahead: BTreeMap::new(),
+            out: sent,
+        },
+    );
+    Ok(false)
+}
+
+/// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the
+/// chunk's outcomes recorded in one commit (each forge write's intent was recorded on its own
+/// before the write) and handed on; a stop asked for releases the leases of the PRs not yet
+/// decided.
+fn act_on_chunk(
+    app: &mut App,
+    chunk: usize,
+    leased: Vec<(Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, ForgeError>>,
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    run: &mut Run<'_, '_>,
+) -> Result<()> {
+    let turns = chunk_turns(app, &leased, &reads)?;
+    let mut acted = Vec::with_capacity(leased.len());
+    let mut unasked = Vec::new();
+    for ((watch, lease), read) in leased.into_iter().zip(reads) {
+        run.done += 1;
+        tell(
+            run.opts,
+            Step::Ticked {
+                done: run.done,
+                total: run.total,
+                pr: &watch.pr,
+            },
+        );
+        if stopped(run.opts) {
+            unasked.extend(lease);
+            continue;
+        }
+        acted.push((pr::act(app, watch, read, &turns, ahead, run.opts), lease));
+    }
+    let recorded = app.store.batch(|store| {
+        for lease in unasked {
+            store.release(lease)?;
+        }
+        Ok(acted
+            .iter_mut()
+            .map(|((outcome, record), lease)| {
+                // A PR whose outcome cannot be recorded (its lease lost to another run) is
+                // that PR's failure, not the run's: the others go on.
+                let Some(lease) = lease.take() else {
+                    return Ok(());
+                };
+                if outcome.watch.unreadable.is_some() {
+                    store.record_failure(lease, record)
+                } else {
+                    store.record(lease, &outcome.watch.status.memory, record)
+                }
+            })
+            .collect::<Vec<_>>())
+    });
+    // The whole batch failing to commit (the disk full) fails each of its PRs.
+    let recorded = recorded.unwrap_or_else(|e| {
+        let e = format!("{e:#}");
+        acted.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect()
+    });
+    let outcomes = acted
+        .into_iter()
+        .zip(recorded)
+        .map(|(((mut outcome, _), _), recorded)| {
+            if let Err(e) = recorded {
+                outcome.error = Some(format!("the outcome could not be recorded: {e:#}"));
+            }
+            outcome
+        })
+        .collect();
+    run.outcomes.chunk_done(chunk, outcomes);
+    Ok(())
+}
+
+/// A tick's unit of work: up to one read batch of one forge's due watches, numbered in the
+/// order the run forms them (its outcomes are handed on in that order).
+struct Chunk {
+    seq: usize,
+    watches: Vec<Watch>,
+}
+
+/// A group not yet read: up to one summary read of one forge's due watches, by id, and the
+/// size of its chunks.
+struct PendingGroup {
+    ids: Vec<i64>,
+    chunk_size: usize,
+}
+
+/// Splits the due watches into groups the size of each forge's summary read, forge by forge,
+/// keeping the due order within a forge.
+fn groups(app: &mut App, due: Vec<Due>) -> Vec<PendingGroup> {
+    let mut by_forge: BTreeMap<ForgeKind, Vec<i64>> = BTreeMap::new();
+    for d in due {
+        by_forge.entry(d.forge).or_default().push(d.id);
+    }
+    let mut out = Vec::new();
+    for (kind, ids) in by_forge {
+        let (group, size) = app
+            .forges
+            .get(kind, &app.config)
+            .map_or((DEFAULT_READ_BATCH, DEFAULT_READ_BATCH), |f| {
+                (f.summary_batch_size(), f.read_batch_size())
+            });
+        let (group, size) = (group.max(1), size.max(1));
+        out.extend(ids.chunks(group).map(|ids| PendingGroup {
+            ids: ids.to_vec(),
+            chunk_size: size,
+        }));
+    }
+    out
+}
+
+/// Takes the leases of one chunk just before it is read; a lease whose holder's process is
+/// gone (on this host) is taken over; watches another run holds are counted, with their
+/// holder, and left out. A dry run takes none.
+fn take_leases(
+    app: &mut App,
+    chunk: Chunk,
+    run: &mut Run<'_, '_>,
+) -> Result<Vec<(Watch, Option<Lease>)>> {
+    if run.opts.dry_run {
+        return Ok(chunk.watches.into_iter().map(|w| (w, None)).collect());
+    }
+    let (holder, summary) = (run.holder, &mut *run.summary);
+    // The chunk's leases in one commit, before anything is read.
+    app.store.batch(|store| {
+        let mut leased = Vec::with_capacity(chunk.watches.len());
+        for w in chunk.watches {
+            match store.lease(w.id, holder, LEASE_SECS, &Holder::gone_here)? {
+                Leased::Taken(lease) => leased.push((w, Some(lease))),
+                Leased::TakenOver(lease, was) => {
+                    summary.taken_over.push(was);
+                    leased.push((w, Some(lease)));
+                }
+                Leased::Held(by) => summary.busy.push(by),
+            }
+        }
+        Ok(leased)
+    })
+}
+
+/// Whose turn it is to update a behind branch: from this chunk's snapshots where there are
+/// some, else from the stored state (which holds what earlier chunks of this tick recorded).
+fn chunk_turns(
+    app: &App,
+    leased: &[(Watch, Option<Lease>)],
+    reads: &[Result<Read, ForgeError>],
+) -> Result<Vec<i64>> {
+    let ids: Vec<i64> = leased.iter().map(|(w, _)| w.id).collect();
+    let all = app.store.armed_in_line(&ids)?;
+    let fresh: BTreeMap<i64, &Snapshot> = leased
+        .iter()
+        .zip(reads)
+        .filter_map(|((w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
+        .collect();
+    Ok(decide::update_turns(&all, &fresh))
+}

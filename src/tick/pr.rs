@@ -1,0 +1,305 @@
+//! One PR's tick: its inputs besides the snapshot ([`PrInputs`]), then detect → decide →
+//! apply, and the outcome and record to write, whatever its read gave.
+
+use std::collections::BTreeMap;
+
+use chrono::Duration;
+
+use super::detect;
+use super::execute::{self, Env};
+use super::failure::{ERROR_STREAK_NOTICE, error_notice, failed_tick};
+use super::outcomes::PrOutcome;
+use super::read::{self, Read};
+use super::run::RunOptions;
+use crate::app::App;
+use crate::config::Policy;
+use crate::core::decide::{self, Context, Plan};
+use crate::forge::ForgeError;
+use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::{Login, Snapshot};
+use crate::store::TickRecord;
+
+/// Detect → decide → apply for one PR of a chunk, whatever its read gave: its outcome and the
+/// record to write.
+pub(super) fn act(
+    app: &mut App,
+    watch: Watch,
+    read: Result<Read, ForgeError>,
+    turns: &[i64],
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    opts: &RunOptions,
+) -> (PrOutcome, TickRecord) {
+    let now = app.now;
+    let cut_off = matches!(
+        read,
+        Err(ForgeError::Unauthorized(_) | ForgeError::Unreachable(_))
+    );
+    let (plan, error, mut record) = match read {
+        Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), ahead, opts),
+        Err(e) => {
+            let policy = app.policy_for(&watch);
+            let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
+            (None, Some(message), record)
+        }
+    };
+    // A tick ends any deferral for budget: the PR had its turn.
+    record.status.memory.budget_deferral = None;
+    if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
+        match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
+            Ok(messages) => record.outbox.extend(messages),
+            Err(e) => {
+                tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %e, "the error notice could not be written");
+            }
+        }
+    }
+    (
+        PrOutcome {
+            watch,
+            plan,
+            error,
+            cut_off,
+        },
+        record,
+    )
+}
+
+/// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
+/// write not yet reconciled, is read again in full and decided anew, so no action or
+/// reconciliation ever rests on a kept read.
+fn detect_and_decide(
+    app: &mut App,
+    watch: &Watch,
+    read: Read,
+    ctx: &Context<'_>,
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    opts: &RunOptions,
+) -> Result<(Snapshot, Plan), ForgeError> {
+    // The forge's word on a head is read at most once per tick, also when a kept read is
+    // read again in full.
+    let mut read_evidence: Option<(crate::model::Sha, crate::model::trust::Evidence)> = None;
+    let mut decided = |app: &mut App, mut snap: Snapshot| {
+        let forge = app
+            .forges
+            .get(watch.pr.forge, &app.config)
+            .map_err(ForgeError::Unauthorized)?;
+        let policy = ctx.policy;
+        let mut logs = detect::Overlay {
+            ahead,
+            store: &mut app.store,
+        };
+        detect::failed_logs(forge, &mut logs, &mut snap, policy, !opts.dry_run);
+        detect::queue_failures(
+            forge,
+            &mut logs,
+            &mut snap,
+            policy,
+            &watch.status,
+            !opts.dry_run,
+        );
+        let plan = decide::decide(watch, &snap, ctx);
+        if !plan.needs_evidence {
+            return Ok((snap, plan));
+        }
+        // Something would reach the agent: what the forge says of the head's push (and, when
+        // no trusted push settles it, of its commits' signatures) decides whether it may.
+        let evidence = match read_evidence.take() {
+            Some((sha, evidence)) if sha == snap.head.sha => evidence,
+            _ => {
+                let pushes = forge.pushes(&snap)?;
+                let commits = if crate::core::trust::push_settles(
+                    &snap.head.sha,
+                    &pushes,
+                    &decide::trusted(ctx),
+                ) {
+                    None
+                } else {
+                    forge.signed_commits(&snap)?
+                };
+                crate::model::trust::Evidence { pushes, commits }
+            }
+        };
+        let judged = Context {
+            evidence: Some(&evidence),
+            ..ctx.clone()
+        };
+        let plan = decide::decide(watch, &snap, &judged);
+        read_evidence = Some((snap.head.sha.clone(), evidence));
+        Ok((snap, plan))
+    };
+    let (snap, plan) = decided(app, read.snapshot)?;
+    // A recorded write not yet reconciled is reconciled against a fresh read too.
+    if !read.reused
+        || (plan.actions.is_empty() && !decide::intents::wants_fresh_read(ctx.intents, ctx.now))
+    {
+        return Ok((snap, plan));
+    }
+    let fresh = read::reread(app, watch)?;
+    decided(app, fresh)
+}
+
+/// Detect → decide → apply for one PR whose snapshot was read.
+fn tick_one(
+    app: &mut App,
+    watch: &Watch,
+    read: Read,
+    update_turn: bool,
+    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    opts: &RunOptions,
+) -> (Option<Plan>, Option<String>, TickRecord) {
+    let now = app.now;
+    let policy = app.policy_for(watch);
+    let facts = match pr_inputs(app, watch, &policy) {
+        Ok(facts) => facts,
+        Err(message) => {
+            let record = failed_tick(
+                watch,
+                &ForgeError::Unexpected(message.clone()),
+                now,
+                policy.poll_sec,
+            )
+            .0;
+            return (None, Some(message), record);
+        }
+    };
+    let PrInputs {
+        agent_logins,
+        agent_emails,
+        owner,
+        commits_as,
+        seen,
+        intents,
+    } = facts;
+    let ctx = Context {
+        policy: &policy,
+        now,
+        agent_logins: &agent_logins,
+        agent_emails: &agent_emails,
+        evidence: None,
+        owner: &owner,
+        commits_as: &commits_as,
+        update_turn,
+        seen: &seen,
+        fix_asked: opts.fix_asked,
+        intents: &intents,
+        held: crate::secrets::mask,
+    };
+    let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, ahead, opts) {
+        Ok(decided) => decided,
+        Err(e) => {
+            let (record, message) = failed_tick(watch, &e, now, policy.poll_sec);
+            return (None, Some(message), record);
+        }
+    };
+    let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
+        let record = failed_tick(
+            watch,
+            &ForgeError::Unexpected("no forge client".into()),
+            now,
+            policy.poll_sec,
+        )
+        .0;
+        return (None, Some("no forge client".into()), record);
+    };
+    let env = Env {
+        watch_id: watch.id,
+        config: &app.config,
+        policy: &policy,
+        owner: &owner,
+        now,
+        dry_run: opts.dry_run,
+    };
+    let mut writes = execute::Writes {
+        forge,
+        intents: &mut app.store,
+    };
+    let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
+    let mut history = plan.history.clone();
+    history.extend(applied.history);
+    if let Some(e) = &applied.error {
+        plan.status.memory.error_streak += 1;
+        plan.next_tick_at =
+            Some(now + Duration::seconds(i64::try_from(policy.poll_sec).unwrap_or(30)));
+        history.push(HistoryEntry {
+            at: now,
+            what: format!("tick incomplete: {e}"),
+            why: None,
+        });
+    } else {
+        plan.status.memory.error_streak = 0;
+    }
+    plan.history.clone_from(&history);
+    let record = TickRecord {
+        status: plan.status.clone(),
+        next_tick_at: plan.next_tick_at,
+        last_tick_at: now,
+        last_error: applied.error.clone(),
+        history,
+        seen: plan.seen.clone(),
+        outbox: applied.outbox,
+        resolved_intents: plan.resolved_intents.clone(),
+    };
+    (Some(plan), applied.error, record)
+}
+
+/// What a PR's tick needs besides its snapshot. A failed read of any of these fails that PR's
+/// tick: guessing (nothing seen, no owner, no agent logins) would re-send or mis-route.
+struct PrInputs {
+    agent_logins: Vec<Login>,
+    agent_emails: Vec<String>,
+    owner: String,
+    /// How the forge's commits for the owner name it (to tell a recorded update's head).
+    commits_as: crate::viewer::Committer,
+    seen: BTreeMap<(String, String), String>,
+    /// The PR's recorded intents no read has reconciled yet.
+    intents: Vec<crate::model::intent::Intent>,
+}
+
+fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, String> {
+    if let Some(damage) = &watch.unreadable {
+        return Err(format!(
+            "the stored state of this PR cannot be read ({damage}); it is left as it is: \
+             `watch rm` then `watch add` starts it afresh"
+        ));
+    }
+    let (agent_logins, agent_emails) = match policy.agent.as_deref() {
+        Some(name) => {
+            let agent = app.config.agent(name)?;
+            (
+                agent
+                    .logins
+                    .iter()
+                    .map(|l| Login::new(l.as_str()))
+                    .collect(),
+                agent.emails.clone(),
+            )
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let intents = app
+        .store
+        .open_intents(watch.id)
+        .map_err(|e| format!("cannot read the recorded intents: {e:#}"))?;
+    // The owner's login matters only where an agent may be written to, or where a recorded
+    // branch update must be told from someone else's push.
+    let updating = intents
+        .iter()
+        .any(|i| i.kind == crate::model::intent::IntentKind::UpdateBranch);
+    let viewer = if policy.agent.is_some() || updating {
+        app.viewer(watch.pr.forge)
+            .map_err(|e| format!("cannot learn the token's login: {e}"))?
+    } else {
+        crate::viewer::Viewer::by_login("")
+    };
+    let seen = app
+        .store
+        .seen(&watch.pr)
+        .map_err(|e| format!("cannot read what was already handled: {e:#}"))?;
+    Ok(PrInputs {
+        agent_logins,
+        agent_emails,
+        owner: viewer.login,
+        commits_as: viewer.commits_as,
+        seen,
+        intents,
+    })
+}
