@@ -3,11 +3,9 @@
 //! and check once), and the `branch_failure` message that carries them.
 
 use crate::core::checks::newest;
-use crate::core::text::{block, inline, one_line, strip_controls};
+use crate::core::text::{inline, one_line};
 use crate::model::branch::{BranchMemory, BranchRef};
-use crate::model::message::{
-    AGENT_MESSAGE_SCHEMA, AgentBranch, AgentCheck, BRANCH_FAILURE, BranchMessage,
-};
+use crate::model::message::{AGENT_MESSAGE_SCHEMA, AgentBranch, BRANCH_FAILURE, BranchMessage};
 use crate::model::{Check, CheckState, FailedCheck, Instant, Sha, stamp};
 
 /// What the checks on a branch's head say.
@@ -124,16 +122,7 @@ pub fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
             forge: f.branch.forge,
             url: f.branch.url(),
         },
-        checks: f
-            .checks
-            .iter()
-            .take(5)
-            .map(|c| AgentCheck {
-                name: one_line(&c.name),
-                url: c.url.as_deref().map(one_line),
-                log_tail: strip_controls(&c.log_tail),
-            })
-            .collect(),
+        checks: crate::core::report::agent_checks(f.checks),
         body: brief(f),
         trusted_by: one_line(f.trusted_by),
     }
@@ -151,19 +140,7 @@ fn brief(f: &Failure<'_>) -> String {
         inline(f.trusted_by),
         inline(f.owner),
     );
-    for c in f.checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}\n", inline(&c.name)));
-        if let Some(url) = &c.url {
-            b.push_str(&format!("Details: {}\n", inline(url)));
-        }
-        if c.log_tail.is_empty() {
-            b.push_str("\n(no log available)\n\n");
-        } else {
-            b.push_str("\nThe end of its log:\n\n");
-            b.push_str(&block(&c.log_tail));
-            b.push_str("\n\n");
-        }
-    }
+    b.push_str(&crate::core::report::failed_checks_brief(f.checks));
     b.push_str(&format!(
         "## What is expected back\n\nThe branch {} is red at {}. Open a pull request against it \
          that fixes the failure, and keep it minimal.\n\
@@ -182,26 +159,8 @@ fn brief(f: &Failure<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CheckKind, ForgeKind};
-
-    fn check(name: &str, state: CheckState) -> Check {
-        Check {
-            name: name.into(),
-            kind: CheckKind::CheckRun,
-            state,
-            conclusion: None,
-            url: None,
-            job_id: None,
-            run_id: None,
-            workflow: None,
-            event: None,
-            started_at: None,
-            completed_at: None,
-            output: String::new(),
-            failure_reason: None,
-            node_id: None,
-        }
-    }
+    use crate::core::decide::tests::check;
+    use crate::model::ForgeKind;
 
     #[test]
     fn mapped_failures_light_ci_and_each_is_new_once_per_head() {

@@ -185,16 +185,7 @@ pub fn agent_message(
             head_branch: one_line(&snap.head_ref),
         },
         trusted_by: one_line(&req.trusted_by),
-        checks: req
-            .checks
-            .iter()
-            .take(5)
-            .map(|c| AgentCheck {
-                name: one_line(&c.name),
-                url: opt_line(&c.url),
-                log_tail: strip_controls(&c.log_tail),
-            })
-            .collect(),
+        checks: agent_checks(&req.checks),
         feedback: req
             .feedback
             .iter()
@@ -219,6 +210,39 @@ pub fn agent_message(
     }
 }
 
+/// The failed checks as an agent message carries them: at most five, each with its log tail.
+pub fn agent_checks(checks: &[crate::model::FailedCheck]) -> Vec<AgentCheck> {
+    checks
+        .iter()
+        .take(5)
+        .map(|c| AgentCheck {
+            name: one_line(&c.name),
+            url: c.url.as_deref().map(one_line),
+            log_tail: strip_controls(&c.log_tail),
+        })
+        .collect()
+}
+
+/// The failed checks' part of a brief (at most five): each named, linked, and the end of its
+/// log fenced as data.
+pub fn failed_checks_brief(checks: &[crate::model::FailedCheck]) -> String {
+    let mut b = String::new();
+    for c in checks.iter().take(5) {
+        b.push_str(&format!("## Failed check: {}\n", inline(&c.name)));
+        if let Some(url) = &c.url {
+            b.push_str(&format!("Details: {}\n", inline(url)));
+        }
+        if c.log_tail.is_empty() {
+            b.push_str("\n(no log available)\n\n");
+        } else {
+            b.push_str("\nThe end of its log:\n\n");
+            b.push_str(&block(&c.log_tail));
+            b.push_str("\n\n");
+        }
+    }
+    b
+}
+
 /// The markdown brief a coding agent can act on. Every text taken from the forge goes through
 /// [`inline`] or [`block`]: the only lines outside a fence are this template's own.
 pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
@@ -240,19 +264,7 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
     b.push_str("The PR title, as written on the forge:\n\n");
     b.push_str(&block(&snap.title));
     b.push_str("\n\n");
-    for c in req.checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}\n", inline(&c.name)));
-        if let Some(url) = &c.url {
-            b.push_str(&format!("Details: {}\n", inline(url)));
-        }
-        if c.log_tail.is_empty() {
-            b.push_str("\n(no log available)\n\n");
-        } else {
-            b.push_str("\nThe end of its log:\n\n");
-            b.push_str(&block(&c.log_tail));
-            b.push_str("\n\n");
-        }
-    }
+    b.push_str(&failed_checks_brief(&req.checks));
     for f in &req.feedback {
         let place = match (&f.path, f.line) {
             (Some(p), Some(l)) => format!(" on {} line {l}", inline(p)),
