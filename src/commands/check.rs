@@ -146,7 +146,14 @@ fn poll_with(
         policy.no_checks_grace_sec,
         policy.pending_timeout_sec,
     );
-    Ok(payload(&snap, seen, criteria, &verdict, full))
+    let conflict_files = crate::tick::detect::conflict_files(forge, &snap);
+    Ok(payload(
+        &snap,
+        seen,
+        criteria,
+        (&verdict, conflict_files.as_deref()),
+        full,
+    ))
 }
 
 /// `check PR [--full-payload] [--state-file P | --no-state] [--watch …]`.

@@ -36,12 +36,13 @@ use crate::model::stamp_or_empty as stamp;
 pub use crate::core::decide::merge::Criteria;
 
 /// The focused payload, and the seen rows that mark what it reported. `verdict` is the
-/// checks' verdict as the tick would give it, so `ready` means what the tick merges by.
+/// checks' verdict as the tick would give it, so `ready` means what the tick merges by;
+/// `conflict_files` are the files a conflict lies in, when they could be told.
 pub fn payload(
     snap: &Snapshot,
     seen: &Seen,
     criteria: &Criteria,
-    verdict: &Verdict,
+    (verdict, conflict_files): (&Verdict, Option<&[String]>),
     full: bool,
 ) -> (Value, Marks) {
     let mut marks = Vec::new();
@@ -121,9 +122,14 @@ pub fn payload(
     let decision = merge_rules::effective_decision(snap).map(ReviewState::as_str);
     let behind = snap.is_behind();
     let conflict = snap.has_conflict();
-    // Neither forge's API names the files of a conflict, so the list is known only when
-    // there is none: a clean, computed mergeability.
-    let conflict_analysis = snap.mergeable == crate::model::Mergeable::Mergeable && !conflict;
+    // The files are known where they could be told, and where there is no conflict (a clean,
+    // computed mergeability).
+    let files: &[String] = conflict_files.filter(|_| conflict).unwrap_or_default();
+    let conflict_analysis = if conflict {
+        !files.is_empty()
+    } else {
+        snap.mergeable == crate::model::Mergeable::Mergeable
+    };
 
     let mut actionable = Vec::new();
     if !failed.is_empty() {
@@ -190,7 +196,7 @@ pub fn payload(
         },
         "merge": {
             "blocked": matches!(snap.merge_state, MergeState::Blocked), "hasConflicts": conflict,
-            "conflictFiles": [], "conflictAnalysisAvailable": conflict_analysis,
+            "conflictFiles": files, "conflictAnalysisAvailable": conflict_analysis,
             "mergeable": snap.mergeable.as_str(),
             "mergeStateStatus": snap.merge_state.as_str(), "behind": behind, "behindBy": snap.behind_by,
             "isDraft": snap.draft,
@@ -233,7 +239,8 @@ pub fn payload(
             }
         }
         out["review_comments"] = json!(review_comments);
-        out["merge_conflicts"] = json!([]);
+        out["merge_conflicts"] =
+            json!(files.iter().map(|f| json!({"path": f})).collect::<Vec<_>>());
     }
     marks.push(SeenMark::new("head", "head", snap.head.sha.as_str()));
     (out, marks)

@@ -7,6 +7,7 @@ pub mod answers;
 pub mod branch;
 pub mod budget;
 pub mod checks;
+pub mod conflict;
 pub mod decide;
 pub mod feedback;
 pub mod flake;

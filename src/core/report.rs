@@ -205,7 +205,7 @@ pub fn agent_message(
         body: agent_brief(req, snap, owner),
         conflict: (req.kind == MessageKind::Conflict).then(|| AgentConflict {
             base: one_line(&snap.base_ref),
-            files: Vec::new(),
+            files: req.conflict_files.iter().map(|f| one_line(f)).collect(),
         }),
     }
 }
@@ -219,6 +219,7 @@ pub fn agent_checks(checks: &[crate::model::FailedCheck]) -> Vec<AgentCheck> {
             name: one_line(&c.name),
             url: c.url.as_deref().map(one_line),
             log_tail: strip_controls(&c.log_tail),
+            flake: c.classification.is_infra(),
         })
         .collect()
 }
@@ -228,7 +229,12 @@ pub fn agent_checks(checks: &[crate::model::FailedCheck]) -> Vec<AgentCheck> {
 pub fn failed_checks_brief(checks: &[crate::model::FailedCheck]) -> String {
     let mut b = String::new();
     for c in checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}\n", inline(&c.name)));
+        b.push_str(&format!("## Failed check: {}", inline(&c.name)));
+        b.push_str(if c.classification.is_infra() {
+            " (infrastructure flake: its log reads as a runner or network failure, not the code's)\n"
+        } else {
+            "\n"
+        });
         if let Some(url) = &c.url {
             b.push_str(&format!("Details: {}\n", inline(url)));
         }
@@ -288,6 +294,15 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
             "The branch conflicts with {}: merge or rebase it and resolve the conflicts.\n\n",
             inline(&snap.base_ref)
         ));
+        if !req.conflict_files.is_empty() {
+            b.push_str(
+                "Both sides changed these files since they parted; the conflict is in them:\n\n",
+            );
+            for f in &req.conflict_files {
+                b.push_str(&format!("- {}\n", inline(f)));
+            }
+            b.push('\n');
+        }
     }
     b.push_str(&format!(
         "## What is expected back\n\nPush a fix to {}, the PR's branch, and keep it minimal.\n\
@@ -450,6 +465,7 @@ pub(crate) mod tests {
                 classification: crate::model::plan::FeedbackHint::Request,
             }],
             trusted_by: "push by fixer-bot".into(),
+            conflict_files: Vec::new(),
         }
     }
 

@@ -124,6 +124,15 @@ impl Forge for ReadsOnly<'_> {
         self.0.job_log(repo, job_id)
     }
 
+    fn changed_files(
+        &self,
+        pr: &PrRef,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError> {
+        self.0.changed_files(pr, from, to)
+    }
+
     fn annotations(
         &self,
         pr: &PrRef,

@@ -200,6 +200,15 @@ pub trait Forge {
     fn annotations(&self, pr: &PrRef, check_node_ids: &[String])
     -> Result<Vec<String>, ForgeError>;
 
+    /// The files `to` changed since it parted from `from` (a comparison from their merge base;
+    /// each a ref or a sha of the PR's repository); `None` when the forge cannot list them whole.
+    fn changed_files(
+        &self,
+        pr: &PrRef,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError>;
+
     /// Re-run the failed jobs of one workflow run (GitHub) or pipeline (GitLab).
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;
 
@@ -255,4 +264,18 @@ pub struct OpenPr {
     pub pr: PrRef,
     pub author: Option<String>,
     pub labels: Vec<String>,
+}
+
+/// `s` percent-encoded for a URL: every byte but ASCII letters, digits, `-_.~` and those in
+/// `keep` (a path keeps `/`).
+pub(crate) fn percent_encoded(s: &str, keep: &[u8]) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) || keep.contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }

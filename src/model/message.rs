@@ -159,6 +159,9 @@ pub struct AgentCheck {
     pub name: String,
     pub url: Option<String>,
     pub log_tail: String,
+    /// Its log reads as an infrastructure flake (sent beside a real failure, not to be fixed).
+    #[serde(default)]
+    pub flake: bool,
 }
 
 /// What a conflict message says of the conflict.

@@ -131,6 +131,9 @@ pub struct AgentRequest {
     pub feedback: Vec<Feedback>,
     /// How the head is vouched for (`push by fixer-bot`, `signatures`, `vouched by the owner`).
     pub trusted_by: String,
+    /// A conflict message's files, where the forge could tell them (the shell reads them just
+    /// before the message goes: the core leaves this empty).
+    pub conflict_files: Vec<String>,
 }
 
 /// A notice for the owner: what happened, with the facts its words need. Closed: every notice

@@ -21,6 +21,28 @@ use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::model::{Classification, ForgeKind};
 use crate::store::Store;
 
+/// Where a conflicting PR's conflict lies ([`crate::core::conflict::files`]): the PR's own
+/// changes and its base's since they parted, two comparisons read only for a PR that
+/// conflicts. `None` when that cannot be told: no conflict, a list the forge cut short, or a
+/// read that failed (said on stderr; the conflict is then told without its files).
+pub fn conflict_files(forge: &dyn Forge, snap: &Snapshot) -> Option<Vec<String>> {
+    if !snap.has_conflict() {
+        return None;
+    }
+    let side = |from: &str, to: &str| {
+        forge
+            .changed_files(&snap.pr, from, to)
+            .unwrap_or_else(|e| {
+                tracing::warn!(pr = %snap.pr.url(), error = %e, "the conflict's files could not be read");
+                None
+            })
+    };
+    let head = snap.head.sha.as_str();
+    let branch = side(&snap.base_ref, head)?;
+    let base = side(head, &snap.base_ref)?;
+    crate::core::conflict::files(&branch, &base)
+}
+
 /// How many failed checks are read in full.
 pub const MAX_FAILED_LOGS: usize = 5;
 

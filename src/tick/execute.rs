@@ -6,7 +6,7 @@
 //! write whose intent cannot be recorded is not made.
 
 use crate::config::{Config, Policy};
-use crate::core::decide::{Action, Notice, Plan};
+use crate::core::decide::{Action, MessageKind, Notice, Plan};
 use crate::core::hash::fnv64;
 use crate::core::report;
 use crate::forge::{Forge, ForgeError, Refusal};
@@ -64,7 +64,13 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
         match action {
             Action::Notify(n) => notices.push(n.clone()),
             Action::SendToAgent(req) => {
-                let message = agent_outbox_message(req, snap, env.owner, env.now);
+                let mut req = req.clone();
+                if req.kind == MessageKind::Conflict {
+                    // Read only now, when the conflict goes to the agent.
+                    req.conflict_files =
+                        crate::tick::detect::conflict_files(forge, snap).unwrap_or_default();
+                }
+                let message = agent_outbox_message(&req, snap, env.owner, env.now);
                 queue(&mut out, env.now, message.map(|m| vec![m]));
             }
             Action::RerunFailed { run_ids, guards } => {
@@ -281,8 +287,12 @@ fn enable_auto_merge(
             if unavailable {
                 plan.status.merge.choose(MergeVia::SelfMerge);
             }
-            let what = if unavailable {
+            let what = if unavailable && env.policy.self_merge {
                 format!("auto-merge is not available here, so pr-monitor merges itself ({msg})")
+            } else if unavailable {
+                format!(
+                    "auto-merge is not available here, and the job's self_merge is off: pr-monitor never merges it ({msg})"
+                )
             } else if merge_directly && merge_if_clean.is_some() {
                 "already clean: nothing to wait for, merging directly".to_owned()
             } else if merge_directly {

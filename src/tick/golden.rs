@@ -63,8 +63,8 @@ fn agent_json(kind: MessageKind, kind_str: &str, conflict: &str) -> String {
     format!(
         concat!(
             r#"{{"agent":"fixer","body":{body},"#,
-            r#""checks":[{{"log_tail":"error: unused","name":"lint","url":"https://ci/7"}},"#,
-            r#"{{"log_tail":"","name":"e2e","url":null}}],"#,
+            r#""checks":[{{"flake":false,"log_tail":"error: unused","name":"lint","url":"https://ci/7"}},"#,
+            r#"{{"flake":false,"log_tail":"","name":"e2e","url":null}}],"#,
             r#"{conflict}"created_at":"2026-11-29T12:00:00Z","#,
             r#""feedback":[{{"author":"owner","body":"Please rename `x`.","classification":"request","edited":true,"id":"PRRT_1","line":3,"#,
             r#""path":"src/a.rs","source":"review_thread","updated_at":"2026-11-29T11:00:00Z","#,

@@ -27,6 +27,7 @@ mod module_graph;
 mod notify_transports;
 mod page_browser;
 mod paths;
+mod policy;
 mod queue;
 mod reliability;
 mod remediate;

@@ -398,33 +398,46 @@ fn a_conflicted_armed_pr_asks_for_auto_merge_only_once_the_conflict_clears() {
 
 #[test]
 fn with_self_merge_off_it_never_merges_itself() {
-    let mut env = TestEnv::new();
-    env.job(
-        "forge-only",
-        "name: forge-only\npolicy:\n  self_merge: false\n",
-    );
-    env.gh.world(|w| {
-        w.repo(REPO).auto_merge_allowed(false);
-        w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").success();
-    });
-    env.ok(&[
-        "watch",
-        "add",
-        "--job",
-        "forge-only",
-        "--merge-when-ready",
-        "octo/app#1",
-    ]);
-    env.ok(&["run"]);
-    env.advance(30);
-    env.ok(&["run", "--force"]);
-    assert_eq!(merges(&env, 1), 0, "{:?}", env.gh.requests().counts());
-    assert!(
-        env.history("octo/app#1")
-            .iter()
-            .any(|h| h.contains("self_merge is off")),
-        "{:?}",
-        env.history("octo/app#1")
-    );
+    // A repository without auto-merge, and one whose base has no protection rules (the forge
+    // refuses to arm): either way only the forge's auto-merge may merge, and the history never
+    // says pr-monitor merges itself.
+    for unprotected in [false, true] {
+        let mut env = TestEnv::new();
+        env.job(
+            "forge-only",
+            "name: forge-only\npolicy:\n  self_merge: false\n",
+        );
+        env.gh.world(|w| {
+            if unprotected {
+                w.repo(REPO).unprotected();
+            } else {
+                w.repo(REPO).auto_merge_allowed(false);
+            }
+            w.pr(REPO, 1);
+            w.check_run(REPO, 1, "test").success();
+        });
+        env.ok(&[
+            "watch",
+            "add",
+            "--job",
+            "forge-only",
+            "--merge-when-ready",
+            "octo/app#1",
+        ]);
+        env.ok(&["run"]);
+        env.advance(30);
+        env.ok(&["run", "--force"]);
+        assert_eq!(merges(&env, 1), 0, "{:?}", env.gh.requests().counts());
+        let history = env.history("octo/app#1");
+        assert!(
+            history.iter().any(|h| h.contains("self_merge is off")),
+            "{history:?}"
+        );
+        assert!(
+            history
+                .iter()
+                .all(|h| !h.contains("pr-monitor merges itself")),
+            "{history:?}"
+        );
+    }
 }

@@ -556,6 +556,7 @@ fn send(
         checks,
         feedback,
         trusted_by,
+        conflict_files: Vec::new(),
     }));
     id
 }

@@ -10,7 +10,7 @@ use crate::model::{Comment, Mergeable, Review, ReviewThread};
 /// The payload with the checks' verdict the tick would give a head it saw long ago.
 fn payload(s: &Snapshot, seen: &Seen, criteria: &Criteria, full: bool) -> (Value, Marks) {
     let verdict = checks::verdict(&s.checks, t0(), t0(), 0, None);
-    super::payload(s, seen, criteria, &verdict, full)
+    super::payload(s, seen, criteria, (&verdict, None), full)
 }
 
 fn comment(id: &str, who: &str, body: &str, min: i64) -> Comment {
@@ -245,6 +245,37 @@ fn conflict_files_are_known_only_where_there_is_no_conflict() {
         "the forge names no file"
     );
     assert_eq!(analysis(Mergeable::Unknown), false, "not computed yet");
+}
+
+#[test]
+fn conflict_files_told_by_the_forge_are_listed_with_their_analysis() {
+    let verdict = checks::verdict(&[], t0(), t0(), 0, None);
+    let files = vec!["src/a.rs".to_owned()];
+    let with = |mergeable| {
+        let s = Snapshot {
+            mergeable,
+            ..snap("a")
+        };
+        super::payload(
+            &s,
+            &Seen::default(),
+            &Criteria::default(),
+            (&verdict, Some(&files)),
+            true,
+        )
+        .0
+    };
+    let p = with(Mergeable::Conflicting);
+    assert_eq!(p["merge"]["conflictFiles"], json!(["src/a.rs"]));
+    assert_eq!(p["merge"]["conflictAnalysisAvailable"], true);
+    assert_eq!(p["merge_conflicts"], json!([{"path": "src/a.rs"}]));
+    let clean = with(Mergeable::Mergeable);
+    assert_eq!(
+        clean["merge"]["conflictFiles"],
+        json!([]),
+        "no conflict, no files"
+    );
+    assert_eq!(clean["merge"]["conflictAnalysisAvailable"], true);
 }
 
 #[test]

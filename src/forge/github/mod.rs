@@ -5,6 +5,7 @@ pub mod app_auth;
 pub mod app_key;
 pub mod branch;
 mod client;
+mod compare;
 pub mod features;
 pub mod queries;
 mod read;
@@ -189,6 +190,16 @@ impl Forge for GitHub {
     ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
         let _acting = client::acting_for(&snap.pr.repo);
         GitHub::signed_commits(self, snap).map(Some)
+    }
+
+    fn changed_files(
+        &self,
+        pr: &PrRef,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
+        GitHub::changed_files(self, pr, from, to)
     }
 
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {

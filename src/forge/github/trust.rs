@@ -58,15 +58,7 @@ const PUSHES: [&str; 3] = ["push", "force_push", "branch_creation"];
 
 /// Percent-encodes a query value.
 fn query_value(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::forge::percent_encoded(s, b"")
 }
 
 impl GitHub {

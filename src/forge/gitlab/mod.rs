@@ -72,15 +72,7 @@ struct ProjectFacts {
 
 /// A project path as GitLab's `:id`: `group/sub/project` → `group%2Fsub%2Fproject`.
 fn project_id(repo: &str) -> String {
-    let mut out = String::with_capacity(repo.len() + 8);
-    for b in repo.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::forge::percent_encoded(repo, b"")
 }
 
 /// `path` with `key=value` added to its query.
@@ -419,6 +411,39 @@ impl Forge for GitLab {
             crate::forge::rate::GITLAB_RESOURCE,
             self.http.requests(),
         )
+    }
+
+    /// `GET /projects/:id/repository/compare?from&to&straight=false`: from the merge base. The
+    /// REST API has no conflicts endpoint (the conflict resolver's list is the web UI's own).
+    fn changed_files(
+        &self,
+        pr: &PrRef,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError> {
+        let path = format!(
+            "/projects/{}/repository/compare?from={}&to={}&straight=false",
+            project_id(&pr.repo),
+            project_id(from),
+            project_id(to)
+        );
+        let resp = self.send("GET", &path, None, Idempotency::Retry)?;
+        if resp.status == 404 {
+            return Ok(None);
+        }
+        if resp.status != 200 {
+            return Err(status_error(&resp));
+        }
+        let c: wire::Comparison = wire::parse(&resp.body, "comparison")?;
+        if c.compare_timeout {
+            return Ok(None);
+        }
+        Ok(Some(
+            c.diffs
+                .into_iter()
+                .flat_map(|d| [d.new_path, d.old_path])
+                .collect(),
+        ))
     }
 
     /// The project's push events of the MR's source branch (in the source project), newest

@@ -155,6 +155,22 @@ pub struct Project {
     pub merge_trains_enabled: Option<bool>,
 }
 
+/// `GET /projects/:id/repository/compare`: the changed files (`diffs`), and whether the
+/// comparison ran out of time (its list then incomplete).
+#[derive(Debug, Deserialize)]
+pub struct Comparison {
+    #[serde(default)]
+    pub diffs: Vec<ComparedFile>,
+    #[serde(default)]
+    pub compare_timeout: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ComparedFile {
+    pub old_path: String,
+    pub new_path: String,
+}
+
 /// One of `GET /projects/:id/events?action=pushed`.
 #[derive(Debug, Deserialize)]
 pub struct PushEvent {

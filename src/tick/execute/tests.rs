@@ -84,6 +84,15 @@ impl Forge for RecordingForge {
         no_read()
     }
 
+    fn changed_files(
+        &self,
+        _pr: &PrRef,
+        _from: &str,
+        _to: &str,
+    ) -> Result<Option<Vec<String>>, ForgeError> {
+        no_read()
+    }
+
     fn rerun_failed(&self, _pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
         self.answer(format!("rerun {run_id}"), None)
     }

@@ -28,6 +28,8 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn open_draft(&self, n: u64);
     /// Opens change `n` conflicting with its base.
     fn open_conflicting(&self, n: u64);
+    /// Change `n` (opened) conflicts with its base in `files`.
+    fn conflicting_in(&self, n: u64, files: &[&str]);
     /// The base branch accepts a change only once check `name` passed (GitHub: a required
     /// check; GitLab: pipelines must succeed).
     fn require(&self, name: &str);
@@ -126,6 +128,11 @@ impl FakeForge for OnGitHub {
     fn open_conflicting(&self, n: u64) {
         self.gh.world(|w| {
             w.pr(GITHUB_REPO, n).conflicting();
+        });
+    }
+    fn conflicting_in(&self, n: u64, files: &[&str]) {
+        self.gh.world(|w| {
+            w.pr(GITHUB_REPO, n).conflicting_in(files);
         });
     }
     fn require(&self, name: &str) {
@@ -277,6 +284,11 @@ impl FakeForge for GitLabEnv {
         self.gl.world(|w| {
             w.project(GITLAB_PROJECT);
             w.mr(GITLAB_PROJECT, n).conflict();
+        });
+    }
+    fn conflicting_in(&self, n: u64, files: &[&str]) {
+        self.gl.world(|w| {
+            w.mr(GITLAB_PROJECT, n).conflict_in(files);
         });
     }
     fn require(&self, _name: &str) {

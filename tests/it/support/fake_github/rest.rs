@@ -7,7 +7,7 @@
 //! | `POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs` | 201 `{}`; 403 while a job still runs; 404 |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/merge` | 200 merged; 409 head moved; 405 not mergeable / method not allowed |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/update-branch` | 202; 422 with GitHub's three messages |
-//! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by` |
+//! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by`, `files` changed since the merge base (`base...head`, or `head...base` for the base's side) |
 //! | `GET /repos/{o}/{r}/activity` | the pushes of branches living in the repository (`ref`, `per_page` ≤ 100; 422 otherwise), newest first |
 //! | `GET /repos/{o}/{r}/pulls/{n}/commits` | the PR's commits with `verification`, REST's `author`/`committer` users (a bot's `name[bot]`) |
 //! | `GET /rate_limit`, `GET /user` | |
@@ -339,32 +339,37 @@ pub fn handle(
                 return not_found();
             };
             let head = head.rsplit(':').next().unwrap_or(head);
-            let pr = r.prs.values().rev().find(|p| {
-                p.base_ref == *base
-                    && (p.head_ref == head || p.head_sha() == head)
-                    && p.state == PrState::Open
-            });
+            let open = |p: &&super::world::Pr| p.state == PrState::Open;
+            // The base's side: `head_sha...base`, its files the base's own since they parted.
+            if let Some(pr) = r
+                .prs
+                .values()
+                .rev()
+                .filter(open)
+                .find(|p| p.base_ref == head && p.head_sha() == base)
+            {
+                return Reply::json(
+                    200,
+                    &compare_json(repo, base, head, pr.behind_by, &pr.base_files),
+                );
+            }
+            let pr = r
+                .prs
+                .values()
+                .rev()
+                .filter(open)
+                .find(|p| p.base_ref == *base && (p.head_ref == head || p.head_sha() == head));
             let Some(pr) = pr else { return not_found() };
             let (ahead, behind) = (pr.commits.len() as u64, pr.behind_by);
-            let status = match (ahead > 0, behind > 0) {
+            let mut v = compare_json(repo, base, head, ahead, &pr.head_files);
+            v["behind_by"] = json!(behind);
+            v["status"] = json!(match (ahead > 0, behind > 0) {
                 (true, true) => "diverged",
                 (false, true) => "behind",
                 (true, false) => "ahead",
                 (false, false) => "identical",
-            };
-            Reply::json(
-                200,
-                &json!({
-                    "url": format!("https://api.github.com/repos/{repo}/compare/{base}...{head}"),
-                    "html_url": format!("https://github.com/{repo}/compare/{base}...{head}"),
-                    "status": status,
-                    "ahead_by": ahead,
-                    "behind_by": behind,
-                    "total_commits": ahead,
-                    "commits": [],
-                    "files": [],
-                }),
-            )
+            });
+            Reply::json(200, &v)
         }
         Route::Activity { repo } => activity(world, repo, query),
         Route::PullCommits { repo, number } => {
@@ -399,6 +404,23 @@ pub fn handle(
         Route::App(app_route) => world.app_route(app_route),
         Route::Graphql | Route::Unknown => not_found(),
     }
+}
+
+/// A comparison's answer: `to` is `ahead` commits ahead of `from`, with `files` changed.
+fn compare_json(repo: &str, from: &str, to: &str, ahead: u64, files: &[String]) -> Value {
+    json!({
+        "url": format!("https://api.github.com/repos/{repo}/compare/{from}...{to}"),
+        "html_url": format!("https://github.com/{repo}/compare/{from}...{to}"),
+        "status": if ahead > 0 { "ahead" } else { "identical" },
+        "ahead_by": ahead,
+        "behind_by": 0,
+        "total_commits": ahead,
+        "commits": [],
+        "files": files
+            .iter()
+            .map(|f| json!({"filename": f, "status": "modified", "additions": 1, "deletions": 1, "changes": 2}))
+            .collect::<Vec<_>>(),
+    })
 }
 
 /// A query's parameters, decoded.

@@ -547,6 +547,45 @@ fn route(
             Ok(()) => json(202, &json!({ "rebase_in_progress": true })),
             Err(ApiError(code, msg)) => message(code, &msg),
         },
+        ("GET", "/projects/{id}/repository/compare") => {
+            let (from, to) = (param(query, "from"), param(query, "to"));
+            if param(query, "straight").as_deref() != Some("false") {
+                return message(
+                    400,
+                    "400 Bad request - straight must be false for a merge-base compare",
+                );
+            }
+            let side = w.mrs.values().find_map(|mr| {
+                let open = mr.project == project && mr.state == "opened";
+                if !open {
+                    None
+                } else if from.as_deref() == Some(&mr.target_branch)
+                    && to.as_deref() == Some(&mr.sha)
+                {
+                    Some(&mr.head_files)
+                } else if from.as_deref() == Some(&mr.sha)
+                    && to.as_deref() == Some(&mr.target_branch)
+                {
+                    Some(&mr.base_files)
+                } else {
+                    None
+                }
+            });
+            match side {
+                Some(files) => json(
+                    200,
+                    &json!({
+                        "commit": null, "commits": [], "compare_timeout": false, "compare_same_ref": false,
+                        "diffs": files.iter().map(|f| json!({
+                            "old_path": f, "new_path": f, "a_mode": "100644", "b_mode": "100644",
+                            "diff": "", "new_file": false, "renamed_file": false, "deleted_file": false,
+                        })).collect::<Vec<_>>(),
+                        "web_url": "",
+                    }),
+                ),
+                None => not_found("Ref"),
+            }
+        }
         ("GET", "/projects/{id}/repository/branches/{name}") => {
             json(200, &w.branch_json(&project, &params[1]))
         }

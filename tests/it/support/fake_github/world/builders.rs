@@ -106,6 +106,8 @@ impl World {
                 merged_at: None,
                 closed_at: None,
                 merge_commit: None,
+                head_files: Vec::new(),
+                base_files: Vec::new(),
             };
             self.repos
                 .get_mut(repo)
@@ -657,6 +659,19 @@ impl PrBuilder<'_> {
     /// Conflicts with its base: `mergeable` CONFLICTING, state DIRTY.
     pub fn conflicting(self) -> Self {
         self.mergeable(Mergeable::Conflicting)
+    }
+
+    /// Conflicting with its base in `files`: both sides changed them since they parted, and
+    /// each side changed one file of its own besides.
+    pub fn conflicting_in(mut self, files: &[&str]) -> Self {
+        let both = files.iter().map(|f| (*f).to_owned());
+        let p = self.p();
+        p.head_files = both
+            .clone()
+            .chain(["src/only_on_the_branch.rs".into()])
+            .collect();
+        p.base_files = both.chain(["docs/only_on_the_base.md".into()]).collect();
+        self.conflicting()
     }
 
     /// The next `reads` GraphQL reads of `mergeable` / `mergeStateStatus` answer UNKNOWN.

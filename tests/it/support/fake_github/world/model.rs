@@ -416,6 +416,11 @@ pub struct Pr {
     pub merged_at: Option<Time>,
     pub closed_at: Option<Time>,
     pub merge_commit: Option<String>,
+    /// The files the head branch changed since it parted from the base (what the three-dot
+    /// compare `base...head` lists).
+    pub head_files: Vec<String>,
+    /// The files the base changed since the head branch parted from it (`head...base`).
+    pub base_files: Vec<String>,
 }
 
 impl Pr {

@@ -91,6 +91,18 @@ impl MrBuilder<'_> {
         self.mr().conflict = true;
         self
     }
+    /// Conflicting with its target in `files`: both sides changed them since they parted, and
+    /// each side changed one file of its own besides.
+    pub fn conflict_in(mut self, files: &[&str]) -> Self {
+        let both = files.iter().map(|f| (*f).to_owned());
+        let mr = self.mr();
+        mr.head_files = both
+            .clone()
+            .chain(["src/only_on_the_branch.rs".into()])
+            .collect();
+        mr.base_files = both.chain(["docs/only_on_the_base.md".into()]).collect();
+        self.conflict()
+    }
     pub fn diverged(mut self, n: u64) -> Self {
         self.mr().diverged = n;
         self
@@ -341,6 +353,8 @@ impl World {
                     author: "dev".into(),
                     labels: Vec::new(),
                     conflict: false,
+                    head_files: Vec::new(),
+                    base_files: Vec::new(),
                     diverged: 0,
                     status_override: None,
                     head_pipeline: None,

@@ -180,6 +180,11 @@ pub struct Mr {
     pub author: String,
     pub labels: Vec<String>,
     pub conflict: bool,
+    /// The files the source branch changed since it parted from the target (a
+    /// `compare?from=target&to=sha&straight=false`).
+    pub head_files: Vec<String>,
+    /// The files the target changed since the source branch parted from it.
+    pub base_files: Vec<String>,
     pub diverged: u64,
     /// Overrides the derived `detailed_merge_status`.
     pub status_override: Option<String>,
