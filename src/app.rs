@@ -68,6 +68,16 @@ fn credential_hash(credential: &str) -> String {
 /// A forge client threads can share: a run's parallel reads and its acting thread use one.
 pub type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
 
+/// Why a forge's client could not answer: it could not be built (no token, an unreadable
+/// key: the setup), or the forge itself failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientFailure {
+    #[error("{0}")]
+    Setup(String),
+    #[error(transparent)]
+    Forge(#[from] crate::forge::ForgeError),
+}
+
 /// The forge clients of a run, built (and their tokens read) on first use.
 #[derive(Debug, Default)]
 pub struct Forges {
@@ -224,14 +234,14 @@ impl Forges {
         &mut self,
         kind: ForgeKind,
         config: &Config,
-    ) -> Result<crate::viewer::Viewer, String> {
+    ) -> Result<crate::viewer::Viewer, ClientFailure> {
         if let Some(viewer) = self.viewers.get(&kind) {
             return Ok(viewer.clone());
         }
         let viewer = self
-            .get(kind, config)?
-            .viewer()
-            .map_err(|e| e.to_string())?;
+            .get(kind, config)
+            .map_err(ClientFailure::Setup)?
+            .viewer()?;
         self.viewers.insert(kind, viewer.clone());
         Ok(viewer)
     }
@@ -262,17 +272,19 @@ pub struct App {
 
 impl App {
     /// The login the forge token belongs to (see [`App::viewer`]).
-    pub fn owner(&mut self, kind: ForgeKind) -> Result<String, String> {
+    pub fn owner(&mut self, kind: ForgeKind) -> Result<String, ClientFailure> {
         self.viewer(kind).map(|v| v.login)
     }
 
     /// The user the forge token belongs to: remembered in the database for a day and for
     /// that token, so a run does not spend a request on it; a new token is asked again. The
     /// first login learnt becomes the accepted owner (see [`App::token_login_change`]).
-    pub fn viewer(&mut self, kind: ForgeKind) -> Result<crate::viewer::Viewer, String> {
+    pub fn viewer(&mut self, kind: ForgeKind) -> Result<crate::viewer::Viewer, ClientFailure> {
         const FRESH_SECS: i64 = 86_400;
         let real_now = crate::clock::wall_secs();
-        self.forges.get(kind, &self.config)?;
+        self.forges
+            .get(kind, &self.config)
+            .map_err(ClientFailure::Setup)?;
         let credential = self.forges.credential(kind).unwrap_or_default().to_owned();
         let fresh = self
             .cached_viewer(kind)

@@ -122,7 +122,7 @@ pub fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
             forge: f.branch.forge,
             url: f.branch.url(),
         },
-        checks: crate::core::report::agent_checks(f.checks),
+        checks: crate::core::failed_brief::agent_checks(f.checks),
         body: brief(f),
         trusted_by: one_line(f.trusted_by),
     }
@@ -140,7 +140,7 @@ fn brief(f: &Failure<'_>) -> String {
         inline(f.trusted_by),
         inline(f.owner),
     );
-    b.push_str(&crate::core::report::failed_checks_brief(f.checks));
+    b.push_str(&crate::core::failed_brief::failed_checks_brief(f.checks));
     b.push_str(&format!(
         "## What is expected back\n\nThe branch {} is red at {}. Open a pull request against it \
          that fixes the failure, and keep it minimal.\n\

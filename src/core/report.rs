@@ -1,11 +1,11 @@
 //! The words of every notice and agent brief, as pure functions of the decision and the
 //! snapshot. Every text taken from the forge is quoted as data, in a fence it cannot close.
 
+use crate::core::failed_brief;
 use crate::core::text::clip;
 use crate::core::text::{block, inline, one_line, strip_controls};
 use crate::model::message::{
-    AGENT_MESSAGE_SCHEMA, AgentCheck, AgentConflict, AgentMessage, AgentPr, CheckLink,
-    NoticePayload,
+    AGENT_MESSAGE_SCHEMA, AgentConflict, AgentMessage, AgentPr, CheckLink, NoticePayload,
 };
 use crate::model::plan::{AgentRequest, Disarm, Feedback, Guard, MessageKind, Notice};
 use crate::model::watch::Pills;
@@ -185,7 +185,7 @@ pub fn agent_message(
             head_branch: one_line(&snap.head_ref),
         },
         trusted_by: one_line(&req.trusted_by),
-        checks: agent_checks(&req.checks),
+        checks: failed_brief::agent_checks(&req.checks),
         feedback: req
             .feedback
             .iter()
@@ -210,43 +210,16 @@ pub fn agent_message(
     }
 }
 
-/// The failed checks as an agent message carries them: at most five, each with its log tail.
-pub fn agent_checks(checks: &[crate::model::FailedCheck]) -> Vec<AgentCheck> {
-    checks
-        .iter()
-        .take(5)
-        .map(|c| AgentCheck {
-            name: one_line(&c.name),
-            url: c.url.as_deref().map(one_line),
-            log_tail: strip_controls(&c.log_tail),
-            flake: c.classification.is_infra(),
+/// Whether any failed check sent ran on the merged result of the head and its base (see
+/// [`crate::model::MERGED_RESULT`]), as the snapshot's checks say of its job.
+fn ran_on_the_merged_result(req: &AgentRequest, snap: &Snapshot) -> bool {
+    req.checks.iter().take(5).any(|c| {
+        snap.checks.iter().any(|s| {
+            s.job_id.is_some()
+                && s.job_id == c.job_id
+                && s.event.as_deref() == Some(crate::model::MERGED_RESULT)
         })
-        .collect()
-}
-
-/// The failed checks' part of a brief (at most five): each named, linked, and the end of its
-/// log fenced as data.
-pub fn failed_checks_brief(checks: &[crate::model::FailedCheck]) -> String {
-    let mut b = String::new();
-    for c in checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}", inline(&c.name)));
-        b.push_str(if c.classification.is_infra() {
-            " (infrastructure flake: its log reads as a runner or network failure, not the code's)\n"
-        } else {
-            "\n"
-        });
-        if let Some(url) = &c.url {
-            b.push_str(&format!("Details: {}\n", inline(url)));
-        }
-        if c.log_tail.is_empty() {
-            b.push_str("\n(no log available)\n\n");
-        } else {
-            b.push_str("\nThe end of its log:\n\n");
-            b.push_str(&block(&c.log_tail));
-            b.push_str("\n\n");
-        }
-    }
-    b
+    })
 }
 
 /// The markdown brief a coding agent can act on. Every text taken from the forge goes through
@@ -270,7 +243,14 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
     b.push_str("The PR title, as written on the forge:\n\n");
     b.push_str(&block(&snap.title));
     b.push_str("\n\n");
-    b.push_str(&failed_checks_brief(&req.checks));
+    if ran_on_the_merged_result(req, snap) {
+        b.push_str(
+            "These checks ran on the merged result of the branch and its base (a merged-results \
+             pipeline), not on the branch alone: the failure may come from the base's newer \
+             commits meeting this change. Rebase or merge the base locally to reproduce it.\n\n",
+        );
+    }
+    b.push_str(&failed_brief::failed_checks_brief(&req.checks));
     for f in &req.feedback {
         let place = match (&f.path, f.line) {
             (Some(p), Some(l)) => format!(" on {} line {l}", inline(p)),
@@ -365,6 +345,15 @@ pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &Pills) -> Notice
                 .collect(),
         ),
         items: Vec::new(),
+        reason: reason(notice),
+    }
+}
+
+/// The notice's reason, for a notice about something that keeps going wrong.
+fn reason(notice: &Notice) -> Option<String> {
+    match notice {
+        Notice::KeepsErroring { error } => Some(one_line(error)),
+        _ => None,
     }
 }
 
@@ -385,6 +374,7 @@ pub fn bare_notice_payload(notice: &Notice, pr: &PrRef) -> NoticePayload {
         text,
         url: Some(url),
         kind: notice.kind().as_str().to_owned(),
+        reason: reason(notice),
         ..NoticePayload::default()
     }
 }

@@ -11,6 +11,7 @@ pub mod github;
 pub mod gitlab;
 pub mod http;
 pub mod rate;
+pub mod wait;
 
 use std::fmt;
 
@@ -38,7 +39,7 @@ pub enum ForgeError {
     #[error("rate limited{}", .retry_after_secs.map(|s| format!(" for {s}s")).unwrap_or_default())]
     RateLimited { retry_after_secs: Option<u64> },
     /// The head is no longer the one the write was guarded by: re-read before acting.
-    #[error("conflict: {0}")]
+    #[error("head moved: {0}")]
     HeadMoved(String),
     /// The branch conflicts with its base: the change cannot be applied.
     #[error("conflict: {0}")]
@@ -164,6 +165,11 @@ pub trait Forge {
     /// Where this client's rate-limit budget is kept (host, token fingerprint), the resource
     /// its PR reads spend, and what its answers said of the budget so far.
     fn budget(&self) -> rate::Budget;
+
+    /// Holds this client as an earlier run left its host after a secondary rate limit (see
+    /// [`rate::SECONDARY`]): nothing is sent before `until_epoch` (real epoch seconds), and
+    /// the next such limit is the `streak + 1`th in a row.
+    fn hold(&self, until_epoch: i64, streak: u32);
 
     /// Every open PR of `repo` (for a job's `repo:` watch entries).
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError>;

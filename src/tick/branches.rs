@@ -87,9 +87,9 @@ fn look_at(
             .is_some_and(|n| n.policy.agent.is_some())
     });
     let owner = if agents {
-        app.viewer(kind).map(|v| v.login)
+        app.viewer(kind).ok().map(|v| v.login)
     } else {
-        Err(String::new())
+        None
     };
     let heads = app
         .forges
@@ -124,15 +124,8 @@ fn look_at(
                         .forges
                         .get(kind, &app.config)
                         .map_err(|e| anyhow::anyhow!(e))?;
-                    let (look, messages) = judge(
-                        forge,
-                        &app.config,
-                        w,
-                        head,
-                        n,
-                        owner.as_deref().ok(),
-                        app.now,
-                    );
+                    let (look, messages) =
+                        judge(forge, &app.config, w, head, n, owner.as_deref(), app.now);
                     app.store.enqueue(&messages)?;
                     look
                 }

@@ -1,46 +1,90 @@
-//! A PR's tick that failed: the record it leaves (an error streak, a retry on the active
+//! A PR's tick that failed: why ([`TickFailure`]: the forge, the PR's damaged stored state,
+//! the setup, or the database), the record it leaves (an error streak, a retry on the active
 //! cadence, or none when the forge says the PR is gone), and the owner's notice about a watch
 //! that keeps erroring.
 
 use chrono::Duration;
 
 use super::execute;
-use crate::app::App;
+use crate::app::{App, ClientFailure};
 use crate::forge::ForgeError;
 use crate::model::Instant;
 use crate::model::watch::{HistoryEntry, Watch};
 use crate::store::TickRecord;
 
+/// Why a PR's tick could not complete. Each kind has its own prefix in `last_error`, so a
+/// damaged row or a missing token is never shown as something the forge said.
+#[derive(Debug, thiserror::Error)]
+pub enum TickFailure {
+    /// The forge failed or refused (its own words and prefix: `not found:`, `rate limited` …).
+    #[error(transparent)]
+    Forge(#[from] ForgeError),
+    /// The PR's stored state cannot be read; it is left as it is.
+    #[error("damaged: {0}")]
+    Damaged(String),
+    /// The setup: a forge client that cannot be built (its token unreadable), an agent the
+    /// config does not have.
+    #[error("setup: {0}")]
+    Setup(String),
+    /// The database failed.
+    #[error("database: {0:#}")]
+    Store(anyhow::Error),
+}
+
+impl From<ClientFailure> for TickFailure {
+    fn from(e: ClientFailure) -> Self {
+        match e {
+            ClientFailure::Setup(e) => TickFailure::Setup(e),
+            ClientFailure::Forge(e) => TickFailure::Forge(e),
+        }
+    }
+}
+
+impl TickFailure {
+    /// The PR's read never reached the forge, or the forge refused the token or could not be
+    /// reached: nothing of it is known.
+    pub(super) fn cuts_off(&self) -> bool {
+        matches!(
+            self,
+            TickFailure::Setup(_)
+                | TickFailure::Forge(ForgeError::Unauthorized(_) | ForgeError::Unreachable(_))
+        )
+    }
+}
+
 /// Consecutive failed ticks after which the owner hears about a watch that keeps erroring.
 pub(super) const ERROR_STREAK_NOTICE: u32 = 3;
 
-/// The record of a tick that could not read its PR.
+/// The record of a tick that failed before it could act: one more in the error streak, and
+/// the next tick on the active cadence (later when the forge asked to wait), or none when the
+/// forge says the PR is gone.
 pub(super) fn failed_tick(
     watch: &Watch,
-    e: &ForgeError,
+    e: &TickFailure,
     now: Instant,
     poll_sec: u64,
 ) -> (TickRecord, String) {
     let mut status = watch.status.clone();
     status.memory.error_streak += 1;
-    let (message, next) = if e.is_gone() {
-        (
+    let (message, next) = match e {
+        TickFailure::Forge(e) if e.is_gone() => (
             format!(
                 "{e}; the PR was deleted or this token lost access to it, so it is no longer polled (watch add re-arms it)"
             ),
             None,
-        )
-    } else {
-        let wait = match e {
-            ForgeError::RateLimited {
-                retry_after_secs: Some(s),
-            } => (*s).max(poll_sec),
-            _ => poll_sec,
-        };
-        (
-            e.to_string(),
-            Some(now + Duration::seconds(i64::try_from(wait).unwrap_or(i64::MAX / 2))),
-        )
+        ),
+        _ => {
+            let wait = match e {
+                TickFailure::Forge(ForgeError::RateLimited {
+                    retry_after_secs: Some(s),
+                }) => (*s).max(poll_sec),
+                _ => poll_sec,
+            };
+            (
+                e.to_string(),
+                Some(now + Duration::seconds(i64::try_from(wait).unwrap_or(i64::MAX / 2))),
+            )
+        }
     };
     // The per-PR error, for whoever reads the log (the run's results stay on stdout).
     // Logged under the tick's own target, whichever of its modules says it.
@@ -76,4 +120,109 @@ pub(super) fn error_notice(
         &payload,
         app.now,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::decide::tests::{t0, watch};
+
+    /// Each kind of failure: the start of `last_error`, when the PR is read again (seconds
+    /// after now, with a 30 s active cadence; `None`: never), and whether it cut the read off.
+    #[test]
+    fn each_failure_says_its_kind_and_sets_the_next_tick() {
+        let table: Vec<(TickFailure, &str, Option<i64>, bool)> = vec![
+            (
+                ForgeError::Transient("502".into()).into(),
+                "forge unavailable: 502",
+                Some(30),
+                false,
+            ),
+            (
+                ForgeError::RateLimited {
+                    retry_after_secs: Some(120),
+                }
+                .into(),
+                "rate limited for 120s",
+                Some(120),
+                false,
+            ),
+            (
+                ForgeError::RateLimited {
+                    retry_after_secs: Some(5),
+                }
+                .into(),
+                "rate limited for 5s",
+                Some(30),
+                false,
+            ),
+            (
+                ForgeError::NotFound("gone".into()).into(),
+                "not found: gone; the PR was deleted",
+                None,
+                false,
+            ),
+            (
+                ForgeError::Unauthorized("401".into()).into(),
+                "not authorized: 401",
+                Some(30),
+                true,
+            ),
+            (
+                ForgeError::HeadMoved("abc".into()).into(),
+                "head moved: abc",
+                Some(30),
+                false,
+            ),
+            (
+                ForgeError::MergeConflict("abc".into()).into(),
+                "conflict: abc",
+                Some(30),
+                false,
+            ),
+            (
+                TickFailure::Damaged("memory: EOF".into()),
+                "damaged: memory: EOF",
+                Some(30),
+                false,
+            ),
+            (
+                TickFailure::Setup("`GITHUB_TOKEN` is empty".into()),
+                "setup: `GITHUB_TOKEN` is empty",
+                Some(30),
+                true,
+            ),
+            (
+                TickFailure::Store(anyhow::anyhow!("disk full").context("cannot read")),
+                "database: cannot read: disk full",
+                Some(30),
+                false,
+            ),
+            (
+                ClientFailure::Setup("no key".into()).into(),
+                "setup: no key",
+                Some(30),
+                true,
+            ),
+            (
+                ClientFailure::Forge(ForgeError::Unreachable("refused".into())).into(),
+                "forge unreachable: refused",
+                Some(30),
+                true,
+            ),
+        ];
+        let w = watch();
+        for (failure, says, next, cut_off) in table {
+            let (record, message) = failed_tick(&w, &failure, t0(), 30);
+            assert!(message.starts_with(says), "{failure:?}: {message}");
+            assert_eq!(record.last_error.as_deref(), Some(message.as_str()));
+            assert_eq!(
+                record.next_tick_at,
+                next.map(|s| t0() + Duration::seconds(s)),
+                "{failure:?}"
+            );
+            assert_eq!(record.status.memory.error_streak, 1, "{failure:?}");
+            assert_eq!(failure.cuts_off(), cut_off, "{failure:?}");
+        }
+    }
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
+use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
@@ -124,7 +125,7 @@ struct Reading {
 /// logs read so far, and how many PRs' logs are still out.
 struct AwaitingLogs {
     leased: Vec<(Watch, Option<Lease>)>,
-    reads: Vec<Result<Read, ForgeError>>,
+    reads: Vec<Result<Read, TickFailure>>,
     ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
     out: usize,
 }
@@ -174,7 +175,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     let (plan, requests) =
                         read::plan_chunk(app, &watches, summaries, run.opts.fix_asked);
                     let reads = if requests.is_empty() {
-                        read::finish_chunk(app, plan, summaries, Vec::new(), false)
+                        forge_failures(read::finish_chunk(app, plan, summaries, Vec::new(), false))
                     } else {
                         match app.forges.shared(kind, &app.config) {
                             Ok(forge) => {
@@ -197,7 +198,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                             }
                             Err(e) => leased
                                 .iter()
-                                .map(|_| Err(ForgeError::Unauthorized(e.clone())))
+                                .map(|_| Err(TickFailure::Setup(e.clone())))
                                 .collect(),
                         }
                     };
@@ -272,7 +273,13 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     g.reading -= 1;
                     let empty = Summaries::default();
                     let summaries = g.summaries.as_ref().unwrap_or(&empty);
-                    let reads = read::finish_chunk(app, plan, summaries, answer, !run.opts.dry_run);
+                    let reads = forge_failures(read::finish_chunk(
+                        app,
+                        plan,
+                        summaries,
+                        answer,
+                        !run.opts.dry_run,
+                    ));
                     acted |= on_chunk_read(app, pool, &mut awaiting, chunk, leased, reads, run)?;
                 }
                 Answer::Logs { chunk, read } => {
@@ -319,7 +326,7 @@ fn on_chunk_read(
     awaiting: &mut BTreeMap<usize, AwaitingLogs>,
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
-    reads: Vec<Result<Read, ForgeError>>,
+    reads: Vec<Result<Read, TickFailure>>,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
     let mut jobs = Vec::new();
@@ -393,7 +400,7 @@ fn act_on_chunk(
     app: &mut App,
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
-    reads: Vec<Result<Read, ForgeError>>,
+    reads: Vec<Result<Read, TickFailure>>,
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     run: &mut Run<'_, '_>,
 ) -> Result<()> {
@@ -527,7 +534,7 @@ fn take_leases(
 fn chunk_turns(
     app: &App,
     leased: &[(Watch, Option<Lease>)],
-    reads: &[Result<Read, ForgeError>],
+    reads: &[Result<Read, TickFailure>],
 ) -> Result<Vec<i64>> {
     let ids: Vec<i64> = leased.iter().map(|(w, _)| w.id).collect();
     let all = app.store.armed_in_line(&ids)?;
@@ -537,4 +544,12 @@ fn chunk_turns(
         .filter_map(|((w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
         .collect();
     Ok(decide::update_turns(&all, &fresh))
+}
+
+/// A chunk's reads, each failure the forge's.
+fn forge_failures(reads: Vec<Result<Read, ForgeError>>) -> Vec<Result<Read, TickFailure>> {
+    reads
+        .into_iter()
+        .map(|r| r.map_err(TickFailure::Forge))
+        .collect()
 }

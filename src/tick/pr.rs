@@ -7,14 +7,13 @@ use chrono::Duration;
 
 use super::detect;
 use super::execute::{self, Env};
-use super::failure::{ERROR_STREAK_NOTICE, error_notice, failed_tick};
+use super::failure::{ERROR_STREAK_NOTICE, TickFailure, error_notice, failed_tick};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::RunOptions;
 use crate::app::App;
 use crate::config::Policy;
 use crate::core::decide::{self, Context, Plan};
-use crate::forge::ForgeError;
 use crate::model::watch::{HistoryEntry, Watch};
 use crate::model::{Login, Snapshot};
 use crate::store::TickRecord;
@@ -24,18 +23,19 @@ use crate::store::TickRecord;
 pub(super) fn act(
     app: &mut App,
     watch: Watch,
-    read: Result<Read, ForgeError>,
+    read: Result<Read, TickFailure>,
     turns: &[i64],
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
 ) -> (PrOutcome, TickRecord) {
     let now = app.now;
-    let cut_off = matches!(
-        read,
-        Err(ForgeError::Unauthorized(_) | ForgeError::Unreachable(_))
-    );
-    let (plan, error, mut record) = match read {
-        Ok(read) => tick_one(app, &watch, read, turns.contains(&watch.id), ahead, opts),
+    let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
+    let ticked = read.and_then(|read| {
+        let update_turn = turns.contains(&watch.id);
+        tick_one(app, &watch, read, update_turn, ahead, opts)
+    });
+    let (plan, error, mut record) = match ticked {
+        Ok((plan, error, record)) => (Some(plan), error, record),
         Err(e) => {
             let policy = app.policy_for(&watch);
             let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
@@ -73,7 +73,7 @@ fn detect_and_decide(
     ctx: &Context<'_>,
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
-) -> Result<(Snapshot, Plan), ForgeError> {
+) -> Result<(Snapshot, Plan), TickFailure> {
     // The forge's word on a head is read at most once per tick, also when a kept read is
     // read again in full.
     let mut read_evidence: Option<(crate::model::Sha, crate::model::trust::Evidence)> = None;
@@ -81,7 +81,7 @@ fn detect_and_decide(
         let forge = app
             .forges
             .get(watch.pr.forge, &app.config)
-            .map_err(ForgeError::Unauthorized)?;
+            .map_err(TickFailure::Setup)?;
         let policy = ctx.policy;
         let mut logs = detect::Overlay {
             ahead,
@@ -137,7 +137,8 @@ fn detect_and_decide(
     decided(app, fresh)
 }
 
-/// Detect → decide → apply for one PR whose snapshot was read.
+/// Detect → decide → apply for one PR whose snapshot was read: its plan, the error that left
+/// its actions incomplete, and the record to write; or why it failed before it could act.
 fn tick_one(
     app: &mut App,
     watch: &Watch,
@@ -145,22 +146,9 @@ fn tick_one(
     update_turn: bool,
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
-) -> (Option<Plan>, Option<String>, TickRecord) {
+) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
     let now = app.now;
     let policy = app.policy_for(watch);
-    let facts = match pr_inputs(app, watch, &policy) {
-        Ok(facts) => facts,
-        Err(message) => {
-            let record = failed_tick(
-                watch,
-                &ForgeError::Unexpected(message.clone()),
-                now,
-                policy.poll_sec,
-            )
-            .0;
-            return (None, Some(message), record);
-        }
-    };
     let PrInputs {
         agent_logins,
         agent_emails,
@@ -168,7 +156,7 @@ fn tick_one(
         commits_as,
         seen,
         intents,
-    } = facts;
+    } = pr_inputs(app, watch, &policy)?;
     let ctx = Context {
         policy: &policy,
         now,
@@ -183,23 +171,11 @@ fn tick_one(
         intents: &intents,
         held: crate::secrets::mask,
     };
-    let (snap, mut plan) = match detect_and_decide(app, watch, read, &ctx, ahead, opts) {
-        Ok(decided) => decided,
-        Err(e) => {
-            let (record, message) = failed_tick(watch, &e, now, policy.poll_sec);
-            return (None, Some(message), record);
-        }
-    };
-    let Ok(forge) = app.forges.get(watch.pr.forge, &app.config) else {
-        let record = failed_tick(
-            watch,
-            &ForgeError::Unexpected("no forge client".into()),
-            now,
-            policy.poll_sec,
-        )
-        .0;
-        return (None, Some("no forge client".into()), record);
-    };
+    let (snap, mut plan) = detect_and_decide(app, watch, read, &ctx, ahead, opts)?;
+    let forge = app
+        .forges
+        .get(watch.pr.forge, &app.config)
+        .map_err(TickFailure::Setup)?;
     let env = Env {
         watch_id: watch.id,
         config: &app.config,
@@ -238,7 +214,7 @@ fn tick_one(
         outbox: applied.outbox,
         resolved_intents: plan.resolved_intents.clone(),
     };
-    (Some(plan), applied.error, record)
+    Ok((plan, applied.error, record))
 }
 
 /// What a PR's tick needs besides its snapshot. A failed read of any of these fails that PR's
@@ -254,16 +230,16 @@ struct PrInputs {
     intents: Vec<crate::model::intent::Intent>,
 }
 
-fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, String> {
+fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, TickFailure> {
     if let Some(damage) = &watch.unreadable {
-        return Err(format!(
+        return Err(TickFailure::Damaged(format!(
             "the stored state of this PR cannot be read ({damage}); it is left as it is: \
              `watch rm` then `watch add` starts it afresh"
-        ));
+        )));
     }
     let (agent_logins, agent_emails) = match policy.agent.as_deref() {
         Some(name) => {
-            let agent = app.config.agent(name)?;
+            let agent = app.config.agent(name).map_err(TickFailure::Setup)?;
             (
                 agent
                     .logins
@@ -278,22 +254,21 @@ fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, 
     let intents = app
         .store
         .open_intents(watch.id)
-        .map_err(|e| format!("cannot read the recorded intents: {e:#}"))?;
+        .map_err(|e| TickFailure::Store(e.context("cannot read the recorded intents")))?;
     // The owner's login matters only where an agent may be written to, or where a recorded
     // branch update must be told from someone else's push.
     let updating = intents
         .iter()
         .any(|i| i.kind == crate::model::intent::IntentKind::UpdateBranch);
     let viewer = if policy.agent.is_some() || updating {
-        app.viewer(watch.pr.forge)
-            .map_err(|e| format!("cannot learn the token's login: {e}"))?
+        app.viewer(watch.pr.forge)?
     } else {
         crate::viewer::Viewer::by_login("")
     };
     let seen = app
         .store
         .seen(&watch.pr)
-        .map_err(|e| format!("cannot read what was already handled: {e:#}"))?;
+        .map_err(|e| TickFailure::Store(e.context("cannot read what was already handled")))?;
     Ok(PrInputs {
         agent_logins,
         agent_emails,

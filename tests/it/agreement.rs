@@ -125,6 +125,10 @@ fn a_corrupt_memory_row_fails_only_that_prs_tick() {
         error.contains("stored state") && error.contains("memory"),
         "a clear last_error: {one}"
     );
+    assert!(
+        error.starts_with("damaged: "),
+        "a damaged row is said as such, not as a forge's answer: {one}"
+    );
     let two = env.status("octo/app#2");
     assert_eq!(two["last_error"], serde_json::Value::Null, "{two}");
     assert_eq!(two["last_tick_at"], env.now.as_str(), "the other PR ticked");

@@ -867,3 +867,25 @@ fn a_jobs_own_cadence_ticks_its_prs() {
         "idle: the job's idle_poll_sec"
     );
 }
+
+/// A token that cannot be read (its variable empty) is the setup's failure and says so: never
+/// "not authorized", which is the forge refusing a token it was sent. Nothing could be read, so
+/// the run still exits 3.
+#[test]
+fn a_token_that_cannot_be_read_is_a_setup_failure_not_a_refusal() {
+    let mut env = TestEnv::new();
+    env.with_pr("octo/app", 1);
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.vars
+        .push(("PRM_TEST_GITHUB_TOKEN".to_owned(), String::new()));
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
+    let status = env.status("octo/app#1");
+    let error = status["last_error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("setup: ") && error.contains("PRM_TEST_GITHUB_TOKEN"),
+        "{status}"
+    );
+    assert!(!error.contains("not authorized"), "{status}");
+    assert_eq!(env.gh.requests().total(), 0, "nothing was sent");
+}

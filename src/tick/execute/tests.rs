@@ -50,6 +50,8 @@ impl Forge for RecordingForge {
         }
     }
 
+    fn hold(&self, _until_epoch: i64, _streak: u32) {}
+
     fn open_prs(&self, _repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
         no_read()
     }
@@ -340,7 +342,7 @@ fn enabling_auto_merge_outcomes() {
             answer: Some(ForgeError::HeadMoved("expected head abc".into())),
             merge_if_clean: true,
             writes: &["arm squash"],
-            history: "enabling auto-merge failed: conflict: expected head abc",
+            history: "enabling auto-merge failed: head moved: expected head abc",
             merged: false,
             self_merge: false,
             retry_next_tick: true,
@@ -411,7 +413,7 @@ fn merge_outcomes() {
         Row {
             name: "the head moved: refused, never retried on this head",
             answer: Some(ForgeError::HeadMoved("head ref changed".into())),
-            history: "merge refused: conflict: head ref changed",
+            history: "merge refused: head moved: head ref changed",
             merged: false,
             retry_next_tick: false,
             incomplete: false,
@@ -500,7 +502,7 @@ fn branch_update_outcomes() {
         Row {
             name: "the head moved: asked again on the new head, the tick complete",
             answer: Some(ForgeError::HeadMoved("expected head abc".into())),
-            history: "branch update not done: conflict: expected head abc",
+            history: "branch update not done: head moved: expected head abc",
             cnf: false,
             holds_turn: true,
             asked_again: true,
