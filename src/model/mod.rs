@@ -4,6 +4,7 @@
 //! decision core never sees a `serde_json::Value`. Everything here is plain data.
 
 pub mod answers;
+pub mod branch;
 pub mod intent;
 pub mod message;
 pub mod nudge;
@@ -306,6 +307,10 @@ pub struct Check {
     pub failure_reason: Option<String>,
     /// The forge's id for the check run (GraphQL node id), to read its annotations.
     pub node_id: Option<String>,
+    /// The base branch does not require it (read only where a job judges required checks
+    /// alone: `policy.checks: required`).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// The event of a check that ran on the merged result of the PR's head and its base (GitLab's

@@ -415,6 +415,17 @@ impl GitHub {
                 snap.checks = checks;
             }
         }
+        // Asked only for a job that judges required checks alone; when the answer cannot
+        // tell, every check is judged.
+        if let Some(required) = node
+            .required_checks
+            .take()
+            .and_then(|c| wire::required_names(c, &node.head_ref_oid))
+        {
+            for c in &mut snap.checks {
+                c.optional = !required.contains(&c.name);
+            }
+        }
 
         let threads = self.complete(&node.id, Paged::ReviewThreads, node.review_threads)?;
         snap.threads = threads
@@ -553,10 +564,10 @@ impl GitHub {
             .ok_or_else(|| ForgeError::Unexpected("viewer has no login".into()))
     }
 
-    pub(super) fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
+    pub(super) fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
         self.get_text(&format!(
-            "{}/repos/{}/actions/jobs/{job_id}/logs",
-            self.api_url, pr.repo
+            "{}/repos/{repo}/actions/jobs/{job_id}/logs",
+            self.api_url
         ))
     }
 
