@@ -23,8 +23,11 @@ mod fake_server;
 #[allow(dead_code)]
 mod env;
 
+#[path = "../it/support/daemon.rs"]
+#[allow(dead_code)]
+mod daemon;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -59,16 +62,7 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start the daemon");
-        let said = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().expect("stderr");
-        let keep = said.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut s = keep.lock().unwrap();
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
+        let said = daemon::keep_stderr(&mut child);
         Daemon { child, said }
     }
 
