@@ -2,6 +2,7 @@
 //! two looks is never seen in line, yet it left.
 
 use crate::support::env::TestEnv;
+use crate::support::fake_github::World;
 
 const REPO: &str = "octo/app";
 
@@ -28,7 +29,7 @@ fn a_queue_removal_between_two_looks_is_told_once_and_the_head_is_not_queued_aga
     for _ in 0..3 {
         env.advance(60);
         env.ok(&["run", "--force"]);
-        env.gh.world(|w| w.settle());
+        env.gh.world(World::settle);
     }
     assert_eq!(
         env.gh.world(|w| w.enqueues(REPO, 1)),

@@ -240,12 +240,11 @@ impl Obj {
             Obj::IssueComment(..) => "IssueComment",
             Obj::AutoMerge(_) => "AutoMergeRequest",
             Obj::QueueEntry(_) => "MergeQueueEntry",
-            Obj::TimelineEvent(_, _, typename) => typename,
             Obj::MergeQueue(..) => "MergeQueue",
             Obj::Conn(c) => c.typename,
             Obj::Edge { typename, .. } => typename,
             Obj::PageInfo { .. } => "PageInfo",
-            Obj::Payload { typename, .. } => typename,
+            Obj::Payload { typename, .. } | Obj::TimelineEvent(_, _, typename) => typename,
             Obj::RateLimit => "RateLimit",
         }
     }
@@ -464,7 +463,7 @@ impl<'c> NodeObj<'c> {
     where
         'c: 'a,
     {
-        use crate::support::fake_github::queue::TimelineEvent;
+        use super::super::queue::TimelineEvent;
         let w = self.ctx.world.borrow();
         let event = w.get_pr(&key.0, key.1).timeline[i].clone();
         drop(w);
