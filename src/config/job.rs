@@ -175,6 +175,9 @@ pub struct JobPolicy {
     /// Which edits make a comment new feedback. Default `author`.
     #[serde(default)]
     pub edits: Option<Edits>,
+    /// Which checks are judged. Default `all`.
+    #[serde(default)]
+    pub checks: Option<ChecksScope>,
     /// Messages to the agent per PR in any hour; past it, work waits. `0`: no cap. Default 6.
     #[serde(default)]
     pub agent_messages_per_hour: Option<u32>,
@@ -192,6 +195,18 @@ pub enum Edits {
     Author,
     /// None: a comment is new once, when it is written.
     Never,
+}
+
+/// Which checks are judged (`checks:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChecksScope {
+    /// Every check on the head.
+    #[default]
+    All,
+    /// Only the checks the base branch requires (GitHub's required checks; on GitLab every
+    /// job but those allowed to fail, which are never failures anyway).
+    Required,
 }
 
 /// Who deals with review feedback (`reviews:`) or a merge conflict (`conflicts:`).

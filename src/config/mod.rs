@@ -34,8 +34,8 @@ pub use cron::CronSchedule;
 pub use forges::{GitHubConfig, GitLabConfig, TokenKeyValues, TokenKeys};
 pub use github_app::GitHubAppConfig;
 pub use job::{
-    Edits, Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateBranch,
-    UpdateMethod, Watch,
+    ChecksScope, Edits, Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch,
+    UpdateBranch, UpdateMethod, Watch,
 };
 pub use load::ConfigError;
 pub(crate) use load::Source;
@@ -360,6 +360,8 @@ pub struct Policy {
     pub self_merge: bool,
     /// Which edits make a comment new feedback.
     pub edits: Edits,
+    /// Which checks are judged: all, or only those the base requires.
+    pub checks: ChecksScope,
     /// Messages to the agent per PR in any hour; `None`: no cap.
     pub agent_messages_per_hour: Option<u32>,
     /// Feedback reaches the agent only when it mentions this handle; `None`: no gate.
@@ -457,6 +459,7 @@ impl Config {
             allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
             self_merge: p.self_merge.unwrap_or(true),
             edits: p.edits.unwrap_or(Edits::Author),
+            checks: p.checks.unwrap_or_default(),
             agent_messages_per_hour: Some(
                 p.agent_messages_per_hour
                     .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),

@@ -105,6 +105,9 @@ pub struct SnapshotRequest {
     /// The base and head branch names seen last tick, if any: lets the client compare the
     /// branches in the same request instead of a second one.
     pub branches: Option<(String, String)>,
+    /// Also read which of the head's checks the base requires (`policy.checks: required`):
+    /// checks it does not are marked [`crate::model::Check::optional`].
+    pub required_checks: bool,
 }
 
 /// What a cheap summary read needs to know about one PR.

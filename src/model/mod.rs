@@ -306,6 +306,10 @@ pub struct Check {
     pub failure_reason: Option<String>,
     /// The forge's id for the check run (GraphQL node id), to read its annotations.
     pub node_id: Option<String>,
+    /// The base branch does not require it (read only where a job judges required checks
+    /// alone: `policy.checks: required`).
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// The event of a check that ran on the merged result of the PR's head and its base (GitLab's

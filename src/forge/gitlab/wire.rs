@@ -448,6 +448,7 @@ pub fn job_check(job: Job, pipeline_id: u64, merged_result: bool) -> Check {
         output: job.failure_reason.clone().unwrap_or_default(),
         node_id: None,
         failure_reason: job.failure_reason,
+        optional: false,
     }
 }
 
@@ -467,6 +468,7 @@ pub fn status_check(s: CommitStatus) -> Check {
         output: s.description.unwrap_or_default(),
         node_id: None,
         failure_reason: None,
+        optional: false,
     }
 }
 
