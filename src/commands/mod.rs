@@ -16,6 +16,7 @@ pub mod run_report;
 pub mod schedule;
 pub mod secrets_check;
 pub mod serve;
+pub mod signals;
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -588,6 +589,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     };
     let opts = RunOptions {
         progress: progress.clone(),
+        stop: signals::stop_flag(),
         ..opts
     };
     let output = run_report::RunOutput::new(app.json, crate::logging::is_json());

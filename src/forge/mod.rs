@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod call;
+pub mod deadline;
 pub mod github;
 pub mod gitlab;
 pub mod http;

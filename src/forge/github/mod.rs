@@ -56,6 +56,13 @@ impl GitHub {
         })
     }
 
+    /// The same client under `limits` (see [`crate::forge::deadline`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: crate::forge::deadline::Limits) -> Self {
+        self.http = self.http.with_limits(limits);
+        self
+    }
+
     /// A client signed in as a GitHub App (see [`app_auth`]).
     pub fn with_app(
         api_url: &str,

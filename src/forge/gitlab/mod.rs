@@ -105,6 +105,13 @@ impl GitLab {
         })
     }
 
+    /// The same client under `limits` (see [`crate::forge::deadline`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: crate::forge::deadline::Limits) -> Self {
+        self.http = self.http.with_limits(limits);
+        self
+    }
+
     /// Requests, points and the rate limit's remaining, for the metrics.
     pub fn usage(&self) -> crate::forge::http::Usage {
         self.http.usage()
