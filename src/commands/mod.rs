@@ -13,6 +13,7 @@ pub mod owner;
 pub mod progress;
 pub mod run_report;
 pub mod schedule;
+pub mod secrets_check;
 pub mod serve;
 
 use std::io::IsTerminal as _;
@@ -350,7 +351,25 @@ fn resolved_paths(config: &Config, cli_db: Option<&Path>) -> Vec<(String, PathBu
 }
 
 fn config_check(config: &Config, cli_db: Option<&Path>, json: bool) -> Result<u8> {
-    checked_database(cli_db, config)?;
+    let db = checked_database(cli_db, config)?;
+    let mut used = secrets_check::forges_of_jobs(config);
+    if db.exists() {
+        let store = Store::open_for_reading(&db)?;
+        used.extend(
+            store
+                .forges_watched()?
+                .iter()
+                .filter_map(|f| f.parse::<crate::model::ForgeKind>().ok()),
+        );
+    }
+    let secrets = secrets_check::needed(config, &used);
+    let problems: Vec<String> = secrets.iter().filter_map(secrets_check::problem).collect();
+    if !problems.is_empty() {
+        return Err(usage(format!(
+            "a secret a run needs cannot be read: {}",
+            problems.join("; ")
+        )));
+    }
     let source = config.source().map_or_else(
         || "built-in defaults".to_owned(),
         |p| p.display().to_string(),
@@ -363,13 +382,17 @@ fn config_check(config: &Config, cli_db: Option<&Path>, json: bool) -> Result<u8
             .collect();
         crate::outln!(
             "{}",
-            serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>(), "paths": paths})
+            serde_json::json!({"ok": true, "config": source, "jobs": config.jobs.iter().map(|j| &j.name).collect::<Vec<_>>(), "paths": paths,
+                "secrets": secrets.iter().map(|n| serde_json::json!({"what": n.what, "source": n.source.to_string()})).collect::<Vec<_>>()})
         )?;
     } else {
         crate::outln!("{source}: ok ({} job file(s))", config.jobs.len())?;
         let width = paths.iter().map(|(what, _)| what.len()).max().unwrap_or(0);
         for (what, path) in &paths {
             crate::outln!("  {what:<width$}  {}", path.display())?;
+        }
+        for n in &secrets {
+            crate::outln!("  {}: {}", n.what, secrets_check::describe(n))?;
         }
     }
     Ok(0)

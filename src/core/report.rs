@@ -353,6 +353,15 @@ pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &Pills) -> Notice
                 .collect(),
         ),
         items: Vec::new(),
+        reason: reason(notice),
+    }
+}
+
+/// The notice's reason, for a notice about something that keeps going wrong.
+fn reason(notice: &Notice) -> Option<String> {
+    match notice {
+        Notice::KeepsErroring { error } => Some(one_line(error)),
+        _ => None,
     }
 }
 
@@ -374,6 +383,7 @@ pub fn bare_notice_payload(notice: &Notice, pr: &PrRef, url: &str) -> NoticePayl
         text,
         url: Some(url),
         kind: notice.kind().as_str().to_owned(),
+        reason: reason(notice),
         ..NoticePayload::default()
     }
 }

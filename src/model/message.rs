@@ -43,6 +43,10 @@ pub struct NoticePayload {
     /// A digest's notices, one per PR.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<DigestItem>,
+    /// Why, for a notice about something that keeps going wrong (`keeps failing to tick`: the
+    /// last error), so a channel that shows only a few lines still says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl NoticePayload {

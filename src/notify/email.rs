@@ -12,7 +12,9 @@
 //! linking the PR and each failed check, every forge text escaped. `Auto-Submitted:
 //! auto-generated` keeps auto-responders quiet. Its `Message-ID` is made from the outbox
 //! id, and `X-PR-Monitor-Id` carries the id itself, so a resend after a crash is recognisably
-//! the same message.
+//! the same message. The messages about one PR form one thread: every one after the PR's first
+//! names the first's `Message-ID` in `In-Reply-To` and `References`; and every message carries
+//! the same `List-Id` (`pr-monitor.DOMAIN`, the sender's domain), for mail filters.
 
 use std::time::Duration;
 
@@ -134,10 +136,16 @@ fn transport(config: &EmailConfig) -> Result<SmtpTransport, DeliveryError> {
     Ok(builder.timeout(Some(TIMEOUT)).build())
 }
 
-/// Sends the owner notice `payload` (outbox message `id`) to the configured recipients.
-pub fn send(config: &EmailConfig, id: &str, payload: &str) -> Result<(), DeliveryError> {
+/// Sends the owner notice `payload` (outbox message `id`) to the configured recipients, in
+/// reply to the outbox message `thread` (the PR's first) when it is another.
+pub fn send(
+    config: &EmailConfig,
+    id: &str,
+    payload: &str,
+    thread: Option<&str>,
+) -> Result<(), DeliveryError> {
     let notice = NoticePayload::parse(payload)?;
-    let message = message(config, id, &notice)?;
+    let message = message(config, id, &notice, thread)?;
     let transport = transport(config)?;
     transport
         .send(&message)
@@ -179,15 +187,30 @@ fn message_id(id: &str, from: &Mailbox) -> String {
     format!("<{local}@{}>", from.email.domain())
 }
 
-/// The email for a notice.
+/// `List-Id` (RFC 2919): one list for every message of an installation, at the sender's domain.
+fn list_id(from: &Mailbox) -> String {
+    format!("pr-monitor <pr-monitor.{}>", from.email.domain())
+}
+
+/// The email for a notice; in the thread of outbox message `thread` when it is another.
 fn message(
     config: &EmailConfig,
     id: &str,
     notice: &NoticePayload,
+    thread: Option<&str>,
 ) -> Result<Message, DeliveryError> {
     let from = mailbox("sender", &config.from)?;
     let mut builder = Message::builder()
         .message_id(Some(message_id(id, &from)))
+        .raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str("List-Id"),
+            list_id(&from),
+        ));
+    if let Some(root) = thread.filter(|root| *root != id) {
+        let root = message_id(root, &from);
+        builder = builder.in_reply_to(root.clone()).references(root);
+    }
+    let mut builder = builder
         .from(from)
         .subject(notice.subject.clone())
         .raw_header(HeaderValue::new(
@@ -312,6 +335,7 @@ mod tests {
             &config("smtp://127.0.0.1:25"),
             "o-r-342-ci-email-1",
             &notice(),
+            None,
         )
         .unwrap();
         let raw = String::from_utf8(msg.formatted()).unwrap();
@@ -320,6 +344,14 @@ mod tests {
             "{raw}"
         );
         assert!(raw.contains("X-PR-Monitor-Id: o-r-342-ci-email-1"), "{raw}");
+        assert!(
+            raw.contains("List-Id: pr-monitor <pr-monitor.example.com>"),
+            "{raw}"
+        );
+        assert!(
+            !raw.contains("In-Reply-To") && !raw.contains("References"),
+            "{raw}"
+        );
         assert!(raw.contains("Subject: PR #342: lint failed"), "{raw}");
         assert!(raw.contains("multipart/alternative"), "{raw}");
         assert!(
@@ -357,7 +389,7 @@ mod tests {
     fn bad_addresses_are_permanent_and_missing_credentials_are_kept_for_later() {
         let mut c = config("smtp://127.0.0.1:25");
         c.to = vec!["not an address".into()];
-        let e = message(&c, "m", &notice()).unwrap_err();
+        let e = message(&c, "m", &notice(), None).unwrap_err();
         assert!(
             e.permanent && e.message.contains("recipient"),
             "{}",
@@ -380,11 +412,36 @@ mod tests {
     fn forge_text_cannot_add_headers() {
         let mut n = notice();
         n.subject = "PR #1: x\r\nBcc: evil@example.net\r\n failed".to_owned();
-        let msg = message(&config("smtp://127.0.0.1:25"), "m", &n).unwrap();
+        let msg = message(&config("smtp://127.0.0.1:25"), "m", &n, None).unwrap();
         let raw = String::from_utf8(msg.formatted()).unwrap();
         let headers = raw.split("\r\n\r\n").next().unwrap();
         assert!(!headers.contains("\r\nBcc:"), "{headers}");
         assert_eq!(msg.envelope().to().len(), 2);
+    }
+
+    #[test]
+    fn a_later_message_answers_the_prs_first_and_the_first_answers_nothing() {
+        let c = config("smtp://127.0.0.1:25");
+        let later = message(&c, "o-r-342-merged", &notice(), Some("o-r-342-ci")).unwrap();
+        let raw = String::from_utf8(later.formatted()).unwrap();
+        assert!(
+            raw.contains("Message-ID: <o-r-342-merged@example.com>"),
+            "{raw}"
+        );
+        assert!(
+            raw.contains("In-Reply-To: <o-r-342-ci@example.com>"),
+            "{raw}"
+        );
+        assert!(
+            raw.contains("References: <o-r-342-ci@example.com>"),
+            "{raw}"
+        );
+        let first = message(&c, "o-r-342-ci", &notice(), Some("o-r-342-ci")).unwrap();
+        let raw = String::from_utf8(first.formatted()).unwrap();
+        assert!(
+            !raw.contains("In-Reply-To") && !raw.contains("References"),
+            "{raw}"
+        );
     }
 
     #[test]

@@ -120,6 +120,15 @@ pub fn retry_delay_secs(error: &DeliveryError) -> i64 {
 /// Delivers one message through its channel (a row whose channel this version does not know
 /// can never be delivered: permanent).
 pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> {
+    deliver_in_thread(config, row, None)
+}
+
+/// [`deliver`], an email in the thread of outbox message `thread` (the PR's first email).
+fn deliver_in_thread(
+    config: &Config,
+    row: &OutboxRow,
+    thread: Option<&str>,
+) -> Result<Sent, DeliveryError> {
     let m = &row.message;
     let not_configured =
         |what: &str| DeliveryError::permanent(format!("channel `{what}` is not configured"));
@@ -130,7 +139,7 @@ pub fn deliver(config: &Config, row: &OutboxRow) -> Result<Sent, DeliveryError> 
                 .email
                 .as_ref()
                 .ok_or_else(|| not_configured("email"))?;
-            email::send(email, &m.id, &m.payload).map(|()| Sent::default())
+            email::send(email, &m.id, &m.payload, thread).map(|()| Sent::default())
         }
         Channel::Slack => {
             let slack = config
@@ -255,7 +264,8 @@ pub fn deliver_pending(
         &crate::holder::Holder::gone_here,
     )?;
     for (send, members) in batches(claimed) {
-        let outcome = deliver(config, &send);
+        let thread = thread_of(store, &send)?;
+        let outcome = deliver_in_thread(config, &send, thread.as_deref());
         let run = match &outcome {
             Ok(sent) => sent.command_run.clone(),
             Err(e) => e.command_run.clone(),
@@ -317,6 +327,16 @@ pub fn deliver_pending(
         anyhow::bail!("an agent's run was not recorded: {}", unrecorded.join("; "));
     }
     Ok(report)
+}
+
+/// The first email about the PR an email is about, which it answers; none for a digest (about
+/// many PRs) or a message about none.
+fn thread_of(store: &Store, row: &OutboxRow) -> Result<Option<String>> {
+    let m = &row.message;
+    if m.kind == "digest" || m.pr.is_empty() || m.channel.parse::<Channel>() != Ok(Channel::Email) {
+        return Ok(None);
+    }
+    store.thread_root(&m.pr, &m.channel)
 }
 
 /// Records an agent command's run: in the watch's memory (its next commit is the agent's)

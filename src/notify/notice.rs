@@ -33,6 +33,7 @@ impl NoticePayload {
             text: strip_controls(&self.text),
             url: line(self.url),
             title: line(self.title),
+            reason: line(self.reason),
             failed_checks: self.failed_checks.map(|checks| {
                 checks
                     .into_iter()

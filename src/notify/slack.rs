@@ -24,6 +24,8 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const MAX_CHECKS: usize = 10;
 /// The longest subject, title or check name shown, in characters.
 const MAX_TEXT: usize = 150;
+/// The longest reason shown (an error said in a sentence or two), in characters.
+const MAX_REASON: usize = 500;
 /// Slack's limit on a section's text, in characters.
 const SECTION_LIMIT: usize = 3000;
 
@@ -138,6 +140,9 @@ fn section(notice: &NoticePayload) -> String {
     let mut head = vec![format!("*{}*", escape(&clip(&notice.subject, MAX_TEXT)))];
     if let Some(url) = notice.link() {
         head.push(link(url, &clip(notice.label(), MAX_TEXT)));
+    }
+    if let Some(reason) = notice.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+        head.push(format!("Why: {}", escape(&clip(reason, MAX_REASON))));
     }
     if let Some(pills) = notice.pills {
         let words: Vec<String> = pills.words().iter().map(|w| format!("`{w}`")).collect();

@@ -2,7 +2,7 @@
 //! by one run at a time, and their delivery record.
 
 use anyhow::Result;
-use rusqlite::{Row, TransactionBehavior, params};
+use rusqlite::{OptionalExtension as _, Row, TransactionBehavior, params};
 
 use super::{Store, parse_ts, ts};
 use crate::holder::Holder;
@@ -136,6 +136,19 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(rows)
+    }
+
+    /// The id of the first message about `pr` on `channel` that was delivered or may still be
+    /// (not given up on): the thread every later message about that PR answers.
+    pub fn thread_root(&self, pr: &str, channel: &str) -> Result<Option<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM outbox WHERE pr = ?1 AND channel = ?2
+               AND (delivered_at IS NOT NULL OR permanent = 0)
+             ORDER BY created_at, rowid LIMIT 1",
+        )?;
+        Ok(stmt
+            .query_row(params![pr, channel], |r| r.get(0))
+            .optional()?)
     }
 
     /// Every message that failed and is not delivered (kept, visible, retried unless permanent).

@@ -316,6 +316,15 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The forges of the open watches (`github`, `gitlab`): the ones a run will read.
+    pub fn forges_watched(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT forge FROM watches WHERE state = 'open' ORDER BY forge")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// How many watches there are.
     pub fn count_watches(&self) -> Result<usize> {
         let n: i64 = self

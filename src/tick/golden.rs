@@ -148,7 +148,8 @@ fn the_error_notice_is_stored_as_pinned() {
     assert_eq!(
         stored,
         concat!(
-            r#"{"kind":"error","subject":"PR #1: keeps failing to tick · octo/app","#,
+            r#"{"kind":"error","reason":"the forge answered 500","#,
+            r#""subject":"PR #1: keeps failing to tick · octo/app","#,
             r#""text":"PR #1 octo/app: keeps failing to tick\nhttps://github.com/octo/app/pull/1\n\nthe forge answered 500\n","#,
             r#""url":"https://github.com/octo/app/pull/1"}"#
         )

@@ -130,4 +130,48 @@ fn glab_config_dir_takes_the_token_glab_keeps_for_the_api_host() {
         "{}",
         out.stderr
     );
+    // `config check` reads it as a run would, and says the same before any run.
+    let out = env.run_with_config(&config, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("gitlab token")
+            && out.stderr.contains(&format!("has no token for `{host}`")),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn config_check_reads_the_gh_account_it_names_without_printing_the_token() {
+    let mut env = TestEnv::new();
+    let token = env.gh.token();
+    let path = fake_gh(env.dir.path(), &token);
+    env.vars.push(("PATH".into(), path));
+    let write = |user: &str| {
+        let config = env.dir.path().join(format!("{user}.yaml"));
+        std::fs::write(
+            &config,
+            format!("database: state.db\ngithub:\n  gh_user: {user}\n"),
+        )
+        .unwrap();
+        config
+    };
+    let out = env.run_with_config(&write("alice"), &["config", "check"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("github token: `gh auth token --user alice` (readable)"),
+        "{}",
+        out.stdout
+    );
+    let out = env.run_with_config(&write("bob"), &["config", "check"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("`gh auth token --user bob`"),
+        "{}",
+        out.stderr
+    );
+    for out in [&out.stdout, &out.stderr] {
+        assert!(!out.contains(&token), "{out}");
+    }
 }

@@ -275,4 +275,76 @@ fn a_watch_that_keeps_erroring_is_reported_once() {
         vec!["PR #1: keeps failing to tick · octo/app".to_owned()]
     );
     assert!(smtp.mails()[0].part("text/plain").unwrap().contains("502"));
+    // Slack says why too, in the message's own section.
+    let sent = slack.requests();
+    let section = sent
+        .iter()
+        .filter(|r| r.status == 200)
+        .map(|r| {
+            r.json()["blocks"][0]["text"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .next()
+        .unwrap();
+    assert!(
+        section
+            .lines()
+            .any(|l| l.starts_with("Why: ") && l.contains("502")),
+        "{section}"
+    );
+}
+
+#[test]
+fn one_prs_emails_thread_under_its_first_with_one_list_id() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let env = env_with_channels(smtp.port(), &slack);
+    env.gh.world(|w| {
+        for n in [1, 2] {
+            w.pr(REPO, n).head_commit(|c| c.by("human"));
+            w.check_run(REPO, n, "lint").failure();
+        }
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    let mails = smtp.mails();
+    let subjects = smtp.subjects();
+    assert_eq!(subjects.len(), 3, "{subjects:?}");
+    let about = |n: u64, what: &str| {
+        mails
+            .iter()
+            .find(|m| {
+                m.header("Subject")
+                    .is_some_and(|s| s == format!("PR #{n}: {what} · octo/app"))
+            })
+            .unwrap_or_else(|| panic!("PR #{n}: {what} in {subjects:?}"))
+    };
+    let (first, later, other) = (
+        about(1, "lint failed"),
+        about(1, "merge armed"),
+        about(2, "lint failed"),
+    );
+    let first_id = first.header("Message-ID").unwrap();
+    assert_eq!(
+        later.header("In-Reply-To").as_deref(),
+        Some(first_id.as_str())
+    );
+    assert_eq!(
+        later.header("References").as_deref(),
+        Some(first_id.as_str())
+    );
+    assert_ne!(later.header("Message-ID").unwrap(), first_id);
+    for starts in [first, other] {
+        assert_eq!(starts.header("In-Reply-To"), None, "{starts:?}");
+        assert_eq!(starts.header("References"), None, "{starts:?}");
+    }
+    let lists: Vec<Option<String>> = mails.iter().map(|m| m.header("List-Id")).collect();
+    assert_eq!(
+        lists[0].as_deref(),
+        Some("pr-monitor <pr-monitor.example.com>")
+    );
+    assert!(lists.iter().all(|l| *l == lists[0]), "{lists:?}");
 }

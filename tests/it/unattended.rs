@@ -125,3 +125,77 @@ fn a_log_with_a_byte_that_is_not_utf8_is_read_and_classified() {
     assert!(tail.contains("error: unused variable"), "{tail}");
     assert!(tail.contains("caf\u{fffd} latin-1"), "{tail}");
 }
+
+#[test]
+fn config_check_names_each_secret_a_run_would_miss_without_printing_any() {
+    let mut env = TestEnv::new();
+    // The test config's GitHub token variable is set for every run: it is read, not printed.
+    let out = env.ok(&["config", "check"]);
+    assert!(
+        out.stdout
+            .contains("github token: environment variable `PRM_TEST_GITHUB_TOKEN` (readable)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains(&env.gh.token()), "{}", out.stdout);
+
+    let write = |name: &str, yaml: &str| {
+        let config = env.dir.path().join(name);
+        std::fs::write(&config, format!("database: state.db\n{yaml}")).unwrap();
+        config
+    };
+    let unset = write(
+        "unset.yaml",
+        "github:\n  token_env: PRM_TEST_TOKEN_NOBODY_SET\n",
+    );
+    let out = env.run_with_config(&unset, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("github token: environment variable `PRM_TEST_TOKEN_NOBODY_SET` is not set"),
+        "{}",
+        out.stderr
+    );
+
+    let missing = write("missing.yaml", "gitlab:\n  token_file: no-such-token\n");
+    let out = env.run_with_config(&missing, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("gitlab token") && out.stderr.contains("no-such-token"),
+        "{}",
+        out.stderr
+    );
+
+    // The SMTP password and the Slack webhook a notice would need, named together.
+    let channels = write(
+        "channels.yaml",
+        "notify:\n  email:\n    smtp_url: smtp://127.0.0.1:25\n    from: a@example.com\n    to: [b@example.com]\n    username_env: PRM_TEST_SMTP_USER\n    password_env: PRM_TEST_SMTP_PASSWORD\n  slack:\n    webhook_url_env: PRM_TEST_SLACK_NOBODY_SET\n",
+    );
+    env.vars.push(("PRM_TEST_SMTP_USER".into(), "robot".into()));
+    env.vars
+        .push(("PRM_TEST_SMTP_PASSWORD".into(), "hunter2-secret".into()));
+    let out = env.run_with_config(&channels, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("Slack webhook: environment variable `PRM_TEST_SLACK_NOBODY_SET`"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("SMTP"), "{}", out.stderr);
+    assert!(!out.stderr.contains("hunter2"), "{}", out.stderr);
+
+    // A forge nobody configured is needed once something watches on it: GitLab's default
+    // variable then.
+    let bare = write("bare.yaml", "");
+    env.vars.push(("GITLAB_TOKEN".into(), String::new()));
+    env.ok(&["--db", "state.db", "watch", "add", "g/p!3"]);
+    let out = env.run_with_config(&bare, &["config", "check"]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains("gitlab token: environment variable `GITLAB_TOKEN`"),
+        "{}",
+        out.stderr
+    );
+}
