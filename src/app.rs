@@ -420,14 +420,16 @@ impl App {
     /// What reading `pr`'s snapshot asks: the branch names a watch keeps, so behind is read
     /// from the branches.
     pub fn snapshot_request(&self, pr: &PrRef) -> Result<SnapshotRequest> {
-        let branches = self
-            .store
-            .watch(pr)?
+        let watch = self.store.watch(pr)?;
+        let required_checks =
+            self.policy_for_pr(watch.as_ref()).checks == crate::config::ChecksScope::Required;
+        let branches = watch
             .filter(|w| !w.status.memory.cross_repository)
             .and_then(|w| w.status.base_ref.zip(w.status.head_ref));
         Ok(SnapshotRequest {
             pr: pr.clone(),
             branches,
+            required_checks,
         })
     }
 

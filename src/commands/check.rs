@@ -139,8 +139,12 @@ fn poll_with(
     // The checks' verdict as the tick gives it, waiting counted from the same instant.
     let unwatched = crate::model::watch::WatchStatus::default();
     let before = watch.as_ref().map_or(&unwatched, |w| &w.status);
-    let verdict = checks::verdict(
+    let judged = checks::judged(
         &snap.checks,
+        policy.checks == crate::config::ChecksScope::Required,
+    );
+    let verdict = checks::verdict(
+        &judged,
         crate::core::decide::waiting_since(before, &snap, app.now),
         app.now,
         policy.no_checks_grace_sec,

@@ -6,6 +6,7 @@
 
 pub mod agent_cli;
 pub mod check;
+pub mod listener;
 pub mod mcp;
 pub mod mcp_tools;
 pub mod output;

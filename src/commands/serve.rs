@@ -9,13 +9,13 @@
 //! the forge or for the sweep. 401 for a bad signature or token, 413 for a body over 25 MiB,
 //! 202 otherwise (an event that names no watched PR changes nothing).
 
-use std::io::Read;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
+use crate::commands::listener::{self, Limits, Request};
 use crate::config::Config;
 use crate::locked::Locked;
 use crate::model::nudge::Nudge;
@@ -25,8 +25,16 @@ use crate::store::Store;
 /// The largest delivery read (GitHub caps its payloads at 25 MiB).
 pub const MAX_BODY: usize = 25 * 1024 * 1024;
 
-/// Requests served at once: a page being rendered never holds up a delivery.
-const THREADS: usize = 4;
+/// What a client may take: a delivery arrives whole within 30 s (its head within 10 s: the
+/// forges give up after 10 s), 256 connections are read at once, four requests are handled at
+/// once (a page being rendered never holds up a delivery).
+const LIMITS: Limits = Limits {
+    head: std::time::Duration::from_secs(10),
+    whole: std::time::Duration::from_secs(30),
+    max_body: MAX_BODY,
+    readers: 256,
+    workers: 4,
+};
 
 /// How the last sweep went, as `/healthz` tells it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -58,22 +66,7 @@ struct Listener {
     nudge: NudgeSink,
 }
 
-/// An answer.
-struct Reply {
-    status: u16,
-    content_type: &'static str,
-    body: String,
-}
-
-impl Reply {
-    fn text(status: u16, body: &str) -> Reply {
-        Reply {
-            status,
-            content_type: "text/plain; charset=utf-8",
-            body: format!("{body}\n"),
-        }
-    }
-}
+type Reply = listener::Response;
 
 /// Reads a webhook secret from the environment variable `name` (held, so it is masked
 /// wherever pr-monitor writes); `None`, said once, when it is unset or empty.
@@ -103,10 +96,6 @@ pub fn start(
     let listener = std::net::TcpListener::bind(serve.listen)
         .with_context(|| format!("cannot listen on `{}`", serve.listen))?;
     let addr = listener.local_addr()?;
-    let server = Arc::new(
-        tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| anyhow::anyhow!("cannot listen on `{addr}`: {e}"))?,
-    );
     let this = Arc::new(Listener {
         config: config.clone(),
         database,
@@ -116,24 +105,18 @@ pub fn start(
         shared,
         nudge,
     });
-    for _ in 0..THREADS {
-        let (server, this) = (Arc::clone(&server), Arc::clone(&this));
-        std::thread::spawn(move || {
-            let mut store = None;
-            while let Ok(request) = server.recv() {
-                this.serve(request, &mut store);
-            }
-        });
-    }
+    listener::serve(listener, LIMITS, || {
+        let (this, mut store) = (Arc::clone(&this), None);
+        Box::new(move |request| this.serve(&request, &mut store))
+    });
     Ok(addr)
 }
 
 impl Listener {
-    fn serve(&self, mut request: tiny_http::Request, store: &mut Option<Store>) {
-        let path = request.url().split('?').next().unwrap_or("").to_owned();
-        let method = request.method().clone();
-        let reply = match (method.as_str(), path.as_str()) {
-            ("POST", "/webhooks/github" | "/webhooks/gitlab") => self.delivery(&mut request, &path),
+    fn serve(&self, request: &Request, store: &mut Option<Store>) -> Reply {
+        let path = request.path.as_str();
+        match (request.method.as_str(), path) {
+            ("POST", "/webhooks/github" | "/webhooks/gitlab") => self.delivery(request, path),
             ("GET", "/metrics") => {
                 self.rendered(store, "text/plain; version=0.0.4; charset=utf-8", |s| {
                     crate::tick::metrics::text(s)
@@ -150,50 +133,19 @@ impl Listener {
                 Reply::text(405, "method not allowed")
             }
             _ => Reply::text(404, "not found"),
-        };
-        let mut response =
-            tiny_http::Response::from_string(reply.body).with_status_code(reply.status);
-        let mut headers = vec![("Content-Type", reply.content_type)];
-        if reply.content_type.starts_with("text/html") {
-            headers.push(("Content-Security-Policy", crate::view::status_page::CSP));
         }
-        for (name, value) in headers {
-            if let Ok(h) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-                response.add_header(h);
-            }
-        }
-        let _ = request.respond(response);
     }
 
-    /// A webhook delivery: its size, then its signature, then what it names.
-    fn delivery(&self, request: &mut tiny_http::Request, path: &str) -> Reply {
+    /// A webhook delivery (its size was checked as it was read): its signature, then what it
+    /// names.
+    fn delivery(&self, request: &Request, path: &str) -> Reply {
         let github = path == "/webhooks/github";
-        if request.body_length().is_some_and(|n| n > MAX_BODY) {
-            return Reply::text(413, "the body is over 25 MiB");
-        }
-        let mut body = Vec::new();
-        if request
-            .as_reader()
-            .take(MAX_BODY as u64 + 1)
-            .read_to_end(&mut body)
-            .is_err()
-        {
-            return Reply::text(400, "the body could not be read");
-        }
-        if body.len() > MAX_BODY {
-            return Reply::text(413, "the body is over 25 MiB");
-        }
-        let named = |name: &'static str| {
-            request
-                .headers()
-                .iter()
-                .find(|h| h.field.equiv(name))
-                .map(|h| h.value.as_str().to_owned())
-        };
+        let body = &request.body;
+        let named = |name: &str| request.header(name).map(str::to_owned);
         let (forge, nudges) = if github {
             let signature = named("X-Hub-Signature-256");
             let secret = self.github_secret.as_deref().unwrap_or("").as_bytes();
-            if !crate::forge::github::webhook::signed(secret, &body, signature.as_deref()) {
+            if !crate::forge::github::webhook::signed(secret, body, signature.as_deref()) {
                 tracing::info!(
                     "a GitHub webhook delivery was refused: its signature does not verify"
                 );
@@ -202,7 +154,7 @@ impl Listener {
             let event = named("X-GitHub-Event").unwrap_or_default();
             (
                 "GitHub",
-                crate::forge::github::webhook::nudges(&event, &body),
+                crate::forge::github::webhook::nudges(&event, body),
             )
         } else {
             let token = self.gitlab_token.as_deref().unwrap_or("").as_bytes();
@@ -212,7 +164,7 @@ impl Listener {
                 );
                 return Reply::text(401, "the token is not the one configured");
             }
-            ("GitLab", crate::forge::gitlab::webhook::nudges(&body))
+            ("GitLab", crate::forge::gitlab::webhook::nudges(body))
         };
         tracing::debug!(
             "a {forge} webhook delivery names {} PR(s) or heads",
@@ -242,11 +194,18 @@ impl Listener {
             return Reply::text(500, "the database cannot be read");
         };
         match render(s) {
-            Ok(body) => Reply {
-                status: 200,
-                content_type,
-                body,
-            },
+            Ok(body) => {
+                let mut headers = vec![("Content-Type", content_type.to_owned())];
+                if content_type.starts_with("text/html") {
+                    let csp = crate::view::status_page::CSP.to_owned();
+                    headers.push(("Content-Security-Policy", csp));
+                }
+                Reply {
+                    status: 200,
+                    headers,
+                    body,
+                }
+            }
             Err(e) => {
                 *store = None;
                 Self::failed(&e)
@@ -267,7 +226,7 @@ impl Listener {
         let healthy = last.at.is_some() && last.ok;
         Reply {
             status: if healthy { 200 } else { 503 },
-            content_type: "application/json",
+            headers: vec![("Content-Type", "application/json".to_owned())],
             body: format!(
                 "{}\n",
                 serde_json::json!({

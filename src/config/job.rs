@@ -17,7 +17,7 @@ use crate::model::{ForgeKind, MergeMethod, PrRef};
 /// value goes straight into `Forge::update_branch`.
 pub use crate::model::UpdateMethod;
 pub use crate::model::plan::{NotifyChannel, NotifyKind};
-use crate::model::policy::{Edits, Handler, UpdateBranch};
+use crate::model::policy::{ChecksScope, Edits, Handler, UpdateBranch};
 
 /// One job file. Unknown keys are errors.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -176,6 +176,9 @@ pub struct JobPolicy {
     /// Which edits make a comment new feedback. Default `author`.
     #[serde(default)]
     pub edits: Option<Edits>,
+    /// Which checks are judged. Default `all`.
+    #[serde(default)]
+    pub checks: Option<ChecksScope>,
     /// Messages to the agent per PR in any hour; past it, work waits. `0`: no cap. Default 6.
     #[serde(default)]
     pub agent_messages_per_hour: Option<u32>,

@@ -40,7 +40,7 @@ pub use secret::{Secret, TokenSource};
 pub use serve::ServeConfig;
 pub use tls::TlsConfig;
 
-pub use crate::model::policy::{Edits, Handler, Policy, UpdateBranch};
+pub use crate::model::policy::{ChecksScope, Edits, Handler, Policy, UpdateBranch};
 
 use crate::model::MergeMethod;
 
@@ -381,6 +381,7 @@ impl Config {
             allow_non_default_base: p.allow_non_default_base.unwrap_or(false),
             self_merge: p.self_merge.unwrap_or(true),
             edits: p.edits.unwrap_or(Edits::Author),
+            checks: p.checks.unwrap_or_default(),
             agent_messages_per_hour: Some(
                 p.agent_messages_per_hour
                     .unwrap_or(DEFAULT_AGENT_MESSAGES_PER_HOUR),

@@ -893,7 +893,7 @@ fn policy_resolution() {
         "name: j\npolicy:\n  agent: fixer\n  auto_fix: true\n  max_attempts: 1\n  merge_method: \"\"\n  \
          reviews: agent\n  conflicts: agent\n  update_branch: never\n  update_method: rebase\n  \
          required_labels: [ready]\n  trust: [alice]\n  allow_non_default_base: true\n  merge_when_ready: true\n  \
-         poll_sec: 120\n  idle_poll_sec: 900\n  self_merge: false\n\
+         poll_sec: 120\n  idle_poll_sec: 900\n  self_merge: false\n  checks: required\n\
          \x20 edits: never\n  agent_messages_per_hour: 0\n\
          notify: []\nnotify_on: [review, conflict, review]\n",
         Path::new("/j.yaml"),
@@ -928,6 +928,10 @@ fn policy_resolution() {
     assert_eq!(p.trust, ["alice"]);
     assert!(p.allow_non_default_base && p.merge_when_ready);
     assert_eq!(p.edits, Edits::Never);
+    assert_eq!(
+        (p.checks, none.checks),
+        (ChecksScope::Required, ChecksScope::All)
+    );
     assert_eq!(p.agent_messages_per_hour, None, "0: no cap");
     assert_eq!(p.notify, []);
     assert_eq!(p.notify_on, [NotifyKind::Review, NotifyKind::Conflict]);

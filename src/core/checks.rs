@@ -30,6 +30,16 @@ impl Verdict {
     }
 }
 
+/// The checks a policy judges: every one, or with `required_only` (`policy.checks: required`)
+/// those the base requires; the others never fail the PR, light nothing and reach no agent.
+pub fn judged(checks: &[Check], required_only: bool) -> Vec<Check> {
+    checks
+        .iter()
+        .filter(|c| !(required_only && c.optional))
+        .cloned()
+        .collect()
+}
+
 /// The newest entry per (name, workflow, event, kind), in name order.
 pub fn newest(checks: &[Check]) -> Vec<&Check> {
     let mut by_key: BTreeMap<(&str, &str, &str, bool), &Check> = BTreeMap::new();
@@ -121,6 +131,22 @@ mod tests {
     use crate::model::CheckKind;
     use chrono::{Duration, TimeZone, Utc};
 
+    #[test]
+    fn only_required_checks_are_judged_when_the_policy_says_so() {
+        let mut lint = check("lint", CheckState::Failed, 0);
+        lint.optional = true;
+        let test = check("test", CheckState::Passed, 0);
+        let both = [lint, test];
+        let names = |required_only| -> Vec<String> {
+            judged(&both, required_only)
+                .into_iter()
+                .map(|c| c.name)
+                .collect()
+        };
+        assert_eq!(names(false), ["lint", "test"]);
+        assert_eq!(names(true), ["test"]);
+    }
+
     fn check(name: &str, state: CheckState, started_min: i64) -> Check {
         Check {
             name: name.into(),
@@ -140,6 +166,7 @@ mod tests {
             output: String::new(),
             node_id: None,
             failure_reason: None,
+            optional: false,
         }
     }
 

@@ -120,9 +120,13 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         .as_ref()
         .and_then(|t| t.pushed_at)
         .unwrap_or(head_seen_at);
+    let judged = checks::judged(
+        &snap.checks,
+        ctx.policy.checks == crate::model::policy::ChecksScope::Required,
+    );
     Condition {
         verdict: checks::verdict(
-            &snap.checks,
+            &judged,
             since,
             ctx.now,
             ctx.policy.no_checks_grace_sec,
@@ -135,7 +139,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
             || pusher.is_some_and(|p| agent.has_login(p))
             || during_agent_run(before, appeared_at),
         new_head,
-        overdue: checks::overdue(&snap.checks, since, ctx.now, ctx.policy.pending_timeout_sec),
+        overdue: checks::overdue(&judged, since, ctx.now, ctx.policy.pending_timeout_sec),
         behind: snap.is_behind(),
         trust,
         trust_fresh,

@@ -220,6 +220,18 @@ pub fn agent_message(
     }
 }
 
+/// Whether any failed check sent ran on the merged result of the head and its base (see
+/// [`crate::model::MERGED_RESULT`]), as the snapshot's checks say of its job.
+fn ran_on_the_merged_result(req: &AgentRequest, snap: &Snapshot) -> bool {
+    req.checks.iter().take(5).any(|c| {
+        snap.checks.iter().any(|s| {
+            s.job_id.is_some()
+                && s.job_id == c.job_id
+                && s.event.as_deref() == Some(crate::model::MERGED_RESULT)
+        })
+    })
+}
+
 /// The markdown brief a coding agent can act on. Every text taken from the forge goes through
 /// [`inline`] or [`block`]: the only lines outside a fence are this template's own.
 pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
@@ -241,6 +253,13 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
     b.push_str("The PR title, as written on the forge:\n\n");
     b.push_str(&block(&snap.title));
     b.push_str("\n\n");
+    if ran_on_the_merged_result(req, snap) {
+        b.push_str(
+            "These checks ran on the merged result of the branch and its base (a merged-results \
+             pipeline), not on the branch alone: the failure may come from the base's newer \
+             commits meeting this change. Rebase or merge the base locally to reproduce it.\n\n",
+        );
+    }
     for c in req.checks.iter().take(5) {
         b.push_str(&format!("## Failed check: {}", inline(&c.name)));
         b.push_str(if c.classification.is_infra() {

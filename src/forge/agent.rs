@@ -90,6 +90,10 @@ impl Forge for ReadsOnly<'_> {
         self.0.budget()
     }
 
+    fn hold(&self, until_epoch: i64, streak: u32) {
+        self.0.hold(until_epoch, streak);
+    }
+
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
         self.0.open_prs(repo)
     }

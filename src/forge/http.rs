@@ -14,24 +14,11 @@ use std::collections::BTreeMap;
 use crate::address::{Address, is_https_or_loopback, is_loopback};
 use crate::forge::ForgeError;
 use crate::forge::rate::{self, RateFigures};
+use crate::forge::wait::{self, GIVE_UP_BLOCK, Limit, rate_limit_sleep};
 use crate::locked::{Gate, Locked};
 
 /// How many times a failed read is tried again.
 pub const RETRIES: u32 = 3;
-/// The longest rate-limit wait taken inside a tick; longer ones end the PR's tick instead.
-const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
-/// The wait a rate-limit answer implies when it names no reset.
-const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
-/// Rate-limit waits one request may sleep before it gives up and defers its PR.
-const RATE_LIMIT_WAITS: u32 = 3;
-/// The shortest rate-limit wait: `Retry-After: 0` is a pause, never a spin.
-const MIN_RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
-/// How long one client (one run) may sleep on rate limits in all; after that every request
-/// of the run is deferred to the reset.
-const RATE_LIMIT_BUDGET: Duration = Duration::from_secs(120);
-/// How long a client that gave up on a rate limit stays blocked, at least.
-const GIVE_UP_BLOCK: Duration = Duration::from_secs(60);
-
 /// The most requests one client has under way at once, over its reused connections.
 pub const MAX_IN_FLIGHT: usize = 8;
 
@@ -87,6 +74,9 @@ pub struct HttpClient {
     github_headers: bool,
     backoff: Duration,
     blocked_until: Locked<Option<SystemTime>>,
+    /// Secondary limits without `Retry-After` met in a row (this run's and, once told by
+    /// [`HttpClient::hold`], earlier runs'): each holds the host twice as long as the last.
+    secondary_streak: Locked<u32>,
     /// Time this client has slept on rate limits (bounded by `RATE_LIMIT_BUDGET`).
     rate_limit_slept: Locked<Duration>,
     requests: Locked<u64>,
@@ -198,6 +188,7 @@ impl HttpClient {
             github_headers: true,
             backoff: Duration::from_millis(250),
             blocked_until: Locked::new(None),
+            secondary_streak: Locked::new(0),
             rate_limit_slept: Locked::new(Duration::ZERO),
             requests: Locked::new(0),
             points: Locked::new(0),
@@ -352,7 +343,10 @@ impl HttpClient {
                 Ok(resp) if resp.0.status >= 500 => {
                     ForgeError::Transient(format!("HTTP {} from {}", resp.0.status, path_of(url)))
                 }
-                Ok((resp, Some(asked))) => {
+                Ok((_, Some(Limit::Secondary))) => {
+                    return Err(self.hold_after_secondary_limit());
+                }
+                Ok((resp, Some(Limit::Wait(asked)))) => {
                     let spent = self.rate_limit_slept.get();
                     if let Some(wait) = rate_limit_sleep(asked, waits, spent) {
                         std::thread::sleep(wait);
@@ -367,7 +361,10 @@ impl HttpClient {
                         retry_after_secs: Some(wait.as_secs()),
                     });
                 }
-                Ok((resp, None)) => return Ok(resp),
+                Ok((resp, None)) => {
+                    self.end_secondary_streak();
+                    return Ok(resp);
+                }
                 Err(e) => e,
             };
             if idem == Idempotency::Once || attempt >= RETRIES {
@@ -375,6 +372,43 @@ impl HttpClient {
             }
             std::thread::sleep(self.backoff * 2u32.pow(attempt));
             attempt += 1;
+        }
+    }
+
+    /// Holds this client's host as an earlier run left it: no request is sent before `until`,
+    /// and the next secondary limit is the `streak + 1`th in a row.
+    pub fn hold(&self, until: SystemTime, streak: u32) {
+        if until > SystemTime::now() && self.blocked_until.get().is_none_or(|b| b < until) {
+            self.blocked_until.set(Some(until));
+        }
+        self.secondary_streak.set(streak);
+    }
+
+    /// A secondary limit without `Retry-After` was met: the host is held (a minute, doubling
+    /// with each one in a row), kept as the `secondary` figures for the next run, and the
+    /// request fails as rate limited.
+    fn hold_after_secondary_limit(&self) -> ForgeError {
+        let streak = self.secondary_streak.get() + 1;
+        self.secondary_streak.set(streak);
+        let hold = wait::secondary_hold(streak);
+        let until = SystemTime::now() + hold;
+        self.blocked_until.set(Some(until));
+        self.note_rate(rate::secondary_hold(streak, epoch_secs(until)));
+        tracing::warn!(
+            hold_secs = hold.as_secs(),
+            streak,
+            "secondary rate limit without Retry-After: nothing more is sent to this host until the hold ends"
+        );
+        ForgeError::RateLimited {
+            retry_after_secs: Some(hold.as_secs()),
+        }
+    }
+
+    /// An answer that is no rate limit ends a streak of secondary limits.
+    fn end_secondary_streak(&self) {
+        if self.secondary_streak.get() > 0 {
+            self.secondary_streak.set(0);
+            self.note_rate(rate::secondary_hold(0, epoch_secs(SystemTime::now())));
         }
     }
 
@@ -421,14 +455,14 @@ impl HttpClient {
 
     /// One attempt. `Err` is a transport failure (described without the URL's query string:
     /// `Unreachable` when no connection was made, `Transient` otherwise);
-    /// `Ok((resp, Some(wait)))` is a rate-limit answer asking to wait.
+    /// `Ok((resp, Some(limit)))` is a rate-limit answer.
     fn send_once(
         &self,
         method: &str,
         url: &str,
         body: Option<&serde_json::Value>,
         auth: Option<&str>,
-    ) -> Result<(Response, Option<Duration>), ForgeError> {
+    ) -> Result<(Response, Option<Limit>), ForgeError> {
         self.requests.update(|n| *n += 1);
         let started = std::time::Instant::now();
         let answered = self.attempt(Attempt {
@@ -443,7 +477,7 @@ impl HttpClient {
     }
 
     /// One attempt, unlogged: see [`HttpClient::send_once`].
-    fn attempt(&self, call: Attempt<'_>) -> Result<(Response, Option<Duration>), ForgeError> {
+    fn attempt(&self, call: Attempt<'_>) -> Result<(Response, Option<Limit>), ForgeError> {
         let Attempt {
             method,
             url,
@@ -482,9 +516,6 @@ impl HttpClient {
         let location = header(&resp, "location");
         let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
         let date = header(&resp, "date");
-        let header_of = |name: &str| header(&resp, name);
-        let wait = rate_limit_wait(status, header_of, SystemTime::now());
-        let reset = reset_wait(&header_of, SystemTime::now());
         if let Some(remaining) = header(&resp, "x-ratelimit-remaining")
             .or_else(|| header(&resp, "ratelimit-remaining"))
             .and_then(|v| v.trim().parse::<u64>().ok())
@@ -516,10 +547,12 @@ impl HttpClient {
         };
         // GraphQL's primary limit arrives as HTTP 200 with `errors[].type: RATE_LIMITED`: it is
         // waited for (or deferred to) its reset exactly like REST's 403/429.
-        let wait = wait.or_else(|| {
-            (status == 200 && is_graphql_rate_limited(&text))
-                .then(|| reset.unwrap_or(DEFAULT_RATE_LIMIT_WAIT))
-        });
+        let limit = wait::limit_of(
+            status,
+            |name: &str| header(&resp, name),
+            &text,
+            SystemTime::now(),
+        );
         Ok((
             Response {
                 status,
@@ -528,7 +561,7 @@ impl HttpClient {
                 date,
                 body: text,
             },
-            wait,
+            limit,
         ))
     }
 }
@@ -580,69 +613,20 @@ fn describe_transport(e: &ureq::Error, url: &str) -> ForgeError {
     }
 }
 
+/// `t` in seconds since the Unix epoch.
+fn epoch_secs(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// The instant `secs` seconds after the Unix epoch (none before it).
+pub fn epoch_time(secs: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).unwrap_or(0))
+}
+
 /// `host[:port]` of `url`, for messages.
 fn host_of(url: &str) -> String {
     Address::parse(url).map_or_else(|_| "(an unreadable address)".to_owned(), |a| a.host_port())
-}
-
-/// How long a 403/429 rate-limit answer asks to wait, or `None` if it is not one. `header`
-/// looks up an answer's header by name.
-fn rate_limit_wait(
-    status: u16,
-    header: impl Fn(&str) -> Option<String>,
-    now: SystemTime,
-) -> Option<Duration> {
-    if status != 403 && status != 429 {
-        return None;
-    }
-    if let Some(secs) = header("retry-after").and_then(|v| crate::http::retry_after_secs(&v, now)) {
-        return Some(Duration::from_secs(secs));
-    }
-    if let Some(wait) = reset_wait(&header, now) {
-        return Some(wait);
-    }
-    (status == 429).then_some(DEFAULT_RATE_LIMIT_WAIT)
-}
-
-/// The wait until the budget's reset when the answer says none is left
-/// (`x-ratelimit-remaining: 0`, GitLab's `RateLimit-Remaining: 0`), else `None`.
-fn reset_wait(header: &impl Fn(&str) -> Option<String>, now: SystemTime) -> Option<Duration> {
-    let remaining = header("x-ratelimit-remaining").or_else(|| header("ratelimit-remaining"));
-    if remaining.as_deref().map(str::trim) != Some("0") {
-        return None;
-    }
-    let reset = header("x-ratelimit-reset")
-        .or_else(|| header("ratelimit-reset"))
-        .and_then(|v| v.trim().parse::<u64>().ok())?;
-    let now = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    Some(Duration::from_secs(reset.saturating_sub(now) + 1))
-}
-
-/// Whether a GraphQL answer is GitHub's primary rate limit (`errors[].type: RATE_LIMITED`).
-fn is_graphql_rate_limited(body: &str) -> bool {
-    if !body.contains("RATE_LIMITED") {
-        return false;
-    }
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get("errors").and_then(|e| e.as_array()).cloned())
-        .is_some_and(|errors| {
-            errors
-                .iter()
-                .any(|e| e.get("type").and_then(serde_json::Value::as_str) == Some("RATE_LIMITED"))
-        })
-}
-
-/// How long a request answered with a rate limit asking for `asked` sleeps before it asks
-/// again, given the rate-limit waits it has taken (`waits`) and what its client (its run) has
-/// slept on rate limits in all (`spent`); `None` when it gives up instead: a wait longer than
-/// [`MAX_RATE_LIMIT_WAIT`], a request past [`RATE_LIMIT_WAITS`] waits, or a run whose
-/// [`RATE_LIMIT_BUDGET`] the wait would overrun. `Retry-After: 0` sleeps
-/// [`MIN_RATE_LIMIT_WAIT`].
-fn rate_limit_sleep(asked: Duration, waits: u32, spent: Duration) -> Option<Duration> {
-    let wait = asked.max(MIN_RATE_LIMIT_WAIT);
-    (wait <= MAX_RATE_LIMIT_WAIT && waits < RATE_LIMIT_WAITS && spent + wait <= RATE_LIMIT_BUDGET)
-        .then_some(wait)
 }
 
 /// Maps a non-success status to the error callers branch on.

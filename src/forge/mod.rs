@@ -11,6 +11,7 @@ pub mod github;
 pub mod gitlab;
 pub mod http;
 pub mod rate;
+pub mod wait;
 
 use std::fmt;
 
@@ -104,6 +105,9 @@ pub struct SnapshotRequest {
     /// The base and head branch names seen last tick, if any: lets the client compare the
     /// branches in the same request instead of a second one.
     pub branches: Option<(String, String)>,
+    /// Also read which of the head's checks the base requires (`policy.checks: required`):
+    /// checks it does not are marked [`crate::model::Check::optional`].
+    pub required_checks: bool,
 }
 
 /// What a cheap summary read needs to know about one PR.
@@ -163,6 +167,11 @@ pub trait Forge {
     /// Where this client's rate-limit budget is kept (host, token fingerprint), the resource
     /// its PR reads spend, and what its answers said of the budget so far.
     fn budget(&self) -> rate::Budget;
+
+    /// Holds this client as an earlier run left its host after a secondary rate limit (see
+    /// [`rate::SECONDARY`]): nothing is sent before `until_epoch` (real epoch seconds), and
+    /// the next such limit is the `streak + 1`th in a row.
+    fn hold(&self, until_epoch: i64, streak: u32);
 
     /// Every open PR of `repo` (for a job's `repo:` watch entries).
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError>;

@@ -38,6 +38,22 @@ pub const GITLAB_RESOURCE: &str = "api";
 pub const GITHUB_REST: &str = "core";
 /// GitHub's GraphQL budget.
 pub const GITHUB_GRAPHQL: &str = "graphql";
+/// The hold a secondary limit without `Retry-After` put on a host: `used` counts the limits
+/// met in a row, `reset_epoch` is when the hold ends (`remaining` 0 while held, 1 once a
+/// request went through again).
+pub const SECONDARY: &str = "secondary";
+
+/// The figures of a host's secondary-limit hold: the `streak`th limit in a row, held until
+/// `until_epoch` (a streak of 0 ends it).
+pub fn secondary_hold(streak: u32, until_epoch: i64) -> RateFigures {
+    RateFigures {
+        resource: SECONDARY.to_owned(),
+        limit: None,
+        remaining: u64::from(streak == 0),
+        used: Some(u64::from(streak)),
+        reset_epoch: Some(until_epoch),
+    }
+}
 
 /// The figures in one answer's headers (`header` looks a name up, case-insensitively), or
 /// `None` when the answer says nothing about the limit. `gitlab` picks the header family.

@@ -297,6 +297,8 @@ pub struct Check {
     /// The workflow run (GitHub) or pipeline (GitLab) the job belongs to, for re-runs.
     pub run_id: Option<u64>,
     pub workflow: Option<String>,
+    /// What the run ran for: GitHub's event (`push`, `pull_request`, `merge_group`), or
+    /// [`MERGED_RESULT`] for a GitLab merged-results or merge-train pipeline's job.
     pub event: Option<String>,
     pub started_at: Option<Instant>,
     pub completed_at: Option<Instant>,
@@ -306,7 +308,15 @@ pub struct Check {
     pub failure_reason: Option<String>,
     /// The forge's id for the check run (GraphQL node id), to read its annotations.
     pub node_id: Option<String>,
+    /// The base branch does not require it (read only where a job judges required checks
+    /// alone: `policy.checks: required`).
+    #[serde(default)]
+    pub optional: bool,
 }
+
+/// The event of a check that ran on the merged result of the PR's head and its base (GitLab's
+/// merged-results and merge-train pipelines), not on the head alone.
+pub const MERGED_RESULT: &str = "merged_result";
 
 /// Which data a snapshot's checks came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

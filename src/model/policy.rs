@@ -64,6 +64,8 @@ pub struct Policy {
     pub self_merge: bool,
     /// Which edits make a comment new feedback.
     pub edits: Edits,
+    /// Which checks are judged: all, or only those the base requires.
+    pub checks: ChecksScope,
     /// Messages to the agent per PR in any hour; `None`: no cap.
     pub agent_messages_per_hour: Option<u32>,
     /// Feedback reaches the agent only when it mentions this handle; `None`: no gate.
@@ -89,6 +91,18 @@ pub enum Edits {
     Author,
     /// None: a comment is new once, when it is written.
     Never,
+}
+
+/// Which checks are judged (`checks:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChecksScope {
+    /// Every check on the head.
+    #[default]
+    All,
+    /// Only the checks the base branch requires (GitHub's required checks; on GitLab every
+    /// job but those allowed to fail, which are never failures anyway).
+    Required,
 }
 
 /// Who deals with review feedback (`reviews:`) or a merge conflict (`conflicts:`).

@@ -52,6 +52,14 @@ pub fn defer_due(
             continue;
         };
         let key = forge.budget();
+        if let Some(deferral) = secondary_hold(app, kind, &key)? {
+            deferred_ids.extend(
+                due.iter()
+                    .filter(|d| d.forge == kind)
+                    .map(|d| (d.id, deferral.clone())),
+            );
+            continue;
+        }
         let kept = app.store.kept_budget(&key.host, &key.identity, key.reads)?;
         let left = kept.as_ref().map(|k| Left {
             remaining: k.figures.remaining,
@@ -128,6 +136,45 @@ pub fn defer_due(
         deferred += 1;
     }
     Ok((run, deferred))
+}
+
+/// Carries an earlier run's secondary-limit hold of `kind`'s host over to its client (no
+/// request before the hold ends; the next limit holds twice as long), and, while the hold
+/// lasts, the deferral every due watch of that forge takes.
+fn secondary_hold(
+    app: &mut App,
+    kind: ForgeKind,
+    key: &crate::forge::rate::Budget,
+) -> Result<Option<BudgetDeferral>> {
+    let Some(kept) =
+        app.store
+            .kept_budget(&key.host, &key.identity, crate::forge::rate::SECONDARY)?
+    else {
+        return Ok(None);
+    };
+    let streak = kept
+        .figures
+        .used
+        .and_then(|u| u32::try_from(u).ok())
+        .unwrap_or(0);
+    let until = kept.figures.reset_epoch.unwrap_or(0);
+    if let Ok(forge) = app.forges.get(kind, &app.config) {
+        forge.hold(until, streak);
+    }
+    let left = until - crate::clock::wall_secs();
+    if kept.figures.remaining > 0 || left <= 0 {
+        return Ok(None);
+    }
+    let deferral = BudgetDeferral {
+        at: app.now,
+        until: app.now + Duration::seconds(left + 1),
+        why: format!(
+            "{} answered with a secondary rate limit: nothing is sent to it for {left}s more",
+            kind.name()
+        ),
+    };
+    tracing::warn!(forge = kind.as_str(), "{}", deferral.why);
+    Ok(Some(deferral))
 }
 
 /// The classes of `kind`'s watches not due now that fall due before the reset, `reset_in`

@@ -164,14 +164,17 @@ pub fn failed_logs(
     policy: &Policy,
     remember: bool,
 ) {
-    if checks::newest(&snap.checks)
+    let judged = checks::judged(
+        &snap.checks,
+        policy.checks == crate::config::ChecksScope::Required,
+    );
+    if checks::newest(&judged)
         .iter()
         .any(|c| c.state == CheckState::Pending)
     {
         return;
     }
-    let all = snap.checks.clone();
-    snap.failed_logs = read_failures(forge, store, snap, policy, &all, remember);
+    snap.failed_logs = read_failures(forge, store, snap, policy, &judged, remember);
 }
 
 /// Fills `snap.queue_failures` when the PR's head, last seen in the merge queue or train, is no

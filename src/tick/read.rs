@@ -23,8 +23,9 @@ pub struct Read {
 }
 
 /// What the full read of `w` asks: the branches seen last tick let the client compare them
-/// in the same request (never for a fork, whose branch name means nothing in the base).
-pub fn snapshot_request(w: &Watch) -> SnapshotRequest {
+/// in the same request (never for a fork, whose branch name means nothing in the base), and
+/// which checks the base requires when its job judges those alone.
+pub fn snapshot_request(app: &App, w: &Watch) -> SnapshotRequest {
     let s = &w.status;
     SnapshotRequest {
         pr: w.pr.clone(),
@@ -33,6 +34,7 @@ pub fn snapshot_request(w: &Watch) -> SnapshotRequest {
             .clone()
             .zip(s.head_ref.clone())
             .filter(|_| !s.memory.cross_repository),
+        required_checks: app.policy_for(w).checks == crate::config::ChecksScope::Required,
     }
 }
 
@@ -78,7 +80,7 @@ pub fn summary_requests(
     let requests = watches
         .iter()
         .map(|w| SummaryRequest {
-            read: snapshot_request(w),
+            read: snapshot_request(app, w),
             threads: hints
                 .get(&w.id)
                 .map_or_else(Vec::new, |k| k.unresolved_threads.clone()),
@@ -167,7 +169,7 @@ pub fn plan_chunk(
         } else {
             plan.slots.push(None);
             plan.wanted.push(w.id);
-            requests.push(snapshot_request(w));
+            requests.push(snapshot_request(app, w));
         }
     }
     (plan, requests)
@@ -242,12 +244,13 @@ pub fn finish_chunk(
 
 /// Reads one PR in full again (a kept read whose plan wants to act).
 pub fn reread(app: &mut App, watch: &Watch) -> Result<Snapshot, ForgeError> {
+    let request = snapshot_request(app, watch);
     let forge = app
         .forges
         .get(watch.pr.forge, &app.config)
         .map_err(ForgeError::Unauthorized)?;
     forge
-        .snapshots(&[snapshot_request(watch)])
+        .snapshots(&[request])
         .pop()
         .unwrap_or_else(|| Err(ForgeError::Unexpected("no answer for this PR".into())))
 }

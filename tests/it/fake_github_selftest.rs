@@ -63,6 +63,7 @@ fn snapshot(gh: &FakeGitHub, prs: &[Wanted<'_>]) -> Value {
         .map(|(repo, n, branches)| SnapshotRequest {
             pr: PrRef::github(repo, *n),
             branches: branches.map(|(b, h)| (b.to_owned(), h.to_owned())),
+            required_checks: false,
         })
         .collect();
     let (status, body) = graphql(
@@ -411,6 +412,7 @@ fn a_snapshot_batch_may_ask_for_at_most_half_a_million_nodes() {
             .map(|i| SnapshotRequest {
                 pr: PrRef::github("octo/app", i),
                 branches: None,
+                required_checks: false,
             })
             .collect()
     };
@@ -906,6 +908,7 @@ fn faults_fire_in_order_on_matching_requests() {
             .map(|n| SnapshotRequest {
                 pr: PrRef::github("octo/app", *n),
                 branches: None,
+                required_checks: false,
             })
             .collect();
         graphql(

@@ -29,6 +29,7 @@ mod page_browser;
 mod paths;
 mod policy;
 mod queue;
+mod real_forges;
 mod reliability;
 mod remediate;
 mod report;

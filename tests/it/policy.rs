@@ -100,3 +100,44 @@ fn conflict_files_reach_check_and_the_agent_on_github() {
 fn conflict_files_reach_check_and_the_agent_on_gitlab() {
     conflict_files_reach_check_and_the_agent(&mut GitLabEnv::new());
 }
+
+#[test]
+fn with_checks_required_only_the_checks_the_base_requires_are_judged() {
+    let env = TestEnv::new();
+    env.job(
+        "required",
+        "name: required\npolicy:\n  agent: fixer\n  checks: required\n",
+    );
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        // #1: the optional `lint` fails on the agent's commit, the required `test` passes.
+        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint")
+            .failure()
+            .log("error: unused\n");
+        w.check_run(REPO, 1, "test").success();
+        // #2: the required `test` fails.
+        w.pr(REPO, 2).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 2, "lint").success();
+        w.check_run(REPO, 2, "test")
+            .failure()
+            .log("assertion failed\n");
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "--job",
+        "required",
+        "octo/app#1",
+        "octo/app#2",
+    ]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0]["pr"]["number"], 2);
+    assert_eq!(msgs[0]["checks"][0]["name"], "test");
+    assert_eq!(env.pills("octo/app#1")["ci"], false);
+    assert_eq!(env.pills("octo/app#1")["ci_fixing"], false);
+    assert_eq!(env.status("octo/app#1")["why"], serde_json::Value::Null);
+    assert_eq!(env.pills("octo/app#2")["ci_fixing"], true);
+}

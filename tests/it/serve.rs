@@ -411,6 +411,52 @@ fn the_daemon_serves_the_metrics_the_page_and_its_health() {
 }
 
 #[test]
+fn clients_that_send_half_a_request_do_not_stop_the_daemon_answering() {
+    use std::io::Write as _;
+    let env = TestEnv::with_config(CONFIG);
+    env.with_pr(REPO, 1);
+    env.ok(&["watch", "add", "octo/app#1"]);
+    let mut daemon = Daemon::start(&env);
+    daemon.wait("the first sweep", |d| d.get("/healthz").0 == 200);
+    let addr = daemon.base.trim_start_matches("http://").to_owned();
+    // More slow clients than the daemon has threads answering: some send a head and half
+    // the body it announces, some half a head; none sends the rest.
+    let slow: Vec<std::net::TcpStream> = (0..12)
+        .map(|i| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            let half: &[u8] = if i % 3 == 0 {
+                b"GET /heal"
+            } else {
+                b"POST /webhooks/github HTTP/1.1\r\nHost: a\r\nX-GitHub-Event: ping\r\nContent-Length: 100000\r\n\r\n{\"zen\""
+            };
+            s.write_all(half).unwrap();
+            s
+        })
+        .collect();
+    let patient = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build();
+    let patient: ureq::Agent = patient.into();
+    let health = patient
+        .get(format!("{}/healthz", daemon.base))
+        .call()
+        .expect("/healthz answers while slow clients hold their connections");
+    assert_eq!(health.status().as_u16(), 200);
+    let delivery = check_run_completed(1, &head(&env, 1));
+    let accepted = patient
+        .post(format!("{}/webhooks/github", daemon.base))
+        .header("X-GitHub-Event", "check_run")
+        .header("X-Hub-Signature-256", &signature(SECRET, &delivery))
+        .send(&delivery[..])
+        .expect("a delivery is answered while slow clients hold their connections");
+    assert_eq!(accepted.status().as_u16(), 202);
+    drop(slow);
+    daemon.stop();
+}
+
+#[test]
 fn an_unset_or_empty_secret_refuses_every_delivery() {
     let env = TestEnv::with_config(CONFIG);
     env.with_pr(REPO, 1);

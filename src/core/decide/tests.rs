@@ -68,6 +68,7 @@ pub(crate) fn check(name: &str, state: CheckState) -> Check {
         output: String::new(),
         node_id: None,
         failure_reason: None,
+        optional: false,
     }
 }
 

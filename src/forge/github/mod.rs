@@ -127,6 +127,11 @@ impl Forge for GitHub {
         )
     }
 
+    fn hold(&self, until_epoch: i64, streak: u32) {
+        self.http
+            .hold(crate::forge::http::epoch_time(until_epoch), streak);
+    }
+
     fn open_prs(&self, repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
         let _acting = client::acting_for(repo);
         GitHub::open_prs(self, repo)

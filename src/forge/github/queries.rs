@@ -101,12 +101,28 @@ pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> Strin
     q
 }
 
+/// Which of the head's checks the base requires of PR `number` (`isRequired` asks per PR):
+/// one more connection, asked only for a job that judges required checks alone.
+fn required_checks(number: u64) -> String {
+    format!(
+        " requiredChecks: commits(last: 1) {{ nodes {{ commit {{ oid statusCheckRollup {{ contexts(first: 100) {{ \
+         pageInfo {{ hasNextPage }} nodes {{ __typename \
+         ... on CheckRun {{ name isRequired(pullRequestNumber: {number}) }} \
+         ... on StatusContext {{ context isRequired(pullRequestNumber: {number}) }} }} }} }} }} }} }}"
+    )
+}
+
 /// One PR's aliased selection: its repository's settings, `pr_fields` of the PR, and the
 /// comparison of its branches when they are known and the server compares.
 fn pr_selection(alias: &str, req: &SnapshotRequest, pr_fields: &str, features: Features) -> String {
     let (owner, name) = req.pr.owner_and_name();
+    let required = if req.required_checks {
+        required_checks(req.pr.number)
+    } else {
+        String::new()
+    };
     let mut q = format!(
-        "  {alias}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ {pr_fields} }}\n",
+        "  {alias}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ {pr_fields}{required} }}\n",
         literal(owner),
         literal(name),
         req.pr.number
@@ -317,10 +333,12 @@ pub fn all_documents() -> Vec<(String, String)> {
         SnapshotRequest {
             pr: crate::model::PrRef::github("octo/app", 1),
             branches: None,
+            required_checks: false,
         },
         SnapshotRequest {
             pr: crate::model::PrRef::github("octo/other", 2),
             branches: Some(("main".into(), "feature/x".into())),
+            required_checks: true,
         },
     ];
     let pr = crate::model::PrRef::github("octo/app", 3);
@@ -419,10 +437,12 @@ mod tests {
                 SnapshotRequest {
                     pr: crate::model::PrRef::github("o/r", 5),
                     branches: None,
+                    required_checks: false,
                 },
                 SnapshotRequest {
                     pr: crate::model::PrRef::github("o/x", 6),
                     branches: Some(("main".into(), "a\"b".into())),
+                    required_checks: false,
                 },
             ],
             Features::default(),

@@ -415,6 +415,17 @@ impl GitHub {
                 snap.checks = checks;
             }
         }
+        // Asked only for a job that judges required checks alone; when the answer cannot
+        // tell, every check is judged.
+        if let Some(required) = node
+            .required_checks
+            .take()
+            .and_then(|c| wire::required_names(c, &node.head_ref_oid))
+        {
+            for c in &mut snap.checks {
+                c.optional = !required.contains(&c.name);
+            }
+        }
 
         let threads = self.complete(&node.id, Paged::ReviewThreads, node.review_threads)?;
         snap.threads = threads

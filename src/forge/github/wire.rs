@@ -131,6 +131,65 @@ pub struct PrNode {
     pub review_threads: Conn<ThreadNode>,
     pub reviews: Conn<ReviewNode>,
     pub comments: Conn<CommentNode>,
+    /// Asked only for a job that judges required checks alone.
+    #[serde(default)]
+    pub required_checks: Option<Conn<RequiredWrap>>,
+}
+
+/// `requiredChecks`: the head's check contexts, each with whether the base requires it.
+#[derive(Debug, Deserialize)]
+pub struct RequiredWrap {
+    pub commit: RequiredCommit,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequiredCommit {
+    pub oid: String,
+    pub status_check_rollup: Option<RequiredRollup>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RequiredRollup {
+    pub contexts: Conn<RequiredContext>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequiredContext {
+    pub name: Option<String>,
+    pub context: Option<String>,
+    #[serde(default)]
+    pub is_required: bool,
+}
+
+/// The names of the checks the base requires of the PR whose head is `head`; `None` when the
+/// answer cannot tell them all (it is about another commit, or more contexts than one page).
+pub fn required_names(conn: Conn<RequiredWrap>, head: &str) -> Option<Vec<String>> {
+    let commit = conn.into_nodes().into_iter().next()?.commit;
+    if commit.oid != head {
+        return None;
+    }
+    let Some(rollup) = commit.status_check_rollup else {
+        return Some(Vec::new());
+    };
+    if rollup
+        .contexts
+        .page_info
+        .as_ref()
+        .is_some_and(|p| p.has_next_page)
+    {
+        return None;
+    }
+    Some(
+        rollup
+            .contexts
+            .into_nodes()
+            .into_iter()
+            .filter(|c| c.is_required)
+            .filter_map(|c| c.name.or(c.context))
+            .collect(),
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -432,6 +491,7 @@ pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
         output,
         node_id: run.id,
         failure_reason: None,
+        optional: false,
     }
 }
 
@@ -451,6 +511,7 @@ pub fn status_check(ctx: StatusContext) -> Check {
         output: ctx.description.unwrap_or_default(),
         node_id: None,
         failure_reason: None,
+        optional: false,
     }
 }
 
@@ -619,6 +680,33 @@ pub fn parse<T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn required_checks_are_told_only_for_the_head_and_a_whole_page() {
+        let answer = |oid: &str, more: bool| -> Conn<RequiredWrap> {
+            serde_json::from_value(serde_json::json!({"nodes": [{"commit": {"oid": oid,
+            "statusCheckRollup": {"contexts": {"pageInfo": {"hasNextPage": more}, "nodes": [
+                {"__typename": "CheckRun", "name": "test", "isRequired": true},
+                {"__typename": "CheckRun", "name": "lint", "isRequired": false},
+                {"__typename": "StatusContext", "context": "ci/legacy", "isRequired": true},
+            ]}}}}]}))
+            .unwrap()
+        };
+        assert_eq!(
+            required_names(answer("a", false), "a"),
+            Some(vec!["test".to_owned(), "ci/legacy".to_owned()])
+        );
+        assert_eq!(
+            required_names(answer("b", false), "a"),
+            None,
+            "another head"
+        );
+        assert_eq!(
+            required_names(answer("a", true), "a"),
+            None,
+            "more than a page"
+        );
+    }
 
     #[test]
     fn check_run_buckets_follow_gh() {

@@ -4,8 +4,9 @@
 //! # Requests per open MR per snapshot
 //! 1. `GET /projects/:id/merge_requests/:iid?include_diverged_commits_count=true`;
 //! 2. `GET /projects/:id/repository/commits/:sha` (who made the head, and when);
-//! 3. `GET /projects/:id/pipelines/:pid/jobs` (only when the head pipeline ran on the head;
-//!    one page per 100 jobs);
+//! 3. `GET /projects/:id/pipelines/:pid/jobs` (only when the head pipeline ran on the head,
+//!    or on a merge commit of it: a merged-results pipeline, whose commit is read first to
+//!    tell; one page per 100 jobs);
 //! 4. `GET /projects/:id/repository/commits/:sha/statuses` (external commit statuses);
 //! 5. `GET /projects/:id/merge_requests/:iid/discussions` (one page per 100 discussions);
 //! 6. `GET /projects/:id/merge_requests/:iid/approvals`;
@@ -19,6 +20,7 @@
 //! 5N + 1 requests when no head has a pipeline yet, 6N + 1 otherwise. Arming auto-merge
 //! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
 
+mod pipelines;
 mod summary;
 pub mod webhook;
 mod wire;
@@ -34,7 +36,7 @@ use crate::forge::{
     Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
 };
 use crate::locked::Locked;
-use crate::model::{Check, ForgeKind, MergeMethod, PrRef, QueueEntry, RepoSettings, Sha, Snapshot};
+use crate::model::{Check, ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
 
 /// How many MRs one summary covers (a listing holds 100).
 const SUMMARY_BATCH: usize = 100;
@@ -194,53 +196,6 @@ impl GitLab {
         Ok(can)
     }
 
-    /// The train of `branch`, front first, read once per run (`None` when the server has no
-    /// such list).
-    fn train(&self, repo: &str, branch: &str) -> Result<Option<Train>, ForgeError> {
-        let key = (repo.to_owned(), branch.to_owned());
-        if let Some(cars) = self.trains.borrow().get(&key) {
-            return Ok(cars.clone());
-        }
-        let path = format!(
-            "/projects/{}/merge_trains/{}?scope=active&sort=asc&per_page=100",
-            project_id(repo),
-            project_id(branch)
-        );
-        let cars = match self.get_all::<wire::TrainCar>(&path, "merge train") {
-            Ok(cars) => Some(cars),
-            Err(ForgeError::NotFound(_)) => None,
-            Err(e) => return Err(e),
-        };
-        self.trains.borrow().insert(key, cars.clone());
-        Ok(cars)
-    }
-
-    /// The MR's car in its target branch's train, as a queue entry: from the train's list
-    /// (which gives the place in line and what is ahead), or else from the MR's own car (place
-    /// unknown: 0).
-    fn train_entry(&self, pr: &PrRef, branch: &str) -> Result<Option<QueueEntry>, ForgeError> {
-        if let Some(cars) = self.train(&pr.repo, branch)? {
-            let Some(k) = cars.iter().position(|c| c.merge_request.iid == pr.number) else {
-                return Ok(None);
-            };
-            let position = u32::try_from(k + 1).unwrap_or(u32::MAX);
-            return Ok(wire::train_entry(&cars[k], position).map(|e| QueueEntry {
-                ahead: cars[..k].iter().map(|c| c.merge_request.iid).collect(),
-                ..e
-            }));
-        }
-        let path = format!(
-            "/projects/{}/merge_trains/merge_requests/{}",
-            project_id(&pr.repo),
-            pr.number
-        );
-        match self.get::<wire::TrainCar>(&path, "merge train car") {
-            Ok(car) => Ok(wire::train_entry(&car, 0)),
-            Err(ForgeError::NotFound(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
     fn snapshot(&self, pr: &PrRef) -> Result<Snapshot, ForgeError> {
         let mr = self.merge_request(pr)?;
         let project = self.project(&pr.repo)?;
@@ -263,7 +218,7 @@ impl GitLab {
             snap.queue_entry = self.train_entry(pr, &mr.target_branch)?;
         }
 
-        if let Some(pipeline) = mr.current_pipeline() {
+        if let Some((pipeline, merged_result)) = self.head_pipeline(&pr.repo, &mr)? {
             let jobs: Vec<wire::Job> = self.get_all(
                 &format!(
                     "/projects/{pid}/pipelines/{}/jobs?per_page=100&include_retried=false",
@@ -273,7 +228,7 @@ impl GitLab {
             )?;
             snap.checks = jobs
                 .into_iter()
-                .map(|j| wire::job_check(j, pipeline.id))
+                .map(|j| wire::job_check(j, pipeline.id, merged_result))
                 .collect();
         }
         let statuses: Vec<wire::CommitStatus> = self.get_all(
@@ -410,6 +365,11 @@ impl Forge for GitLab {
             crate::forge::rate::GITLAB_RESOURCE,
             self.http.requests(),
         )
+    }
+
+    fn hold(&self, until_epoch: i64, streak: u32) {
+        self.http
+            .hold(crate::forge::http::epoch_time(until_epoch), streak);
     }
 
     /// `GET /projects/:id/repository/compare?from&to&straight=false`: from the merge base. The
@@ -688,7 +648,7 @@ impl Forge for GitLab {
                 snap.head.sha.short()
             )));
         }
-        if mr.current_pipeline().is_none() {
+        if self.head_pipeline(&snap.pr.repo, &mr)?.is_none() {
             let no_pipeline_and_mergeable = mr.head_pipeline.is_none()
                 && mr.detailed_merge_status.as_deref() == Some("mergeable");
             return Err(ForgeError::AutoMergeRefused(if no_pipeline_and_mergeable {

@@ -21,9 +21,12 @@ pub fn fingerprint(
         return None;
     }
     let sha = mr.head_sha().unwrap_or_default();
+    let merged_results = format!("refs/merge-requests/{}/merge", mr.iid);
     let pipeline = pipelines
         .iter()
-        .find(|p| !sha.is_empty() && p.sha == sha)
+        .find(|p| {
+            !sha.is_empty() && (p.sha == sha || p.git_ref.as_deref() == Some(&merged_results))
+        })
         .map_or_else(
             || "-".to_owned(),
             |p| format!("{}:{}", p.id, p.status.as_deref().unwrap_or("?")),
@@ -86,6 +89,7 @@ mod tests {
         wire::Pipeline {
             id,
             sha: sha.into(),
+            git_ref: None,
             status: Some(status.into()),
         }
     }
@@ -121,6 +125,19 @@ mod tests {
             "a new pipeline",
             fingerprint(&mr(), &[pipeline(10, "aaa", "created")], &tips),
         ));
+        let merged_results = |status: &str| wire::Pipeline {
+            git_ref: Some("refs/merge-requests/7/merge".into()),
+            ..pipeline(11, "m1", status)
+        };
+        let with_merged = [merged_results("running"), pipeline(9, "aaa", "running")];
+        let running = fingerprint(&mr(), &with_merged, &tips);
+        changes.push(("a merged-results pipeline", running.clone()));
+        let finished = [merged_results("failed"), pipeline(9, "aaa", "running")];
+        assert_ne!(
+            fingerprint(&mr(), &finished, &tips),
+            running,
+            "the merged-results pipeline finished"
+        );
         let moved = BTreeMap::from([("main".to_owned(), "t2".to_owned())]);
         changes.push(("the base moved", fingerprint(&mr(), &pipes, &moved)));
         for (what, f) in changes {

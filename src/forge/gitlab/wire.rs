@@ -109,6 +109,21 @@ impl MergeRequest {
         self.head_pipeline.as_ref().filter(|p| p.sha == sha)
     }
 
+    /// The head pipeline when it is one of this MR's merged-results or merge-train pipelines
+    /// (`refs/merge-requests/IID/merge` or `…/train`): it ran on a merge commit of the target
+    /// branch and a head, never the head itself, so which head it was is told by that merge
+    /// commit's parents.
+    pub fn merged_results_pipeline(&self) -> Option<&Pipeline> {
+        let prefix = format!("refs/merge-requests/{}/", self.iid);
+        self.head_pipeline.as_ref().filter(|p| {
+            p.sha != self.head_sha().unwrap_or_default()
+                && p.git_ref
+                    .as_deref()
+                    .and_then(|r| r.strip_prefix(&prefix))
+                    .is_some_and(|kind| matches!(kind, "merge" | "train"))
+        })
+    }
+
     pub fn is_open(&self) -> bool {
         pr_state(&self.state) == PrState::Open
     }
@@ -119,6 +134,9 @@ pub struct Pipeline {
     pub id: u64,
     #[serde(default)]
     pub sha: String,
+    /// The ref it ran for: a branch, or `refs/merge-requests/IID/head|merge|train`.
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
     /// `created`, `pending`, `running`, `success`, `failed`, `canceled`, ….
     #[serde(default)]
     pub status: Option<String>,
@@ -412,7 +430,9 @@ pub fn check_state(status: &str, allow_failure: bool) -> CheckState {
     }
 }
 
-pub fn job_check(job: Job, pipeline_id: u64) -> Check {
+/// `job` of pipeline `pipeline_id` as a check; a merged-results pipeline's jobs say so in
+/// their event ([`MERGED_RESULT`]).
+pub fn job_check(job: Job, pipeline_id: u64, merged_result: bool) -> Check {
     Check {
         state: check_state(&job.status, job.allow_failure),
         conclusion: Some(job.status),
@@ -422,12 +442,13 @@ pub fn job_check(job: Job, pipeline_id: u64) -> Check {
         job_id: Some(job.id),
         run_id: Some(pipeline_id),
         workflow: job.stage,
-        event: None,
+        event: merged_result.then(|| crate::model::MERGED_RESULT.to_owned()),
         started_at: wire_time(job.started_at.as_deref()),
         completed_at: wire_time(job.finished_at.as_deref()),
         output: job.failure_reason.clone().unwrap_or_default(),
         node_id: None,
         failure_reason: job.failure_reason,
+        optional: false,
     }
 }
 
@@ -447,6 +468,7 @@ pub fn status_check(s: CommitStatus) -> Check {
         output: s.description.unwrap_or_default(),
         node_id: None,
         failure_reason: None,
+        optional: false,
     }
 }
 
@@ -708,6 +730,7 @@ mod tests {
             pipeline: pipeline.map(|p| Pipeline {
                 id: 9,
                 sha: "abc".into(),
+                git_ref: None,
                 status: Some(p.into()),
             }),
             created_at: Some("2026-11-29T12:00:00Z".into()),

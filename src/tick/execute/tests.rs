@@ -50,6 +50,8 @@ impl Forge for RecordingForge {
         }
     }
 
+    fn hold(&self, _until_epoch: i64, _streak: u32) {}
+
     fn open_prs(&self, _repo: &str) -> Result<Vec<OpenPr>, ForgeError> {
         no_read()
     }

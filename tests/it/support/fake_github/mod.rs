@@ -77,7 +77,8 @@
 //! # Faults
 //! `gh.fault(Fault::status(502).on("POST /graphql").times(2))` — queued faults apply in order
 //! to matching requests. Kinds: [`Fault::status`], [`Fault::delay`], [`Fault::rate_limit`]
-//! (secondary, `retry-after`), [`Fault::primary_rate_limit`], [`Fault::graphql_rate_limit`],
+//! (secondary, `retry-after`), [`Fault::secondary_rate_limit_without_retry_after`],
+//! [`Fault::primary_rate_limit`], [`Fault::graphql_rate_limit`],
 //! [`Fault::malformed`], [`Fault::status_after_handling`] and its [`Fault::merge_then_500`],
 //! [`Fault::apply_then_hang`].
 //! Scope: `.on(pattern)` (see [`RequestLog::count`] for patterns), `.when_query_mentions(repo, n)`
@@ -159,6 +160,9 @@ pub enum FaultKind {
     Delay(Duration),
     /// 403, secondary rate limit: `retry-after`, `x-ratelimit-remaining: 0`.
     SecondaryRateLimit { retry_after_secs: u64 },
+    /// 403, secondary rate limit as GitHub often sends it: no `retry-after`, and the primary
+    /// budget's headers as they are (not spent).
+    SecondaryRateLimitBare,
     /// 403, primary rate limit: `x-ratelimit-remaining: 0`, reset in `reset_in_secs`.
     PrimaryRateLimit { reset_in_secs: u64 },
     /// GraphQL's primary limit: HTTP 200 with a `RATE_LIMITED` error, `x-ratelimit-remaining:
@@ -201,6 +205,12 @@ impl Fault {
     /// A secondary rate limit with `retry-after: secs`.
     pub fn rate_limit(retry_after_secs: u64) -> Self {
         Self::new(FaultKind::SecondaryRateLimit { retry_after_secs })
+    }
+
+    /// A secondary rate limit without `retry-after`, the primary budget not spent: the client
+    /// is to wait at least a minute, then longer.
+    pub fn secondary_rate_limit_without_retry_after() -> Self {
+        Self::new(FaultKind::SecondaryRateLimitBare)
     }
 
     /// The primary rate limit, resetting in `reset_in_secs` (real time).
@@ -366,6 +376,7 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
             FaultKind::Status(_)
                 | FaultKind::EchoAuthorization(_)
                 | FaultKind::SecondaryRateLimit { .. }
+                | FaultKind::SecondaryRateLimitBare
                 | FaultKind::PrimaryRateLimit { .. }
                 | FaultKind::GraphqlRateLimited { .. }
         )
@@ -394,7 +405,11 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         let graphql_resource = is_graphql;
         let refused = matches!(
             fault,
-            Some(FaultKind::SecondaryRateLimit { .. } | FaultKind::PrimaryRateLimit { .. })
+            Some(
+                FaultKind::SecondaryRateLimit { .. }
+                    | FaultKind::SecondaryRateLimitBare
+                    | FaultKind::PrimaryRateLimit { .. }
+            )
         );
         if !graphql_resource && route != Route::RateLimit && !refused {
             w.rate.core_used += 1;
@@ -448,6 +463,15 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     reply
 }
 
+/// GitHub's answer to a request over a secondary rate limit (403, its documented message).
+fn secondary_limit() -> Reply {
+    rest::message(
+        403,
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID FAKE.",
+        "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn answer(
     shared: &GitHubShared,
@@ -463,15 +487,12 @@ fn answer(
     match fault {
         Some(FaultKind::Status(code)) => return server_error(*code, is_graphql),
         Some(FaultKind::SecondaryRateLimit { retry_after_secs }) => {
-            let mut r = rest::message(
-                403,
-                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID FAKE.",
-                "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-            );
+            let mut r = secondary_limit();
             r.headers
                 .push(("retry-after".into(), retry_after_secs.to_string()));
             return r;
         }
+        Some(FaultKind::SecondaryRateLimitBare) => return secondary_limit(),
         Some(FaultKind::PrimaryRateLimit { .. }) => {
             let login = shared.world().viewer.clone();
             return rest::message(

@@ -404,6 +404,36 @@ impl World {
         id
     }
 
+    /// A merged-results pipeline of the MR, now its head pipeline: it runs on a merge commit
+    /// of the target branch's tip and the MR's head (`refs/merge-requests/IID/merge`), so its
+    /// sha is never the head's. Returns its id (add jobs with [`World::pipeline_job`]).
+    pub fn merged_results_pipeline(&mut self, project: &str, iid: u64) -> u64 {
+        let mr = self.get_mr(project, iid).clone();
+        let tip = self.branch_json(project, &mr.target_branch)["commit"]["id"]
+            .as_str()
+            .expect("a tip")
+            .to_owned();
+        let sha = self.new_sha();
+        let now = self.now;
+        let mut merge = Commit::by(&sha, &self.viewer.clone(), now);
+        merge.pusher = None;
+        merge.parents = vec![tip, mr.sha.clone()];
+        self.commits.insert(sha.clone(), merge);
+        let id = self.id();
+        self.pipelines.insert(
+            id,
+            Pipeline {
+                id,
+                project: project.into(),
+                sha,
+                git_ref: format!("refs/merge-requests/{iid}/merge"),
+                jobs: Vec::new(),
+            },
+        );
+        self.get_mr_mut(project, iid).head_pipeline = Some(id);
+        id
+    }
+
     /// Job `name` in the MR's head pipeline (made on the current head if there is none), or
     /// its current attempt when it exists; pending until told otherwise.
     pub fn job(&mut self, project: &str, iid: u64, name: &str) -> JobBuilder<'_> {

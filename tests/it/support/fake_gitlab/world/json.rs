@@ -175,7 +175,7 @@ impl World {
             "committer_email": c.committer_email,
             "committed_date": stamp(c.committed_date),
             "created_at": stamp(c.committed_date),
-            "parent_ids": [],
+            "parent_ids": c.parents,
         })
     }
 

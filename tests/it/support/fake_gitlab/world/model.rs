@@ -51,6 +51,9 @@ pub struct Commit {
     pub pusher: Option<String>,
     /// When it was pushed, when not when it was committed.
     pub pushed_at: Option<DateTime<Utc>>,
+    /// Its parents' shas (`parent_ids`): a merged-results pipeline's merge commit has the
+    /// target branch's tip and the MR's head.
+    pub parents: Vec<String>,
 }
 
 impl Commit {
@@ -73,6 +76,7 @@ impl Commit {
             committed_date: at,
             pusher: Some(username.to_owned()),
             pushed_at: None,
+            parents: Vec::new(),
         }
     }
 }
