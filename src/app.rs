@@ -36,7 +36,9 @@ fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String
 /// the credential it was built with.
 fn github_client(config: &crate::config::GitHubConfig) -> Result<(GitHub, String), String> {
     let graphql_url = config.graphql_url();
-    match &config.app {
+    let limits =
+        crate::forge::deadline::Limits::from_secs(config.timeout_sec, config.run_budget_sec);
+    let client = match &config.app {
         None => {
             let token = read_token(&config.token(), "GitHub")?;
             let credential = credential_hash(&token);
@@ -48,7 +50,8 @@ fn github_client(config: &crate::config::GitHubConfig) -> Result<(GitHub, String
             GitHub::with_app(&config.api_url, &graphql_url, auth)
                 .map(|c| (c, credential_hash(&format!("app {}", app.id))))
         }
-    }
+    };
+    client.map(|(c, credential)| (c.with_limits(limits), credential))
 }
 
 /// Reads and parses a GitHub App's private key; the error names where it was read from.
@@ -148,7 +151,14 @@ impl Forges {
         self.gitlab.get_or_insert_with(|| {
             let token = read_token(&config.gitlab.token(), "GitLab")?;
             credentials.insert(ForgeKind::GitLab, credential_hash(&token));
-            GitLab::new(&config.gitlab.api_url, token).map(std::sync::Arc::new)
+            GitLab::new(&config.gitlab.api_url, token)
+                .map(|c| {
+                    c.with_limits(crate::forge::deadline::Limits::from_secs(
+                        config.gitlab.timeout_sec,
+                        config.gitlab.run_budget_sec,
+                    ))
+                })
+                .map(std::sync::Arc::new)
         })
     }
 

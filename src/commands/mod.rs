@@ -16,6 +16,7 @@ pub mod run_report;
 pub mod schedule;
 pub mod secrets_check;
 pub mod serve;
+pub mod signals;
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -588,6 +589,7 @@ fn run_tick(app: &mut App, args: &RunArgs) -> Result<u8> {
     };
     let opts = RunOptions {
         progress: progress.clone(),
+        stop: signals::stop_flag(),
         ..opts
     };
     let output = run_report::RunOutput::new(app.json, crate::logging::is_json());
@@ -636,6 +638,7 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
     match pr {
         None => {
             let watches = app.store.watches()?;
+            let branches = app.store.branch_watches()?;
             let (holders, held_lines) = held(app)?;
             if app.json {
                 let mut rows = output::status_array(&watches);
@@ -643,8 +646,15 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
                     for (row, w) in rows.iter_mut().zip(&watches) {
                         row["held_by"] = output::held_json(holders.get(&w.id));
                     }
+                    rows.extend(branches.iter().map(crate::view::branch_view::json));
                 }
                 crate::outln!("{rows}")?;
+            } else if watches.is_empty() && !branches.is_empty() {
+                let term = crate::terminal::Term::detect();
+                crate::out!(
+                    "{}",
+                    crate::view::branch_view::render(&branches, app.now, term)
+                )?;
             } else if watches.is_empty() {
                 crate::outln!(
                     "nothing is watched; add a PR with `pr-monitor watch add OWNER/REPO#N`"
@@ -658,6 +668,13 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
                         crate::terminal::Term::detect()
                     )
                 )?;
+                if !branches.is_empty() {
+                    let term = crate::terminal::Term::detect();
+                    crate::out!(
+                        "{}",
+                        crate::view::branch_view::render(&branches, app.now, term)
+                    )?;
+                }
                 for line in held_lines {
                     crate::outln!("{line}")?;
                 }

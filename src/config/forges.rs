@@ -42,6 +42,12 @@ pub struct GitHubConfig {
     /// Sign in as a GitHub App instead of with a token: installation tokens are minted per
     /// repository owner (see [`GitHubAppConfig`]).
     pub app: Option<GitHubAppConfig>,
+    /// How long one request may take, in seconds (connecting: at most 10). Default 30.
+    pub timeout_sec: Option<u64>,
+    /// How long one run may spend on this forge, in seconds, waits included; after it, or
+    /// after two requests that timed out, the forge is not asked again until the next run and
+    /// its PRs left are said as unreachable. Default 120.
+    pub run_budget_sec: Option<u64>,
 }
 
 impl Default for GitHubConfig {
@@ -55,6 +61,8 @@ impl Default for GitHubConfig {
             token_command: None,
             gh_user: None,
             app: None,
+            timeout_sec: None,
+            run_budget_sec: None,
         }
     }
 }
@@ -123,6 +131,12 @@ pub struct GitLabConfig {
     /// keeps for `api_url`'s host.
     #[serde(deserialize_with = "de::opt_path")]
     pub glab_config_dir: Option<PathBuf>,
+    /// How long one request may take, in seconds (connecting: at most 10). Default 30.
+    pub timeout_sec: Option<u64>,
+    /// How long one run may spend on this forge, in seconds, waits included; after it, or
+    /// after two requests that timed out, the forge is not asked again until the next run and
+    /// its PRs left are said as unreachable. Default 120.
+    pub run_budget_sec: Option<u64>,
 }
 
 impl Default for GitLabConfig {
@@ -134,6 +148,8 @@ impl Default for GitLabConfig {
             token_file: None,
             token_command: None,
             glab_config_dir: None,
+            timeout_sec: None,
+            run_budget_sec: None,
         }
     }
 }

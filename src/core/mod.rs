@@ -4,10 +4,12 @@
 //! secrets to mask come in as a masker (`logs::Masker`).
 
 pub mod answers;
+pub mod branch;
 pub mod budget;
 pub mod checks;
 pub mod conflict;
 pub mod decide;
+pub mod failed_brief;
 pub mod feedback;
 pub mod flake;
 pub mod focus;

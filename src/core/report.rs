@@ -1,11 +1,11 @@
 //! The words of every notice and agent brief, as pure functions of the decision and the
 //! snapshot. Every text taken from the forge is quoted as data, in a fence it cannot close.
 
+use crate::core::failed_brief;
 use crate::core::text::clip;
 use crate::core::text::{block, inline, one_line, strip_controls};
 use crate::model::message::{
-    AGENT_MESSAGE_SCHEMA, AgentCheck, AgentConflict, AgentMessage, AgentPr, CheckLink,
-    NoticePayload,
+    AGENT_MESSAGE_SCHEMA, AgentConflict, AgentMessage, AgentPr, CheckLink, NoticePayload,
 };
 use crate::model::plan::{AgentRequest, Disarm, Feedback, Guard, MessageKind, Notice};
 use crate::model::watch::Pills;
@@ -185,17 +185,7 @@ pub fn agent_message(
             head_branch: one_line(&snap.head_ref),
         },
         trusted_by: one_line(&req.trusted_by),
-        checks: req
-            .checks
-            .iter()
-            .take(5)
-            .map(|c| AgentCheck {
-                name: one_line(&c.name),
-                url: opt_line(&c.url),
-                log_tail: strip_controls(&c.log_tail),
-                flake: c.classification.is_infra(),
-            })
-            .collect(),
+        checks: failed_brief::agent_checks(&req.checks),
         feedback: req
             .feedback
             .iter()
@@ -260,24 +250,7 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
              commits meeting this change. Rebase or merge the base locally to reproduce it.\n\n",
         );
     }
-    for c in req.checks.iter().take(5) {
-        b.push_str(&format!("## Failed check: {}", inline(&c.name)));
-        b.push_str(if c.classification.is_infra() {
-            " (infrastructure flake: its log reads as a runner or network failure, not the code's)\n"
-        } else {
-            "\n"
-        });
-        if let Some(url) = &c.url {
-            b.push_str(&format!("Details: {}\n", inline(url)));
-        }
-        if c.log_tail.is_empty() {
-            b.push_str("\n(no log available)\n\n");
-        } else {
-            b.push_str("\nThe end of its log:\n\n");
-            b.push_str(&block(&c.log_tail));
-            b.push_str("\n\n");
-        }
-    }
+    b.push_str(&failed_brief::failed_checks_brief(&req.checks));
     for f in &req.feedback {
         let place = match (&f.path, f.line) {
             (Some(p), Some(l)) => format!(" on {} line {l}", inline(p)),

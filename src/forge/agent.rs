@@ -102,6 +102,20 @@ impl Forge for ReadsOnly<'_> {
         self.0.my_open_prs()
     }
 
+    fn branch_heads(
+        &self,
+        branches: &[crate::model::branch::BranchRef],
+    ) -> Result<Vec<Option<crate::forge::BranchHead>>, ForgeError> {
+        self.0.branch_heads(branches)
+    }
+
+    fn branch_pushes(
+        &self,
+        branch: &crate::model::branch::BranchRef,
+    ) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        self.0.branch_pushes(branch)
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         self.0.viewer_login()
     }
@@ -110,8 +124,8 @@ impl Forge for ReadsOnly<'_> {
         self.0.viewer()
     }
 
-    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
-        self.0.job_log(pr, job_id)
+    fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
+        self.0.job_log(repo, job_id)
     }
 
     fn changed_files(

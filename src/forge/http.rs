@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::address::{Address, is_https_or_loopback, is_loopback};
 use crate::forge::ForgeError;
+use crate::forge::deadline::{Deadline, Limits};
 use crate::forge::rate::{self, RateFigures};
 use crate::forge::wait::{self, GIVE_UP_BLOCK, Limit, rate_limit_sleep};
 use crate::locked::{Gate, Locked};
@@ -90,6 +91,8 @@ pub struct HttpClient {
     rates: Locked<BTreeMap<String, RateFigures>>,
     /// GraphQL points charged this run, as the answers' `rateLimit { cost }` said.
     graphql_cost: Locked<u64>,
+    /// The request timeout and the run's time on this forge (see [`crate::forge::deadline`]).
+    deadline: Deadline,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -114,8 +117,8 @@ pub fn check_url(url: &str) -> Result<(), String> {
     }
 }
 
-fn agent(proxy_from_env: bool) -> ureq::Agent {
-    crate::http::agent(Duration::from_secs(30), !proxy_from_env)
+fn agent(proxy_from_env: bool, timeout: Duration) -> ureq::Agent {
+    crate::http::agent(timeout, !proxy_from_env)
 }
 
 fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
@@ -181,9 +184,10 @@ pub fn error_message(body: &str) -> String {
 impl HttpClient {
     /// A client sending `token` as a bearer token.
     pub fn new(token: String) -> Self {
+        let limits = Limits::default();
         HttpClient {
-            proxied: agent(true),
-            direct: agent(false),
+            proxied: agent(true, limits.timeout),
+            direct: agent(false, limits.timeout),
             token,
             github_headers: true,
             backoff: Duration::from_millis(250),
@@ -196,6 +200,19 @@ impl HttpClient {
             in_flight: Gate::new(MAX_IN_FLIGHT),
             rates: Locked::new(BTreeMap::new()),
             graphql_cost: Locked::new(0),
+            deadline: Deadline::new(limits),
+        }
+    }
+
+    /// The same client under `limits`: each request's timeout, and the run's time on the
+    /// forge, counted from now.
+    #[must_use]
+    pub fn with_limits(self, limits: Limits) -> Self {
+        HttpClient {
+            proxied: agent(true, limits.timeout),
+            direct: agent(false, limits.timeout),
+            deadline: Deadline::new(limits),
+            ..self
         }
     }
 
@@ -330,6 +347,9 @@ impl HttpClient {
         let mut attempt = 0;
         let mut waits = 0;
         loop {
+            if let Some(refused) = self.deadline.refusal(&host_of(url)) {
+                return Err(refused);
+            }
             if let Some(until) = self.blocked_until.get() {
                 if let Ok(left) = until.duration_since(SystemTime::now()) {
                     return Err(ForgeError::RateLimited {
@@ -437,6 +457,9 @@ impl HttpClient {
         check_url(url).map_err(ForgeError::Unexpected)?;
         let mut attempt = 0;
         loop {
+            if let Some(refused) = self.deadline.refusal(&host_of(url)) {
+                return Err(refused);
+            }
             match self.send_once("GET", url, None, None) {
                 Ok((resp, _)) if resp.status < 500 => return Ok(resp),
                 Ok((resp, _)) if attempt >= RETRIES => {
@@ -511,7 +534,7 @@ impl HttpClient {
                 .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
             agent.run(req)
         };
-        let mut resp = result.map_err(|e| describe_transport(&e, url))?;
+        let mut resp = result.map_err(|e| self.transport_error(&e, url))?;
         let status = resp.status().as_u16();
         let location = header(&resp, "location");
         let next_page = header(&resp, "x-next-page").filter(|p| !p.trim().is_empty());
@@ -536,6 +559,9 @@ impl HttpClient {
             .limit(64 * 1024 * 1024)
             .read_to_vec()
             .map_err(|e| {
+                if matches!(e, ureq::Error::Timeout(_)) {
+                    self.deadline.note_hang();
+                }
                 ForgeError::Transient(format!(
                     "reading the answer from {} failed: {e}",
                     path_of(url)
@@ -563,6 +589,16 @@ impl HttpClient {
             },
             limit,
         ))
+    }
+}
+
+impl HttpClient {
+    /// A transport failure as a [`ForgeError`]; a timeout counts against the forge.
+    fn transport_error(&self, e: &ureq::Error, url: &str) -> ForgeError {
+        if matches!(e, ureq::Error::Timeout(_)) {
+            self.deadline.note_hang();
+        }
+        describe_transport(e, url)
     }
 }
 

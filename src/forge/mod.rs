@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod call;
+pub mod deadline;
 pub mod github;
 pub mod gitlab;
 pub mod http;
@@ -15,6 +16,7 @@ pub mod wait;
 
 use std::fmt;
 
+use crate::model::branch::BranchRef;
 use crate::model::{
     Check, Instant, MergeMethod, PrRef, Sha, Snapshot, UpdateMethod, parse_instant,
 };
@@ -180,6 +182,17 @@ pub trait Forge {
     /// entry): one search request (per hundred PRs).
     fn my_open_prs(&self) -> Result<Vec<PrRef>, ForgeError>;
 
+    /// The head of each branch with the checks on it, in order (`None`: no such branch), in
+    /// as few requests as the forge allows (GitHub: one per hundred branches).
+    fn branch_heads(&self, branches: &[BranchRef]) -> Result<Vec<Option<BranchHead>>, ForgeError>;
+
+    /// The pushes the forge recorded of `branch`, newest first (GitHub's repository activity,
+    /// GitLab's push events): who put each head there.
+    fn branch_pushes(
+        &self,
+        branch: &BranchRef,
+    ) -> Result<Vec<crate::model::trust::Push>, ForgeError>;
+
     /// The login the token belongs to: the owner pr-monitor acts for.
     fn viewer_login(&self) -> Result<String, ForgeError>;
 
@@ -191,8 +204,8 @@ pub trait Forge {
         ))
     }
 
-    /// The plain-text log of one job, or `None` when the forge keeps none.
-    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError>;
+    /// The plain-text log of one job of `repo`, or `None` when the forge keeps none.
+    fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError>;
 
     /// The annotations each check run reported (a text per run, a line per annotation:
     /// path, title and message), for classifying failures; one answer per id, in order.
@@ -248,6 +261,13 @@ pub trait Forge {
         &self,
         snap: &Snapshot,
     ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError>;
+}
+
+/// A branch's head commit and the checks on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchHead {
+    pub sha: Sha,
+    pub checks: Vec<Check>,
 }
 
 /// An open PR found in a repository, with what a job's filters look at.

@@ -6,7 +6,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The longest rate-limit wait taken inside a tick; longer ones end the PR's tick instead.
-pub(crate) const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// The wait a rate-limit answer implies when it names no reset.
 pub(crate) const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// Rate-limit waits one request may sleep before it gives up and defers its PR.

@@ -122,6 +122,41 @@ pub struct AgentPr {
     pub head_branch: String,
 }
 
+/// The `kind` of a [`BranchMessage`].
+pub const BRANCH_FAILURE: &str = "branch_failure";
+
+/// A message for a coding agent about a watched branch whose checks failed on a trusted head
+/// (`kind: branch_failure`): the agent's inbox shape with `branch` where a PR message has `pr`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchMessage {
+    /// [`AGENT_MESSAGE_SCHEMA`].
+    pub schema: u32,
+    pub id: String,
+    pub created_at: String,
+    /// Always `pr-monitor`.
+    pub from: String,
+    pub agent: String,
+    /// [`BRANCH_FAILURE`].
+    pub kind: String,
+    pub branch: AgentBranch,
+    /// At most five.
+    pub checks: Vec<AgentCheck>,
+    /// The markdown brief.
+    pub body: String,
+    /// How the head is vouched for: `push by octocat`, `signatures`.
+    pub trusted_by: String,
+}
+
+/// The branch a [`BranchMessage`] is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentBranch {
+    pub repo: String,
+    pub name: String,
+    pub head_sha: String,
+    pub forge: crate::model::ForgeKind,
+    pub url: String,
+}
+
 /// A failed check handed to the agent, with the tail of its log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentCheck {

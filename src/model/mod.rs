@@ -4,6 +4,7 @@
 //! decision core never sees a `serde_json::Value`. Everything here is plain data.
 
 pub mod answers;
+pub mod branch;
 pub mod intent;
 pub mod message;
 pub mod nudge;

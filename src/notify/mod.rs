@@ -312,6 +312,10 @@ pub fn deliver_pending(
             }
         }
         let Some(run) = run else { continue };
+        // A branch's message names no PR: there is no watch to record the agent's run on.
+        if send.message.kind == crate::model::message::BRANCH_FAILURE {
+            continue;
+        }
         // The PR reads back through the configured hosts; one that does not (a damaged row)
         // leaves the agent's run unrecorded, and its next commit would read as someone
         // else's: said, once every message is delivered.

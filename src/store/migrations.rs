@@ -166,6 +166,24 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX watches_due ON watches (next_tick_at, id, forge, job)
         WHERE paused = 0 AND next_tick_at IS NOT NULL;
     ",
+    // 11: watched branches (a job's `branch:` entries): the head and its checks at the last
+    // look, what was sent about them (`memory`: `model::branch::BranchMemory`), and when to
+    // look again.
+    "
+    CREATE TABLE branch_watches (
+        id            INTEGER PRIMARY KEY,
+        forge         TEXT NOT NULL,
+        repo          TEXT NOT NULL,
+        branch        TEXT NOT NULL,
+        job           TEXT NOT NULL,
+        head_sha      TEXT,
+        memory        TEXT NOT NULL DEFAULT '{}',
+        next_tick_at  TEXT,
+        last_tick_at  TEXT,
+        last_error    TEXT,
+        UNIQUE (forge, repo, branch)
+    ) STRICT;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -6,6 +6,7 @@
 //! PR's a savepoint of it); a lease keeps two overlapping runs from acting on the same PR.
 
 mod batch;
+mod branches;
 mod budget;
 mod cache;
 mod int;
@@ -19,6 +20,7 @@ mod ticks;
 mod watches;
 mod web_keys;
 
+pub use branches::BranchLook;
 pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};

@@ -315,7 +315,7 @@ fn read_and_classify(
     notes: Option<String>,
     reason: Option<&str>,
 ) -> (String, Classification, Option<String>) {
-    let read = c.job_id.map(|job| forge.job_log(&snap.pr, job));
+    let read = c.job_id.map(|job| forge.job_log(&snap.pr.repo, job));
     let raw = match &read {
         Some(Ok(Some(raw))) => raw.as_str(),
         _ => "",

@@ -29,6 +29,8 @@ pub const TICK_ERRORS_TOTAL: &str = "pr_monitor_tick_errors_total";
 #[derive(Debug, Clone, Default)]
 pub struct MetricsInput<'a> {
     pub watches: &'a [Watch],
+    /// The watched branches (`pr_monitor_branches`).
+    pub branches: &'a [crate::model::branch::BranchWatch],
     /// Undelivered outbox messages not yet failed, and failed at least once.
     pub outbox_pending: i64,
     pub outbox_failed: i64,
@@ -90,6 +92,18 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     ] {
         let _ = writeln!(out, "pr_monitor_pills{{pill=\"{pill}\"}} {n}");
     }
+    family(
+        &mut out,
+        "pr_monitor_branches",
+        "gauge",
+        "Watched branches, all and with ci lit (a mapped check failing on the head).",
+    );
+    let lit = input.branches.iter().filter(|b| b.ci()).count();
+    let _ = writeln!(
+        out,
+        "pr_monitor_branches{{pill=\"all\"}} {}\npr_monitor_branches{{pill=\"ci\"}} {lit}",
+        input.branches.len()
+    );
     family(
         &mut out,
         "pr_monitor_merge_armed",
@@ -202,8 +216,10 @@ pub fn text(store: &Store) -> Result<String> {
     let watches = store.watches()?;
     let (outbox_pending, outbox_failed) = store.outbox_counts()?;
     let stored = store.stored_metrics()?;
+    let branches = store.branch_watches()?;
     Ok(render(&MetricsInput {
         watches: &watches,
+        branches: &branches,
         outbox_pending,
         outbox_failed,
         last_run: number(LAST_RUN)?.and_then(|s| s.parse().ok()).unwrap_or(0),
@@ -312,6 +328,7 @@ mod tests {
         let watches = [a, b];
         let m = render(&MetricsInput {
             watches: &watches,
+            branches: &[],
             outbox_pending: 1,
             outbox_failed: 2,
             last_run: t0().timestamp(),

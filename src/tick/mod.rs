@@ -15,6 +15,7 @@
 //! the read pool), `pr` (one PR's tick) and `failure` (what a failed tick records), over
 //! [`read`], [`detect`], [`execute`] and [`outcomes`].
 
+pub mod branches;
 pub mod deferral;
 pub mod detect;
 pub mod execute;
@@ -48,7 +49,9 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
     let jobs = if opts.dry_run || opts.fix_asked {
         Vec::new()
     } else {
-        jobs::sync(app)?
+        let mut said = jobs::sync(app)?;
+        said.extend(branches::look(app)?);
+        said
     };
     report.jobs(&jobs);
     let due = app.store.due(now, opts.force, &opts.selection)?;

@@ -13,6 +13,7 @@ use crate::store::OutboxRow;
 /// The status page of what the store holds (see [`crate::view::status_page`]).
 pub fn html(
     watches: &[Watch],
+    branches: &[crate::model::branch::BranchWatch],
     undelivered: &[OutboxRow],
     history: &std::collections::BTreeMap<i64, Vec<crate::model::watch::HistoryEntry>>,
     web: &crate::model::web::WebRoots,
@@ -20,6 +21,7 @@ pub fn html(
 ) -> String {
     crate::view::status_page::render(&crate::view::status_page::PageInput {
         watches,
+        branches,
         undelivered,
         history,
         web,
@@ -69,5 +71,6 @@ pub fn text(
         );
     }
     let web = config.web_roots();
-    Ok(html(&watches, &undelivered, &history, &web, now))
+    let branches = store.branch_watches()?;
+    Ok(html(&watches, &branches, &undelivered, &history, &web, now))
 }

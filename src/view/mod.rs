@@ -2,6 +2,7 @@
 //! times as a person reads them, and the forge's web links. Pure functions of stored state and
 //! the run's clock; the commands and the tick print or write what these return.
 
+pub mod branch_view;
 pub mod chip;
 pub mod html;
 pub mod palette;

@@ -27,6 +27,8 @@ pub const LAST_ACTIONS: usize = 3;
 #[derive(Debug)]
 pub struct PageInput<'a> {
     pub watches: &'a [Watch],
+    /// The watched branches, carded after the PRs.
+    pub branches: &'a [crate::model::branch::BranchWatch],
     pub undelivered: &'a [OutboxRow],
     /// Recent history per watch id, oldest first.
     pub history: &'a BTreeMap<i64, Vec<HistoryEntry>>,
@@ -240,6 +242,11 @@ pub fn render(input: &PageInput<'_>) -> String {
     for w in by_need(watches) {
         card(&mut cards, w, input);
     }
+    cards.push_str(&crate::view::branch_view::cards(
+        input.branches,
+        input.web,
+        input.now,
+    ));
     let next = next_due(watches).map_or_else(
         || "nothing open is waiting for a look".to_owned(),
         |t| {
@@ -265,7 +272,7 @@ pub fn render(input: &PageInput<'_>) -> String {
     } else {
         format!("<footer><h2>Undelivered messages</h2><ul>{problems}</ul></footer>\n")
     };
-    let empty = if watches.is_empty() {
+    let empty = if watches.is_empty() && input.branches.is_empty() {
         "<p>Nothing is watched. Add a PR with <code>pr-monitor watch add OWNER/REPO#N</code>.</p>\n"
     } else {
         ""

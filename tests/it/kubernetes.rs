@@ -168,11 +168,22 @@ fn the_cronjob_runs_one_bounded_tick_at_a_time() {
     assert!(spec.failed_jobs_history_limit.is_some());
     let job = spec.job_template.spec.unwrap();
     assert!(job.backoff_limit.is_some());
+    // The deadline lies above the longest a tick waits by design: its GitHub budget plus the
+    // wait under way when the budget runs out (a request's timeout, or the longest rate-limit
+    // wait), with 30 s for the outbox and the reports.
     let deadline = job.active_deadline_seconds.unwrap();
-    assert!(
-        deadline > 0 && deadline < period,
-        "activeDeadlineSeconds {deadline} must end a tick before the next one ({period} s)"
+    let config: Value = serde_yaml::from_str(&config_map().data.unwrap()["config.yaml"]).unwrap();
+    let budget = config["github"]["run_budget_sec"].as_i64().unwrap();
+    let timeout = config["github"]["timeout_sec"].as_i64().unwrap();
+    let rate_limit_wait =
+        i64::try_from(pr_monitor::forge::wait::MAX_RATE_LIMIT_WAIT.as_secs()).unwrap();
+    let longest = budget + timeout.max(rate_limit_wait);
+    assert_eq!(
+        deadline,
+        longest + 30,
+        "activeDeadlineSeconds {deadline}: the longest wait is {longest} s"
     );
+    assert!(period > 0);
     assert_eq!(pod(&cronjob).restart_policy.as_deref(), Some("Never"));
 }
 

@@ -141,3 +141,40 @@ fn with_checks_required_only_the_checks_the_base_requires_are_judged() {
     assert_eq!(env.status("octo/app#1")["why"], serde_json::Value::Null);
     assert_eq!(env.pills("octo/app#2")["ci_fixing"], true);
 }
+
+#[test]
+fn fix_and_feedback_never_reach_the_agent_in_the_same_tick() {
+    let mut env = TestEnv::new();
+    env.agentic_job();
+    env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+        w.thread(REPO, 1)
+            .comment("owner", "please rename `x`")
+            .unresolved();
+    });
+    env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
+    env.ok(&["run"]);
+    let kinds = |env: &TestEnv| -> Vec<String> {
+        let mut msgs = env.inbox_messages();
+        msgs.sort_by_key(|m| m["created_at"].as_str().unwrap_or_default().to_owned());
+        msgs.iter()
+            .map(|m| m["kind"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(kinds(&env), ["ci_failure"], "the fix goes first, alone");
+    env.advance(30);
+    env.ok(&["run", "--force"]);
+    assert_eq!(
+        kinds(&env),
+        ["ci_failure"],
+        "feedback waits while the fix is out"
+    );
+    // The agent pushes its fix: the feedback follows.
+    env.advance(60);
+    env.gh.world(|w| {
+        w.push(REPO, 1, "fixer-bot");
+    });
+    env.ok(&["run", "--force"]);
+    assert_eq!(kinds(&env), ["ci_failure", "review_feedback"]);
+}

@@ -8,7 +8,6 @@
 // The metrics compared are whole numbers, exact in an f64.
 #![allow(clippy::float_cmp)]
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -51,18 +50,7 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start the daemon");
-        let said = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().expect("stderr");
-        {
-            let said = said.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    let mut s = said.lock().unwrap();
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            });
-        }
+        let said = crate::support::daemon::keep_stderr(&mut child);
         let mut daemon = Daemon {
             child,
             base: String::new(),

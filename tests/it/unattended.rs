@@ -2,6 +2,7 @@
 //! panic, bounded runs, exit codes that say what happened, secrets masked on every surface.
 
 use crate::support::env::TestEnv;
+use crate::support::fake_github::Fault;
 
 #[test]
 fn a_non_ascii_reference_is_refused_not_a_panic() {
@@ -28,7 +29,6 @@ fn a_non_ascii_reference_is_refused_not_a_panic() {
 /// every PR is exit 3 and the last success stays.
 #[test]
 fn exit_codes_and_last_success_say_whether_anything_could_be_read() {
-    use crate::support::fake_github::Fault;
     let mut env = TestEnv::with_config("report:\n  metrics_path: pr_monitor.prom\n");
     env.with_pr("octo/app", 1);
     env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
@@ -198,4 +198,132 @@ fn config_check_names_each_secret_a_run_would_miss_without_printing_any() {
         "{}",
         out.stderr
     );
+}
+
+/// GitHub hangs (every GraphQL answer would come after 30 s); with `timeout_sec: 1` each read
+/// gives up after a second, GitHub is not asked again after two, and the GitLab MRs of the
+/// same run are ticked as if nothing happened: the run ends in seconds, exit 1 (some PRs
+/// failed, not "nothing could be read").
+#[test]
+fn a_hanging_forge_costs_only_its_own_prs_and_the_run_goes_on() {
+    let mut env = crate::support::fake_gitlab::GitLabEnv::new();
+    env.env.set_github_keys("  timeout_sec: 1\n");
+    env.gh.world(|w| {
+        for n in 1..=3 {
+            w.pr("octo/app", n);
+        }
+    });
+    env.gl.world(|w| {
+        w.project("g/p");
+        for n in 1..=3 {
+            w.mr("g/p", n);
+        }
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "octo/app#1",
+        "octo/app#2",
+        "octo/app#3",
+        "g/p!1",
+        "g/p!2",
+        "g/p!3",
+    ]);
+    env.gh
+        .fault(Fault::delay(30_000).on("POST /graphql").always());
+    let started = std::time::Instant::now();
+    let out = env.run(&["run", "--json"]);
+    let took = started.elapsed();
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "the run took {took:?}"
+    );
+    let graphql = graphql_requests(&env.gh);
+    assert!(graphql <= 2, "asked a hanging GitHub {graphql} times");
+    let rows = out.json();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 6, "{}", out.stdout);
+    for row in rows {
+        let error = row["last_error"].as_str().unwrap_or("");
+        if row["forge"] == "github" {
+            assert!(!error.is_empty(), "{row}");
+        } else {
+            assert_eq!(error, "", "{row}");
+            assert_eq!(row["state"], "open", "{row}");
+        }
+    }
+    let status = env.status("octo/app#3");
+    assert!(
+        status["last_error"].as_str().is_some_and(|e| e
+            .contains("not asked again until the next run")
+            || e.contains("timed out")),
+        "{status}"
+    );
+}
+
+/// SIGTERM to `run` (a CronJob's pod stopped, a unit stopped): the run finishes what it has in
+/// hand, releases the leases of the PRs it has not started, and exits 0 well before it would
+/// have read them all; the next run ticks them at once.
+#[test]
+fn run_on_sigterm_finishes_in_hand_and_releases_the_rest() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        for n in 1..=25 {
+            w.pr("octo/app", n);
+        }
+    });
+    let prs: Vec<String> = (1..=25).map(|n| format!("octo/app#{n}")).collect();
+    let mut add = vec!["watch", "add"];
+    add.extend(prs.iter().map(String::as_str));
+    env.ok(&add);
+    env.gh
+        .fault(Fault::delay(1500).on("POST /graphql").always());
+    let started = std::time::Instant::now();
+    let mut run = env.spawn(&["run", "--json"]);
+    crate::support::daemon::wait_until(&mut run, "a first GraphQL request", || {
+        !env.gh.requests().entries.is_empty()
+    });
+    let pid = run.id().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = run.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reads = graphql_requests(&env.gh);
+    assert!(reads < 4, "{reads} reads after SIGTERM, in {took:?}");
+
+    env.gh.clear_faults();
+    let rows = env.ok(&["status", "--json"]).json();
+    let rows = rows.as_array().unwrap();
+    assert!(rows.iter().all(|r| r["held_by"].is_null()), "{rows:?}");
+    let unticked = rows.iter().filter(|r| r["last_tick_at"].is_null()).count();
+    assert!(unticked > 0, "every PR was read despite the signal");
+    // The next run takes them at once: nothing is left leased.
+    env.ok(&["run"]);
+    let rows = env.ok(&["status", "--json"]).json();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r["last_tick_at"].is_null()),
+        "{rows}"
+    );
+}
+
+/// How many GraphQL requests the fake GitHub has had.
+fn graphql_requests(gh: &crate::support::fake_github::FakeGitHub) -> usize {
+    gh.requests()
+        .entries
+        .iter()
+        .filter(|r| r.path == "/graphql")
+        .count()
 }

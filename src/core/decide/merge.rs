@@ -347,7 +347,9 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
         UpdateBranch::Always => !armed || ctx.update_turn,
     };
     let green_enough = !matches!(cond.verdict, Verdict::Failed { .. });
-    if !wanted || !cond.behind || cond.conflict || !green_enough || snap.draft {
+    // One writer per branch: no update while a fix is with the agent.
+    let fix_out = super::remediate::fix_out(d);
+    if !wanted || !cond.behind || cond.conflict || !green_enough || snap.draft || fix_out {
         return;
     }
     if d.status.memory.update_requested_for.as_ref() == Some(&snap.head.sha) {

@@ -82,6 +82,7 @@ pub(super) fn remediate(
         }
         if ctx.policy.conflicts == Handler::Agent
             && d.status.memory.conflict_sent_for.as_ref() != Some(&snap.head.sha)
+            && !fix_out(d)
             && let Some(agent) = ctx.policy.agent.clone()
             && !capped(d, ctx)
         {
@@ -234,6 +235,12 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
             }
         }
     }
+}
+
+/// Whether a fix is with the agent (sent, on this head, not over): the agent then holds the
+/// branch, and no other work or branch update goes to it (one writer per branch).
+pub(super) fn fix_out(d: &Draft) -> bool {
+    d.status.memory.fix.is_some()
 }
 
 /// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
@@ -664,6 +671,23 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         })
         .collect();
     if new.is_empty() {
+        return;
+    }
+    // One writer per branch: while a fix is with the agent, feedback waits (not marked seen)
+    // and goes once the fix is over.
+    if fix_out(d) {
+        if d.actions
+            .iter()
+            .any(|a| matches!(a, Action::SendToAgent(_)))
+        {
+            d.note(
+                format!(
+                    "{} piece(s) of review feedback wait: a fix is with {agent}",
+                    new.len()
+                ),
+                None,
+            );
+        }
         return;
     }
     // Held (not marked seen) until the head is trusted.

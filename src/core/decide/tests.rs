@@ -1404,6 +1404,33 @@ fn update_branch_policy() {
             .iter()
             .any(|a| matches!(a, Action::UpdateBranch { .. }))
     );
+    // One writer per branch: never while a fix is with the agent.
+    let mut fixing = idle.clone();
+    fixing.status.memory.fix = Some(crate::model::watch::FixInFlight {
+        message_id: "m".into(),
+        head_sha: Sha("a".into()),
+        sent_at: t0() - Duration::minutes(1),
+        done_at: None,
+    });
+    // (its checks still running: passing checks would end the fix)
+    let running = Snapshot {
+        checks: vec![check("lint", CheckState::Pending)],
+        ..behind.clone()
+    };
+    assert!(
+        !c.decide(&fixing, &running)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. })),
+        "a fix is out"
+    );
+    assert!(
+        c.decide(&idle, &running)
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. })),
+        "no fix out"
+    );
 }
 
 #[test]

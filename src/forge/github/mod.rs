@@ -3,6 +3,7 @@
 
 pub mod app_auth;
 pub mod app_key;
+pub mod branch;
 mod client;
 mod compare;
 pub mod features;
@@ -53,6 +54,13 @@ impl GitHub {
             queue_lines: crate::locked::Locked::new(std::collections::BTreeMap::new()),
             app: None,
         })
+    }
+
+    /// The same client under `limits` (see [`crate::forge::deadline`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: crate::forge::deadline::Limits) -> Self {
+        self.http = self.http.with_limits(limits);
+        self
     }
 
     /// A client signed in as a GitHub App (see [`app_auth`]).
@@ -141,6 +149,21 @@ impl Forge for GitHub {
         GitHub::my_open_prs(self)
     }
 
+    fn branch_heads(
+        &self,
+        branches: &[crate::model::branch::BranchRef],
+    ) -> Result<Vec<Option<crate::forge::BranchHead>>, ForgeError> {
+        GitHub::branch_heads(self, branches)
+    }
+
+    fn branch_pushes(
+        &self,
+        branch: &crate::model::branch::BranchRef,
+    ) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        let _acting = client::acting_for(&branch.repo);
+        GitHub::branch_pushes(self, branch)
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         match &self.app {
             // Installation tokens cannot ask who they are; the App names its bot.
@@ -149,9 +172,9 @@ impl Forge for GitHub {
         }
     }
 
-    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
-        let _acting = client::acting_for(&pr.repo);
-        GitHub::job_log(self, pr, job_id)
+    fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
+        let _acting = client::acting_for(repo);
+        GitHub::job_log(self, repo, job_id)
     }
 
     fn annotations(

@@ -378,6 +378,10 @@ pub fn all_documents() -> Vec<(String, String)> {
             ),
         ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
+        (
+            "branch heads".to_owned(),
+            super::branch::branch_heads_query(2),
+        ),
         ("commit checks".to_owned(), commit_checks_query()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
         ("merge queue line".to_owned(), QUEUE_LINE.to_owned()),

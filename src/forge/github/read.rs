@@ -564,10 +564,10 @@ impl GitHub {
             .ok_or_else(|| ForgeError::Unexpected("viewer has no login".into()))
     }
 
-    pub(super) fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
+    pub(super) fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
         self.get_text(&format!(
-            "{}/repos/{}/actions/jobs/{job_id}/logs",
-            self.api_url, pr.repo
+            "{}/repos/{repo}/actions/jobs/{job_id}/logs",
+            self.api_url
         ))
     }
 

@@ -64,9 +64,14 @@ fn query_value(s: &str) -> String {
 impl GitHub {
     pub(super) fn pushes(&self, snap: &Snapshot) -> Result<Vec<Push>, ForgeError> {
         let repo = snap.head_repo.as_deref().unwrap_or(&snap.pr.repo);
+        self.pushes_of(repo, &snap.head_ref)
+    }
+
+    /// The pushes of `branch` in `repo`, newest first.
+    pub(super) fn pushes_of(&self, repo: &str, branch: &str) -> Result<Vec<Push>, ForgeError> {
         let path = format!(
             "/repos/{repo}/activity?ref={}&per_page=100",
-            query_value(&format!("refs/heads/{}", snap.head_ref))
+            query_value(&format!("refs/heads/{branch}"))
         );
         let resp = self.rest("GET", &path, None, Idempotency::Retry)?;
         if resp.status == 404 {

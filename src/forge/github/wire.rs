@@ -397,6 +397,9 @@ pub struct RollupContext {
     pub completed_at: Option<String>,
     pub created_at: Option<String>,
     pub check_suite: Option<RollupSuite>,
+    /// A check run's job id, where the query asks for it (a branch's checks).
+    #[serde(default)]
+    pub database_id: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -422,7 +425,7 @@ pub fn rollup_check(c: RollupContext) -> Check {
             run_check(
                 RunNode {
                     id: None,
-                    database_id: None,
+                    database_id: c.database_id,
                     name: c.name.unwrap_or_default(),
                     status: c.status.unwrap_or_default(),
                     conclusion,

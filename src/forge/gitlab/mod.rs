@@ -20,6 +20,7 @@
 //! 5N + 1 requests when no head has a pipeline yet, 6N + 1 otherwise. Arming auto-merge
 //! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
 
+mod branch;
 mod pipelines;
 mod summary;
 pub mod webhook;
@@ -102,6 +103,13 @@ impl GitLab {
             trains: Locked::new(BTreeMap::new()),
             writers: Locked::new(BTreeMap::new()),
         })
+    }
+
+    /// The same client under `limits` (see [`crate::forge::deadline`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: crate::forge::deadline::Limits) -> Self {
+        self.http = self.http.with_limits(limits);
+        self
     }
 
     /// Requests, points and the rate limit's remaining, for the metrics.
@@ -409,27 +417,21 @@ impl Forge for GitLab {
     /// first: who pushed which commit to the branch's tip.
     fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
         let project = snap.head_repo.as_deref().unwrap_or(&snap.pr.repo);
-        let events: Vec<wire::PushEvent> = self.get(
-            &format!(
-                "/projects/{}/events?action=pushed&per_page=100",
-                project_id(project)
-            ),
-            "push events",
-        )?;
-        Ok(events
-            .into_iter()
-            .filter_map(|e| {
-                let data = e.push_data?;
-                let branch = data.ref_type.as_deref().is_none_or(|t| t == "branch");
-                (branch && data.r#ref.as_deref() == Some(snap.head_ref.as_str())).then_some(())?;
-                Some(crate::model::trust::Push {
-                    actor: e.author_username?,
-                    before: data.commit_from.map(Sha),
-                    after: Sha(data.commit_to?),
-                    at: crate::forge::wire_time(e.created_at.as_deref()),
-                })
-            })
-            .collect())
+        self.pushes_of(project, &snap.head_ref)
+    }
+
+    fn branch_heads(
+        &self,
+        branches: &[crate::model::branch::BranchRef],
+    ) -> Result<Vec<Option<crate::forge::BranchHead>>, ForgeError> {
+        self.heads_of(branches)
+    }
+
+    fn branch_pushes(
+        &self,
+        branch: &crate::model::branch::BranchRef,
+    ) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        self.pushes_of(&branch.repo, &branch.name)
     }
 
     /// GitLab's signatures are not read: only pushes vouch for a head there.
@@ -442,25 +444,7 @@ impl Forge for GitLab {
 
     /// A commit's pipeline jobs and external checks, as GitLab lists them among its statuses.
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
-        let statuses: Vec<wire::CommitStatus> = self.get_all(
-            &format!(
-                "/projects/{}/repository/commits/{sha}/statuses?per_page=100",
-                project_id(&pr.repo)
-            ),
-            "commit statuses",
-        )?;
-        // A CI job is a commit status with the job's id: its log is the job's trace (an
-        // external status has none, and its trace reads as missing).
-        Ok(statuses
-            .into_iter()
-            .map(|s| {
-                let id = s.id;
-                Check {
-                    job_id: Some(id),
-                    ..wire::status_check(s)
-                }
-            })
-            .collect())
+        self.statuses_of(&pr.repo, sha)
     }
 
     fn snapshots(&self, requests: &[SnapshotRequest]) -> Vec<Result<Snapshot, ForgeError>> {
@@ -575,8 +559,8 @@ impl Forge for GitLab {
         })
     }
 
-    fn job_log(&self, pr: &PrRef, job_id: u64) -> Result<Option<String>, ForgeError> {
-        let path = format!("/projects/{}/jobs/{job_id}/trace", project_id(&pr.repo));
+    fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
+        let path = format!("/projects/{}/jobs/{job_id}/trace", project_id(repo));
         self.http.get_text(&format!("{}{path}", self.api_url))
     }
 

@@ -60,11 +60,25 @@ impl Forge for RecordingForge {
         no_read()
     }
 
+    fn branch_heads(
+        &self,
+        _branches: &[crate::model::branch::BranchRef],
+    ) -> Result<Vec<Option<crate::forge::BranchHead>>, ForgeError> {
+        no_read()
+    }
+
+    fn branch_pushes(
+        &self,
+        _branch: &crate::model::branch::BranchRef,
+    ) -> Result<Vec<crate::model::trust::Push>, ForgeError> {
+        no_read()
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         no_read()
     }
 
-    fn job_log(&self, _pr: &PrRef, _job_id: u64) -> Result<Option<String>, ForgeError> {
+    fn job_log(&self, _repo: &str, _job_id: u64) -> Result<Option<String>, ForgeError> {
         no_read()
     }
 

@@ -26,6 +26,7 @@ fn ticked(id: i64, number: u64) -> Watch {
 fn page(watches: &[Watch], history: &BTreeMap<i64, Vec<HistoryEntry>>, web: &WebRoots) -> String {
     render(&PageInput {
         watches,
+        branches: &[],
         undelivered: &[],
         history,
         web,

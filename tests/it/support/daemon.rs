@@ -1,10 +1,28 @@
 //! Driving a running `pr-monitor daemon` from a test on the real clock: waiting for what it
 //! makes the fake GitHub see, and stopping it the way systemd does.
 
+use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::fake_github::FakeGitHub;
+
+/// Keeps what `daemon` (spawned with `stderr(Stdio::piped())`) says on standard error, line
+/// by line, as it says it.
+pub fn keep_stderr(daemon: &mut Child) -> Arc<Mutex<String>> {
+    let said = Arc::new(Mutex::new(String::new()));
+    let stderr = daemon.stderr.take().expect("a piped stderr");
+    let keep = said.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut s = keep.lock().unwrap();
+            s.push_str(&line);
+            s.push('\n');
+        }
+    });
+    said
+}
 
 /// Waits (at most 30 s) until `done` holds; panics with `what` and the daemon's standard
 /// error when it does not, or when the daemon exits first.

@@ -61,6 +61,8 @@ pub struct TestEnv {
     github_api_url: Option<String>,
     /// The agent `fixer`'s own forge token (`token_env: PRM_TEST_AGENT_TOKEN`), once given.
     agent_token: Option<String>,
+    /// More keys of the `github:` block (indented YAML lines).
+    github_keys: String,
 }
 
 impl TestEnv {
@@ -80,6 +82,7 @@ impl TestEnv {
             github_web_url: "https://github.com".to_owned(),
             github_api_url: None,
             agent_token: None,
+            github_keys: String::new(),
         };
         env.write_config();
         env
@@ -113,10 +116,11 @@ impl TestEnv {
         };
         let yaml = format!(
             "database: state.db\n\
-             github:\n  api_url: {}\n  web_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n\
+             github:\n  api_url: {}\n  web_url: {}\n  token_env: PRM_TEST_GITHUB_TOKEN\n{}\
              agents:\n  fixer:\n    inbox: inbox/fixer\n    logins: [fixer-bot]\n{agent_token}{}",
             self.github_api_url.clone().unwrap_or_else(|| self.gh.url()),
             self.github_web_url,
+            self.github_keys,
             self.extra
         );
         std::fs::write(self.config_path(), yaml).expect("write the config");
@@ -125,6 +129,12 @@ impl TestEnv {
     /// Makes `url` the GitHub web address (`github.web_url`) from the next run on.
     pub fn set_github_web_url(&mut self, url: &str) {
         url.clone_into(&mut self.github_web_url);
+        self.write_config();
+    }
+
+    /// Adds `yaml` (lines indented two spaces) to the `github:` block from the next run on.
+    pub fn set_github_keys(&mut self, yaml: &str) {
+        yaml.clone_into(&mut self.github_keys);
         self.write_config();
     }
 

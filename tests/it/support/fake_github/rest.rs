@@ -461,7 +461,8 @@ fn decode(s: &str) -> String {
 }
 
 /// `GET /repos/{o}/{r}/activity`: every push of a branch living in `repo` (the base
-/// repository's own branches, or a fork's), one per commit its PR gained, newest first. The
+/// repository's own branches, or a fork's), one per commit its PR gained, and one per commit
+/// pushed onto a branch of the repository itself, newest first. The
 /// parameters pr-monitor may send are checked as GitHub documents them.
 fn activity(world: &World, repo: &str, query: Option<&str>) -> Reply {
     let doc = "https://docs.github.com/rest/repos/repos#list-repository-activities";
@@ -488,34 +489,62 @@ fn activity(world: &World, repo: &str, query: Option<&str>) -> Reply {
             {
                 continue;
             }
-            let mut before = "0".repeat(40);
-            for sha in &pr.commits {
-                let c = &base.commits[sha];
-                let at = c.pushed_at.unwrap_or(c.committed_at);
-                if let (false, Some(actor)) = (c.push_unlisted, c.pushed_by()) {
-                    entries.push((
-                        at,
-                        json!({
-                            "id": entries.len() + 1,
-                            "node_id": format!("RA_{}", &sha[..12]),
-                            "before": before,
-                            "after": sha,
-                            "ref": format!("refs/heads/{}", pr.head_ref),
-                            "timestamp": super::world::timestamp(at),
-                            "activity_type": "push",
-                            "actor": user_json(actor, c.bot.as_deref() == Some(actor)),
-                        }),
-                    ));
-                }
-                before.clone_from(sha);
-            }
+            push_entries(base, &pr.commits, &pr.head_ref, &mut entries);
         }
+    }
+    let base = &world.repos[repo];
+    for (branch, commits) in &base.branches {
+        if want_ref.as_deref().is_some_and(|r| r != branch) {
+            continue;
+        }
+        push_entries(base, commits, branch, &mut entries);
     }
     entries.sort_by_key(|e| std::cmp::Reverse(e.0));
     Reply::json(
         200,
         &Value::Array(entries.into_iter().map(|(_, v)| v).collect()),
     )
+}
+
+/// The activity entries of pushing `shas` (oldest first) one by one onto `branch` of `base`.
+fn push_entries(
+    base: &super::world::Repo,
+    shas: &[String],
+    branch: &str,
+    entries: &mut Vec<(Time, Value)>,
+) {
+    let mut before = "0".repeat(40);
+    for sha in shas {
+        if let Some(entry) = push_entry(&base.commits[sha], &before, branch, entries.len() + 1) {
+            entries.push(entry);
+        }
+        before.clone_from(sha);
+    }
+}
+
+/// The activity entry of `c`'s push onto `branch` (on top of `before`), when its push is
+/// listed, with the time it sorts by.
+fn push_entry(
+    c: &super::world::Commit,
+    before: &str,
+    branch: &str,
+    id: usize,
+) -> Option<(Time, Value)> {
+    let actor = c.pushed_by().filter(|_| !c.push_unlisted)?;
+    let at = c.pushed_at.unwrap_or(c.committed_at);
+    Some((
+        at,
+        json!({
+            "id": id,
+            "node_id": format!("RA_{}", &c.sha[..12]),
+            "before": before,
+            "after": c.sha,
+            "ref": format!("refs/heads/{branch}"),
+            "timestamp": super::world::timestamp(at),
+            "activity_type": "push",
+            "actor": user_json(actor, c.bot.as_deref() == Some(actor)),
+        }),
+    ))
 }
 
 /// A REST simple user: a bot's login keeps its `[bot]`.

@@ -887,6 +887,7 @@ impl<'c> NodeObj<'c> {
                 let q = arg_str(info, "qualifiedName").unwrap_or_default();
                 let name = q.strip_prefix("refs/heads/").unwrap_or(q);
                 let known = r.default_branch == name
+                    || r.branches.contains_key(name)
                     || r.protections.contains_key(name)
                     || r.prs.values().any(|p| {
                         p.base_ref == name || (p.head_ref == name && p.state == PrState::Open)
@@ -920,6 +921,24 @@ impl<'c> NodeObj<'c> {
                 b64(&format!("{repo}:{name}")).trim_end_matches('=')
             )),
             "repository" => self.obj(Obj::Repo(repo.to_owned())),
+            // The branch's head: its own pushes', else the newest open PR's whose head it is.
+            "target" => {
+                let w = self.ctx.world.borrow();
+                let r = w.get_repo(repo);
+                let head = r
+                    .branches
+                    .get(name)
+                    .and_then(|c| c.last().cloned())
+                    .or_else(|| {
+                        r.prs
+                            .values()
+                            .rev()
+                            .find(|p| p.head_ref == name && p.state == PrState::Open)
+                            .map(|p| p.head_sha().to_owned())
+                    });
+                drop(w);
+                self.opt_obj(head.map(|sha| Obj::Commit(repo.to_owned(), sha)))
+            }
             "compare" => {
                 let head = arg_str(info, "headRef").unwrap_or_default();
                 let head = head.strip_prefix("refs/heads/").unwrap_or(head);

@@ -43,6 +43,7 @@ impl World {
                     commits: BTreeMap::new(),
                     queues: BTreeMap::new(),
                     collaborators: Vec::new(),
+                    branches: BTreeMap::new(),
                 },
             );
         }
@@ -140,6 +141,30 @@ impl World {
             suites: Vec::new(),
             statuses: Vec::new(),
         }
+    }
+
+    /// `login` pushes a new commit onto `branch` of `repo` now (made by them unless `f` says
+    /// otherwise), listed in the repository activity. Returns the new sha.
+    pub fn push_branch(
+        &mut self,
+        repo: &str,
+        branch: &str,
+        login: &str,
+        f: impl for<'c> FnOnce(CommitBuilder<'c>) -> CommitBuilder<'c>,
+    ) -> String {
+        self.repo(repo);
+        let sha = self.new_sha();
+        let mut commit = self.new_commit(&sha, Some(login), self.now);
+        let r = self.repos.get_mut(repo).expect("repo");
+        let commits = r.branches.entry(branch.to_owned()).or_default();
+        commit.parents = commits.last().cloned().into_iter().collect();
+        commit.pushed_at = Some(self.now);
+        commits.push(sha.clone());
+        r.commits.insert(sha.clone(), commit);
+        f(CommitBuilder {
+            commit: r.commits.get_mut(&sha).expect("commit"),
+        });
+        sha
     }
 
     /// `login` pushes a new head commit to the PR now: no checks yet, a cleared merge-state

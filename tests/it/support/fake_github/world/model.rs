@@ -356,6 +356,9 @@ pub struct Repo {
     /// Logins with write access besides the owner of the repository and the viewer: their
     /// `authorAssociation` is COLLABORATOR.
     pub collaborators: Vec<String>,
+    /// Branches pushed to directly (not a PR's head), each its commits oldest first: the last
+    /// is the branch's head.
+    pub branches: BTreeMap<String, Vec<String>>,
 }
 
 impl Repo {

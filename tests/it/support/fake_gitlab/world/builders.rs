@@ -386,6 +386,33 @@ impl World {
         mr
     }
 
+    /// `username` pushes a new commit onto `branch` of `project` now, listed among the
+    /// project's push events, with a pipeline of its own (no jobs yet). Returns the commit's
+    /// sha and the pipeline's id.
+    pub fn push_branch(&mut self, project: &str, branch: &str, username: &str) -> (String, u64) {
+        self.project(project);
+        let sha = self.new_sha();
+        let now = self.now;
+        self.commits
+            .insert(sha.clone(), Commit::by(&sha, username, now));
+        self.pushed_branches
+            .entry((project.to_owned(), branch.to_owned()))
+            .or_default()
+            .push(sha.clone());
+        let id = self.id();
+        self.pipelines.insert(
+            id,
+            Pipeline {
+                id,
+                project: project.into(),
+                sha: sha.clone(),
+                git_ref: branch.into(),
+                jobs: Vec::new(),
+            },
+        );
+        (sha, id)
+    }
+
     /// A new pipeline on the MR's current head (it becomes the head pipeline).
     pub fn pipeline(&mut self, project: &str, iid: u64) -> u64 {
         let id = self.id();

@@ -102,6 +102,13 @@ impl World {
 
     /// `GET /projects/:id/repository/branches/:branch`: the tip moves with every merge.
     pub fn branch_json(&self, project: &str, branch: &str) -> Value {
+        let pushed = self
+            .pushed_branches
+            .get(&(project.to_owned(), branch.to_owned()))
+            .and_then(|c| c.last());
+        if let Some(tip) = pushed {
+            return json!({ "name": branch, "merged": false, "protected": true, "default": branch == self.projects[project].default_branch, "commit": { "id": tip, "short_id": &tip[..8] } });
+        }
         let moves = self
             .branch_moves
             .get(&(project.to_owned(), branch.to_owned()))
@@ -158,6 +165,28 @@ impl World {
                 ))
             })
             .collect();
+        for ((p, branch), commits) in &self.pushed_branches {
+            let pushes = commits.iter().filter(|_| p == project).filter_map(|sha| {
+                let c = self.commits.get(sha)?;
+                let who = c.pusher.as_ref()?;
+                let at = c.pushed_at.unwrap_or(c.committed_date);
+                Some((
+                    at,
+                    json!({
+                        "id": 9500 + events.len(), "project_id": pid, "action_name": "pushed to",
+                        "target_id": null, "target_type": null, "author_id": 100 + who.len(),
+                        "author_username": who,
+                        "author": { "id": 100 + who.len(), "username": who, "name": who },
+                        "created_at": stamp(at),
+                        "push_data": { "commit_count": 1, "action": "pushed", "ref_type": "branch",
+                            "commit_from": null, "commit_to": c.sha, "ref": branch,
+                            "commit_title": "Change things" },
+                    }),
+                ))
+            });
+            let pushes: Vec<_> = pushes.collect();
+            events.extend(pushes);
+        }
         events.sort_by_key(|e| std::cmp::Reverse(e.0));
         events.into_iter().map(|(_, v)| v).collect()
     }

@@ -279,6 +279,9 @@ pub struct World {
     pub statuses: Vec<ExternalStatus>,
     /// How many times each (project, branch) moved by a merge: its tip commit.
     pub branch_moves: BTreeMap<(String, String), u64>,
+    /// Branches pushed to directly, by (project, branch): their commits, oldest first (the
+    /// last is the tip).
+    pub pushed_branches: BTreeMap<(String, String), Vec<String>>,
     /// The merge trains, by (project, target branch), front first.
     pub trains: BTreeMap<(String, String), Vec<super::super::train::Car>>,
     pub events: Vec<Event>,
@@ -348,6 +351,7 @@ impl Default for World {
             pipelines: BTreeMap::new(),
             statuses: Vec::new(),
             branch_moves: BTreeMap::new(),
+            pushed_branches: BTreeMap::new(),
             trains: BTreeMap::new(),
             events: Vec::new(),
             raw_mrs: BTreeMap::new(),
