@@ -9,6 +9,7 @@ use std::str::FromStr;
 use std::sync::RwLock;
 
 use crate::model::PrRef;
+use crate::model::branch::BranchRef;
 use crate::model::reference::ForgeHosts;
 use crate::model::web::WebRoots;
 
@@ -32,6 +33,13 @@ pub fn roots() -> WebRoots {
 
 impl PrRef {
     /// The PR's web address on its forge's host, under the process's [`roots`].
+    pub fn url(&self) -> String {
+        self.url_on(&roots())
+    }
+}
+
+impl BranchRef {
+    /// The branch's web address on its forge's host, under the process's [`roots`].
     pub fn url(&self) -> String {
         self.url_on(&roots())
     }
