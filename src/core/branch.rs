@@ -117,6 +117,7 @@ pub fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
         from: "pr-monitor".to_owned(),
         agent: f.agent.to_owned(),
         kind: BRANCH_FAILURE.to_owned(),
+        pr: None,
         branch: AgentBranch {
             repo: f.branch.repo.clone(),
             name: one_line(&f.branch.name),

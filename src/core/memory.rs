@@ -175,7 +175,7 @@ mod tests {
             ..Memory::default()
         };
         // (read, ticked, stored, written)
-        let cases = [
+        let cases = vec![
             // Nothing happened meanwhile: the tick's memory.
             (with(None, 0), with(None, 1), with(None, 0), with(None, 1)),
             // An agent ran meanwhile: its run and the tick's change both stay.

@@ -138,6 +138,9 @@ pub struct BranchMessage {
     pub agent: String,
     /// [`BRANCH_FAILURE`].
     pub kind: String,
+    /// Always null: a branch's message is about no PR (the key is there for readers of
+    /// every message, such as the MCP server's `inbox_read`).
+    pub pr: Option<AgentPr>,
     pub branch: AgentBranch,
     /// At most five.
     pub checks: Vec<AgentCheck>,

@@ -546,6 +546,27 @@ pub struct QueueEntry {
     pub ahead: Vec<u64>,
 }
 
+/// The forge's record that the PR left the merge queue (GitHub's timeline:
+/// `RemovedFromMergeQueueEvent`, with the reason of the `AutoMergeDisabledEvent` after it when
+/// it gave none), read so a removal between two polls is not missed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueRemoval {
+    pub at: Option<Instant>,
+    /// The forge's words for why, when it gave any.
+    pub reason: Option<String>,
+    /// The head the PR had in line (`beforeCommit`), when the forge named it.
+    pub head: Option<Sha>,
+}
+
+impl QueueRemoval {
+    /// Whether it is the removal GitHub also writes when the queue merges the PR.
+    pub fn merged(&self) -> bool {
+        self.reason
+            .as_deref()
+            .is_some_and(|r| r.trim().eq_ignore_ascii_case("merged"))
+    }
+}
+
 /// A failed check with what its log says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailedCheck {
@@ -626,6 +647,10 @@ pub struct Snapshot {
     /// is then undecided (neither failures nor their absence are known).
     #[serde(default)]
     pub queue_unread: Option<String>,
+    /// The last merge-queue removals on the PR's timeline, oldest first (GitHub, where the
+    /// server has merge queues; empty elsewhere).
+    #[serde(default)]
+    pub queue_removals: Vec<QueueRemoval>,
 }
 
 /// Whether `labels` carry `want`. Label names are compared in any letter case, as the forges

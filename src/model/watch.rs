@@ -409,6 +409,10 @@ pub struct Memory {
     /// The head the queue let go: never queued again; a new head or the owner's
     /// `merge --when-ready` lifts this.
     pub queue_left_head: Option<Sha>,
+    /// When the owner last asked for the merge again (`merge --when-ready`): a queue removal
+    /// the forge's timeline records before it is already answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_asked_at: Option<Instant>,
     /// Ticks in a row that waited for a failed check's log the forge did not answer for.
     pub log_waits: u32,
     /// Ticks in a row that waited to tell why the queue let the PR go, its merge group's
@@ -747,6 +751,7 @@ mod tests {
         "stuck_reported_for": "abc",
         "queued_head": "abc",
         "queue_left_head": "abd",
+        "queue_asked_at": "2026-11-29T11:58:00Z",
         "log_waits": 1,
         "queue_exit_waits": 1
     }"#;

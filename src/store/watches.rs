@@ -270,7 +270,9 @@ impl Store {
                     armed_at = CASE WHEN ?4 THEN COALESCE(CASE WHEN merge_armed THEN armed_at END, ?5) END,
                     merge_via = CASE WHEN ?4 THEN merge_via END,
                     merge_armed = ?4,
-                    memory = CASE WHEN ?4 THEN json_remove(memory, '$.queue_left_head') ELSE memory END,
+                    memory = CASE WHEN ?4
+                        THEN json_set(json_remove(memory, '$.queue_left_head'), '$.queue_asked_at', ?5)
+                        ELSE memory END,
                     next_tick_at = CASE WHEN state = 'open' THEN ?5 ELSE next_tick_at END
              WHERE forge = ?1 AND repo = ?2 AND number = ?3",
             params![pr.forge.as_str(), pr.repo, Uint(pr.number), armed, ts(now)],

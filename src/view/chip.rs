@@ -31,7 +31,9 @@ pub enum Chip {
     MergingWhenReady,
     /// Every check passed (or there are none).
     Passing,
-    /// Not read yet: no tick has seen the PR.
+    /// A draft, checks green or none: it waits until marked ready.
+    Draft,
+    /// Not read yet: no read of the PR has succeeded (never ticked, or every tick failed).
     Unread,
 }
 
@@ -53,6 +55,8 @@ impl Chip {
         match s.state {
             PrState::Merged => Chip::Merged,
             PrState::Closed => Chip::Closed,
+            // Only a read that succeeded fills the picture: nothing read, nothing to show.
+            PrState::Open if p.merge_state.is_empty() => Chip::Unread,
             PrState::Open if s.pills.cnf => Chip::Conflicts,
             PrState::Open if !p.failed.is_empty() => Chip::Failing(p.failed.len()),
             PrState::Open if !p.pending.is_empty() => Chip::Running {
@@ -75,8 +79,8 @@ impl Chip {
                     train: w.pr.forge == crate::model::ForgeKind::GitLab,
                 }
             }
+            PrState::Open if p.draft => Chip::Draft,
             PrState::Open if s.merge.is_armed() => Chip::MergingWhenReady,
-            PrState::Open if w.last_tick_at.is_none() && p.merge_state.is_empty() => Chip::Unread,
             PrState::Open => Chip::Passing,
         }
     }
@@ -111,6 +115,7 @@ impl Chip {
             }
             Chip::MergingWhenReady => "merging when ready".into(),
             Chip::Passing => "✓".into(),
+            Chip::Draft => "draft".into(),
             Chip::Unread => "… not read yet".into(),
         }
     }
@@ -120,7 +125,7 @@ impl Chip {
             Chip::Merged | Chip::Passing | Chip::MergingWhenReady => Tone::Good,
             Chip::Conflicts | Chip::Failing(_) => Tone::Bad,
             Chip::Running { .. } | Chip::InQueue { .. } => Tone::Busy,
-            Chip::Closed | Chip::Unread => Tone::Quiet,
+            Chip::Closed | Chip::Draft | Chip::Unread => Tone::Quiet,
         }
     }
 
@@ -159,6 +164,18 @@ mod tests {
         let mut cases: Vec<(Watch, &str)> = Vec::new();
         cases.push((watch(), "PR #1 … not read yet"));
         cases.push((ticked(), "PR #1 ✓"));
+        let mut w = watch();
+        w.last_tick_at = Some(t0());
+        w.last_error = Some("GitHub refused the token".into());
+        cases.push((w, "PR #1 … not read yet"));
+        let mut w = ticked();
+        w.status.memory.picture.draft = true;
+        cases.push((w.clone(), "PR #1 draft"));
+        w.status.merge = crate::model::watch::Merge::Armed {
+            at: t0(),
+            via: Some(MergeVia::AutoMerge),
+        };
+        cases.push((w, "PR #1 draft"));
         let mut w = ticked();
         w.status.memory.picture.failed = vec![("lint".into(), None), ("test".into(), None)];
         cases.push((w, "PR #1 ✗ 2 failing"));

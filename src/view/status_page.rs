@@ -115,6 +115,7 @@ fn why_words(w: &Watch) -> String {
         }
         Chip::MergingWhenReady => "Armed: it merges when the forge says it is ready.".into(),
         Chip::Unread => "Not read yet: the next run reads it.".into(),
+        Chip::Draft => "A draft: it waits until it is marked ready for review.".into(),
         Chip::Passing if s.pills.cmt > 0 => {
             format!("{} unresolved review thread(s) wait for you.", s.pills.cmt)
         }

@@ -190,3 +190,35 @@ fn status_names_the_merge_method_and_failed_checks_with_their_log_tails() {
     assert!(detail.contains("✗ lint  "), "{detail}");
     assert!(detail.contains("│ error: unused variable `x`"), "{detail}");
 }
+
+#[test]
+fn a_pr_never_read_is_never_shown_green_and_a_draft_says_so() {
+    let mut env = TestEnv::with_config("report:\n  html_path: page.html\n");
+    env.gh.world(|w| {
+        w.pr("octo/app", 1);
+        w.pr("octo/app", 2).draft();
+    });
+    env.ok(&["watch", "add", "octo/app#1", "octo/app#2"]);
+    env.gh
+        .fault(crate::support::fake_github::Fault::status(401).always());
+    let out = env.run(&["run"]);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
+    let status = env.ok(&["status"]).stdout;
+    assert!(!status.contains('✓'), "no read said so: {status}");
+    assert!(
+        status
+            .lines()
+            .any(|l| l.starts_with("PR #1 … not read yet") && l.contains("error: ")),
+        "the chip and why: {status}"
+    );
+    let file = env.dir.path().join("page.html");
+    let page = || std::fs::read_to_string(&file).unwrap();
+    assert!(!page().contains('✓'), "no read said so: {}", page());
+    env.gh.clear_faults();
+    env.advance(600);
+    env.ok(&["run", "--force"]);
+    let status = env.ok(&["status"]).stdout;
+    assert!(status.contains("PR #1 ✓"), "{status}");
+    assert!(status.contains("PR #2 draft"), "{status}");
+    assert!(page().contains("A draft"), "{}", page());
+}

@@ -155,6 +155,11 @@ fn a_failing_main_sends_one_branch_failure_and_clears_on_green() {
     assert_eq!(m["kind"], "branch_failure");
     assert_eq!(m["schema"], 1);
     assert_eq!(
+        m["pr"],
+        serde_json::Value::Null,
+        "a branch's message names no PR"
+    );
+    assert_eq!(
         m["branch"],
         serde_json::json!({"repo": "octo/app", "name": "main", "head_sha": red,
             "forge": "github", "url": "https://github.com/octo/app/tree/main"})

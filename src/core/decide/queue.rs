@@ -147,9 +147,58 @@ pub(super) fn track(
         }
         None => {
             d.status.memory.queued_head = None;
-            d.status.memory.queue_left_head.as_ref() != Some(head)
+            if d.status.memory.queue_left_head.as_ref() == Some(head) {
+                return false;
+            }
+            let asked = d
+                .status
+                .merge
+                .armed_at()
+                .max(d.status.memory.queue_asked_at);
+            let seen = (d.status.head_seen_at, asked);
+            let Some(removal) = removed_between_looks(snap, seen) else {
+                return true;
+            };
+            d.status.memory.queue_left_head = Some(head.clone());
+            let why = removal.reason.as_deref().map_or_else(
+                || "removed by the forge".to_owned(),
+                |r| format!("removed by the forge ({r})"),
+            );
+            d.note(
+                format!(
+                    "left the {noun} between two looks, as its timeline says: {why}; {} is not queued again",
+                    head.short()
+                ),
+                None,
+            );
+            d.notify(Notice::LeftQueue {
+                forge: snap.pr.forge,
+                why,
+                head: head.clone(),
+                evidence: String::new(),
+            });
+            false
         }
     }
+}
+
+/// The removal of the current head from the queue that the forge's timeline records since
+/// the merge was last armed, when no look saw it in line: one naming the head, or naming none
+/// and made after the head was first seen. `seen` is (when the head was first seen, when the
+/// merge was armed). The removal written when the queue merges the PR is none.
+fn removed_between_looks(
+    snap: &Snapshot,
+    seen: (Option<crate::model::Instant>, Option<crate::model::Instant>),
+) -> Option<&crate::model::QueueRemoval> {
+    let (head_seen_at, armed_at) = seen;
+    snap.queue_removals.iter().rev().find(|r| {
+        let since_arm = r.at.zip(armed_at).is_none_or(|(at, armed)| at >= armed);
+        let this_head = match &r.head {
+            Some(h) => *h == snap.head.sha,
+            None => r.at.zip(head_seen_at).is_some_and(|(at, seen)| at >= seen),
+        };
+        !r.merged() && since_arm && this_head
+    })
 }
 
 /// Ticks in a row the exit waits for its merge group's checks the forge did not answer for;

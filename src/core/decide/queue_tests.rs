@@ -1,6 +1,6 @@
 //! Decisions on a queued base (merge queue, merge train), table by table.
 
-use super::tests::{Ctx, after, armed, check, failed_log, notices, sent, snap};
+use super::tests::{Ctx, after, armed, check, failed_log, notices, sent, snap, t0};
 use super::*;
 use crate::config::NotifyKind;
 use crate::model::{CheckState, MergeState, QueueEntry, QueueState, Sha};
@@ -278,4 +278,40 @@ fn an_exit_whose_merge_group_could_not_be_read_waits_a_bounded_number_of_ticks()
     );
     assert_eq!(told.status.memory.queue_exit_waits, 0);
     assert_eq!(told.status.memory.queued_head, None);
+}
+
+/// A removal only the forge's timeline records (no look saw the PR in line) ends the head's
+/// turn once: not the removal the queue writes when it merges, not an earlier head's, not one
+/// from before the owner asked again.
+#[test]
+fn a_timeline_removal_since_the_last_ask_ends_the_heads_turn() {
+    use crate::model::QueueRemoval;
+    let c = Ctx::new();
+    let removal = |reason: &str, head: Option<&str>, mins_ago: i64| QueueRemoval {
+        at: Some(t0() - Duration::minutes(mins_ago)),
+        reason: Some(reason.into()),
+        head: head.map(|h| Sha(h.into())),
+    };
+    let cases = [
+        (vec![removal("failed_checks", Some("a"), 5)], 0),
+        (vec![removal("failed_checks", None, 5)], 0),
+        (vec![removal("merged", Some("a"), 5)], 1),
+        (vec![removal("failed_checks", Some("old"), 5)], 1),
+        (vec![removal("failed_checks", Some("a"), 120)], 1),
+        (Vec::new(), 1),
+    ];
+    for (removals, want) in cases {
+        let mut s = queued_base("a");
+        s.checks = vec![check("t", CheckState::Passed)];
+        s.merge_state = MergeState::Clean;
+        s.queue_removals = removals.clone();
+        let plan = c.decide(&armed("a"), &s);
+        assert_eq!(enqueues(&plan), want, "{removals:?}");
+        if want == 0 {
+            assert_eq!(plan.status.memory.queue_left_head, Some(Sha("a".into())));
+            let again = c.decide(&after(&armed("a"), &plan), &s);
+            assert_eq!(enqueues(&again), 0, "not queued again");
+            assert!(notices(&again).is_empty(), "told once");
+        }
+    }
 }

@@ -117,6 +117,7 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         queue_failures: vec![],
         queue_unfinished: vec![],
         queue_unread: None,
+        queue_removals: Vec::new(),
     }
 }
 

@@ -70,6 +70,20 @@ fragment Queue on PullRequest {
 }
 ";
 
+/// The last merge-queue removals on a PR's timeline (only in the full read: a removal turns
+/// auto-merge off, which the summary sees). Five nodes of one connection per PR.
+pub const QUEUE_TIMELINE_FRAGMENT: &str = "
+fragment QueueTimeline on PullRequest {
+  timelineItems(last: 5, itemTypes: [REMOVED_FROM_MERGE_QUEUE_EVENT, AUTO_MERGE_DISABLED_EVENT]) {
+    nodes {
+      __typename
+      ... on RemovedFromMergeQueueEvent { createdAt reason beforeCommit { oid } }
+      ... on AutoMergeDisabledEvent { createdAt reason }
+    }
+  }
+}
+";
+
 /// The PRs in a branch's merge queue with their places (GitHub Enterprise Server before 3.8
 /// lacks `Repository.mergeQueue`): variables `owner`, `name`, `branch`.
 pub const QUEUE_LINE: &str = "query MergeQueueLine($owner: String!, $name: String!, $branch: String!) {
@@ -84,7 +98,11 @@ pub const QUEUE_LINE: &str = "query MergeQueueLine($owner: String!, $name: Strin
 /// for the optional parts of the schema `features` allows.
 pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> String {
     let mut q = format!("query PullRequestSnapshots {{\n{RATE_LIMIT}");
-    let queue = if features.queue { " ...Queue" } else { "" };
+    let queue = if features.queue {
+        " ...Queue ...QueueTimeline"
+    } else {
+        ""
+    };
     for (i, req) in requests.iter().enumerate() {
         q.push_str(&pr_selection(
             &alias(i),
@@ -97,6 +115,7 @@ pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> Strin
     q.push_str(FRAGMENTS);
     if features.queue {
         q.push_str(QUEUE_FRAGMENT);
+        q.push_str(QUEUE_TIMELINE_FRAGMENT);
     }
     q
 }

@@ -126,6 +126,10 @@ pub struct PrNode {
     pub is_merge_queue_enabled: bool,
     #[serde(default)]
     pub merge_queue_entry: Option<QueueEntryNode>,
+    /// The last merge-queue removals and auto-merge disablings (asked only where the server
+    /// has merge queues).
+    #[serde(default)]
+    pub timeline_items: Option<Conn<TimelineNode>>,
     pub labels: Option<Conn<Name>>,
     pub commits: Conn<CommitWrap>,
     pub review_threads: Conn<ThreadNode>,
@@ -218,6 +222,47 @@ pub struct QueueLineNode {
 #[derive(Debug, Deserialize)]
 pub struct NumberNode {
     pub number: u64,
+}
+
+/// A `RemovedFromMergeQueueEvent` or `AutoMergeDisabledEvent` of the PR's timeline.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineNode {
+    #[serde(rename = "__typename", default)]
+    pub typename: String,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub before_commit: Option<Oid>,
+}
+
+/// The PR's merge-queue removals, oldest first; a removal that gives no reason takes the one
+/// of the auto-merge disabling that follows it.
+pub fn queue_removals(node: &PrNode) -> Vec<crate::model::QueueRemoval> {
+    let mut out: Vec<crate::model::QueueRemoval> = Vec::new();
+    let reason = |n: &TimelineNode| n.reason.clone().filter(|r| !r.trim().is_empty());
+    for n in node
+        .timeline_items
+        .iter()
+        .flat_map(|c| c.nodes.iter().flatten())
+    {
+        match n.typename.as_str() {
+            "RemovedFromMergeQueueEvent" => out.push(crate::model::QueueRemoval {
+                at: wire_time(n.created_at.as_deref()),
+                reason: reason(n),
+                head: n.before_commit.as_ref().map(|c| Sha(c.oid.clone())),
+            }),
+            "AutoMergeDisabledEvent" => {
+                if let Some(last) = out.last_mut().filter(|l| l.reason.is_none()) {
+                    last.reason = reason(n);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The PR's merge-queue entry, when it has one in a state this client knows.
@@ -668,6 +713,7 @@ pub fn snapshot_head(
         queue_failures: Vec::new(),
         queue_unfinished: Vec::new(),
         queue_unread: None,
+        queue_removals: queue_removals(node),
     }
 }
 

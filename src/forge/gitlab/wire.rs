@@ -624,6 +624,7 @@ pub fn snapshot_head(
         queue_failures: Vec::new(),
         queue_unfinished: Vec::new(),
         queue_unread: None,
+        queue_removals: Vec::new(),
     }
 }
 

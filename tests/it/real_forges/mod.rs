@@ -4,3 +4,4 @@
 
 mod limits;
 mod pipelines;
+mod queue;

@@ -13,6 +13,34 @@ pub const DIRECT_MERGE_REFUSED: &str = "Changes must be made through the merge q
 /// Seconds the fake estimates per entry ahead (and including) a PR.
 pub const SECONDS_PER_ENTRY: u64 = 240;
 
+/// What GitHub writes on a PR's timeline when the queue lets it go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimelineEvent {
+    /// `RemovedFromMergeQueueEvent`: the head it held (`beforeCommit`) and GitHub's `reason`.
+    RemovedFromQueue {
+        at: Time,
+        reason: String,
+        head: String,
+    },
+    /// `AutoMergeDisabledEvent`, with its `reason`.
+    AutoMergeDisabled { at: Time, reason: String },
+}
+
+impl TimelineEvent {
+    /// Its GraphQL type and its `PullRequestTimelineItemsItemType`.
+    pub fn type_names(&self) -> (&'static str, &'static str) {
+        match self {
+            TimelineEvent::RemovedFromQueue { .. } => (
+                "RemovedFromMergeQueueEvent",
+                "REMOVED_FROM_MERGE_QUEUE_EVENT",
+            ),
+            TimelineEvent::AutoMergeDisabled { .. } => {
+                ("AutoMergeDisabledEvent", "AUTO_MERGE_DISABLED_EVENT")
+            }
+        }
+    }
+}
+
 /// One PR waiting in line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueItem {
@@ -69,7 +97,7 @@ impl World {
     /// long, or it conflicts with what is ahead): the entry goes, and auto-merge with it.
     pub fn drop_from_queue(&mut self, repo: &str, number: u64) {
         let base = self.get_pr(repo, number).base_ref.clone();
-        self.dequeue(repo, &base, number);
+        self.dequeue(repo, &base, number, "it was removed from the merge queue");
     }
 
     /// The merge-group commit of the PR's entry (panics when it is not in line).
@@ -142,8 +170,12 @@ impl World {
             let items = self.get_repo(&repo).queues[&branch].clone();
             for (k, item) in items.iter().enumerate() {
                 match self.failed_or_passed(&repo, &item.group_sha) {
-                    Some(Outcome::Failed) => self.dequeue(&repo, &branch, item.number),
+                    Some(Outcome::Failed) => {
+                        self.dequeue(&repo, &branch, item.number, "failed_checks");
+                    }
                     Some(Outcome::Passed) if k == 0 => {
+                        // GitHub writes a removal when the queue merges the PR too.
+                        self.note_removal(&repo, item.number, "merged");
                         self.dequeue_quietly(&repo, &branch, item.number);
                         let method = self
                             .get_pr(&repo, item.number)
@@ -185,10 +217,30 @@ impl World {
         }
     }
 
-    /// GitHub removes the entry and turns the PR's auto-merge off.
-    fn dequeue(&mut self, repo: &str, branch: &str, number: u64) {
+    /// The removal on the PR's timeline, naming the head it held.
+    fn note_removal(&mut self, repo: &str, number: u64, reason: &str) {
+        let at = self.now;
+        let pr = self.get_pr_mut(repo, number);
+        let head = pr.head_sha().to_owned();
+        pr.timeline.push(TimelineEvent::RemovedFromQueue {
+            at,
+            reason: reason.to_owned(),
+            head,
+        });
+    }
+
+    /// GitHub removes the entry, turns the PR's auto-merge off, and says both on the PR's
+    /// timeline (with `reason`).
+    fn dequeue(&mut self, repo: &str, branch: &str, number: u64, reason: &str) {
+        self.note_removal(repo, number, reason);
         self.dequeue_quietly(repo, branch, number);
-        self.get_pr_mut(repo, number).auto_merge = None;
+        let at = self.now;
+        let pr = self.get_pr_mut(repo, number);
+        pr.auto_merge = None;
+        pr.timeline.push(TimelineEvent::AutoMergeDisabled {
+            at,
+            reason: "the pull request was removed from the merge queue".to_owned(),
+        });
         self.events.push(Event::Dequeued {
             repo: repo.to_owned(),
             number,

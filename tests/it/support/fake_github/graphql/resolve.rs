@@ -160,6 +160,8 @@ enum Obj {
     IssueComment(PrKey, usize),
     AutoMerge(PrKey),
     QueueEntry(PrKey),
+    /// The `i`-th event of a PR's timeline, with its GraphQL type.
+    TimelineEvent(PrKey, usize, &'static str),
     /// A branch's merge queue: (repository, branch).
     MergeQueue(String, String),
     Conn(Box<Conn>),
@@ -242,7 +244,7 @@ impl Obj {
             Obj::Conn(c) => c.typename,
             Obj::Edge { typename, .. } => typename,
             Obj::PageInfo { .. } => "PageInfo",
-            Obj::Payload { typename, .. } => typename,
+            Obj::Payload { typename, .. } | Obj::TimelineEvent(_, _, typename) => typename,
             Obj::RateLimit => "RateLimit",
         }
     }
@@ -456,6 +458,37 @@ impl<'c> NodeObj<'c> {
         unknown
     }
 
+    /// A merge-queue removal or auto-merge disabling on a PR's timeline.
+    fn timeline_event<'a>(&self, info: &ResolveInfo<'_>, key: &PrKey, i: usize) -> Resolved<'a>
+    where
+        'c: 'a,
+    {
+        use super::super::queue::TimelineEvent;
+        let w = self.ctx.world.borrow();
+        let event = w.get_pr(&key.0, key.1).timeline[i].clone();
+        drop(w);
+        match (info.field_name(), &event) {
+            ("id", _) => leaf(format!("TE_{}_{}_{i}", key.0, key.1)),
+            (
+                "createdAt",
+                TimelineEvent::RemovedFromQueue { at, .. }
+                | TimelineEvent::AutoMergeDisabled { at, .. },
+            ) => leaf(time(*at)),
+            (
+                "reason",
+                TimelineEvent::RemovedFromQueue { reason, .. }
+                | TimelineEvent::AutoMergeDisabled { reason, .. },
+            ) => leaf(reason.as_str()),
+            ("beforeCommit", TimelineEvent::RemovedFromQueue { head, .. }) => {
+                self.obj(Obj::Commit(key.0.clone(), head.clone()))
+            }
+            ("reasonCode", TimelineEvent::AutoMergeDisabled { .. }) => leaf("MERGE_QUEUE_REMOVAL"),
+            ("actor" | "enqueuer" | "disabler" | "mergeQueue", _) => null(),
+            ("pullRequest", _) => self.obj(Obj::Pr(key.clone())),
+            _ => self.not_implemented(info),
+        }
+    }
+
     fn not_implemented<'a>(&self, info: &ResolveInfo<'_>) -> Resolved<'a> {
         Err(typed_error(
             "FAKE_NOT_IMPLEMENTED",
@@ -608,6 +641,7 @@ impl ObjectValue for NodeObj<'_> {
                 }
             }
             Obj::QueueEntry(key) => self.queue_entry(info, key),
+            Obj::TimelineEvent(key, i, _) => self.timeline_event(info, key, *i),
             Obj::MergeQueue(repo, branch) => match info.field_name() {
                 "id" => leaf(format!("MQ_{repo}_{branch}")),
                 "entries" => {
@@ -1168,6 +1202,21 @@ impl<'c> NodeObj<'c> {
                     .collect();
                 drop(w);
                 self.connection(info, "IssueCommentConnection", items)
+            }
+            "timelineItems" => {
+                let types = arg_strings(info, "itemTypes");
+                let items = pr
+                    .timeline
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, e)| {
+                        let (typename, item_type) = e.type_names();
+                        (types.is_empty() || types.iter().any(|t| t == item_type))
+                            .then(|| Obj::TimelineEvent(key.clone(), i, typename))
+                    })
+                    .collect();
+                drop(w);
+                self.connection(info, "PullRequestTimelineItemsConnection", items)
             }
             _ => self.not_implemented(info),
         }

@@ -106,6 +106,7 @@ impl World {
                 merged_at: None,
                 closed_at: None,
                 merge_commit: None,
+                timeline: Vec::new(),
                 head_files: Vec::new(),
                 base_files: Vec::new(),
             };
