@@ -86,7 +86,7 @@ pub enum ClientFailure {
 pub struct Forges {
     github: Option<Result<std::sync::Arc<GitHub>, String>>,
     gitlab: Option<Result<std::sync::Arc<GitLab>, String>>,
-    viewers: std::collections::BTreeMap<ForgeKind, crate::viewer::Viewer>,
+    viewers: std::collections::BTreeMap<ForgeKind, crate::model::viewer::Viewer>,
     /// A hash of the credential each client was built with (never the credential): a token
     /// that changed is told apart without keeping it.
     credentials: std::collections::BTreeMap<ForgeKind, String>,
@@ -244,7 +244,7 @@ impl Forges {
         &mut self,
         kind: ForgeKind,
         config: &Config,
-    ) -> Result<crate::viewer::Viewer, ClientFailure> {
+    ) -> Result<crate::model::viewer::Viewer, ClientFailure> {
         if let Some(viewer) = self.viewers.get(&kind) {
             return Ok(viewer.clone());
         }
@@ -289,7 +289,10 @@ impl App {
     /// The user the forge token belongs to: remembered in the database for a day and for
     /// that token, so a run does not spend a request on it; a new token is asked again. The
     /// first login learnt becomes the accepted owner (see [`App::token_login_change`]).
-    pub fn viewer(&mut self, kind: ForgeKind) -> Result<crate::viewer::Viewer, ClientFailure> {
+    pub fn viewer(
+        &mut self,
+        kind: ForgeKind,
+    ) -> Result<crate::model::viewer::Viewer, ClientFailure> {
         const FRESH_SECS: i64 = 86_400;
         let real_now = crate::clock::wall_secs();
         self.forges
@@ -321,7 +324,10 @@ impl App {
     }
 
     /// The remembered viewer of `kind`: when it was asked, for which credential, and who.
-    fn cached_viewer(&self, kind: ForgeKind) -> Option<(i64, String, crate::viewer::Viewer)> {
+    fn cached_viewer(
+        &self,
+        kind: ForgeKind,
+    ) -> Option<(i64, String, crate::model::viewer::Viewer)> {
         let cached = self
             .store
             .meta(&format!("viewer:{}", kind.as_str()))

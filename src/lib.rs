@@ -49,4 +49,4 @@ pub mod secrets;
 pub mod stdout;
 pub mod terminal;
 pub mod tls;
-pub mod viewer;
+pub mod web_roots;

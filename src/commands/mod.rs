@@ -143,7 +143,7 @@ fn parse_now(now: Option<&str>) -> Result<Instant> {
 /// and whose `tls.ca_file` every TLS connection trusts.
 fn load_config(path: Option<&Path>) -> Result<Config> {
     let config = Config::load(path).map_err(|e| usage(e.to_string()))?;
-    crate::model::web::set_roots(config.web_roots());
+    crate::web_roots::set_roots(config.web_roots());
     if let Some(ca_file) = &config.tls.ca_file {
         crate::tls::set_extra_roots(crate::tls::read_ca_file(ca_file).map_err(usage)?);
     }

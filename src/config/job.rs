@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::{Deserialize, Serialize};
 
 use super::cron::CronSchedule;
 use super::de as check;
@@ -17,6 +17,7 @@ use crate::model::{ForgeKind, MergeMethod, PrRef};
 /// value goes straight into `Forge::update_branch`.
 pub use crate::model::UpdateMethod;
 pub use crate::model::plan::{NotifyChannel, NotifyKind};
+use crate::model::policy::{ChecksScope, Edits, Handler, UpdateBranch};
 
 /// One job file. Unknown keys are errors.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -185,71 +186,6 @@ pub struct JobPolicy {
     /// quoted lines, code and HTML comments. Default: no gate.
     #[serde(default, deserialize_with = "check::opt_mention")]
     pub mention: Option<String>,
-}
-
-/// Which edits of a comment count as new feedback (`edits:`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Edits {
-    /// An edit its own author made (as the forge says; GitLab never says, so there none).
-    Author,
-    /// None: a comment is new once, when it is written.
-    Never,
-}
-
-/// Which checks are judged (`checks:`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChecksScope {
-    /// Every check on the head.
-    #[default]
-    All,
-    /// Only the checks the base branch requires (GitHub's required checks; on GitLab every
-    /// job but those allowed to fail, which are never failures anyway).
-    Required,
-}
-
-/// Who deals with review feedback (`reviews:`) or a merge conflict (`conflicts:`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Handler {
-    /// The owner: pr-monitor only lights the pill (`cmt` or `cnf`).
-    Owner,
-    /// The agent: new feedback, or the conflict, is sent to it.
-    Agent,
-}
-
-impl Handler {
-    /// The name as written in YAML.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Handler::Owner => "owner",
-            Handler::Agent => "agent",
-        }
-    }
-}
-
-/// When a branch that is behind its base gets updated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UpdateBranch {
-    /// Only when a merge is armed.
-    Armed,
-    /// Whenever it is behind.
-    Always,
-    /// Never.
-    Never,
-}
-
-impl UpdateBranch {
-    /// The name as written in YAML.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UpdateBranch::Armed => "armed",
-            UpdateBranch::Always => "always",
-            UpdateBranch::Never => "never",
-        }
-    }
 }
 
 impl Job {
@@ -559,7 +495,7 @@ mod tests {
 
     #[test]
     fn names_agree_with_serde() {
-        fn serde_name<T: Serialize>(v: T) -> String {
+        fn serde_name<T: serde::Serialize>(v: T) -> String {
             serde_json::to_string(&v)
                 .unwrap()
                 .trim_matches('"')

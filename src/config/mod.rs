@@ -27,21 +27,20 @@ mod tls;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 pub use agents::{AgentConfig, AgentDelivery};
 pub use cron::CronSchedule;
 pub use forges::{GitHubConfig, GitLabConfig, TokenKeyValues, TokenKeys};
 pub use github_app::GitHubAppConfig;
-pub use job::{
-    ChecksScope, Edits, Handler, Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch,
-    UpdateBranch, UpdateMethod, Watch,
-};
+pub use job::{Job, JobPolicy, NotifyChannel, NotifyKind, RepoWatch, UpdateMethod, Watch};
 pub use load::ConfigError;
 pub(crate) use load::Source;
 pub use secret::{Secret, TokenSource};
 pub use serve::ServeConfig;
 pub use tls::TlsConfig;
+
+pub use crate::model::policy::{ChecksScope, Edits, Handler, Policy, UpdateBranch};
 
 use crate::model::MergeMethod;
 
@@ -299,83 +298,6 @@ impl ReportConfig {
     /// The mode the page and the metrics are written with.
     pub fn file_mode(&self) -> u32 {
         self.mode.unwrap_or(crate::private::FILE)
-    }
-}
-
-/// The policy for one PR, resolved: the job's `policy`, else the config's `pr` block, else the
-/// built-in default. Callers apply per-watch overrides (`watch add --agent …`) on top.
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "independent switches of the policy, each a key of the job file"
-)]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Policy {
-    /// The job the PR belongs to, if any.
-    pub job: Option<String>,
-    /// The agent that fixes the PR (a key of `agents`), if any.
-    pub agent: Option<String>,
-    /// Send failures on the agent's commits back to it.
-    pub auto_fix: bool,
-    /// Fixes per PR before auto-fix stops.
-    pub max_attempts: u32,
-    /// `None`: the first the repository allows of squash, merge, rebase.
-    pub merge_method: Option<MergeMethod>,
-    /// Seconds between ticks while something is happening.
-    pub poll_sec: u64,
-    /// Seconds between ticks otherwise.
-    pub idle_poll_sec: u64,
-    /// Seconds a fix may be in flight without a new commit.
-    pub fix_timeout_sec: u64,
-    /// Seconds a head with no checks counts as pending.
-    pub no_checks_grace_sec: u64,
-    /// Seconds without movement before a PR is stuck; `None`: never.
-    pub stuck_after_sec: Option<u64>,
-    /// Seconds a check may stay pending before it counts as never finished; `None`: forever.
-    pub pending_timeout_sec: Option<u64>,
-    /// Lines of a failed log sent to the agent.
-    pub log_tail_lines: usize,
-    /// Bytes of a failed log sent to the agent, at most.
-    pub log_tail_bytes: usize,
-    /// Extra infra-flake substrings, matched case-insensitively.
-    pub infra_patterns: Vec<String>,
-    /// Arm a merge as soon as the PR is watched.
-    pub merge_when_ready: bool,
-    /// Who handles review feedback.
-    pub reviews: Handler,
-    /// Who handles merge conflicts.
-    pub conflicts: Handler,
-    /// When a behind branch is updated.
-    pub update_branch: UpdateBranch,
-    /// How it is updated.
-    pub update_method: UpdateMethod,
-    /// Labels required before a merge is armed.
-    pub required_labels: Vec<String>,
-    /// Logins whose approval is required before a merge is armed.
-    pub required_approvals_from: Vec<String>,
-    /// Logins whose feedback may reach the agent, besides the owner and the PR author.
-    pub trust: Vec<String>,
-    /// Whether merges may be armed on a PR whose base is not the default branch.
-    pub allow_non_default_base: bool,
-    /// Whether pr-monitor merges itself where the forge has no auto-merge.
-    pub self_merge: bool,
-    /// Which edits make a comment new feedback.
-    pub edits: Edits,
-    /// Which checks are judged: all, or only those the base requires.
-    pub checks: ChecksScope,
-    /// Messages to the agent per PR in any hour; `None`: no cap.
-    pub agent_messages_per_hour: Option<u32>,
-    /// Feedback reaches the agent only when it mentions this handle; `None`: no gate.
-    pub mention: Option<String>,
-    /// Channels to notify through.
-    pub notify: Vec<NotifyChannel>,
-    /// Event kinds that notify.
-    pub notify_on: Vec<NotifyKind>,
-}
-
-impl Policy {
-    /// Whether events of `kind` are notified at all.
-    pub fn notifies(&self, kind: NotifyKind) -> bool {
-        !self.notify.is_empty() && self.notify_on.contains(&kind)
     }
 }
 

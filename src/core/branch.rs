@@ -97,6 +97,8 @@ pub fn message_id(branch: &BranchRef, head: &Sha, checks: &[String]) -> String {
 #[derive(Debug, Clone)]
 pub struct Failure<'a> {
     pub branch: &'a BranchRef,
+    /// The branch's web address, on its forge's web root.
+    pub url: &'a str,
     pub head: &'a Sha,
     pub agent: &'a str,
     pub owner: &'a str,
@@ -121,7 +123,7 @@ pub fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
             name: one_line(&f.branch.name),
             head_sha: f.head.as_str().to_owned(),
             forge: f.branch.forge,
-            url: f.branch.url(),
+            url: f.url.to_owned(),
         },
         checks: crate::core::failed_brief::agent_checks(f.checks),
         body: brief(f),
@@ -255,6 +257,7 @@ mod tests {
         let m = message(
             &Failure {
                 branch: &branch,
+                url: "https://github.com/octo/app/tree/main",
                 head: &head,
                 agent: "fixer",
                 owner: "octocat",

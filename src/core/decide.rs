@@ -16,10 +16,10 @@ pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice
 use crate::model::watch::Ci;
 use chrono::Duration;
 
-use crate::config::Policy;
 use crate::core::checks::{self, Verdict};
 use crate::core::identity::Agent;
 use crate::core::trust::{self, Trusted};
+use crate::model::policy::Policy;
 use crate::model::trust::{HeadTrust, TrustVerdict};
 use crate::model::watch::{HistoryEntry, Watch, WatchStatus};
 use crate::model::{Instant, Login, PrState, Snapshot};
@@ -45,8 +45,8 @@ pub struct Context<'a> {
     pub evidence: Option<&'a crate::model::trust::Evidence>,
     /// The token's login: the owner pr-monitor acts for.
     pub owner: &'a str,
-    /// How the commits the forge makes for the owner name it (see [`crate::viewer`]).
-    pub commits_as: &'a crate::viewer::Committer,
+    /// How the commits the forge makes for the owner name it (see [`crate::model::viewer`]).
+    pub commits_as: &'a crate::model::viewer::Committer,
     /// This PR is first in line to update its branch for its base (see [`update_turns`]).
     pub update_turn: bool,
     /// Items already handled: (source, id) → updated_at.
@@ -122,7 +122,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         .unwrap_or(head_seen_at);
     let judged = checks::judged(
         &snap.checks,
-        ctx.policy.checks == crate::config::ChecksScope::Required,
+        ctx.policy.checks == crate::model::policy::ChecksScope::Required,
     );
     Condition {
         verdict: checks::verdict(

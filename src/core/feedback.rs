@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::Edits;
 use crate::model::plan::{Feedback, SeenMark};
+use crate::model::policy::Edits;
 use crate::model::{Comment, Edit, Login, ReviewState, Snapshot};
 
 /// Replies pr-monitor posts for agents start with this; they are never feedback.

@@ -357,10 +357,11 @@ fn reason(notice: &Notice) -> Option<String> {
     }
 }
 
-/// A notice about a PR that could not be read: subject, text and link only.
-pub fn bare_notice_payload(notice: &Notice, pr: &PrRef) -> NoticePayload {
+/// A notice about a PR that could not be read: subject, text and link only (`url`: the PR's
+/// web address, on its forge's web root).
+pub fn bare_notice_payload(notice: &Notice, pr: &PrRef, url: &str) -> NoticePayload {
     let headline = headline(notice);
-    let url = pr.url();
+    let url = url.to_owned();
     let text = format!(
         "{} {}: {}\n{}\n\n{}\n",
         pr.short(),

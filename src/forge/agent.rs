@@ -120,7 +120,7 @@ impl Forge for ReadsOnly<'_> {
         self.0.viewer_login()
     }
 
-    fn viewer(&self) -> Result<crate::viewer::Viewer, ForgeError> {
+    fn viewer(&self) -> Result<crate::model::viewer::Viewer, ForgeError> {
         self.0.viewer()
     }
 

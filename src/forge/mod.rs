@@ -198,8 +198,10 @@ pub trait Forge {
 
     /// The token's user: its login, and how the commits the forge makes for it name it
     /// (by default: by that login).
-    fn viewer(&self) -> Result<crate::viewer::Viewer, ForgeError> {
-        Ok(crate::viewer::Viewer::by_login(&self.viewer_login()?))
+    fn viewer(&self) -> Result<crate::model::viewer::Viewer, ForgeError> {
+        Ok(crate::model::viewer::Viewer::by_login(
+            &self.viewer_login()?,
+        ))
     }
 
     /// The plain-text log of one job of `repo`, or `None` when the forge keeps none.

@@ -21,11 +21,6 @@ impl BranchRef {
         format!("{}@{}", self.repo, self.name)
     }
 
-    /// The branch's web address on its forge's host.
-    pub fn url(&self) -> String {
-        self.url_on(&super::web::roots())
-    }
-
     /// The branch's web address under `roots`.
     pub fn url_on(&self, roots: &super::web::WebRoots) -> String {
         let root = roots.of(self.forge);

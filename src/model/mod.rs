@@ -9,10 +9,12 @@ pub mod intent;
 pub mod message;
 pub mod nudge;
 pub mod plan;
+pub mod policy;
 pub mod reference;
 mod review;
 mod time;
 pub mod trust;
+pub mod viewer;
 pub mod watch;
 pub mod web;
 

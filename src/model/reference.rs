@@ -180,16 +180,6 @@ impl PrRef {
     }
 }
 
-impl FromStr for PrRef {
-    type Err = String;
-
-    /// [`PrRef::parse_on`] the default hosts, `github.com` and `gitlab.com`, and the hosts of
-    /// the process's web roots ([`super::web::roots`]): a PR's own address parses back.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PrRef::parse_on(s, &ForgeHosts::default().with_web(&super::web::roots()))
-    }
-}
-
 /// An `http(s)://` address without userinfo; `None` for anything else.
 fn web_address(url: &str) -> Option<Address> {
     Address::parse(url)

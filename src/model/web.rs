@@ -4,10 +4,8 @@
 //! `https://HOST/api/v3` → `https://HOST`, `https://HOST/api/v4` → `https://HOST`, anything
 //! else → its scheme and host.
 //!
-//! A process reads one config, so the roots are set once where it is loaded
-//! ([`set_roots`]) and read by [`roots`]; until then they are the public forges'.
-
-use std::sync::RwLock;
+//! The roots are a value here, passed in ([`PrRef::url_on`]); the process's own, set once
+//! where its config is loaded, are the shell's (`crate::web_roots`).
 
 use super::{ForgeKind, PrRef};
 
@@ -76,12 +74,6 @@ impl WebRoots {
 }
 
 impl PrRef {
-    /// The PR's web address on its forge's host ([`roots`]): the watch's name in every
-    /// output, and the key of its seen items, history and outbox rows.
-    pub fn url(&self) -> String {
-        self.url_on(&roots())
-    }
-
     /// The PR's web address under `roots`.
     pub fn url_on(&self, roots: &WebRoots) -> String {
         let root = roots.of(self.forge);
@@ -90,24 +82,6 @@ impl PrRef {
             ForgeKind::GitLab => format!("{root}/{}/-/merge_requests/{}", self.repo, self.number),
         }
     }
-}
-
-static ROOTS: RwLock<Option<WebRoots>> = RwLock::new(None);
-
-/// Makes `roots` the process's web roots (the config's, once it is loaded).
-pub fn set_roots(roots: WebRoots) {
-    *ROOTS
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(roots);
-}
-
-/// The process's web roots: the config's, else the public forges'.
-pub fn roots() -> WebRoots {
-    ROOTS
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone()
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -127,7 +127,7 @@ impl Store {
         // database that cannot be is read as it is.
         let stale = {
             let tx = conn.transaction()?;
-            web_keys::stale(&tx, &crate::model::web::roots())?
+            web_keys::stale(&tx, &crate::web_roots::roots())?
         };
         if stale && let Ok(store) = Self::open(path) {
             return Ok(store);
@@ -177,7 +177,7 @@ impl Store {
         if version != latest {
             tx.pragma_update(None, "user_version", latest)?;
         }
-        web_keys::rekey(&tx, &crate::model::web::roots())?;
+        web_keys::rekey(&tx, &crate::web_roots::roots())?;
         tx.commit()?;
         Ok(Store { conn })
     }

@@ -224,9 +224,11 @@ fn judge(
         TrustVerdict::Untrusted { .. } => return (look, Vec::new()),
     };
     let failed = failed_checks(forge, &w.branch.repo, head, &read.unsent, &n.policy);
+    let url = w.branch.url();
     let message = branch::message(
         &Failure {
             branch: &w.branch,
+            url: &url,
             head: &head.sha,
             agent,
             owner,

@@ -111,7 +111,7 @@ pub(super) fn error_notice(
     let notice = crate::model::plan::Notice::KeepsErroring {
         error: error.to_owned(),
     };
-    let payload = crate::core::report::bare_notice_payload(&notice, &watch.pr);
+    let payload = crate::core::report::bare_notice_payload(&notice, &watch.pr, &watch.pr.url());
     execute::owner_messages(
         &app.config,
         &app.policy_for(watch),

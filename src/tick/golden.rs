@@ -139,7 +139,12 @@ fn the_error_notice_is_stored_as_pinned() {
     let notice = Notice::KeepsErroring {
         error: "the forge answered 500".into(),
     };
-    let stored = to_json(&bare_notice_payload(&notice, &snap("a").pr)).unwrap();
+    let stored = to_json(&bare_notice_payload(
+        &notice,
+        &snap("a").pr,
+        &snap("a").pr.url(),
+    ))
+    .unwrap();
     assert_eq!(
         stored,
         concat!(

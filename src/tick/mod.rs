@@ -136,7 +136,7 @@ pub fn deliver(app: &mut App) -> Result<crate::notify::Delivered> {
             error: g.error,
         };
         let headline = crate::core::report::headline(&notice);
-        let payload = crate::core::report::bare_notice_payload(&notice, &pr);
+        let payload = crate::core::report::bare_notice_payload(&notice, &pr, &pr.url());
         let messages = execute::owner_messages(
             &app.config,
             &app.policy_for(&watch),

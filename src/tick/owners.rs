@@ -50,7 +50,7 @@ fn pause_all(app: &mut App, kind: ForgeKind, notice: &Notice) -> Result<()> {
         app.log(&w.pr, headline.clone())?;
     }
     if let Some(first) = running.first().filter(|_| !told) {
-        let payload = crate::core::report::bare_notice_payload(notice, &first.pr);
+        let payload = crate::core::report::bare_notice_payload(notice, &first.pr, &first.pr.url());
         let messages = super::execute::owner_messages(
             &app.config,
             &app.policy_for(first),

@@ -224,7 +224,7 @@ struct PrInputs {
     agent_emails: Vec<String>,
     owner: String,
     /// How the forge's commits for the owner name it (to tell a recorded update's head).
-    commits_as: crate::viewer::Committer,
+    commits_as: crate::model::viewer::Committer,
     seen: BTreeMap<(String, String), String>,
     /// The PR's recorded intents no read has reconciled yet.
     intents: Vec<crate::model::intent::Intent>,
@@ -263,7 +263,7 @@ fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, 
     let viewer = if policy.agent.is_some() || updating {
         app.viewer(watch.pr.forge)?
     } else {
-        crate::viewer::Viewer::by_login("")
+        crate::model::viewer::Viewer::by_login("")
     };
     let seen = app
         .store

@@ -1,6 +1,6 @@
 //! Reconciling recorded intents ([`crate::model::intent`]) with a fresh read, before the rules run:
 //! a branch update is recognised as pr-monitor's own by the head it produced: the token's user
-//! made it ([`crate::viewer::Committer`]: its login on GitHub, its name and email on GitLab),
+//! made it ([`crate::model::viewer::Committer`]: its login on GitHub, its name and email on GitLab),
 //! and it comes from the recorded head — as its child for a merge update; for a rebase, which
 //! rewrites every commit and leaves no link to the old head, by a commit time no earlier than
 //! the intent (less [`CLOCK_SKEW_SECS`]). Only a recorded intent makes a new head
@@ -16,8 +16,8 @@
 use crate::core::decide::{Context, Draft};
 use crate::model::UpdateMethod;
 use crate::model::intent::{Intent, IntentKind};
+use crate::model::viewer::Committer;
 use crate::model::{PrState, Snapshot};
-use crate::viewer::Committer;
 
 /// How long a recorded branch update usually takes to show on the forge: until then its PR is
 /// read in full at every tick; after it, the update is still pr-monitor's whenever it shows.

@@ -4,10 +4,10 @@
 //! behind branch when it is this PR's turn; disarm on a foreign push or a base change.
 //! Never approves, never merges what the owner did not arm.
 
-use crate::config::UpdateBranch;
 use crate::core::checks::Verdict;
 use crate::core::decide::{Action, Condition, Context, Draft};
 use crate::model::plan::{Disarm, Notice};
+use crate::model::policy::UpdateBranch;
 use crate::model::watch::Merge;
 use crate::model::watch::{MergeVia, Watch};
 use crate::model::{Login, MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
@@ -40,7 +40,7 @@ pub struct Criteria {
 }
 
 impl Criteria {
-    pub fn of(policy: &crate::config::Policy) -> Self {
+    pub fn of(policy: &crate::model::policy::Policy) -> Self {
         Criteria {
             required_labels: policy.required_labels.clone(),
             required_approvals_from: policy.required_approvals_from.clone(),

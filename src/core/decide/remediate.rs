@@ -1,7 +1,6 @@
 //! Remediate (seed 000): the failure table, the guards, clearing, conflicts and review
 //! feedback. Appends to the draft plan; never does I/O.
 
-use crate::config::Handler;
 use crate::core::answers;
 use crate::core::checks::Verdict;
 use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
@@ -9,6 +8,7 @@ use crate::core::feedback;
 use crate::core::hash::fnv64;
 use crate::core::report;
 use crate::model::plan::{Guard, Notice};
+use crate::model::policy::Handler;
 use crate::model::trust::TrustVerdict;
 use crate::model::watch::Ci;
 use crate::model::watch::{FixInFlight, Watch, Why};

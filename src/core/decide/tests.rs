@@ -415,7 +415,7 @@ pub(crate) struct Ctx {
     pub turn: bool,
     pub fix_asked: bool,
     pub intents: Vec<crate::model::intent::Intent>,
-    pub commits_as: crate::viewer::Committer,
+    pub commits_as: crate::model::viewer::Committer,
     pub emails: Vec<String>,
     /// What the forge says of the head when a decision asks; `None`: what a forge says of a
     /// head its committer pushed when it was committed.
@@ -455,7 +455,7 @@ impl Ctx {
             turn: true,
             fix_asked: false,
             intents: Vec::new(),
-            commits_as: crate::viewer::Committer::Login("owner".into()),
+            commits_as: crate::model::viewer::Committer::Login("owner".into()),
             emails: Vec::new(),
             evidence: None,
         }
@@ -1593,7 +1593,7 @@ fn intent(
 #[test]
 fn own_branch_update_table() {
     use crate::model::intent::IntentKind::UpdateBranch;
-    use crate::viewer::Committer;
+    use crate::model::viewer::Committer;
     let github = Committer::Login("owner".into());
     let gitlab = Committer::NameAndEmail {
         name: "The Owner".into(),

@@ -543,16 +543,16 @@ impl Forge for GitLab {
 
     /// GitLab commits for the user (a rebase) as its display name and its commit email (its
     /// primary email when it has set none): both are needed to tell its commits.
-    fn viewer(&self) -> Result<crate::viewer::Viewer, ForgeError> {
+    fn viewer(&self) -> Result<crate::model::viewer::Viewer, ForgeError> {
         let user: wire::User = self.get("/user", "user")?;
         let emails = [user.commit_email, user.email]
             .into_iter()
             .flatten()
             .filter(|e| !e.is_empty())
             .collect();
-        Ok(crate::viewer::Viewer {
+        Ok(crate::model::viewer::Viewer {
             login: user.username,
-            commits_as: crate::viewer::Committer::NameAndEmail {
+            commits_as: crate::model::viewer::Committer::NameAndEmail {
                 name: user.name,
                 emails,
             },
