@@ -295,6 +295,25 @@ fn a_gitlab_agent_whose_display_name_differs_from_its_username_is_recognised() {
 }
 
 #[test]
+fn a_gitlab_fork_mr_the_agent_pushed_names_its_fork_by_path() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project("g/p");
+        w.mr("g/p", 1)
+            .from_fork("fixer-bot/p")
+            .head_by_named("fixer-bot", "Fixer Bot");
+        w.job("g/p", 1, "lint").failed().trace("error: lint\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{}", env.history_text("g/p!1"));
+    assert_eq!(msgs[0]["pr"]["head_repo"], "fixer-bot/p");
+    assert_eq!(msgs[0]["pr"]["repo"], "g/p");
+    assert_eq!(msgs[0]["trusted_by"], "push by fixer-bot");
+}
+
+#[test]
 fn a_gitlab_outsider_writing_the_agents_name_and_email_is_not_trusted() {
     let env = GitLabEnv::new();
     let noreply = crate::support::fake_gitlab::noreply("fixer-bot");

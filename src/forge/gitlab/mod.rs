@@ -70,6 +70,8 @@ struct ProjectFacts {
     settings: RepoSettings,
     /// Merge trains are on: MRs merge only through the train of their target branch.
     merge_trains: bool,
+    /// `group/project`.
+    path: Option<String>,
 }
 
 /// A project path as GitLab's `:id`: `group/sub/project` → `group%2Fsub%2Fproject`.
@@ -180,6 +182,7 @@ impl GitLab {
         let facts = ProjectFacts {
             settings: wire::repo_settings(&project),
             merge_trains: project.merge_trains_enabled.unwrap_or(false),
+            path: project.path_with_namespace,
         };
         self.projects
             .borrow()
@@ -221,6 +224,17 @@ impl GitLab {
         )?;
         let mut snap = wire::snapshot_head(pr, &mr, project.settings, Some(&commit));
         snap.merge_queue = project.merge_trains;
+        if snap.cross_repository
+            && let Some(fork) = mr.source_project_id
+        {
+            // The MR names its fork by id only: its path is what the agent is told.
+            match self.project(&fork.to_string()) {
+                Ok(facts) => snap.head_repo = facts.path.or(snap.head_repo),
+                // A fork the token cannot see: its id still names it to GitLab.
+                Err(ForgeError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         // Only an MR with auto-merge on can be in a train.
         if project.merge_trains && snap.auto_merge_enabled {
             snap.queue_entry = self.train_entry(pr, &mr.target_branch)?;

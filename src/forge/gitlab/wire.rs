@@ -164,6 +164,9 @@ pub struct CarMergeRequest {
 /// `GET /projects/:id`: the settings a merge depends on.
 #[derive(Debug, Deserialize)]
 pub struct Project {
+    /// `group/project`: what a fork's numeric id names.
+    #[serde(default)]
+    pub path_with_namespace: Option<String>,
     #[serde(default)]
     pub default_branch: Option<String>,
     #[serde(default)]

@@ -357,7 +357,16 @@ fn route(
     query: Option<&str>,
     body: &str,
 ) -> Reply {
+    // GitLab's `:id` is the project's path or its numeric id.
     let project = params.first().cloned().unwrap_or_default();
+    let project = match project.parse::<u64>() {
+        Ok(id) => w
+            .projects
+            .values()
+            .find(|p| p.id == id)
+            .map_or(project, |p| p.path.clone()),
+        Err(_) => project,
+    };
     let iid = || {
         params
             .get(1)

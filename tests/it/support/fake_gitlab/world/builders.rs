@@ -129,6 +129,13 @@ impl MrBuilder<'_> {
         self
     }
     /// The head commit by the user `username` whose git name is `display` (no-reply email).
+    /// The source branch lives in fork `path` (made if missing): its pushes are that
+    /// project's events.
+    pub fn from_fork(mut self, path: &str) -> Self {
+        self.w.project(path);
+        self.mr().source_project = Some(path.to_owned());
+        self
+    }
     pub fn head_by_named(mut self, username: &str, display: &str) -> Self {
         let sha = self.mr().sha.clone();
         let c = self
@@ -363,6 +370,7 @@ impl World {
                     discussions: Vec::new(),
                     merge_error: None,
                     touched_at: then,
+                    source_project: None,
                 },
             );
         }

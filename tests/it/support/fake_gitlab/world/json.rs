@@ -61,7 +61,10 @@ impl World {
             "target_branch": mr.target_branch,
             "source_branch": mr.source_branch,
             "author": Self::user_json(&mr.author),
-            "source_project_id": pid,
+            "source_project_id": mr
+                .source_project
+                .as_ref()
+                .map_or(pid, |f| self.projects[f].id),
             "target_project_id": pid,
             "labels": mr.labels,
             "draft": mr.draft,
@@ -135,7 +138,7 @@ impl World {
         let mut events: Vec<(DateTime<Utc>, Value)> = self
             .mrs
             .values()
-            .filter(|m| m.project == project)
+            .filter(|m| m.source_project.as_deref().unwrap_or(&m.project) == project)
             .filter_map(|m| {
                 let c = self.commits.get(&m.sha)?;
                 let who = c.pusher.as_ref()?;

@@ -202,6 +202,8 @@ pub struct Mr {
     /// When the fake last changed the MR itself (its `updated_at` also follows its head
     /// commit and notes).
     pub touched_at: DateTime<Utc>,
+    /// The fork the source branch lives in (`None`: the MR's own project).
+    pub source_project: Option<String>,
 }
 
 /// What clients made the fake do.
