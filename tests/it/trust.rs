@@ -300,7 +300,7 @@ fn a_gitlab_fork_mr_the_agent_pushed_names_its_fork_by_path() {
     env.gl.world(|w| {
         w.project("g/p");
         w.mr("g/p", 1)
-            .from_fork("fixer-bot/p")
+            .in_fork("fixer-bot/p")
             .head_by_named("fixer-bot", "Fixer Bot");
         w.job("g/p", 1, "lint").failed().trace("error: lint\n");
     });

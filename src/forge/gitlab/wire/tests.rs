@@ -151,6 +151,7 @@ fn gitlabs_documented_car_is_read() {
 #[test]
 fn squash_option_limits_the_methods() {
     let p = |s: &str| Project {
+        path_with_namespace: None,
         default_branch: Some("main".into()),
         squash_option: Some(s.into()),
         merge_trains_enabled: None,

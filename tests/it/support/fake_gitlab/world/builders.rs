@@ -131,7 +131,7 @@ impl MrBuilder<'_> {
     /// The head commit by the user `username` whose git name is `display` (no-reply email).
     /// The source branch lives in fork `path` (made if missing): its pushes are that
     /// project's events.
-    pub fn from_fork(mut self, path: &str) -> Self {
+    pub fn in_fork(mut self, path: &str) -> Self {
         self.w.project(path);
         self.mr().source_project = Some(path.to_owned());
         self
