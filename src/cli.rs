@@ -96,6 +96,13 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         agent: String,
     },
+    /// Shell completions, from the same definitions as `--help`:
+    /// `source <(pr-monitor completions bash)`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Args)]

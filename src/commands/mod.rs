@@ -119,6 +119,17 @@ fn hold_secrets(config: &Config) {
     }
 }
 
+/// `completions SHELL`: the shell's completion script, from the same definitions as `--help`.
+/// It needs no config and no database, so it is answered before either is read.
+fn completions(shell: clap_complete::Shell) -> Result<u8> {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "pr-monitor", &mut script);
+    // Written whole, so a closed pipe is an error said, never a panic mid-script.
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script)?;
+    Ok(0)
+}
+
 /// Whether `command` may talk to a forge (or, `config check`, vouches for the credentials).
 fn reads_forges(command: &Command) -> bool {
     !matches!(
@@ -211,6 +222,9 @@ fn using_line(config: &Config, db: &Path) -> String {
 }
 
 fn run(cli: Cli) -> Result<u8> {
+    if let Command::Completions { shell } = cli.command {
+        return completions(shell);
+    }
     let now = parse_now(cli.now.as_deref())?;
     let config = load_config(cli.config.as_deref())?;
     hold_secrets(&config);
@@ -269,6 +283,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Notify(crate::cli::NotifyCommand::Test) => {
             notify_test(&app.config, app.now, app.json)
         }
+        Command::Completions { shell } => completions(shell),
         Command::Daemon => schedule::daemon(&mut app, &db),
         Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),

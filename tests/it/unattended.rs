@@ -327,3 +327,30 @@ fn graphql_requests(gh: &crate::support::fake_github::FakeGitHub) -> usize {
         .filter(|r| r.path == "/graphql")
         .count()
 }
+
+#[test]
+fn completions_for_bash_load_in_bash_and_complete_the_commands() {
+    let env = TestEnv::new();
+    let out = env.ok(&["completions", "bash"]);
+    let script = env.dir.path().join("pr-monitor.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    // Load the script, then ask bash what it completes after `pr-monitor wa`.
+    let probe = format!(
+        "source '{}' && complete -p pr-monitor && COMP_WORDS=(pr-monitor wa) COMP_CWORD=1 \
+         COMP_LINE='pr-monitor wa' COMP_POINT=13 && _pr__monitor pr-monitor wa pr-monitor && \
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let bash = std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-c", &probe])
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&bash.stdout);
+    assert!(
+        bash.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&bash.stderr)
+    );
+    assert!(said.contains("-F _pr__monitor pr-monitor"), "{said}");
+    assert!(said.lines().any(|l| l == "watch"), "{said}");
+}
