@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::queries::RATE_LIMIT;
+use super::queries::branch_heads_query;
 use super::{GitHub, wire};
 use crate::forge::http::Idempotency;
 use crate::forge::{BranchHead, ForgeError};
@@ -15,33 +15,6 @@ use crate::model::trust::Push;
 
 /// Branches read per request.
 pub const BRANCH_BATCH: usize = 100;
-
-/// What the query reads of each check on a head (the rollup's contexts).
-const CONTEXTS: &str = "contexts(first: 100) {
-          nodes {
-            __typename
-            ... on CheckRun { databaseId name status conclusion detailsUrl startedAt completedAt
-              checkSuite { workflowRun { databaseId event workflow { name } } } }
-            ... on StatusContext { context state targetUrl description createdAt }
-          }
-        }";
-
-/// The query for `count` branches: `b{i}` answers the branch whose owner, name and ref are
-/// the variables `o{i}`, `n{i}` and `r{i}`.
-pub fn branch_heads_query(count: usize) -> String {
-    let vars: Vec<String> = (0..count)
-        .map(|i| format!("$o{i}: String!, $n{i}: String!, $r{i}: String!"))
-        .collect();
-    let mut q = format!("query BranchHeads({}) {{\n{RATE_LIMIT}", vars.join(", "));
-    for i in 0..count {
-        q.push_str(&format!(
-            "  b{i}: repository(owner: $o{i}, name: $n{i}) {{\n    ref(qualifiedName: $r{i}) {{\n      \
-             target {{ oid ... on Commit {{ statusCheckRollup {{ {CONTEXTS} }} }} }}\n    }}\n  }}\n"
-        ));
-    }
-    q.push_str("}\n");
-    q
-}
 
 /// The variables of [`branch_heads_query`] for `branches`.
 fn variables(branches: &[BranchRef]) -> Value {

@@ -12,6 +12,33 @@ use crate::forge::{SnapshotRequest, SummaryRequest};
 /// resets (mutations cannot ask; their answers' headers say it).
 pub const RATE_LIMIT: &str = "  rateLimit { cost remaining resetAt }\n";
 
+/// What the query reads of each check on a head (the rollup's contexts).
+const BRANCH_CONTEXTS: &str = "contexts(first: 100) {
+          nodes {
+            __typename
+            ... on CheckRun { databaseId name status conclusion detailsUrl startedAt completedAt
+              checkSuite { workflowRun { databaseId event workflow { name } } } }
+            ... on StatusContext { context state targetUrl description createdAt }
+          }
+        }";
+
+/// The query for `count` watched branches (read by `github::branch`): `b{i}` answers the branch whose owner, name and ref are
+/// the variables `o{i}`, `n{i}` and `r{i}`.
+pub fn branch_heads_query(count: usize) -> String {
+    let vars: Vec<String> = (0..count)
+        .map(|i| format!("$o{i}: String!, $n{i}: String!, $r{i}: String!"))
+        .collect();
+    let mut q = format!("query BranchHeads({}) {{\n{RATE_LIMIT}", vars.join(", "));
+    for i in 0..count {
+        q.push_str(&format!(
+            "  b{i}: repository(owner: $o{i}, name: $n{i}) {{\n    ref(qualifiedName: $r{i}) {{\n      \
+             target {{ oid ... on Commit {{ statusCheckRollup {{ {BRANCH_CONTEXTS} }} }} }}\n    }}\n  }}\n"
+        ));
+    }
+    q.push_str("}\n");
+    q
+}
+
 /// The fragments shared by the snapshot and page queries.
 pub const FRAGMENTS: &str = include_str!("snapshot.graphql");
 
@@ -397,10 +424,7 @@ pub fn all_documents() -> Vec<(String, String)> {
             ),
         ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
-        (
-            "branch heads".to_owned(),
-            super::branch::branch_heads_query(2),
-        ),
+        ("branch heads".to_owned(), branch_heads_query(2)),
         ("commit checks".to_owned(), commit_checks_query()),
         ("rollup".to_owned(), ROLLUP.to_owned()),
         ("merge queue line".to_owned(), QUEUE_LINE.to_owned()),
