@@ -18,6 +18,18 @@ fn closed_after_a_look(env: &mut TestEnv) {
     assert_eq!(env.status(PR)["state"], "closed");
 }
 
+/// A PR watched by `watch add`, read open, closed, read closed, then reopened on the forge.
+fn reopened_after_a_closed_look() -> TestEnv {
+    let mut env = TestEnv::new();
+    env.with_pr("octo/app", 1);
+    env.ok(&["watch", "add", PR]);
+    closed_after_a_look(&mut env);
+    env.gh.world(|w| {
+        w.pr("octo/app", 1).reopened();
+    });
+    env
+}
+
 /// The PR is open again, `history` says so, and it is back on the fast or idle cadence.
 fn watched_again(env: &TestEnv) {
     let status = env.status(PR);
@@ -50,13 +62,7 @@ fn a_reopened_pr_a_job_lists_is_watched_again_on_the_next_listing() {
 
 #[test]
 fn a_reopened_pr_watch_add_names_is_watched_again() {
-    let mut env = TestEnv::new();
-    env.with_pr("octo/app", 1);
-    env.ok(&["watch", "add", PR]);
-    closed_after_a_look(&mut env);
-    env.gh.world(|w| {
-        w.pr("octo/app", 1).reopened();
-    });
+    let env = reopened_after_a_closed_look();
     env.ok(&["watch", "add", PR]);
     env.ok(&["run"]);
     assert_eq!(env.status(PR)["state"], "open", "{}", env.history_text(PR));
@@ -64,13 +70,7 @@ fn a_reopened_pr_watch_add_names_is_watched_again() {
 
 #[test]
 fn a_closed_pr_nothing_names_is_looked_at_again_within_a_day() {
-    let mut env = TestEnv::new();
-    env.with_pr("octo/app", 1);
-    env.ok(&["watch", "add", PR]);
-    closed_after_a_look(&mut env);
-    env.gh.world(|w| {
-        w.pr("octo/app", 1).reopened();
-    });
+    let mut env = reopened_after_a_closed_look();
     env.advance(3600);
     env.gh.clear_requests();
     env.ok(&["run"]);
