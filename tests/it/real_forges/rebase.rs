@@ -3,6 +3,7 @@
 //! ends with a new head, or with `merge_error` when it failed. pr-monitor asks once, waits for
 //! it on later ticks, and takes a failed rebase for a conflict.
 
+use crate::gitlab::rebases;
 use crate::support::fake_gitlab::{Event, GitLabEnv};
 
 const P: &str = "g/p";
@@ -39,12 +40,6 @@ fn armed_mr_behind(reads: u32, fails: bool) -> GitLabEnv {
     env
 }
 
-fn rebases_asked(env: &GitLabEnv) -> usize {
-    env.gl
-        .requests()
-        .count("PUT /projects/{id}/merge_requests/{iid}/rebase")
-}
-
 fn rebased(env: &GitLabEnv) -> usize {
     env.gl.world(|w| {
         w.events
@@ -58,7 +53,7 @@ fn rebased(env: &GitLabEnv) -> usize {
 fn a_rebase_under_way_is_waited_for_on_later_ticks_and_asked_once() {
     let mut env = armed_mr_behind(3, false);
     env.ok(&["run", "--force"]);
-    assert_eq!(rebases_asked(&env), 1);
+    assert_eq!(rebases(&env), 1);
     let asked = env.gl.requests();
     assert!(
         asked
@@ -72,7 +67,7 @@ fn a_rebase_under_way_is_waited_for_on_later_ticks_and_asked_once() {
         env.ok(&["run", "--force"]);
     }
     assert_eq!(rebased(&env), 1, "{}", env.history_text(MR));
-    assert_eq!(rebases_asked(&env), 1, "{}", env.history_text(MR));
+    assert_eq!(rebases(&env), 1, "{}", env.history_text(MR));
     let status = env.status(MR);
     let head = env.gl.world(|w| w.get_mr(P, 1).sha.clone());
     assert_eq!(status["head_sha"], head.as_str(), "{status}");
@@ -89,14 +84,14 @@ fn a_rebase_under_way_is_waited_for_on_later_ticks_and_asked_once() {
 fn a_rebase_that_fails_in_the_background_is_a_conflict_sent_to_the_agent() {
     let mut env = armed_mr_behind(1, true);
     env.ok(&["run", "--force"]);
-    assert_eq!(rebases_asked(&env), 1);
+    assert_eq!(rebases(&env), 1);
     for _ in 0..3 {
         env.advance(30);
         env.ok(&["run", "--force"]);
     }
     let history = env.history_text(MR);
     assert_eq!(rebased(&env), 0);
-    assert_eq!(rebases_asked(&env), 1, "not asked again: {history}");
+    assert_eq!(rebases(&env), 1, "not asked again: {history}");
     assert_eq!(env.status(MR)["pills"]["cnf"], true, "{history}");
     assert!(history.contains("Rebase failed"), "{history}");
     let msgs = env.inbox_messages();
