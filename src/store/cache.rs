@@ -9,6 +9,9 @@ use super::Store;
 use super::int::Uint;
 use crate::model::ForgeKind;
 
+/// A cached log's key: the forge, the job and when it finished.
+pub type LogKey = (ForgeKind, u64, String);
+
 impl Store {
     /// A small persisted value (e.g. when a job's repository was last listed).
     pub fn meta(&self, key: &str) -> Result<Option<String>> {
@@ -48,10 +51,7 @@ impl Store {
 
     /// The cached logs of `keys` ((forge, job id, completed at), as [`Store::cached_log`]
     /// takes them), in one statement: tail and classification by key, for those cached.
-    pub fn cached_logs(
-        &self,
-        keys: &[(ForgeKind, u64, String)],
-    ) -> Result<BTreeMap<(ForgeKind, u64, String), (String, String)>> {
+    pub fn cached_logs(&self, keys: &[LogKey]) -> Result<BTreeMap<LogKey, (String, String)>> {
         let wanted: Vec<(&str, u64, &str)> = keys
             .iter()
             .map(|(f, job, at)| (f.as_str(), *job, at.as_str()))

@@ -318,7 +318,7 @@ impl Store {
             .query_map([serde_json::to_string(&rows)?], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(ticked
-            .iter()
+            .into_iter()
             .map(|(lease, _)| {
                 if recorded.contains(&lease.watch_id) {
                     Ok(())

@@ -482,11 +482,11 @@ fn take_leases(
     let (holder, summary) = (run.holder, &mut *run.summary);
     let ids: Vec<i64> = chunk.watches.iter().map(|w| w.id).collect();
     // The chunk's leases in one commit, before anything is read.
-    let leases = app
+    let asked = app
         .store
         .batch(|store| store.lease_all(&ids, holder, LEASE_SECS, &Holder::gone_here))?;
     let mut leased = Vec::with_capacity(chunk.watches.len());
-    for (w, (_, lease)) in chunk.watches.into_iter().zip(leases) {
+    for (w, (_, lease)) in chunk.watches.into_iter().zip(asked) {
         match lease {
             Leased::Taken(lease) => leased.push((w, Some(lease))),
             Leased::TakenOver(lease, was) => {

@@ -480,7 +480,7 @@ fn push(branch: &str, before: &str) -> Vec<u8> {
         "compare": "https://github.com/octo/app/compare/5b1c0f3e9d2a...c0ffee0d15ea",
         "commits": [],
         "head_commit": null,
-        "repository": {"id": 1296269, "name": "app", "full_name": REPO},
+        "repository": {"id": 1_296_269, "name": "app", "full_name": REPO},
         "pusher": {"name": "octocat", "email": "octocat@github.com"},
         "sender": {"login": "octocat", "id": 1}
     }))
