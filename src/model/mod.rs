@@ -8,6 +8,7 @@ pub mod branch;
 pub mod intent;
 pub mod message;
 pub mod nudge;
+pub mod outcome;
 pub mod plan;
 pub mod policy;
 pub mod reference;
