@@ -35,6 +35,11 @@ pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 /// (seed 000).
 pub const AGENT_RUN_GRACE_SECS: i64 = 15;
 
+/// How long a closed (not merged) PR waits before it is looked at again, so one reopened is
+/// noticed within a day even when nothing names it. A merged PR cannot be reopened on either
+/// forge, and is not looked at again.
+pub const CLOSED_LOOK_SECS: i64 = 24 * 3600;
+
 /// Facts from outside the snapshot that the rules need.
 #[derive(Debug, Clone)]
 pub struct Context<'a> {
@@ -136,7 +141,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
             ctx.policy.no_checks_grace_sec,
             ctx.policy.pending_timeout_sec,
         ),
-        conflict: snap.has_conflict(),
+        conflict: snap.has_conflict() || intents::update_failed(before, snap, ctx.intents),
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
         agent_commit: agent.made(&snap.head)
@@ -289,12 +294,14 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         d.status.pills = crate::model::watch::Pills::default();
         d.status.why = None;
         d.status.memory.fix = None;
+        let next_tick_at =
+            (snap.state == PrState::Closed).then(|| ctx.now + Duration::seconds(CLOSED_LOOK_SECS));
         return Plan {
             status: d.status,
             actions: d.actions,
             history: d.history,
             seen: d.seen,
-            next_tick_at: None,
+            next_tick_at,
             resolved_intents: d.resolved_intents,
             needs_evidence: false,
         };
