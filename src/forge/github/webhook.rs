@@ -137,7 +137,7 @@ pub fn nudges(kind: &str, body: &[u8]) -> Vec<Nudge> {
         ),
         _ => {}
     }
-    crate::model::nudge::nudges(ForgeKind::GitHub, &repo, named)
+    Nudge::all(ForgeKind::GitHub, &repo, named)
 }
 
 /// The PR number in a merge queue's branch, `…/gh-readonly-queue/BASE/pr-N-SHA`.

@@ -110,7 +110,7 @@ pub fn nudges(body: &[u8]) -> Vec<Nudge> {
         }
         _ => {}
     }
-    crate::model::nudge::nudges(ForgeKind::GitLab, &repo, named)
+    Nudge::all(ForgeKind::GitLab, &repo, named)
 }
 
 #[cfg(test)]
