@@ -7,6 +7,7 @@ mod agreement;
 mod budget;
 mod caps;
 mod check;
+mod conformance;
 mod economy;
 mod enterprise;
 mod fake_github_selftest;

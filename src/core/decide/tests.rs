@@ -803,6 +803,7 @@ fn whose_failure_and_whether_it_reaches_the_agent() {
             verified,
             author_login: Some(by.into()),
             committer_login: Some(by.into()),
+            committer_email: None,
         }]),
     };
     type Shape = fn(&mut Snapshot);
