@@ -5,6 +5,7 @@
 
 pub mod answers;
 pub mod branch;
+pub mod checkout;
 pub mod intent;
 pub mod message;
 pub mod nudge;

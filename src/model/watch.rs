@@ -442,6 +442,10 @@ pub struct Memory {
     /// under: when one of them leaves the list, both are forgotten.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trust_basis: Vec<String>,
+    /// The agent's checkout of this PR (`watch add PR --checkout PATH`), an absolute path:
+    /// `status PR` says when it is at another commit than the head. Read, never written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<String>,
 }
 
 /// The `paused_reason` of a watch paused because its forge's token changed hands.
