@@ -6,12 +6,16 @@
 //! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
 //! runs the stages, and sets the cadence.
 
+mod failure;
 pub mod intents;
 pub mod merge;
 pub mod queue;
 mod remediate;
 
 pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
+pub use failure::{
+    ERROR_STREAK_NOTICE, FailedTick, Retry, after_acting, after_failure, keeps_erroring,
+};
 
 use crate::model::watch::Ci;
 use chrono::Duration;
@@ -30,6 +34,11 @@ pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 /// A head that appeared this long after a command agent's run ended is still the agent's
 /// (seed 000).
 pub const AGENT_RUN_GRACE_SECS: i64 = 15;
+
+/// How long a closed (not merged) PR waits before it is looked at again, so one reopened is
+/// noticed within a day even when nothing names it. A merged PR cannot be reopened on either
+/// forge, and is not looked at again.
+pub const CLOSED_LOOK_SECS: i64 = 24 * 3600;
 
 /// Facts from outside the snapshot that the rules need.
 #[derive(Debug, Clone)]
@@ -132,7 +141,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
             ctx.policy.no_checks_grace_sec,
             ctx.policy.pending_timeout_sec,
         ),
-        conflict: snap.has_conflict(),
+        conflict: snap.has_conflict() || intents::update_failed(before, snap, ctx.intents),
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
         agent_commit: agent.made(&snap.head)
@@ -286,12 +295,14 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         d.status.pills = crate::model::watch::Pills::default();
         d.status.why = None;
         d.status.memory.fix = None;
+        let next_tick_at =
+            (snap.state == PrState::Closed).then(|| ctx.now + Duration::seconds(CLOSED_LOOK_SECS));
         return Plan {
             status: d.status,
             actions: d.actions,
             history: d.history,
             seen: d.seen,
-            next_tick_at: None,
+            next_tick_at,
             resolved_intents: d.resolved_intents,
             needs_evidence: false,
         };

@@ -392,6 +392,10 @@ pub struct Memory {
     pub behind: bool,
     /// The head pr-monitor asked the forge to update (never asked twice for one head).
     pub update_requested_for: Option<Sha>,
+    /// The head whose update the forge tried in the background and failed (GitLab's rebase
+    /// ending in `merge_error`): it conflicts with its base until it moves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_failed_for: Option<Sha>,
     /// pr-monitor updated this branch and waits for it to merge: it holds its base's turn.
     pub holds_update_turn: bool,
     /// The head pr-monitor tried to merge itself (never merged blind, never twice).

@@ -64,6 +64,7 @@ impl MrBuilder<'_> {
         mr.touched_at = now;
         mr
     }
+    /// The MR's head commit.
     fn head_commit(&mut self) -> &mut Commit {
         let sha = self.mr().sha.clone();
         self.w
@@ -85,6 +86,16 @@ impl MrBuilder<'_> {
     }
     pub fn closed(mut self) -> Self {
         self.mr().state = "closed".into();
+        self
+    }
+    /// Open again after being closed.
+    pub fn reopened(mut self) -> Self {
+        self.mr().state = "opened".into();
+        self
+    }
+    /// A rebase fails (`merge_error`), though a merge would not conflict.
+    pub fn rebase_fails(mut self) -> Self {
+        self.mr().rebase_fails = true;
         self
     }
     pub fn label(mut self, l: &str) -> Self {
@@ -145,14 +156,8 @@ impl MrBuilder<'_> {
         self
     }
     pub fn head_by_named(mut self, username: &str, display: &str) -> Self {
-        let sha = self.mr().sha.clone();
-        let c = self
-            .w
-            .commits
-            .get_mut(&sha)
-            .expect("the head commit exists");
-        let at = c.committed_date;
-        *c = Commit::by_named(&sha, username, display, at);
+        let c = self.head_commit();
+        *c = Commit::by_named(&c.sha.clone(), username, display, c.committed_date);
         self
     }
     /// The head commit's author email (anyone can write any).
@@ -380,6 +385,8 @@ impl World {
                     approved_by: Vec::new(),
                     discussions: Vec::new(),
                     merge_error: None,
+                    rebase_reads_left: None,
+                    rebase_fails: false,
                     touched_at: then,
                     source_project: None,
                 },
