@@ -10,17 +10,35 @@ use crate::model::{
     PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
 };
 
-/// A GraphQL connection page. Nodes may be null when the token cannot see one.
+/// A GraphQL connection page. Nodes may be null when the token cannot see one, and the list
+/// itself may be null (`[T]` in the schema): then there are none.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", bound(deserialize = "T: Deserialize<'de>"))]
 pub struct Conn<T> {
     #[serde(default)]
     pub page_info: Option<PageInfo>,
-    #[serde(default = "Vec::new")]
+    #[serde(default = "Vec::new", deserialize_with = "nullable_list")]
     pub nodes: Vec<Option<T>>,
 }
 
+/// A list the schema lets be null, null read as empty.
+fn nullable_list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
 impl<T> Conn<T> {
+    /// A connection without nodes (what a null connection reads as).
+    pub fn empty() -> Self {
+        Conn {
+            page_info: None,
+            nodes: Vec::new(),
+        }
+    }
+
     /// The cursor of the next page, when there is one.
     pub fn next_cursor(&self) -> Option<String> {
         self.page_info
@@ -133,7 +151,9 @@ pub struct PrNode {
     pub labels: Option<Conn<Name>>,
     pub commits: Conn<CommitWrap>,
     pub review_threads: Conn<ThreadNode>,
-    pub reviews: Conn<ReviewNode>,
+    /// Null where the schema allows it (`PullRequestReviewConnection`): no reviews then.
+    #[serde(default)]
+    pub reviews: Option<Conn<ReviewNode>>,
     pub comments: Conn<CommentNode>,
     /// Asked only for a job that judges required checks alone.
     #[serde(default)]
@@ -216,7 +236,9 @@ pub struct Oid {
 #[serde(rename_all = "camelCase")]
 pub struct QueueLineNode {
     pub position: u32,
-    pub pull_request: NumberNode,
+    /// Null when the token cannot see that PR: its place still counts.
+    #[serde(default)]
+    pub pull_request: Option<NumberNode>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,6 +4,7 @@
 
 mod limits;
 mod logs;
+mod nulls;
 mod pipelines;
 mod queue;
 mod rebase;

@@ -39,6 +39,7 @@ impl World {
             held_answers: 0,
             auto_merge_executes: true,
             missing_fields: Vec::new(),
+            null_fields: Vec::new(),
             enterprise: false,
             rate: RateLimit {
                 limit: 5000,

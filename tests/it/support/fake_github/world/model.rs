@@ -301,6 +301,11 @@ pub struct World {
     /// Fields this server lacks, as (type, field): a document using one is refused with
     /// GitHub's "Field 'x' doesn't exist on type 'Y'" (an older GitHub Enterprise Server).
     pub missing_fields: Vec<(String, String)>,
+    /// Fields answered null wherever they are asked, as (type, field): what GitHub may answer
+    /// where the schema lets a field be null (a deleted author, a commit no user made, an
+    /// unreadable connection). Only nullable fields belong here: the executor refuses a null
+    /// for a non-null one.
+    pub null_fields: Vec<(String, String)>,
     /// GitHub Enterprise Server: `PullRequest.mergeStateStatus` exists only for requests whose
     /// `Accept` names the `merge-info-preview` media type, as on a real GHES.
     pub enterprise: bool,

@@ -33,6 +33,9 @@ pub struct Project {
     pub approvals_required: usize,
     /// Merge trains (with merged results pipelines): armed MRs merge only through the train.
     pub merge_trains: bool,
+    /// The token's user is only a Developer here: the train list (`GET …/merge_trains/:branch`,
+    /// Maintainer only on some installs) answers 403; an MR's own car can still be read.
+    pub train_list_forbidden: bool,
     /// Members by username with their access level (30 Developer, 40 Maintainer …); the
     /// viewer is a Maintainer besides.
     pub members: Vec<(String, u32)>,
