@@ -333,7 +333,7 @@ impl GitHub {
     ) -> Result<Vec<T>, ForgeError> {
         let mut cursor = first.next_cursor();
         let mut items = first.into_nodes();
-        let query = queries::page_query(paged);
+        let query = queries::page_query(paged, self.features.get());
         while let Some(after) = cursor {
             let data = self
                 .graphql(

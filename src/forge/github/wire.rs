@@ -389,7 +389,12 @@ pub struct ThreadNode {
 #[serde(rename_all = "camelCase")]
 pub struct CommentNode {
     pub id: String,
+    /// A server without `fullDatabaseId` (see [`CommentNode::number`]).
+    #[serde(default)]
     pub database_id: Option<u64>,
+    /// GraphQL's `BigInt`, a decimal string.
+    #[serde(default)]
+    pub full_database_id: Option<String>,
     pub author: Option<Login>,
     #[serde(default)]
     pub body: String,
@@ -410,7 +415,12 @@ pub struct CommentNode {
 #[serde(rename_all = "camelCase")]
 pub struct ReviewNode {
     pub id: String,
+    /// A server without `fullDatabaseId` (see [`ReviewNode::number`]).
+    #[serde(default)]
     pub database_id: Option<u64>,
+    /// GraphQL's `BigInt`, a decimal string.
+    #[serde(default)]
+    pub full_database_id: Option<String>,
     pub author: Option<Login>,
     pub state: String,
     #[serde(default)]
@@ -422,6 +432,26 @@ pub struct ReviewNode {
     pub last_edited_at: Option<String>,
     #[serde(default)]
     pub editor: Option<Login>,
+}
+
+/// The number a comment or review goes by in REST and on its page: `fullDatabaseId` (a
+/// decimal string), or the deprecated `databaseId` where the server has no other.
+fn database_number(full: Option<&str>, old: Option<u64>) -> Option<u64> {
+    full.and_then(|n| n.trim().parse().ok()).or(old)
+}
+
+impl CommentNode {
+    /// Its number: see [`database_number`].
+    pub fn number(&self) -> Option<u64> {
+        database_number(self.full_database_id.as_deref(), self.database_id)
+    }
+}
+
+impl ReviewNode {
+    /// Its number: see [`database_number`].
+    pub fn number(&self) -> Option<u64> {
+        database_number(self.full_database_id.as_deref(), self.database_id)
+    }
 }
 
 /// One node of a pull request `search`.
@@ -596,12 +626,12 @@ fn edit(last_edited_at: Option<&str>, editor: Option<Login>) -> Option<Edit> {
 
 pub fn comment(c: CommentNode) -> Comment {
     Comment {
+        database_id: c.number(),
         updated_at: wire_time(c.updated_at.as_deref()),
         created_at: wire_time(c.created_at.as_deref()),
         edit: edit(c.last_edited_at.as_deref(), c.editor),
         pending: c.state.as_deref() == Some("PENDING"),
         id: c.id,
-        database_id: c.database_id,
         author: login(c.author),
         body: c.body,
         url: c.url,
@@ -610,12 +640,12 @@ pub fn comment(c: CommentNode) -> Comment {
 
 pub fn review(r: ReviewNode) -> Option<Review> {
     Some(Review {
+        database_id: r.number(),
         state: ReviewState::parse(&r.state)?,
         submitted_at: wire_time(r.submitted_at.as_deref()),
         updated_at: wire_time(r.updated_at.as_deref()),
         edit: edit(r.last_edited_at.as_deref(), r.editor),
         id: r.id,
-        database_id: r.database_id,
         author: login(r.author),
         body: r.body,
         url: r.url,

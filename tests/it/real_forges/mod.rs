@@ -2,6 +2,7 @@
 //! that name no time, merged-results pipelines, queue removals on the timeline, logs on
 //! another host, reopened PRs.
 
+mod ids;
 mod limits;
 mod logs;
 mod nulls;
