@@ -3,6 +3,10 @@
 //! refuses a document for naming it, so each costs at most one refused document per run.
 
 /// Which optional parts of the schema the client asks for.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent parts of the schema, each turned off on its own refusal"
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
     /// `Ref.compare`: without it, behind is read from `mergeStateStatus` alone.
