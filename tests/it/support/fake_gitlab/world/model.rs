@@ -19,6 +19,10 @@ pub(in super::super) fn stamp(t: DateTime<Utc>) -> String {
 }
 
 /// A project's settings.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent settings of a project, as GitLab has them"
+)]
 #[derive(Debug, Clone)]
 pub struct Project {
     pub id: u64,
