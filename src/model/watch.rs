@@ -374,6 +374,10 @@ pub struct Memory {
     /// Review feedback with the agent, until the tick after it is marked done.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback_sent: Option<crate::model::answers::FeedbackSent>,
+    /// The failure (as `handled_failure` keys it) whose fix waits while review feedback is
+    /// with the agent (one writer per branch): judged again once the feedback is answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_held_for: Option<String>,
     /// `head:check` keys re-run once for infrastructure reasons.
     pub infra_reruns: Vec<String>,
     /// When pr-monitor last re-ran checks: pending timeouts count from then.
@@ -392,12 +396,20 @@ pub struct Memory {
     pub behind: bool,
     /// The head pr-monitor asked the forge to update (never asked twice for one head).
     pub update_requested_for: Option<Sha>,
+    /// The head whose branch update the forge refused with a conflict: it conflicts with its
+    /// base though the forge's mergeability may not say so yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_conflict_for: Option<Sha>,
     /// pr-monitor updated this branch and waits for it to merge: it holds its base's turn.
     pub holds_update_turn: bool,
     /// The head pr-monitor tried to merge itself (never merged blind, never twice).
     pub merge_attempted_for: Option<Sha>,
     /// pr-monitor enabled the forge's auto-merge at least once.
     pub auto_merge_enabled_once: bool,
+    /// The forge refused to turn its auto-merge on for this head: not asked again until the
+    /// head or the settings change (see [`crate::core::decide::merge`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm_refused: Option<ArmRefusal>,
     /// Consecutive ticks that ended in an error.
     pub error_streak: u32,
     /// What the last tick saw.
@@ -442,6 +454,17 @@ pub struct Memory {
     /// under: when one of them leaves the list, both are forgotten.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trust_basis: Vec<String>,
+}
+
+/// The forge's refusal to turn its auto-merge on, as remembered: for which head, under which
+/// settings, and whether it said there is nothing to wait for (GitHub's "clean status"), which
+/// holds only while nothing blocks the PR.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmRefusal {
+    pub head: Sha,
+    /// The base, whether the repository allows auto-merge, and the merge method asked for.
+    pub settings: String,
+    pub clean: bool,
 }
 
 /// The `paused_reason` of a watch paused because its forge's token changed hands.

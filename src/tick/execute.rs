@@ -116,6 +116,9 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
                     format!("branch update requested ({method})"),
                 ),
                 Some(Err(ForgeError::MergeConflict(msg))) => {
+                    // A conflict from here on (see `Condition::conflict`): it follows the
+                    // conflict policy at the next decision.
+                    plan.status.memory.update_conflict_for = Some(expected_head.clone());
                     plan.status.pills.cnf = true;
                     plan.status.memory.holds_update_turn = false;
                     note(
@@ -286,6 +289,15 @@ fn enable_auto_merge(
             let msg = refusal.message();
             if unavailable {
                 plan.status.merge.choose(MergeVia::SelfMerge);
+            }
+            if merge_directly {
+                // Not asked again for this head: the merge falls to pr-monitor, as the job's
+                // self_merge says.
+                plan.status.memory.arm_refused = Some(crate::core::decide::merge::arm_refused(
+                    snap,
+                    method,
+                    !unavailable,
+                ));
             }
             let what = if unavailable && env.policy.self_merge {
                 format!("auto-merge is not available here, so pr-monitor merges itself ({msg})")
