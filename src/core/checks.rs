@@ -169,7 +169,11 @@ mod tests {
             ("branch-up-to-date", "", true),
             ("Freshness", "", true),
             ("check_behind_base", "", true),
-            ("gate", "The branch is out of date with main: rebase it.", true),
+            (
+                "gate",
+                "The branch is out of date with main: rebase it.",
+                true,
+            ),
             ("gate", "This branch is 3 commits behind main", true),
             ("lint", "", false),
             ("test", "error: assertion failed", false),
@@ -183,7 +187,11 @@ mod tests {
             };
             assert_eq!(is_freshness(&c), want, "{name}: {output}");
             c.state = CheckState::Passed;
-            assert_eq!(failing_freshness(&[c]), Vec::<String>::new(), "{name}: passing");
+            assert_eq!(
+                failing_freshness(&[c]),
+                Vec::<String>::new(),
+                "{name}: passing"
+            );
         }
     }
 

@@ -145,8 +145,8 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
     };
     // A branch update the forge refused with a conflict is a conflict, whatever its
     // mergeability says yet.
-    let conflict = snap.has_conflict()
-        || before.memory.update_conflict_for.as_ref() == Some(&snap.head.sha);
+    let conflict =
+        snap.has_conflict() || before.memory.update_conflict_for.as_ref() == Some(&snap.head.sha);
     let freshness = if updatable && snap.is_behind() && !conflict && !snap.draft {
         checks::failing_freshness(&judged)
     } else {

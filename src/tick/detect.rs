@@ -184,7 +184,7 @@ pub fn failed_logs(
     let Some(failed) = to_read(snap, policy) else {
         return;
     };
-    snap.failed_logs = read_failures(forge, store, snap, policy, failed, remember);
+    snap.failed_logs = read_failures(forge, store, snap, policy, &failed, remember);
 }
 
 /// Fills `snap.queue_failures` when the PR's head, last seen in the merge queue or train, is no
@@ -223,13 +223,13 @@ pub fn queue_failures(
         .filter(|c| c.state == CheckState::Pending)
         .map(|c| c.name.clone())
         .collect();
-    let failed = checks::newest(&group_checks)
+    let failed: Vec<Check> = checks::newest(&group_checks)
         .into_iter()
         .filter(|c| c.state == CheckState::Failed)
         .take(MAX_FAILED_LOGS)
         .cloned()
         .collect();
-    snap.queue_failures = read_failures(forge, store, snap, policy, failed, remember);
+    snap.queue_failures = read_failures(forge, store, snap, policy, &failed, remember);
 }
 
 /// The `failed` checks (up to five), each with its log tail and classification.
@@ -238,7 +238,7 @@ fn read_failures(
     store: &mut dyn LogCache,
     snap: &Snapshot,
     policy: &Policy,
-    failed: Vec<Check>,
+    failed: &[Check],
     remember: bool,
 ) -> Vec<FailedCheck> {
     // A kept verdict that no longer reads back is no verdict: the log is read again.
@@ -394,7 +394,12 @@ mod tests {
                 ],
                 Some(vec![key(1), key(3)]),
             ),
-            ("at most five", false, many, Some((1..=5).map(key).collect())),
+            (
+                "at most five",
+                false,
+                many,
+                Some((1..=5).map(key).collect()),
+            ),
             (
                 "a failed check without a job: left to the acting phase",
                 false,
@@ -410,7 +415,10 @@ mod tests {
             (
                 "checks: required: an optional failure is never read",
                 true,
-                vec![optional(failed("a", Some(1))), check("b", CheckState::Passed)],
+                vec![
+                    optional(failed("a", Some(1))),
+                    check("b", CheckState::Passed),
+                ],
                 Some(vec![]),
             ),
             (

@@ -354,12 +354,7 @@ fn on_chunk_read(
                 }
             }
             if missing {
-                jobs.push((
-                    watch.pr.forge,
-                    read.snapshot.clone(),
-                    policy,
-                    cache,
-                ));
+                jobs.push((watch.pr.forge, read.snapshot.clone(), policy, cache));
             }
         }
     }

@@ -196,7 +196,9 @@ fn a_failing_freshness_check_on_a_behind_branch_updates_it_instead_of_reaching_t
     let env = TestEnv::new();
     env.gh.world(|w| {
         for (n, behind) in [(1, 2), (2, 0)] {
-            w.pr(REPO, n).behind(behind).head_commit(|c| c.by("fixer-bot"));
+            w.pr(REPO, n)
+                .behind(behind)
+                .head_commit(|c| c.by("fixer-bot"));
             w.check_run(REPO, n, "test").success();
             w.check_run(REPO, n, "branch-up-to-date")
                 .failure()
@@ -255,7 +257,11 @@ fn a_conflict_met_during_a_branch_update_follows_the_conflict_policy() {
             "{handler}: asked once"
         );
         assert_eq!(env.pills("octo/app#1")["cnf"], true, "{handler}");
-        let want: &[&str] = if handler == "agent" { &["conflict"] } else { &[] };
+        let want: &[&str] = if handler == "agent" {
+            &["conflict"]
+        } else {
+            &[]
+        };
         assert_eq!(inbox_kinds(&env), want, "{handler}");
     }
 }

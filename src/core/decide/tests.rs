@@ -1976,7 +1976,8 @@ fn a_remembered_refusal_to_arm_is_not_asked_again() {
     };
     let refused = |clean: bool| {
         let mut w = armed("a");
-        w.status.memory.arm_refused = Some(merge::arm_refused(&pending, MergeMethod::Squash, clean));
+        w.status.memory.arm_refused =
+            Some(merge::arm_refused(&pending, MergeMethod::Squash, clean));
         w
     };
     let mut blocked = pending.clone();
@@ -1991,8 +1992,18 @@ fn a_remembered_refusal_to_arm_is_not_asked_again() {
     let table: [(&str, Watch, &Snapshot, usize); 6] = [
         ("never refused", armed("a"), &pending, 1),
         ("refused for this head", refused(false), &pending, 0),
-        ("refused as clean, still unblocked", refused(true), &pending, 0),
-        ("refused as clean, blocked since", refused(true), &blocked, 1),
+        (
+            "refused as clean, still unblocked",
+            refused(true),
+            &pending,
+            0,
+        ),
+        (
+            "refused as clean, blocked since",
+            refused(true),
+            &blocked,
+            1,
+        ),
         ("refused for another head", on_b, &moved, 1),
         ("refused for another method", refused(false), &no_squash, 1),
     ];
