@@ -453,14 +453,7 @@ fn a_refused_auto_merge_is_asked_once_per_head_and_pr_monitor_merges_itself() {
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").in_progress();
     });
-    env.ok(&[
-        "watch",
-        "add",
-        "--agent",
-        "fixer",
-        "--merge-when-ready",
-        "octo/app#1",
-    ]);
+    env.watch_armed_for_fixer(&["octo/app#1"]);
     let enables = |env: &TestEnv| env.gh.requests().count("POST /graphql EnableAutoMerge");
     for _ in 0..3 {
         env.ok(&["run", "--force"]);

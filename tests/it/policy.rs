@@ -155,13 +155,7 @@ fn fix_and_feedback_never_reach_the_agent_in_the_same_tick() {
     });
     env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
     env.ok(&["run"]);
-    let kinds = |env: &TestEnv| -> Vec<String> {
-        let mut msgs = env.inbox_messages();
-        msgs.sort_by_key(|m| m["created_at"].as_str().unwrap_or_default().to_owned());
-        msgs.iter()
-            .map(|m| m["kind"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    };
+    let kinds = inbox_kinds;
     assert_eq!(kinds(&env), ["ci_failure"], "the fix goes first, alone");
     env.advance(30);
     env.ok(&["run", "--force"]);
@@ -205,15 +199,7 @@ fn a_failing_freshness_check_on_a_behind_branch_updates_it_instead_of_reaching_t
                 .log("error: the branch is behind main\n");
         }
     });
-    env.ok(&[
-        "watch",
-        "add",
-        "--agent",
-        "fixer",
-        "--merge-when-ready",
-        "octo/app#1",
-        "octo/app#2",
-    ]);
+    env.watch_armed_for_fixer(&["octo/app#1", "octo/app#2"]);
     env.ok(&["run"]);
     assert_eq!(env.gh.world(|w| w.branch_updates(REPO, 1)), 1);
     assert_eq!(env.pills("octo/app#1")["ci"], false);
