@@ -234,6 +234,10 @@ pub enum WatchCommand {
         /// moved).
         #[arg(long, value_name = "SHA")]
         trust_head: Option<String>,
+        /// The agent's checkout of the one PR added: `status PR` says when it is at another
+        /// commit than the head (read with git, never written).
+        #[arg(long, value_name = "PATH")]
+        checkout: Option<PathBuf>,
     },
     /// List watched PRs.
     Ls,

@@ -39,6 +39,7 @@ pub mod notify;
 pub mod store;
 
 pub mod address;
+pub mod checkout;
 pub mod clock;
 pub mod holder;
 pub mod http;

@@ -24,6 +24,8 @@ pub enum Paint {
     Warn,
     Dim,
     Bold,
+    /// No colour: the text as it is.
+    Plain,
 }
 
 impl Paint {
@@ -35,6 +37,7 @@ impl Paint {
             Paint::Warn => "33",
             Paint::Dim => "2",
             Paint::Bold => "1",
+            Paint::Plain => "0",
         }
     }
 }
@@ -80,7 +83,7 @@ impl Term {
 
     /// `text` in `paint` when colour is on.
     pub fn paint(&self, paint: Paint, text: &str) -> String {
-        if self.colour && !text.is_empty() {
+        if self.colour && !text.is_empty() && paint != Paint::Plain {
             format!("\u{1b}[{}m{text}\u{1b}[0m", paint.sgr())
         } else {
             text.to_owned()

@@ -443,8 +443,10 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
             merge_when_ready,
             auto_fix,
             trust_head,
+            checkout,
         } => {
             let prs = prs.iter().map(|p| app.pr(p)).collect::<Result<Vec<_>>>()?;
+            let checkout = owner::checkout_path(checkout.as_deref(), prs.len())?;
             let trust_head = match (&trust_head, prs.as_slice()) {
                 (None, _) => None,
                 (Some(sha), [pr]) => Some(owner::current_head(app, pr, sha)?),
@@ -507,6 +509,9 @@ fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
                 }
                 if let Some(head) = &trust_head {
                     owner::remember_vouched(app, pr, head)?;
+                }
+                if let Some(path) = &checkout {
+                    owner::remember_checkout(app, pr, path)?;
                 }
                 if !app.json {
                     if added {
@@ -710,12 +715,20 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
                 .ok_or_else(|| usage(format!("{} is not watched", pr.url())))?;
             let history = app.store.history(&pr, 20)?;
             let (holders, _) = held(app)?;
+            let checkout = w
+                .status
+                .memory
+                .checkout
+                .as_deref()
+                .zip(w.status.head_sha.as_ref())
+                .map(|(path, head)| crate::checkout::read(Path::new(path), head));
             let holder = holders.get(&w.id);
             if app.json {
                 let mut v = output::status_json(&w);
                 v["history"] = serde_json::to_value(&history)?;
                 v["picture"] = serde_json::to_value(&w.status.memory.picture)?;
                 v["held_by"] = output::held_json(holder);
+                v["checkout"] = output::checkout_json(&w, checkout.as_ref());
                 crate::outln!("{v}")?;
             } else {
                 let policy_auto_fix = app
@@ -724,7 +737,13 @@ fn status(app: &App, pr: Option<&PrArg>) -> Result<u8> {
                     .auto_fix;
                 crate::out!(
                     "{}",
-                    output::status_detail(&w, &history, app.now, policy_auto_fix)
+                    output::status_detail(
+                        &w,
+                        &history,
+                        app.now,
+                        policy_auto_fix,
+                        checkout.as_ref()
+                    )
                 )?;
                 if let Some(h) = holder {
                     crate::outln!("  held by    {}", output::describe_holder(h))?;

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::core::text::one_line;
 use crate::holder::Holder;
+use crate::model::checkout::Standing;
 use crate::model::watch::{HistoryEntry, Watch, Why};
 use crate::model::{Instant, PrState};
 use crate::terminal::Term;
@@ -101,6 +102,22 @@ fn queue_line(w: &Watch) -> Option<String> {
     ))
 }
 
+/// `status PR --json`'s `checkout`: the agent's checkout named by the watch, where it stands
+/// against the head (`standing`: at_head, behind, ahead, diverged, unreadable) and whether
+/// that is another commit (`stale`); null when the watch names none.
+pub fn checkout_json(w: &Watch, standing: Option<&Standing>) -> Value {
+    match (&w.status.memory.checkout, standing) {
+        (Some(path), Some(standing)) => {
+            let mut v = json!(standing);
+            v["path"] = json!(path);
+            v["stale"] = json!(standing.is_stale());
+            v
+        }
+        (Some(path), None) => json!({"path": path, "standing": null, "stale": null}),
+        _ => Value::Null,
+    }
+}
+
 /// `status --json` for many watches: an array.
 pub fn status_array(watches: &[Watch]) -> Value {
     Value::Array(watches.iter().map(status_json).collect())
@@ -121,12 +138,14 @@ pub fn pills_text(w: &Watch) -> String {
 
 /// `status PR`: the picture in detail, with recent history; times relative to `now`.
 ///
-/// `policy_auto_fix` is what the PR's policy says of auto-fix, shown beside an override.
+/// `policy_auto_fix` is what the PR's policy says of auto-fix, shown beside an override;
+/// `checkout` is where the agent's checkout stands, when the watch names one.
 pub fn status_detail(
     w: &Watch,
     history: &[HistoryEntry],
     now: Instant,
     policy_auto_fix: bool,
+    checkout: Option<&Standing>,
 ) -> String {
     let s = &w.status;
     let mut out = format!(
@@ -154,6 +173,13 @@ pub fn status_detail(
     if let (Some(agent), Some(Why::NotAgentCommit)) = (&w.agent, s.why) {
         out.push_str(&format!(
             "  stale      the head was pushed from elsewhere, not by {agent}: auto-fix leaves it to you\n"
+        ));
+    }
+    if let (Some(path), Some(standing), Some(head)) = (&s.memory.checkout, checkout, &s.head_sha) {
+        out.push_str(&format!(
+            "  checkout   {}: {}\n",
+            one_line(path),
+            one_line(&standing.words(head))
         ));
     }
     out.push_str(&format!("  pills      {}\n", pills_text(w)));

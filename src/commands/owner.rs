@@ -52,6 +52,35 @@ pub fn remember_vouched(app: &mut App, pr: &PrRef, head: &crate::model::Sha) -> 
     Ok(())
 }
 
+/// `watch add --checkout PATH`: the one PR's checkout, made absolute (it is read from
+/// wherever `status` runs). Refused (exit 2) with several PRs: a checkout holds one branch.
+pub fn checkout_path(path: Option<&std::path::Path>, prs: usize) -> Result<Option<String>> {
+    match (path, prs) {
+        (None, _) => Ok(None),
+        (Some(p), 1) => {
+            let absolute = std::path::absolute(p)
+                .map_err(|e| usage(format!("`--checkout {}`: {e}", p.display())))?;
+            Ok(Some(absolute.display().to_string()))
+        }
+        (Some(_), _) => Err(usage("`--checkout` names the checkout of one PR: name one")),
+    }
+}
+
+/// Keeps the agent's checkout of `pr` in its memory, and says so in its history.
+pub fn remember_checkout(app: &mut App, pr: &PrRef, path: &str) -> Result<()> {
+    let watch = app
+        .store
+        .watch(pr)?
+        .ok_or_else(|| usage(format!("{} is not watched; `watch add` it first", pr.url())))?;
+    if watch.status.memory.checkout.as_deref() == Some(path) {
+        return Ok(());
+    }
+    app.store
+        .update_memory(watch.id, |m| m.checkout = Some(path.to_owned()))?;
+    app.log(pr, format!("the agent's checkout is {path}"))?;
+    Ok(())
+}
+
 /// `fix PR --head SHA`: the owner vouches for that exact head, compare-and-set: refused
 /// (exit 2) when the head moved.
 pub fn vouch(app: &mut App, pr: &PrRef, sha: &str) -> Result<()> {

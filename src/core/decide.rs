@@ -31,6 +31,11 @@ pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 /// (seed 000).
 pub const AGENT_RUN_GRACE_SECS: i64 = 15;
 
+/// How long a closed (not merged) PR waits before it is looked at again, so one reopened is
+/// noticed within a day even when nothing names it. A merged PR cannot be reopened on either
+/// forge, and is not looked at again.
+pub const CLOSED_LOOK_SECS: i64 = 24 * 3600;
+
 /// Facts from outside the snapshot that the rules need.
 #[derive(Debug, Clone)]
 pub struct Context<'a> {
@@ -143,10 +148,9 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         crate::model::policy::UpdateBranch::Armed => before.merge.is_armed(),
         crate::model::policy::UpdateBranch::Always => true,
     };
-    // A branch update the forge refused with a conflict is a conflict, whatever its
+    // A branch update the forge refused or failed with a conflict is a conflict, whatever its
     // mergeability says yet.
-    let conflict =
-        snap.has_conflict() || before.memory.update_conflict_for.as_ref() == Some(&snap.head.sha);
+    let conflict = snap.has_conflict() || intents::update_failed(before, snap, ctx.intents);
     let freshness = if updatable && snap.is_behind() && !conflict && !snap.draft {
         checks::failing_freshness(&judged)
     } else {
@@ -314,12 +318,14 @@ pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
         d.status.pills = crate::model::watch::Pills::default();
         d.status.why = None;
         d.status.memory.fix = None;
+        let next_tick_at =
+            (snap.state == PrState::Closed).then(|| ctx.now + Duration::seconds(CLOSED_LOOK_SECS));
         return Plan {
             status: d.status,
             actions: d.actions,
             history: d.history,
             seen: d.seen,
-            next_tick_at: None,
+            next_tick_at,
             resolved_intents: d.resolved_intents,
             needs_evidence: false,
         };

@@ -33,6 +33,27 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize, held: Masker) -> String {
     out
 }
 
+/// The text of a document read from somewhere in its middle (the last part of a long log):
+/// its first line, which may be a part of one, dropped; and when a private-key block's end
+/// comes before any beginning (the read began inside the block), everything through that end
+/// dropped too, so no key material that cannot be recognised as such is kept.
+pub fn from_middle(text: &str) -> &str {
+    let rest = text.split_once('\n').map_or("", |(_, rest)| rest);
+    let end = rest.find("-----END ").filter(|&end| {
+        rest[end..]
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end().ends_with("PRIVATE KEY-----"))
+    });
+    match end {
+        Some(end) if !rest[..end].contains("-----BEGIN ") => {
+            let after = &rest[end..];
+            after.split_once('\n').map_or("", |(_, rest)| rest)
+        }
+        _ => rest,
+    }
+}
+
 /// Feedback written by people (review bodies, comments) made fit for an agent: every line
 /// masked like a log line, and at most `max_bytes` kept from the start, with a note of what was
 /// cut.
@@ -162,6 +183,29 @@ mod tests {
         let raw = "aaaa\nbbbb\ncccc";
         assert_eq!(tail(raw, 10, 4, none), "cccc");
         assert_eq!(tail("ééé", 1, 3, none), "é", "never splits a character");
+    }
+
+    #[test]
+    fn a_text_read_from_the_middle_drops_its_partial_line_and_a_keys_remainder() {
+        let table = [
+            ("ror: half a line\nsecond\nthird\n", "second\nthird\n"),
+            ("no newline at all", ""),
+            (
+                "AAAA\nBBBBkeymaterial\n-----END RSA PRIVATE KEY-----\nerror: failed\n",
+                "error: failed\n",
+            ),
+            (
+                "x\n-----BEGIN RSA PRIVATE KEY-----\nK\n-----END RSA PRIVATE KEY-----\nok\n",
+                "-----BEGIN RSA PRIVATE KEY-----\nK\n-----END RSA PRIVATE KEY-----\nok\n",
+            ),
+            (
+                "x\n-----END CERTIFICATE-----\nok\n",
+                "-----END CERTIFICATE-----\nok\n",
+            ),
+        ];
+        for (read, kept) in table {
+            assert_eq!(from_middle(read), kept, "{read:?}");
+        }
     }
 
     #[test]

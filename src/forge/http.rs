@@ -15,6 +15,7 @@ use crate::address::{Address, is_https_or_loopback, is_loopback};
 use crate::forge::ForgeError;
 use crate::forge::deadline::{Deadline, Limits};
 use crate::forge::rate::{self, RateFigures};
+use crate::forge::tail;
 use crate::forge::wait::{self, GIVE_UP_BLOCK, Limit, rate_limit_sleep};
 use crate::locked::{Gate, Locked};
 
@@ -343,6 +344,19 @@ impl HttpClient {
         idem: Idempotency,
         token: &str,
     ) -> Result<Response, ForgeError> {
+        self.send_with(method, url, body, idem, token, None)
+    }
+
+    /// [`HttpClient::send_as`], asking only for the document's last `tail` bytes when given.
+    fn send_with(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        idem: Idempotency,
+        token: &str,
+        tail: Option<u64>,
+    ) -> Result<Response, ForgeError> {
         check_url(url).map_err(ForgeError::Unexpected)?;
         let mut attempt = 0;
         let mut waits = 0;
@@ -358,7 +372,7 @@ impl HttpClient {
                 }
                 self.blocked_until.set(None);
             }
-            let outcome = self.send_once(method, url, body, Some(token));
+            let outcome = self.send_once(method, url, body, Some(token), tail);
             let transient = match outcome {
                 Ok(resp) if resp.0.status >= 500 => {
                     ForgeError::Transient(format!("HTTP {} from {}", resp.0.status, path_of(url)))
@@ -432,35 +446,41 @@ impl HttpClient {
         }
     }
 
-    /// Reads a plain-text document such as a job log: one redirect is followed without
-    /// credentials (logs live on a blob host); 404 and 410 mean there is none.
-    pub fn get_text(&self, url: &str) -> Result<Option<String>, ForgeError> {
-        self.get_text_as(url, &self.token)
+    /// The last part of a plain-text document such as a job log: at most
+    /// [`tail::LOG_TAIL_BYTES`], asked for with `Range` (an answer that ignores it is read as
+    /// a stream and cut), its first partial line dropped. One redirect is followed without
+    /// credentials (logs live on a blob host); 404 and 410 mean there is none, 416 (a range
+    /// of an empty document) an empty one.
+    pub fn get_tail(&self, url: &str) -> Result<Option<String>, ForgeError> {
+        self.get_tail_as(url, &self.token)
     }
 
-    /// [`HttpClient::get_text`] with another bearer token than the client's own.
-    pub fn get_text_as(&self, url: &str, token: &str) -> Result<Option<String>, ForgeError> {
-        let resp = self.send_as("GET", url, None, Idempotency::Retry, token)?;
+    /// [`HttpClient::get_tail`] with another bearer token than the client's own.
+    pub fn get_tail_as(&self, url: &str, token: &str) -> Result<Option<String>, ForgeError> {
+        let tail = Some(tail::LOG_TAIL_BYTES);
+        let resp = self.send_with("GET", url, None, Idempotency::Retry, token, tail)?;
         let resp = match (resp.status, &resp.location) {
-            (301 | 302 | 303 | 307 | 308, Some(location)) => self.fetch_plain(location)?,
+            (301 | 302 | 303 | 307 | 308, Some(location)) => self.fetch_plain(location, tail)?,
             _ => resp,
         };
         match resp.status {
-            200 => Ok(Some(resp.body)),
+            200 | 206 => Ok(Some(resp.body)),
+            416 => Ok(Some(String::new())),
             404 | 410 => Ok(None),
             _ => Err(status_error(&resp)),
         }
     }
 
-    /// Fetches a URL without credentials (a redirect target on a blob host).
-    pub fn fetch_plain(&self, url: &str) -> Result<Response, ForgeError> {
+    /// Fetches a URL without credentials (a redirect target on a blob host), only its last
+    /// `tail` bytes when given.
+    fn fetch_plain(&self, url: &str, tail: Option<u64>) -> Result<Response, ForgeError> {
         check_url(url).map_err(ForgeError::Unexpected)?;
         let mut attempt = 0;
         loop {
             if let Some(refused) = self.deadline.refusal(&host_of(url)) {
                 return Err(refused);
             }
-            match self.send_once("GET", url, None, None) {
+            match self.send_once("GET", url, None, None, tail) {
                 Ok((resp, _)) if resp.status < 500 => return Ok(resp),
                 Ok((resp, _)) if attempt >= RETRIES => {
                     return Err(ForgeError::Transient(format!(
@@ -485,6 +505,7 @@ impl HttpClient {
         url: &str,
         body: Option<&serde_json::Value>,
         auth: Option<&str>,
+        tail: Option<u64>,
     ) -> Result<(Response, Option<Limit>), ForgeError> {
         self.requests.update(|n| *n += 1);
         let started = std::time::Instant::now();
@@ -493,6 +514,7 @@ impl HttpClient {
             url,
             body,
             auth,
+            tail,
         });
         let status = answered.as_ref().ok().map(|(resp, _)| resp.status);
         self.record(method, url, body, status, started);
@@ -506,6 +528,7 @@ impl HttpClient {
             url,
             body,
             auth,
+            tail,
         } = call;
         let agent = self.agent_for(url);
         // Held until the answer is read, so the connection is back in the pool when it opens.
@@ -520,6 +543,10 @@ impl HttpClient {
         };
         let builder = match auth {
             Some(token) => builder.header("Authorization", format!("Bearer {token}")),
+            None => builder,
+        };
+        let builder = match tail {
+            Some(n) => builder.header("Range", tail::range(n)),
             None => builder,
         };
         let result = if let Some(json) = body {
@@ -551,25 +578,20 @@ impl HttpClient {
                 self.note_rate(figures);
             }
         }
+        let (bytes, from_middle) = match tail {
+            Some(n) => self.read_tail(&mut resp, n, url)?,
+            None => (self.read_whole(&mut resp, url)?, false),
+        };
         // Decoded lossily: a job log may hold any bytes, and one that is not UTF-8 must not
         // make the rest of it unreadable (JSON answers are UTF-8 by their specification).
-        let bytes = resp
-            .body_mut()
-            .with_config()
-            .limit(64 * 1024 * 1024)
-            .read_to_vec()
-            .map_err(|e| {
-                if matches!(e, ureq::Error::Timeout(_)) {
-                    self.deadline.note_hang();
-                }
-                ForgeError::Transient(format!(
-                    "reading the answer from {} failed: {e}",
-                    path_of(url)
-                ))
-            })?;
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        let text = if from_middle {
+            crate::core::logs::from_middle(&text).to_owned()
+        } else {
+            text
         };
         // GraphQL's primary limit arrives as HTTP 200 with `errors[].type: RATE_LIMITED`: it is
         // waited for (or deferred to) its reset exactly like REST's 403/429.
@@ -593,6 +615,48 @@ impl HttpClient {
 }
 
 impl HttpClient {
+    /// An answer's whole body (at most 64 MiB).
+    fn read_whole(
+        &self,
+        resp: &mut ureq::http::Response<ureq::Body>,
+        url: &str,
+    ) -> Result<Vec<u8>, ForgeError> {
+        resp.body_mut()
+            .with_config()
+            .limit(64 * 1024 * 1024)
+            .read_to_vec()
+            .map_err(|e| self.read_error(&e, url))
+    }
+
+    /// The last `n` bytes of an answer to a ranged request, streamed (a host may ignore the
+    /// range and send the whole document), and whether they start past the document's first
+    /// byte.
+    fn read_tail(
+        &self,
+        resp: &mut ureq::http::Response<ureq::Body>,
+        n: u64,
+        url: &str,
+    ) -> Result<(Vec<u8>, bool), ForgeError> {
+        let partial = resp.status().as_u16() == 206
+            && tail::starts_past_the_beginning(header(resp, "content-range").as_deref());
+        let keep = usize::try_from(n).unwrap_or(usize::MAX);
+        let (bytes, dropped) = tail::last_bytes(resp.body_mut().as_reader(), keep)
+            .map_err(|e| self.read_error(&ureq::Error::Io(e), url))?;
+        Ok((bytes, partial || dropped))
+    }
+
+    /// A failed read of an answer's body as a [`ForgeError`]; a timeout counts against the
+    /// forge.
+    fn read_error(&self, e: &ureq::Error, url: &str) -> ForgeError {
+        if matches!(e, ureq::Error::Timeout(_)) {
+            self.deadline.note_hang();
+        }
+        ForgeError::Transient(format!(
+            "reading the answer from {} failed: {e}",
+            path_of(url)
+        ))
+    }
+
     /// A transport failure as a [`ForgeError`]; a timeout counts against the forge.
     fn transport_error(&self, e: &ureq::Error, url: &str) -> ForgeError {
         if matches!(e, ureq::Error::Timeout(_)) {
@@ -610,6 +674,8 @@ struct Attempt<'a> {
     body: Option<&'a serde_json::Value>,
     /// The bearer token; `None` for a request without credentials.
     auth: Option<&'a str>,
+    /// Only the document's last bytes, this many, are wanted (a `Range` is sent).
+    tail: Option<u64>,
 }
 
 /// The `Accept` header of a GitHub request: GraphQL asks for the `merge-info-preview` media

@@ -12,6 +12,7 @@ pub mod github;
 pub mod gitlab;
 pub mod http;
 pub mod rate;
+pub mod tail;
 pub mod wait;
 
 use std::fmt;
@@ -204,7 +205,9 @@ pub trait Forge {
         ))
     }
 
-    /// The plain-text log of one job of `repo`, or `None` when the forge keeps none.
+    /// The last part of the plain-text log of one job of `repo` (at most
+    /// [`tail::LOG_TAIL_BYTES`], without its first partial line), or `None` when the forge
+    /// keeps none.
     fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError>;
 
     /// The annotations each check run reported (a text per run, a line per annotation:

@@ -5,6 +5,7 @@
 
 pub mod answers;
 pub mod branch;
+pub mod checkout;
 pub mod intent;
 pub mod message;
 pub mod nudge;
@@ -651,6 +652,14 @@ pub struct Snapshot {
     /// server has merge queues; empty elsewhere).
     #[serde(default)]
     pub queue_removals: Vec<QueueRemoval>,
+    /// A branch update the forge makes in the background is under way (GitLab's rebase:
+    /// `rebase_in_progress`).
+    #[serde(default)]
+    pub update_in_progress: bool,
+    /// The forge's word that its last background branch update failed (GitLab's `merge_error`
+    /// after a rebase), when none is under way.
+    #[serde(default)]
+    pub update_error: Option<String>,
 }
 
 /// Whether `labels` carry `want`. Label names are compared in any letter case, as the forges

@@ -396,10 +396,11 @@ pub struct Memory {
     pub behind: bool,
     /// The head pr-monitor asked the forge to update (never asked twice for one head).
     pub update_requested_for: Option<Sha>,
-    /// The head whose branch update the forge refused with a conflict: it conflicts with its
-    /// base though the forge's mergeability may not say so yet.
+    /// The head whose update the forge refused with a conflict (GitHub) or tried in the
+    /// background and failed (GitLab's rebase ending in `merge_error`): it conflicts with its
+    /// base until it moves.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub update_conflict_for: Option<Sha>,
+    pub update_failed_for: Option<Sha>,
     /// pr-monitor updated this branch and waits for it to merge: it holds its base's turn.
     pub holds_update_turn: bool,
     /// The head pr-monitor tried to merge itself (never merged blind, never twice).
@@ -454,6 +455,10 @@ pub struct Memory {
     /// under: when one of them leaves the list, both are forgotten.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trust_basis: Vec<String>,
+    /// The agent's checkout of this PR (`watch add PR --checkout PATH`), an absolute path:
+    /// `status PR` says when it is at another commit than the head. Read, never written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<String>,
 }
 
 /// The forge's refusal to turn its auto-merge on, as remembered: for which head, under which

@@ -244,6 +244,16 @@ impl Store {
         Ok(())
     }
 
+    /// Makes a closed watch due at `now` (a listing found its PR open again): the tick that
+    /// reads it open notes it reopened. Returns false when `pr` is no closed watch.
+    pub fn look_again(&mut self, pr: &PrRef, now: Instant) -> Result<bool> {
+        Ok(self.conn.execute(
+            "UPDATE watches SET next_tick_at = ?4
+             WHERE forge = ?1 AND repo = ?2 AND number = ?3 AND state = 'closed'",
+            params![pr.forge.as_str(), pr.repo, Uint(pr.number), ts(now)],
+        )? == 1)
+    }
+
     /// Stops watching `pr`. Returns false when it was not watched.
     pub fn remove_watch(&mut self, pr: &PrRef) -> Result<bool> {
         Ok(self.conn.execute(

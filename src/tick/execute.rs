@@ -118,7 +118,7 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
                 Some(Err(ForgeError::MergeConflict(msg))) => {
                     // A conflict from here on (see `Condition::conflict`): it follows the
                     // conflict policy at the next decision.
-                    plan.status.memory.update_conflict_for = Some(expected_head.clone());
+                    plan.status.memory.update_failed_for = Some(expected_head.clone());
                     plan.status.pills.cnf = true;
                     plan.status.memory.holds_update_turn = false;
                     note(

@@ -2,9 +2,10 @@
 //! listed on the forge, and `mine:` entries searched for the owner's open PRs on any
 //! repository (each at most once per `idle_poll_sec` per job and entry); every open PR found
 //! (matching a `repo:` entry's filters) is watched under the job. A PR that leaves a listing
-//! stays watched until it merges or closes, like one dropped from a job's file. A listing that
-//! fails is reported and retried next run; it never stops the tick. `branch:` entries are
-//! watched by [`super::branches`].
+//! stays watched until it merges or closes, like one dropped from a job's file. A closed PR a
+//! listing finds open again (reopened) is looked at in this run. A listing that fails is
+//! reported and retried next run; it never stops the tick. `branch:` entries are watched by
+//! [`super::branches`].
 
 use anyhow::Result;
 use chrono::Duration;
@@ -29,6 +30,8 @@ pub fn sync(app: &mut App) -> Result<Vec<String>> {
         };
         let wait = Duration::seconds(i64::try_from(policy.idle_poll_sec).unwrap_or(300));
         for entry in &job.watch {
+            // Listings find open PRs only; a `pr:` entry says nothing of its state.
+            let listing = !matches!(entry, Entry::Pr(_));
             let found = match entry {
                 Entry::Pr(pr) => Ok(vec![pr.clone()]),
                 Entry::Repo(rw) => listed(app, job, wait, (rw.forge, &rw.repo), |f| {
@@ -49,6 +52,8 @@ pub fn sync(app: &mut App) -> Result<Vec<String>> {
                         if app.store.watch(&pr)?.is_none() {
                             app.store.add_watch(&pr, &new, app.now)?;
                             said.push(format!("watching {} (job {})", pr.url(), job.name));
+                        } else if listing && app.store.look_again(&pr, app.now)? {
+                            said.push(format!("{} is open again (job {})", pr.url(), job.name));
                         }
                     }
                 }

@@ -4,6 +4,7 @@
 
 pub mod branch_view;
 pub mod chip;
+pub mod columns;
 pub mod html;
 pub mod palette;
 pub mod status_page;

@@ -3,13 +3,13 @@
 //! (errors and lit pills first), then a summary line of counts. Pure: watches, the clock and a
 //! [`Term`] in, text out.
 
-use crate::core::text::clip;
 use crate::core::text::one_line;
 use crate::model::watch::Ci;
 use crate::model::watch::Watch;
 use crate::model::{Instant, PrState};
 use crate::terminal::{Paint, Term};
 use crate::view::chip::{Chip, Tone};
+use crate::view::columns::{Column, Keep};
 use crate::view::when::relative;
 
 /// How much a PR needs its owner: lower first.
@@ -73,63 +73,72 @@ fn tone_paint(tone: Tone) -> Paint {
     }
 }
 
-/// One line of `status`.
+/// The columns of `status`, one row per watch, and what each gives up on a narrow terminal:
+/// the title is clipped, then dropped; then the next tick (or `paused`), the PR's own auto-fix
+/// override, the why and the error (clipped to 24 cells), and the repository go, in that
+/// order. The chip and the pills always show.
+fn columns(watches: &[&Watch], now: Instant) -> Vec<Column> {
+    let column =
+        |keep: Keep, sep: &'static str, cell: &dyn Fn(&Watch) -> Vec<(String, Paint)>| Column {
+            keep,
+            sep,
+            cells: watches.iter().map(|w| cell(w)).collect(),
+        };
+    let open = |w: &Watch| w.status.state == PrState::Open;
+    vec![
+        column(Keep::Always, " ", &|w| {
+            let chip = Chip::of(w);
+            vec![(
+                format!("{} {}", w.pr.short(), chip.text()),
+                tone_paint(chip.tone()),
+            )]
+        }),
+        column(Keep::Drop(4), " ", &|w| {
+            vec![(w.pr.repo.clone(), Paint::Dim)]
+        }),
+        column(Keep::Always, " ", &pills),
+        column(Keep::Shrink { rank: 3, min: 24 }, " · ", &|w| {
+            let mut note = Vec::new();
+            if let Some(e) = &w.last_error {
+                note.push((format!("error: {}", one_line(e)), Paint::Bad));
+            }
+            if let Some(why) = w.status.why.filter(|_| open(w)) {
+                note.push((why.words(w.status.attempts), Paint::Bold));
+            }
+            note
+        }),
+        column(Keep::Drop(2), " ", &|w| {
+            w.auto_fix
+                .filter(|_| open(w))
+                .map(|own| (auto_fix_words(own).to_owned(), Paint::Warn))
+                .into_iter()
+                .collect()
+        }),
+        column(Keep::Drop(1), " ", &|w| {
+            if w.paused {
+                vec![("paused".to_owned(), Paint::Warn)]
+            } else if let Some(next) = w.next_tick_at.filter(|_| open(w)) {
+                vec![(format!("next {}", relative(next, now)), Paint::Dim)]
+            } else {
+                Vec::new()
+            }
+        }),
+        column(Keep::Fill, " ", &|w| {
+            let title = one_line(w.status.title.as_deref().unwrap_or(""));
+            if title.is_empty() {
+                Vec::new()
+            } else {
+                vec![(title, Paint::Plain)]
+            }
+        }),
+    ]
+}
+
+/// One line of `status`, alone (a run's line for a PR).
 pub fn line(w: &Watch, now: Instant, term: Term) -> String {
-    let chip = Chip::of(w);
-    let mut parts: Vec<(String, Paint)> = vec![
-        (
-            format!("{} {}", w.pr.short(), chip.text()),
-            tone_paint(chip.tone()),
-        ),
-        (w.pr.repo.clone(), Paint::Dim),
-    ];
-    let lit = pills(w);
-    if !lit.is_empty() {
-        parts.push((
-            lit.iter()
-                .map(|(t, _)| t.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-            Paint::Bold,
-        ));
-    }
-    if let Some(e) = &w.last_error {
-        parts.push((format!("error: {}", one_line(e)), Paint::Bad));
-    }
-    if let Some(why) = w.status.why.filter(|_| w.status.state == PrState::Open) {
-        parts.push((why.words(w.status.attempts), Paint::Bold));
-    }
-    if let Some(own) = w.auto_fix.filter(|_| w.status.state == PrState::Open) {
-        parts.push((auto_fix_words(own).to_owned(), Paint::Warn));
-    }
-    if w.paused {
-        parts.push(("paused".to_owned(), Paint::Warn));
-    } else if w.status.state == PrState::Open
-        && let Some(next) = w.next_tick_at
-    {
-        parts.push((format!("next {}", relative(next, now)), Paint::Dim));
-    }
-    let title = one_line(w.status.title.as_deref().unwrap_or(""));
-    let used: usize = parts.iter().map(|(t, _)| t.chars().count() + 2).sum();
-    let title = match term.width {
-        Some(width) if width.saturating_sub(used) < 8 => String::new(),
-        Some(width) => clip(&title, width - used),
-        None => title,
-    };
-    let mut out = Vec::new();
-    for (i, (text, paint)) in parts.iter().enumerate() {
-        if i == 2 && !lit.is_empty() {
-            // Each pill in its own colour.
-            let painted: Vec<String> = lit.iter().map(|(t, p)| term.paint(*p, t)).collect();
-            out.push(painted.join(" "));
-        } else {
-            out.push(term.paint(*paint, text));
-        }
-    }
-    if !title.is_empty() {
-        out.push(title);
-    }
-    out.join("  ")
+    crate::view::columns::render(&columns(&[w], now), term)
+        .pop()
+        .unwrap_or_default()
 }
 
 /// `5 watched: 3 open, 1 merged, 1 closed · ci 1 · cmt 1 · 1 error · 1 paused`.
@@ -171,11 +180,11 @@ pub fn summary(watches: &[Watch]) -> String {
     out
 }
 
-/// The whole of `status`: the lines by need, then the summary.
+/// The whole of `status`: the lines by need, in aligned columns, then the summary.
 pub fn render(watches: &[Watch], now: Instant, term: Term) -> String {
     let mut out = String::new();
-    for w in by_need(watches) {
-        out.push_str(&line(w, now, term));
+    for line in crate::view::columns::render(&columns(&by_need(watches), now), term) {
+        out.push_str(&line);
         out.push('\n');
     }
     out.push_str(&summary(watches));

@@ -459,7 +459,8 @@ fn armed_mr_about_to_rebase() -> GitLabEnv {
     env
 }
 
-fn rebases(env: &GitLabEnv) -> usize {
+/// How many rebases were asked for (`PUT …/rebase`).
+pub(crate) fn rebases(env: &GitLabEnv) -> usize {
     env.gl
         .requests()
         .count("PUT /projects/{id}/merge_requests/{iid}/rebase")

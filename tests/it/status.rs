@@ -222,3 +222,69 @@ fn a_pr_never_read_is_never_shown_green_and_a_draft_says_so() {
     assert!(status.contains("PR #2 draft"), "{status}");
     assert!(page().contains("A draft"), "{}", page());
 }
+
+/// `status` on terminals 80, 120 and 200 columns wide (`COLUMNS`): the columns line up (each
+/// repository starts at the same cell), no row is wider than the terminal, and what does not
+/// fit goes least useful first: the title, then the next tick, then the why is clipped; the
+/// chip, the repository and the pills stay.
+#[test]
+fn status_lines_up_its_columns_and_degrades_at_80_120_and_200_columns() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr("octo/app", 1)
+            .title("Teach the parser to read nested generics without looping forever");
+        w.check_run("octo/app", 1, "lint").failure();
+        w.pr("octo/app", 22).title("Bump serde");
+        w.pr("octo/website", 345).title("文書のタイトルを直す");
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "octo/app#1",
+        "octo/app#22",
+        "octo/website#345",
+    ]);
+    env.ok(&["run"]);
+    let status = |columns: &str| {
+        let out = env
+            .command_for(&["status"])
+            .env("COLUMNS", columns)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<String> = text.lines().take(3).map(str::to_owned).collect();
+        let limit: usize = columns.parse().unwrap();
+        for row in &rows {
+            assert!(
+                pr_monitor::view::columns::width(row) <= limit,
+                "{row:?} is wider than {limit}:\n{text}"
+            );
+        }
+        let starts: Vec<usize> = rows
+            .iter()
+            .map(|r| {
+                let at = r.find("octo/").unwrap_or_else(|| panic!("{r:?}"));
+                pr_monitor::view::columns::width(&r[..at])
+            })
+            .collect();
+        assert!(starts.windows(2).all(|w| w[0] == w[1]), "{text}");
+        text
+    };
+    let wide = status("200");
+    assert!(wide.contains("looping forever"), "{wide}");
+    assert!(wide.contains("文書のタイトルを直す"), "{wide}");
+    assert!(wide.contains("next in "), "{wide}");
+    let middle = status("120");
+    assert!(
+        middle.contains("Bump serde") && middle.contains('…'),
+        "{middle}"
+    );
+    let narrow = status("80");
+    assert!(!narrow.contains("Bump serde"), "{narrow}");
+    assert!(
+        narrow.contains("octo/website") && narrow.contains("  ci  "),
+        "{narrow}"
+    );
+    assert!(narrow.contains("yours: "), "{narrow}");
+}

@@ -84,16 +84,20 @@ fn each_service_is_rated_two_or_better() {
 #[test]
 fn the_oneshot_has_a_start_timeout_and_the_services_a_private_umask_and_credentials() {
     for name in SERVICES {
+        // A dynamic user's state folders live in /var/lib/private, which only root may enter:
+        // the report folder could not be read by anyone.
         let text = std::fs::read_to_string(units().join(name)).unwrap();
         for key in [
-            "DynamicUser=yes",
-            "StateDirectory=pr-monitor",
+            "\nUser=pr-monitor\n",
+            "StateDirectory=pr-monitor\n",
+            "ReadWritePaths=/var/lib/pr-monitor-report\n",
             "ConfigurationDirectory=pr-monitor",
             "LoadCredential=github-token:",
             "UMask=0077",
         ] {
             assert!(text.contains(key), "{name} lacks {key}");
         }
+        assert!(!text.contains("DynamicUser=yes"), "{name}");
     }
     let oneshot = std::fs::read_to_string(units().join("pr-monitor.service")).unwrap();
     assert!(oneshot.contains("\nTimeoutStartSec="), "{oneshot}");
@@ -112,8 +116,9 @@ fn installed_config(root: &Path, env: &mut crate::support::env::TestEnv) -> Path
         Path::new(env!("CARGO_MANIFEST_DIR")).join("config/system/config.yaml"),
     )
     .unwrap();
-    let state = root.join("var/lib/pr-monitor");
-    std::fs::create_dir_all(&state).unwrap();
+    for folder in ["var/lib/pr-monitor", "var/lib/pr-monitor-report"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
     let credentials = root.join("run/credentials/pr-monitor.service");
     std::fs::create_dir_all(&credentials).unwrap();
     std::fs::write(credentials.join("github-token"), "ghp_x\n").unwrap();
@@ -125,7 +130,7 @@ fn installed_config(root: &Path, env: &mut crate::support::env::TestEnv) -> Path
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(
         &config,
-        text.replace("/var/lib/pr-monitor/", &format!("{}/", state.display())),
+        text.replace(" /var/lib/", &format!(" {}/var/lib/", root.display())),
     )
     .unwrap();
     config

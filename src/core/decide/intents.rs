@@ -17,6 +17,7 @@ use crate::core::decide::{Context, Draft};
 use crate::model::UpdateMethod;
 use crate::model::intent::{Intent, IntentKind};
 use crate::model::viewer::Committer;
+use crate::model::watch::WatchStatus;
 use crate::model::{PrState, Snapshot};
 
 /// How long a recorded branch update usually takes to show on the forge: until then its PR is
@@ -80,8 +81,36 @@ pub fn wants_fresh_read(intents: &[Intent], now: crate::model::Instant) -> bool 
     })
 }
 
+/// Whether the branch update of the PR's head failed on the forge, which rebases in the
+/// background and says so afterwards (GitLab's `merge_error`): remembered from an earlier
+/// read, or told now while pr-monitor's update of this head is recorded. Such a head conflicts
+/// with its base until it moves.
+pub fn update_failed(before: &WatchStatus, snap: &Snapshot, intents: &[Intent]) -> bool {
+    let told_now = !snap.update_in_progress
+        && snap.update_error.is_some()
+        && intents
+            .iter()
+            .any(|i| i.kind == IntentKind::UpdateBranch && i.head == snap.head.sha);
+    told_now || before.memory.update_failed_for.as_ref() == Some(&snap.head.sha)
+}
+
 fn update(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>, intent: &Intent) -> bool {
     if snap.head.sha == intent.head {
+        if let Some(why) = snap
+            .update_error
+            .as_ref()
+            .filter(|_| !snap.update_in_progress)
+        {
+            d.status.memory.update_failed_for = Some(intent.head.clone());
+            d.note(
+                format!(
+                    "the branch update of {} failed on the forge: {why}",
+                    intent.head.short()
+                ),
+                None,
+            );
+            return true;
+        }
         // Not shown yet (the forge updates in the background, sometimes for long), or never
         // made: open until the head moves, however late.
         return snap.state != PrState::Open;

@@ -67,9 +67,6 @@ pub(super) fn remediate(
     if cond.new_head {
         new_head(d, snap);
     }
-    if d.status.memory.update_conflict_for.as_ref() != Some(&snap.head.sha) {
-        d.status.memory.update_conflict_for = None;
-    }
     fix_over_without_commit(d, snap, ctx);
     feedback_answered(d, snap, ctx);
 

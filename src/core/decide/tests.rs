@@ -118,6 +118,8 @@ pub(crate) fn snap(sha: &str) -> Snapshot {
         queue_unfinished: vec![],
         queue_unread: None,
         queue_removals: Vec::new(),
+        update_in_progress: false,
+        update_error: None,
     }
 }
 
@@ -287,13 +289,13 @@ fn cadence_table() {
             None,
         ),
         (
-            "closed",
+            "closed: looked at again within a day, in case it is reopened",
             watch_seen("a", long_ago),
             Snapshot {
                 state: PrState::Closed,
                 ..snap("a")
             },
-            None,
+            Some(t0() + Duration::hours(24)),
         ),
     ];
     for (what, w, s, want) in cases {
@@ -1701,6 +1703,58 @@ fn a_recorded_branch_update_is_never_a_foreign_push() {
     // Without the intent, the same head is a push from elsewhere.
     c.intents.clear();
     assert!(!c.decide(&armed("a"), &s).status.merge.is_armed());
+}
+
+#[test]
+fn a_background_update_that_fails_is_a_conflict_until_the_head_moves() {
+    use crate::model::intent::IntentKind::UpdateBranch;
+    let mut c = Ctx::plain();
+    c.intents = vec![intent(UpdateBranch, "a", "rebase")];
+    // Behind its base, so only the failure keeps another update from being asked.
+    let failed = |in_progress: bool| {
+        let mut s = snap("a");
+        s.behind_by = Some(1);
+        s.update_in_progress = in_progress;
+        s.update_error = Some("Rebase failed. Please rebase locally".into());
+        s
+    };
+    // Under way: the update stays open, nothing conflicts yet.
+    let plan = c.decide(&armed("a"), &snap("a"));
+    assert!(!plan.status.pills.cnf);
+    let mut busy = snap("a");
+    busy.update_in_progress = true;
+    let plan = c.decide(&armed("a"), &busy);
+    assert!(plan.resolved_intents.is_empty() && !plan.status.pills.cnf);
+    // Failed: settled, remembered, and a conflict like any other.
+    let plan = c.decide(&armed("a"), &failed(false));
+    assert_eq!(plan.resolved_intents, vec![7]);
+    assert!(plan.status.pills.cnf, "{:?}", plan.history);
+    assert_eq!(plan.status.memory.update_failed_for, Some(Sha("a".into())));
+    assert!(
+        plan.history
+            .iter()
+            .any(|h| h.what.contains("Rebase failed")),
+        "{:?}",
+        plan.history
+    );
+    // A later read of the same head, the intent settled: still a conflict, never updated again.
+    c.intents.clear();
+    let mut after = armed("a");
+    after.status = plan.status.clone();
+    let later = c.decide(&after, &failed(false));
+    assert!(later.status.pills.cnf);
+    assert!(
+        !later
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::UpdateBranch { .. }))
+    );
+    // A merge error nobody's update of this head explains is not a conflict.
+    assert!(!c.decide(&armed("a"), &failed(false)).status.pills.cnf);
+    // A new head ends it.
+    let mut moved = snap("b");
+    moved.update_error = Some("Rebase failed. Please rebase locally".into());
+    assert!(!c.decide(&after, &moved).status.pills.cnf);
 }
 
 #[test]

@@ -99,11 +99,11 @@ impl GitHub {
         self.send(method, &format!("{}{path}", self.api_url), body, idem)
     }
 
-    /// A plain-text document (a job log) with the bearer token of the repository in hand.
-    pub(super) fn get_text(&self, url: &str) -> Result<Option<String>, ForgeError> {
+    /// The last part of a plain-text document (a job log) with the bearer token of the repository in hand.
+    pub(super) fn get_tail(&self, url: &str) -> Result<Option<String>, ForgeError> {
         match self.installation_token()? {
-            Some(token) => self.http.get_text_as(url, &token),
-            None => self.http.get_text(url),
+            Some(token) => self.http.get_tail_as(url, &token),
+            None => self.http.get_tail(url),
         }
     }
 

@@ -565,7 +565,7 @@ impl GitHub {
     }
 
     pub(super) fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
-        self.get_text(&format!(
+        self.get_tail(&format!(
             "{}/repos/{repo}/actions/jobs/{job_id}/logs",
             self.api_url
         ))

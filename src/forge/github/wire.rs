@@ -714,6 +714,8 @@ pub fn snapshot_head(
         queue_unfinished: Vec::new(),
         queue_unread: None,
         queue_removals: queue_removals(node),
+        update_in_progress: false,
+        update_error: None,
     }
 }
 

@@ -167,7 +167,10 @@ impl GitLab {
 
     fn merge_request(&self, pr: &PrRef) -> Result<wire::MergeRequest, ForgeError> {
         self.get(
-            &Self::mr_path(pr, "?include_diverged_commits_count=true"),
+            &Self::mr_path(
+                pr,
+                "?include_diverged_commits_count=true&include_rebase_in_progress=true",
+            ),
             "merge request",
         )
     }
@@ -575,7 +578,7 @@ impl Forge for GitLab {
 
     fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError> {
         let path = format!("/projects/{}/jobs/{job_id}/trace", project_id(repo));
-        self.http.get_text(&format!("{}{path}", self.api_url))
+        self.http.get_tail(&format!("{}{path}", self.api_url))
     }
 
     /// GitLab jobs carry no annotations: an empty text per id.
@@ -602,9 +605,11 @@ impl Forge for GitLab {
     }
 
     /// GitLab only rebases (`PUT …/rebase`), so `UpdateMethod::Merge` rebases too. The rebase
-    /// has no head guard: the snapshot's head must still be `expected_head`. 409 ("Failed to
-    /// enqueue the rebase operation") is a conflict; 403 (cannot push to the source branch,
-    /// protected from force push) a refusal.
+    /// has no head guard: the snapshot's head must still be `expected_head`. It answers 202 and
+    /// rebases in the background: the MR shows `rebase_in_progress`, then the new head, or
+    /// `merge_error` when the rebase failed (read by later snapshots). 409 ("Failed to enqueue
+    /// the rebase operation") means try again later; 403 (cannot push to the source branch,
+    /// protected from force push) is a refusal.
     fn update_branch(
         &self,
         snap: &Snapshot,
@@ -624,10 +629,13 @@ impl Forge for GitLab {
             None,
             Idempotency::Once,
         )?;
+        let message = || crate::forge::http::error_message(&resp.body);
         match resp.status {
             200..=299 => Ok(()),
-            403 => Err(ForgeError::Refused(crate::forge::http::error_message(
-                &resp.body,
+            403 => Err(ForgeError::Refused(message())),
+            409 => Err(ForgeError::Transient(format!(
+                "GitLab could not start the rebase now ({}); it is asked again later",
+                message()
             ))),
             _ => Err(status_error(&resp)),
         }

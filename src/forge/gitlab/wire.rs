@@ -83,6 +83,13 @@ pub struct MergeRequest {
     pub updated_at: Option<String>,
     #[serde(default)]
     pub user_notes_count: Option<u64>,
+    /// Present when asked with `include_rebase_in_progress=true`: a rebase is under way.
+    #[serde(default)]
+    pub rebase_in_progress: Option<bool>,
+    /// Why GitLab's last merge or rebase of the MR failed (`Rebase failed. Please rebase
+    /// locally`).
+    #[serde(default)]
+    pub merge_error: Option<String>,
 }
 
 /// `GET /projects/:id/repository/branches/:branch`.
@@ -628,6 +635,11 @@ pub fn snapshot_head(
         queue_unfinished: Vec::new(),
         queue_unread: None,
         queue_removals: Vec::new(),
+        update_in_progress: mr.rebase_in_progress.unwrap_or(false),
+        update_error: mr
+            .merge_error
+            .clone()
+            .filter(|e| !e.trim().is_empty() && mr.rebase_in_progress != Some(true)),
     }
 }
 

@@ -3,5 +3,8 @@
 //! another host, reopened PRs.
 
 mod limits;
+mod logs;
 mod pipelines;
 mod queue;
+mod rebase;
+mod reopen;

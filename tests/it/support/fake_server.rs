@@ -37,6 +37,8 @@ pub struct FakeServer<W, K> {
     shared: Arc<Shared<W, K>>,
     server: Arc<tiny_http::Server>,
     thread: Option<JoinHandle<()>>,
+    /// Other addresses serving the same forge (see [`FakeServer::second_host`]).
+    others: Vec<(Arc<tiny_http::Server>, JoinHandle<()>)>,
 }
 
 /// What the server threads and the test share.
@@ -51,6 +53,9 @@ pub struct Shared<W, K> {
     name: &'static str,
     /// The placeholders route templates use (`{o}`, `{id}`, …).
     placeholders: &'static [&'static str],
+    /// The bytes of every answer's body written so far.
+    served: std::sync::atomic::AtomicU64,
+    handler: Handler<W, K>,
 }
 
 impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
@@ -62,12 +67,7 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
         world: W,
         handler: Handler<W, K>,
     ) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        // Answers leave at once: tiny_http writes a response's head and body separately, and
-        // with Nagle's algorithm the body would wait for the client's delayed ACK (about 40 ms
-        // per answer on a reused connection). Accepted sockets inherit the option on Linux.
-        rustix::net::sockopt::set_tcp_nodelay(&listener, true).expect("TCP_NODELAY");
-        let server = Arc::new(tiny_http::Server::from_listener(listener, None).expect("serve"));
+        let server = listen();
         let port = server.server_addr().to_ip().expect("an IP listener").port();
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
@@ -76,22 +76,51 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
             base_url: format!("http://127.0.0.1:{port}"),
             name,
             placeholders,
+            served: std::sync::atomic::AtomicU64::new(0),
+            handler,
         });
-        let thread = {
-            let (server, shared) = (Arc::clone(&server), Arc::clone(&shared));
-            std::thread::spawn(move || {
-                for req in server.incoming_requests() {
-                    let shared = Arc::clone(&shared);
-                    std::thread::spawn(move || serve_one(&shared, handler, req));
-                }
-            })
-        };
+        let thread = accept(&server, &shared);
         FakeServer {
             shared,
             server,
             thread: Some(thread),
+            others: Vec::new(),
         }
     }
+
+    /// The same forge answering on another address too (another port of 127.0.0.1: another
+    /// host to a client, such as a blob host a forge redirects to); its `http://127.0.0.1:PORT`.
+    pub fn second_host(&mut self) -> String {
+        let server = listen();
+        let port = server.server_addr().to_ip().expect("an IP listener").port();
+        let thread = accept(&server, &self.shared);
+        self.others.push((server, thread));
+        format!("http://127.0.0.1:{port}")
+    }
+}
+
+/// A server on `127.0.0.1:<random port>`.
+fn listen() -> Arc<tiny_http::Server> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    // Answers leave at once: tiny_http writes a response's head and body separately, and
+    // with Nagle's algorithm the body would wait for the client's delayed ACK (about 40 ms
+    // per answer on a reused connection). Accepted sockets inherit the option on Linux.
+    rustix::net::sockopt::set_tcp_nodelay(&listener, true).expect("TCP_NODELAY");
+    Arc::new(tiny_http::Server::from_listener(listener, None).expect("serve"))
+}
+
+/// Serves `server`'s requests, each on its own thread, with the forge's handler.
+fn accept<W: Send + 'static, K: Clone + Send + 'static>(
+    server: &Arc<tiny_http::Server>,
+    shared: &Arc<Shared<W, K>>,
+) -> JoinHandle<()> {
+    let (server, shared) = (Arc::clone(server), Arc::clone(shared));
+    std::thread::spawn(move || {
+        for req in server.incoming_requests() {
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || serve_one(&shared, req));
+        }
+    })
 }
 
 impl<W, K: Clone> FakeServer<W, K> {
@@ -137,6 +166,11 @@ impl<W, K: Clone> FakeServer<W, K> {
     pub fn clear_requests(&self) {
         lock(&self.shared.log).clear();
     }
+
+    /// The bytes of every answer's body written so far, on every address.
+    pub fn bytes_served(&self) -> u64 {
+        self.shared.served.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl<W, K> std::fmt::Debug for FakeServer<W, K> {
@@ -154,6 +188,10 @@ impl<W, K> Drop for FakeServer<W, K> {
         self.server.unblock();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+        for (server, thread) in self.others.drain(..) {
+            server.unblock();
+            let _ = thread.join();
         }
         if std::thread::panicking() {
             return;
@@ -324,10 +362,52 @@ impl Reply {
             content_type: Some(content_type.into()),
         }
     }
+
+    /// A plain-text document as a server that honours `Range` sends it: a suffix range
+    /// (`bytes=-N`) or a `bytes=A-[B]` range answers 206 with that part and its
+    /// `Content-Range`, one past the end 416; no range (or `ignore_range`, as a server that
+    /// does not do ranges) the whole document with 200.
+    pub fn ranged(body: &[u8], range: Option<&str>, ignore_range: bool) -> Self {
+        let len = body.len();
+        let wanted = range
+            .filter(|_| !ignore_range)
+            .and_then(|r| r.trim().strip_prefix("bytes="))
+            .and_then(|r| r.split_once('-'))
+            .and_then(|(from, to)| match (from.trim(), to.trim()) {
+                ("", n) => n
+                    .parse::<usize>()
+                    .ok()
+                    .map(|n| (len.saturating_sub(n), len)),
+                (a, "") => a.parse::<usize>().ok().map(|a| (a, len)),
+                (a, b) => Some((a.parse().ok()?, b.parse::<usize>().ok()? + 1)),
+            });
+        let plain = "text/plain; charset=utf-8";
+        match wanted {
+            None => Self::bytes(200, body, plain),
+            Some((start, _)) if start >= len => {
+                let mut r = Self::bytes(416, b"", plain);
+                r.headers
+                    .push(("content-range".into(), format!("bytes */{len}")));
+                r
+            }
+            Some((start, end)) => {
+                let end = end.min(len);
+                let mut r = Self::bytes(206, &body[start..end], plain);
+                r.headers.push((
+                    "content-range".into(),
+                    format!("bytes {start}-{}/{len}", end - 1),
+                ));
+                r
+            }
+        }
+    }
 }
 
-fn serve_one<W, K>(shared: &Shared<W, K>, handler: Handler<W, K>, mut req: tiny_http::Request) {
-    let reply = handler(shared, &Incoming::read(&mut req));
+fn serve_one<W, K>(shared: &Shared<W, K>, mut req: tiny_http::Request) {
+    let reply = (shared.handler)(shared, &Incoming::read(&mut req));
+    shared
+        .served
+        .fetch_add(reply.body.len() as u64, std::sync::atomic::Ordering::SeqCst);
     let mut response = tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
     let mut headers = reply.headers;
     if let Some(ct) = reply.content_type {

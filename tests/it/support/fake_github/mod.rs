@@ -145,6 +145,14 @@ impl FakeGitHub {
     pub fn token(&self) -> String {
         self.world(|w| w.token.clone())
     }
+
+    /// Job-log redirects point at a blob host on another address from now on (which, like
+    /// the real one, refuses a request carrying `Authorization`); its `http://127.0.0.1:PORT`.
+    pub fn log_host(&mut self) -> String {
+        let host = self.second_host();
+        self.world(|w| w.log_host = Some(host.clone()));
+        host
+    }
 }
 
 // ── faults ──────────────────────────────────────────────────────────────────────────────────

@@ -3,7 +3,7 @@
 //! | route template | answer |
 //! | --- | --- |
 //! | `GET /repos/{o}/{r}/actions/jobs/{id}/logs` | 302 to `/_blobs/job-logs/{id}?token=…`; 404 without a log |
-//! | `GET /_blobs/job-logs/{id}` | the log as text/plain; 400 if `Authorization` is sent, 403 on a bad token |
+//! | `GET /_blobs/job-logs/{id}` | the log as text/plain, 206 with the part a `Range` asks (unless `w.logs_ignore_range`); 400 if `Authorization` is sent, 403 on a bad token |
 //! | `POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs` | 201 `{}`; 403 while a job still runs; 404 |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/merge` | 200 merged; 409 head moved; 405 not mergeable / method not allowed |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/update-branch` | 202; 422 with GitHub's three messages |
@@ -248,10 +248,8 @@ pub fn handle(
             if !in_repo || !world.job_logs.contains_key(job) {
                 return not_found();
             }
-            let location = format!(
-                "{base_url}/_blobs/job-logs/{job}?token={}",
-                blob_token(*job)
-            );
+            let host = world.log_host.as_deref().unwrap_or(base_url);
+            let location = format!("{host}/_blobs/job-logs/{job}?token={}", blob_token(*job));
             Reply {
                 status: 302,
                 headers: vec![("location".into(), location)],
@@ -275,7 +273,10 @@ pub fn handle(
                 return Reply::text(403, "Server failed to authenticate the request.\n");
             }
             match world.job_logs.get(job) {
-                Some(log) => Reply::bytes(200, log, "text/plain; charset=utf-8"),
+                Some(log) => {
+                    let range = headers.iter().find(|(k, _)| k == "range");
+                    Reply::ranged(log, range.map(|(_, v)| v.as_str()), world.logs_ignore_range)
+                }
                 None => Reply::text(404, "The specified blob does not exist.\n"),
             }
         }

@@ -51,7 +51,10 @@
 //!
 //! The token's user (`GET /user`) is `owner`, named "The Owner", with a primary email and a
 //! separate commit email; a rebase rewrites the head as that name and commit email (GitLab
-//! writes names and emails into commits, never usernames).
+//! writes names and emails into commits, never usernames). `PUT …/rebase` answers 202 and,
+//! with `w.rebase_takes_reads = n`, the MR shows `rebase_in_progress: true` (asked with
+//! `include_rebase_in_progress=true`) for n reads before the rebase is over; a rebase that
+//! fails (`.rebase_fails()`, or a conflict) leaves the head and sets `merge_error`.
 #![allow(dead_code)] // A support API: each test uses a different part of it.
 
 pub mod train;
@@ -281,6 +284,10 @@ fn handled(
     w.settle();
     let query = req.query.as_deref();
     let mut r = route(&mut w, &req.method, tmpl, params, query, &req.body);
+    if tmpl == "/projects/{id}/jobs/{job}/trace" && r.status == 200 {
+        r = Reply::ranged(&r.body, req.header("range"), w.traces_ignore_range);
+        r.content_type = Some("text/plain".into());
+    }
     r.headers.extend(w.rate.headers());
     r
 }
@@ -467,9 +474,14 @@ fn route(
             paged(w, query, items)
         }
         ("GET", "/projects/{id}/merge_requests/{iid}") => {
-            let diverged =
-                param(query, "include_diverged_commits_count").as_deref() == Some("true");
-            json(200, &w.mr_json(&w.mrs[&key], diverged))
+            let asked = |name: &str| param(query, name).as_deref() == Some("true");
+            w.read_mr(&key);
+            let mr = &w.mrs[&key];
+            let mut v = w.mr_json(mr, asked("include_diverged_commits_count"));
+            if asked("include_rebase_in_progress") {
+                v["rebase_in_progress"] = json!(mr.rebase_reads_left.is_some());
+            }
+            json(200, &v)
         }
         ("GET", "/projects/{id}/merge_requests/{iid}/approvals") => {
             json(200, &w.approvals_json(&w.mrs[&key]))

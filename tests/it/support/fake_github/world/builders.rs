@@ -182,8 +182,21 @@ impl World {
         number: u64,
         f: impl for<'c> FnOnce(CommitBuilder<'c>) -> CommitBuilder<'c>,
     ) -> String {
-        self.pr(repo, number);
         let sha = self.new_sha();
+        self.push_sha(repo, number, &sha, f)
+    }
+
+    /// Like [`World::push_with`], the new head being the commit `sha` (one made in a real
+    /// repository, as a client's `git push` would bring it).
+    pub fn push_sha(
+        &mut self,
+        repo: &str,
+        number: u64,
+        sha: &str,
+        f: impl for<'c> FnOnce(CommitBuilder<'c>) -> CommitBuilder<'c>,
+    ) -> String {
+        self.pr(repo, number);
+        let sha = sha.to_owned();
         let mut commit = self.new_commit(&sha, Some(&self.viewer.clone()), self.now);
         let r = self.repos.get_mut(repo).expect("repo");
         let pr = r.prs.get_mut(&number).expect("pr");

@@ -33,6 +33,8 @@ impl World {
             now: at(DEFAULT_NOW),
             repos: BTreeMap::new(),
             job_logs: BTreeMap::new(),
+            log_host: None,
+            logs_ignore_range: false,
             events: Vec::new(),
             held_answers: 0,
             auto_merge_executes: true,

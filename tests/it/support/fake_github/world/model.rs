@@ -286,6 +286,11 @@ pub struct World {
     pub repos: BTreeMap<String, Repo>,
     /// Plain-text job logs by job id (= check run `databaseId`).
     pub job_logs: BTreeMap<u64, Vec<u8>>,
+    /// The blob host job-log redirects point at (`http://127.0.0.1:PORT`, see
+    /// [`super::super::FakeGitHub::log_host`]); `None`: this server's own address.
+    pub log_host: Option<String>,
+    /// The blob host sends a whole log whatever `Range` asks (as a host without ranges).
+    pub logs_ignore_range: bool,
     pub events: Vec<Event>,
     /// Requests handled whose answer is being held back (`Fault::apply_then_hang`): a test
     /// waits for this to know the write happened before it kills the client.

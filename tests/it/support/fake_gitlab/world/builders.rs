@@ -79,6 +79,16 @@ impl MrBuilder<'_> {
         self.mr().state = "closed".into();
         self
     }
+    /// Open again after being closed.
+    pub fn reopened(mut self) -> Self {
+        self.mr().state = "opened".into();
+        self
+    }
+    /// A rebase fails (`merge_error`), though a merge would not conflict.
+    pub fn rebase_fails(mut self) -> Self {
+        self.mr().rebase_fails = true;
+        self
+    }
     pub fn label(mut self, l: &str) -> Self {
         self.mr().labels.push(l.into());
         self
@@ -369,6 +379,8 @@ impl World {
                     approved_by: Vec::new(),
                     discussions: Vec::new(),
                     merge_error: None,
+                    rebase_reads_left: None,
+                    rebase_fails: false,
                     touched_at: then,
                     source_project: None,
                 },

@@ -46,6 +46,8 @@ impl World {
         })
     }
 
+    /// The MR as `GET …/merge_requests/:iid` shows it; `diverged`: with
+    /// `diverged_commits_count` (`include_diverged_commits_count=true`).
     pub fn mr_json(&self, mr: &Mr, diverged: bool) -> Value {
         let pid = self.projects[&mr.project].id;
         let detailed = self.detailed_merge_status(mr);

@@ -199,6 +199,12 @@ pub struct Mr {
     pub approved_by: Vec<String>,
     pub discussions: Vec<Discussion>,
     pub merge_error: Option<String>,
+    /// A rebase asked for and under way (`rebase_in_progress`): it completes on the read of
+    /// the MR after this many more (see [`World::rebase_takes_reads`]).
+    pub rebase_reads_left: Option<u32>,
+    /// A rebase of this MR fails (a commit of it conflicts with the target when replayed,
+    /// though a merge would not): `merge_error` says so once it is over.
+    pub rebase_fails: bool,
     /// When the fake last changed the MR itself (its `updated_at` also follows its head
     /// commit and notes).
     pub touched_at: DateTime<Utc>,
@@ -294,6 +300,11 @@ pub struct World {
     pub raw_approvals: BTreeMap<(String, u64), Value>,
     /// The largest page the fake serves, whatever `per_page` asks (to test paging).
     pub max_per_page: usize,
+    /// A job's trace is sent whole whatever `Range` asks (as a server without ranges).
+    pub traces_ignore_range: bool,
+    /// How many reads of an MR show a rebase asked for as under way before it is over (0: it
+    /// is over before the `PUT` answers, as on a small repository).
+    pub rebase_takes_reads: u32,
     /// The authenticated API's budget, told in `RateLimit-*` headers on every answer.
     pub rate: ApiBudget,
     pub(super) next_id: u64,
@@ -365,6 +376,8 @@ impl Default for World {
                 reset_epoch: Utc::now().timestamp() + ApiBudget::WINDOW_SECS,
             },
             max_per_page: 100,
+            traces_ignore_range: false,
+            rebase_takes_reads: 0,
             next_id: 1000,
         }
     }

@@ -215,14 +215,54 @@ impl World {
             .or_default() += 1;
     }
 
-    /// `PUT …/rebase`: the head is rewritten by the viewer; the new head has no pipeline yet.
+    /// `PUT …/rebase`: GitLab answers 202 and rebases in the background: the MR shows
+    /// `rebase_in_progress` for [`World::rebase_takes_reads`] reads, then the rebase is over
+    /// (see [`World::rebase_now`]). Asked again while one is under way: 409.
     pub fn rebase(&mut self, key: &(String, u64)) -> Result<(), ApiError> {
+        let takes = self.rebase_takes_reads;
+        let mr = self
+            .mrs
+            .get_mut(key)
+            .ok_or_else(|| ApiError(404, "404 Not found".into()))?;
+        if mr.rebase_reads_left.is_some() {
+            return Err(ApiError(
+                409,
+                "Failed to enqueue the rebase operation, possibly due to a long-lived transaction. Try again later.".into(),
+            ));
+        }
+        mr.merge_error = None;
+        if takes == 0 {
+            return self.rebase_now(key);
+        }
+        self.get_mr_mut(&key.0, key.1).rebase_reads_left = Some(takes);
+        Ok(())
+    }
+
+    /// A read of MR `key`: a rebase under way comes one read nearer its end, and is over
+    /// before the read that finds no reads left answers.
+    pub fn read_mr(&mut self, key: &(String, u64)) {
+        let Some(mr) = self.mrs.get_mut(key) else {
+            return;
+        };
+        match mr.rebase_reads_left {
+            Some(0) => {
+                mr.rebase_reads_left = None;
+                let _ = self.rebase_now(key);
+            }
+            Some(n) => mr.rebase_reads_left = Some(n - 1),
+            None => {}
+        }
+    }
+
+    /// The rebase itself: the head rewritten by the viewer (the new head has no pipeline
+    /// yet), or `merge_error` when it conflicts.
+    pub fn rebase_now(&mut self, key: &(String, u64)) -> Result<(), ApiError> {
         let mr = self
             .mrs
             .get(key)
             .cloned()
             .ok_or_else(|| ApiError(404, "404 Not found".into()))?;
-        if mr.conflict {
+        if mr.conflict || mr.rebase_fails {
             self.mrs.get_mut(key).expect("exists").merge_error =
                 Some("Rebase failed. Please rebase locally".into());
             return Ok(());
