@@ -277,30 +277,8 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             }
         }
         MergeRequest::Now => {
-            if snap.merge_queue {
-                return Err(usage(format!(
-                    "not merged: {} merges into `{}` only through the {}; use merge --when-ready",
-                    pr.url(),
-                    snap.base_ref,
-                    pr.forge.queue_noun()
-                )));
-            }
-            if snap.draft {
-                return Err(usage(format!("not merged: {} is a draft", pr.url())));
-            }
-            if snap.has_conflict() {
-                return Err(usage(format!(
-                    "not merged: {} conflicts with {}",
-                    pr.url(),
-                    snap.base_ref
-                )));
-            }
-            if snap.state != crate::model::PrState::Open {
-                return Err(usage(format!(
-                    "not merged: {} is {}",
-                    pr.url(),
-                    snap.state.as_str()
-                )));
+            if let Some(reason) = merge_rules::merge_now_refusal(&snap) {
+                return Err(usage(format!("not merged: {} {reason}", pr.url())));
             }
             let method = merge_rules::method(policy.merge_method, &snap.repo.allowed_methods)
                 .ok_or_else(|| {

@@ -6,12 +6,16 @@
 //! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
 //! runs the stages, and sets the cadence.
 
+mod failure;
 pub mod intents;
 pub mod merge;
 pub mod queue;
 mod remediate;
 
 pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
+pub use failure::{
+    ERROR_STREAK_NOTICE, FailedTick, Retry, after_acting, after_failure, keeps_erroring,
+};
 
 use crate::model::watch::Ci;
 use chrono::Duration;

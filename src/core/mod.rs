@@ -19,6 +19,7 @@ pub mod identity;
 pub mod logs;
 pub mod memory;
 pub mod mention;
+pub mod outcome;
 pub mod report;
 pub mod text;
 pub mod trust;

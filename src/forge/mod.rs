@@ -14,9 +14,6 @@ pub mod http;
 pub mod rate;
 pub mod tail;
 pub mod wait;
-
-use std::fmt;
-
 use crate::model::branch::BranchRef;
 use crate::model::{
     Check, Instant, MergeMethod, PrRef, Sha, Snapshot, UpdateMethod, parse_instant,
@@ -65,34 +62,7 @@ pub enum ForgeError {
     Unexpected(String),
 }
 
-/// Why a forge would not turn auto-merge on. Each forge client classifies its own answers;
-/// callers match on the variant, never on the words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// Nothing is left to wait for: the PR can be merged now (GitHub: "clean status" or
-    /// "unstable status" with no required checks; GitLab: no pipeline, and mergeable).
-    AlreadyClean(String),
-    /// The repository or branch offers no auto-merge (GitHub: "not allowed", or no
-    /// protection rules): pr-monitor merges itself.
-    Unavailable(String),
-    /// Anything else, in the forge's words: try again next tick.
-    Other(String),
-}
-
-impl Refusal {
-    /// The forge's own words.
-    pub fn message(&self) -> &str {
-        match self {
-            Refusal::AlreadyClean(m) | Refusal::Unavailable(m) | Refusal::Other(m) => m,
-        }
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
+pub use crate::model::outcome::Refusal;
 
 impl ForgeError {
     /// Whether the PR itself is gone for this token (deleted, or access lost).

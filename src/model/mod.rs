@@ -9,6 +9,7 @@ pub mod checkout;
 pub mod intent;
 pub mod message;
 pub mod nudge;
+pub mod outcome;
 pub mod plan;
 pub mod policy;
 pub mod reference;

@@ -13,6 +13,28 @@ pub struct Nudge {
     pub names: Named,
 }
 
+impl Nudge {
+    /// The nudges of one event about `repo` from its names: each once, in order, leaving out
+    /// the empty ones and the all-zero commit a forge sends for a branch that did not exist.
+    pub fn all(forge: ForgeKind, repo: &str, mut named: Vec<Named>) -> Vec<Nudge> {
+        named.retain(|n| match n {
+            Named::Head(sha) => sha.as_str().bytes().any(|b| b != b'0'),
+            Named::Branch(b) => !b.is_empty(),
+            Named::Number(_) => true,
+        });
+        named.sort();
+        named.dedup();
+        named
+            .into_iter()
+            .map(|names| Nudge {
+                forge,
+                repo: repo.to_owned(),
+                names,
+            })
+            .collect()
+    }
+}
+
 /// How an event names a PR.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Named {
@@ -22,4 +44,36 @@ pub enum Named {
     Head(Sha),
     /// By its head branch.
     Branch(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event's names become its nudges each once, in order, without the empty names and
+    /// the all-zero commit a push of a new branch names as its `before`.
+    #[test]
+    fn an_events_names_are_kept_once_without_the_empty_ones() {
+        let head = |s: &str| Named::Head(Sha(s.into()));
+        let given = vec![
+            Named::Branch("fix".into()),
+            head("0000000000000000000000000000000000000000"),
+            head(""),
+            Named::Branch(String::new()),
+            Named::Number(7),
+            head("abc"),
+            Named::Number(7),
+        ];
+        for forge in [ForgeKind::GitHub, ForgeKind::GitLab] {
+            let names: Vec<Named> = Nudge::all(forge, "o/r", given.clone())
+                .into_iter()
+                .inspect(|n| assert_eq!((n.forge, n.repo.as_str()), (forge, "o/r")))
+                .map(|n| n.names)
+                .collect();
+            assert_eq!(
+                names,
+                [Named::Number(7), head("abc"), Named::Branch("fix".into())]
+            );
+        }
+    }
 }

@@ -1,15 +1,15 @@
 //! A PR's tick that failed: why ([`TickFailure`]: the forge, the PR's damaged stored state,
-//! the setup, or the database), the record it leaves (an error streak, a retry on the active
-//! cadence, or none when the forge says the PR is gone), and the owner's notice about a watch
-//! that keeps erroring.
-
-use chrono::Duration;
+//! the setup, or the database), the record it leaves (by the core's failure cadence,
+//! [`crate::core::decide::after_failure`]), and the owner's notice about a watch that keeps
+//! erroring.
 
 use super::execute;
 use crate::app::{App, ClientFailure};
+use crate::core::decide::{Retry, after_failure};
 use crate::forge::ForgeError;
 use crate::model::Instant;
-use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::policy::Policy;
+use crate::model::watch::Watch;
 use crate::store::TickRecord;
 
 /// Why a PR's tick could not complete. Each kind has its own prefix in `last_error`, so a
@@ -52,54 +52,38 @@ impl TickFailure {
     }
 }
 
-/// Consecutive failed ticks after which the owner hears about a watch that keeps erroring.
-pub(super) const ERROR_STREAK_NOTICE: u32 = 3;
+impl TickFailure {
+    /// When the PR is read again after this failure (the rule is the core's:
+    /// [`crate::core::decide::after_failure`]).
+    fn retry(&self) -> Retry {
+        match self {
+            TickFailure::Forge(e) if e.is_gone() => Retry::Never,
+            TickFailure::Forge(ForgeError::RateLimited { retry_after_secs }) => {
+                Retry::After(*retry_after_secs)
+            }
+            _ => Retry::After(None),
+        }
+    }
+}
 
-/// The record of a tick that failed before it could act: one more in the error streak, and
-/// the next tick on the active cadence (later when the forge asked to wait), or none when the
-/// forge says the PR is gone.
+/// The record of a tick that failed before it could act, and its `last_error`.
 pub(super) fn failed_tick(
     watch: &Watch,
     e: &TickFailure,
     now: Instant,
-    poll_sec: u64,
+    policy: &Policy,
 ) -> (TickRecord, String) {
-    let mut status = watch.status.clone();
-    status.memory.error_streak += 1;
-    let (message, next) = match e {
-        TickFailure::Forge(e) if e.is_gone() => (
-            format!(
-                "{e}; the PR was deleted or this token lost access to it, so it is no longer polled (watch add re-arms it)"
-            ),
-            None,
-        ),
-        _ => {
-            let wait = match e {
-                TickFailure::Forge(ForgeError::RateLimited {
-                    retry_after_secs: Some(s),
-                }) => (*s).max(poll_sec),
-                _ => poll_sec,
-            };
-            (
-                e.to_string(),
-                Some(now + Duration::seconds(i64::try_from(wait).unwrap_or(i64::MAX / 2))),
-            )
-        }
-    };
+    let failed = after_failure(&watch.status, &e.to_string(), e.retry(), policy, now);
     // The per-PR error, for whoever reads the log (the run's results stay on stdout).
     // Logged under the tick's own target, whichever of its modules says it.
-    tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %message, "tick failed");
+    tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %failed.message, "tick failed");
     let record = TickRecord {
-        next_tick_at: next,
-        last_error: Some(message.clone()),
-        history: vec![HistoryEntry {
-            at: now,
-            what: format!("tick failed: {message}"),
-            why: None,
-        }],
-        ..TickRecord::bare(status, now)
+        next_tick_at: failed.next_tick_at,
+        last_error: Some(failed.message.clone()),
+        history: failed.history,
+        ..TickRecord::bare(failed.status, now)
     };
-    (record, message)
+    (record, failed.message)
 }
 
 /// The owner's notice about a watch that keeps erroring (sent once per streak).
@@ -124,8 +108,10 @@ pub(super) fn error_notice(
 
 #[cfg(test)]
 mod tests {
+    use chrono::Duration;
+
     use super::*;
-    use crate::core::decide::tests::{t0, watch};
+    use crate::core::decide::tests::{policy, t0, watch};
 
     /// Each kind of failure: the start of `last_error`, when the PR is read again (seconds
     /// after now, with a 30 s active cadence; `None`: never), and whether it cut the read off.
@@ -212,8 +198,10 @@ mod tests {
             ),
         ];
         let w = watch();
+        let mut policy = policy();
+        policy.poll_sec = 30;
         for (failure, says, next, cut_off) in table {
-            let (record, message) = failed_tick(&w, &failure, t0(), 30);
+            let (record, message) = failed_tick(&w, &failure, t0(), &policy);
             assert!(message.starts_with(says), "{failure:?}: {message}");
             assert_eq!(record.last_error.as_deref(), Some(message.as_str()));
             assert_eq!(

@@ -3,18 +3,16 @@
 
 use std::collections::BTreeMap;
 
-use chrono::Duration;
-
 use super::detect;
 use super::execute::{self, Env};
-use super::failure::{ERROR_STREAK_NOTICE, TickFailure, error_notice, failed_tick};
+use super::failure::{TickFailure, error_notice, failed_tick};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::RunOptions;
 use crate::app::App;
 use crate::config::Policy;
 use crate::core::decide::{self, Context, Plan};
-use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::watch::Watch;
 use crate::model::{Login, Snapshot};
 use crate::store::TickRecord;
 
@@ -38,13 +36,13 @@ pub(super) fn act(
         Ok((plan, error, record)) => (Some(plan), error, record),
         Err(e) => {
             let policy = app.policy_for(&watch);
-            let (record, message) = failed_tick(&watch, &e, now, policy.poll_sec);
+            let (record, message) = failed_tick(&watch, &e, now, &policy);
             (None, Some(message), record)
         }
     };
     // A tick ends any deferral for budget: the PR had its turn.
     record.status.memory.budget_deferral = None;
-    if record.status.memory.error_streak == ERROR_STREAK_NOTICE {
+    if decide::keeps_erroring(&record.status) {
         match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
             Ok(messages) => record.outbox.extend(messages),
             Err(e) => {
@@ -191,18 +189,13 @@ fn tick_one(
     let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
     let mut history = plan.history.clone();
     history.extend(applied.history);
-    if let Some(e) = &applied.error {
-        plan.status.memory.error_streak += 1;
-        plan.next_tick_at =
-            Some(now + Duration::seconds(i64::try_from(policy.poll_sec).unwrap_or(30)));
-        history.push(HistoryEntry {
-            at: now,
-            what: format!("tick incomplete: {e}"),
-            why: None,
-        });
-    } else {
-        plan.status.memory.error_streak = 0;
-    }
+    decide::after_acting(
+        &mut plan,
+        applied.error.as_deref(),
+        &policy,
+        now,
+        &mut history,
+    );
     plan.history.clone_from(&history);
     let record = TickRecord {
         status: plan.status.clone(),

@@ -10,7 +10,7 @@ use crate::model::plan::{Disarm, Notice};
 use crate::model::policy::UpdateBranch;
 use crate::model::watch::Merge;
 use crate::model::watch::{ArmRefusal, MergeVia, Watch};
-use crate::model::{Login, MergeMethod, MergeState, Mergeable, ReviewState, Snapshot};
+use crate::model::{Login, MergeMethod, MergeState, Mergeable, PrState, ReviewState, Snapshot};
 
 /// The method to merge with: the configured one when the repo allows it, else the first the
 /// repo allows of squash, merge, rebase.
@@ -65,6 +65,25 @@ fn refusal_stands(r: &ArmRefusal, snap: &Snapshot, method: MergeMethod) -> bool 
         MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
     );
     r.head == snap.head.sha && r.settings == arm_settings(snap, method) && !(r.clean && blocked)
+}
+
+/// Why the owner's `merge --now` cannot merge this PR, if it cannot: a queued base merges
+/// only through its queue, and a draft, a conflicting or a closed PR not at all.
+pub fn merge_now_refusal(snap: &Snapshot) -> Option<String> {
+    if snap.merge_queue {
+        return Some(format!(
+            "merges into `{}` only through the {}; use merge --when-ready",
+            snap.base_ref,
+            snap.pr.forge.queue_noun()
+        ));
+    }
+    if snap.draft {
+        return Some("is a draft".to_owned());
+    }
+    if snap.has_conflict() {
+        return Some(format!("conflicts with {}", snap.base_ref));
+    }
+    (snap.state != PrState::Open).then(|| format!("is {}", snap.state.as_str()))
 }
 
 /// What readiness asks for beyond what the forge says: labels, and approvals from logins.
@@ -201,14 +220,14 @@ fn turn_off_own_auto_merge(d: &mut Draft, snap: &Snapshot) {
 /// A PR that merged or closed: the watch ends; an armed merge is finished or disarmed.
 pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
     match snap.state {
-        crate::model::PrState::Merged => {
+        PrState::Merged => {
             // Merged is the end of an armed merge: disarmed, how it merged kept for history.
             d.status.merge = d.status.merge.merged();
-            if watch.status.state != crate::model::PrState::Merged {
+            if watch.status.state != PrState::Merged {
                 d.notify(Notice::Merged);
             }
         }
-        crate::model::PrState::Closed if watch.status.merge.is_armed() => {
+        PrState::Closed if watch.status.merge.is_armed() => {
             d.status.merge = Merge::Disarmed;
             d.note("merge disarmed: the PR closed", None);
             d.notify(Notice::Disarmed {

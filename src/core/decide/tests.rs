@@ -2082,3 +2082,30 @@ fn a_remembered_refusal_to_arm_is_not_asked_again() {
         plan.actions
     );
 }
+
+/// `merge --now` refuses a PR it cannot merge, each for its reason; an open, clean PR passes.
+#[test]
+fn merge_now_refuses_what_it_cannot_merge() {
+    use crate::model::{Mergeable, PrState};
+    type Change = fn(&mut Snapshot);
+    let cases: [(&str, Change, Option<&str>); 5] = [
+        ("clean", |_| {}, None),
+        (
+            "queued base",
+            |s| s.merge_queue = true,
+            Some("merges into `main` only through the merge queue; use merge --when-ready"),
+        ),
+        ("draft", |s| s.draft = true, Some("is a draft")),
+        (
+            "conflict",
+            |s| s.mergeable = Mergeable::Conflicting,
+            Some("conflicts with main"),
+        ),
+        ("closed", |s| s.state = PrState::Closed, Some("is closed")),
+    ];
+    for (name, change, refusal) in cases {
+        let mut s = snap("abc");
+        change(&mut s);
+        assert_eq!(merge::merge_now_refusal(&s).as_deref(), refusal, "{name}");
+    }
+}

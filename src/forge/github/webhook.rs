@@ -141,21 +141,7 @@ pub fn nudges(kind: &str, body: &[u8]) -> Vec<Nudge> {
         ),
         _ => {}
     }
-    named.retain(|n| match n {
-        Named::Head(sha) => sha.as_str().bytes().any(|b| b != b'0') && !sha.as_str().is_empty(),
-        Named::Branch(b) => !b.is_empty(),
-        Named::Number(_) => true,
-    });
-    named.sort();
-    named.dedup();
-    named
-        .into_iter()
-        .map(|names| Nudge {
-            forge: ForgeKind::GitHub,
-            repo: repo.clone(),
-            names,
-        })
-        .collect()
+    Nudge::all(ForgeKind::GitHub, &repo, named)
 }
 
 /// The PR number in a merge queue's branch, `…/gh-readonly-queue/BASE/pr-N-SHA`.

@@ -104,21 +104,7 @@ pub fn nudges(body: &[u8]) -> Vec<Nudge> {
         }
         _ => {}
     }
-    named.retain(|n| match n {
-        Named::Head(s) => !s.as_str().is_empty(),
-        Named::Branch(b) => !b.is_empty(),
-        Named::Number(_) => true,
-    });
-    named.sort();
-    named.dedup();
-    named
-        .into_iter()
-        .map(|names| Nudge {
-            forge: ForgeKind::GitLab,
-            repo: repo.clone(),
-            names,
-        })
-        .collect()
+    Nudge::all(ForgeKind::GitLab, &repo, named)
 }
 
 #[cfg(test)]

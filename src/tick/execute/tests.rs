@@ -6,9 +6,10 @@ use std::cell::RefCell;
 use super::*;
 use crate::core::decide::tests::{armed, policy, snap, t0};
 use crate::forge::rate::Budget;
-use crate::forge::{OpenPr, SnapshotRequest};
+use crate::forge::{OpenPr, Refusal, SnapshotRequest};
 use crate::model::intent::IntentKind;
-use crate::model::{Check, PrRef, UpdateMethod};
+use crate::model::watch::MergeVia;
+use crate::model::{Check, MergeMethod, PrRef, PrState, UpdateMethod};
 
 /// A forge that records the writes asked of it and answers them as scripted. Reads are not
 /// part of `apply`: they answer `Unexpected`.

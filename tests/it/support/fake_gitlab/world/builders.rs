@@ -63,6 +63,14 @@ impl MrBuilder<'_> {
         mr.touched_at = now;
         mr
     }
+    /// The MR's head commit.
+    fn head_commit(&mut self) -> &mut Commit {
+        let sha = self.mr().sha.clone();
+        self.w
+            .commits
+            .get_mut(&sha)
+            .expect("the head commit exists")
+    }
     pub fn title(mut self, t: &str) -> Self {
         self.mr().title = t.into();
         self
@@ -147,36 +155,20 @@ impl MrBuilder<'_> {
         self
     }
     pub fn head_by_named(mut self, username: &str, display: &str) -> Self {
-        let sha = self.mr().sha.clone();
-        let c = self
-            .w
-            .commits
-            .get_mut(&sha)
-            .expect("the head commit exists");
-        let at = c.committed_date;
-        *c = Commit::by_named(&sha, username, display, at);
+        let c = self.head_commit();
+        *c = Commit::by_named(&c.sha.clone(), username, display, c.committed_date);
         self
     }
     /// The head commit's author email (anyone can write any).
     pub fn head_email(mut self, email: &str) -> Self {
-        let sha = self.mr().sha.clone();
-        let c = self
-            .w
-            .commits
-            .get_mut(&sha)
-            .expect("the head commit exists");
+        let c = self.head_commit();
         email.clone_into(&mut c.author_email);
         email.clone_into(&mut c.committer_email);
         self
     }
     /// Who pushed the head (`None`: no push event lists it), and when.
     pub fn head_pushed_by(mut self, username: Option<&str>, at: Option<DateTime<Utc>>) -> Self {
-        let sha = self.mr().sha.clone();
-        let c = self
-            .w
-            .commits
-            .get_mut(&sha)
-            .expect("the head commit exists");
+        let c = self.head_commit();
         c.pusher = username.map(str::to_owned);
         c.pushed_at = at;
         self
