@@ -424,6 +424,9 @@ pub struct Pr {
     pub merge_state_override: Option<MergeState>,
     /// Commits on the base the head lacks.
     pub behind_by: u64,
+    /// Replaying the head's commits one by one onto the base conflicts, though the whole
+    /// merges cleanly (`mergeable` stays MERGEABLE): a rebase update is refused with a conflict.
+    pub rebase_conflicts: bool,
     pub auto_merge: Option<AutoMerge>,
     pub reviews: Vec<Review>,
     pub threads: Vec<Thread>,
