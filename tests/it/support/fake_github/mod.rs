@@ -340,7 +340,12 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
                 .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
                 .any(|word| word == field)
         };
-        if let Some((ty, field)) = missing.iter().find(|(_, f)| uses(f)) {
+        let removed = shared.world().removed_fields.clone();
+        let refused = missing
+            .iter()
+            .find(|(_, f)| uses(f))
+            .or_else(|| removed.iter().find(|(t, f)| selects_on(query, t, f)));
+        if let Some((ty, field)) = refused {
             p.refuse(serde_json::json!({ "errors": [{
                 "message": format!("Field '{field}' doesn't exist on type '{ty}'"),
                 "extensions": {"code": "undefinedField", "typeName": ty, "fieldName": field},
@@ -486,6 +491,36 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         shared.set_points(seq, 0);
     }
     reply
+}
+
+/// Whether `query` selects `field` inside a selection on type `ty` (`fragment X on Ty { … }`
+/// or `... on Ty { … }`; nested selections included).
+fn selects_on(query: &str, ty: &str, field: &str) -> bool {
+    let marker = format!("on {ty}");
+    query.match_indices(&marker).any(|(i, _)| {
+        let after = &query[i + marker.len()..];
+        let body = after.trim_start();
+        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            || !body.starts_with('{')
+        {
+            return false;
+        }
+        let mut depth = 0;
+        let end = body
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map_or(body.len(), |(k, _)| k);
+        body[..end]
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|w| w == field)
+    })
 }
 
 /// GitHub's answer to a request over a secondary rate limit (403, its documented message).

@@ -528,6 +528,11 @@ fn route(
                 Err(ApiError(code, msg)) => message(code, &msg),
             }
         }
+        ("GET", "/projects/{id}/merge_trains/{branch}")
+            if w.projects[&project].train_list_forbidden =>
+        {
+            message(403, "403 Forbidden")
+        }
         ("GET", "/projects/{id}/merge_trains/{branch}") => {
             let asc = param(query, "sort").as_deref() == Some("asc");
             let items = w.train_json(&project, &params[1], asc);

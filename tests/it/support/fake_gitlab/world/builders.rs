@@ -48,6 +48,11 @@ impl ProjectBuilder<'_> {
         self.0.merge_trains = true;
         self
     }
+    /// The train list is refused (403) to the token's user; its MR's own cars are not.
+    pub fn train_list_forbidden(self) -> Self {
+        self.0.train_list_forbidden = true;
+        self
+    }
 }
 
 /// A builder over one merge request.
@@ -343,6 +348,7 @@ impl World {
                     only_allow_merge_if_all_discussions_are_resolved: false,
                     approvals_required: 0,
                     merge_trains: false,
+                    train_list_forbidden: false,
                     members: Vec::new(),
                 },
             );

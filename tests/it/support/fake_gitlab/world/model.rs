@@ -19,6 +19,10 @@ pub(in super::super) fn stamp(t: DateTime<Utc>) -> String {
 }
 
 /// A project's settings.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent settings of a project, as GitLab has them"
+)]
 #[derive(Debug, Clone)]
 pub struct Project {
     pub id: u64,
@@ -33,6 +37,9 @@ pub struct Project {
     pub approvals_required: usize,
     /// Merge trains (with merged results pipelines): armed MRs merge only through the train.
     pub merge_trains: bool,
+    /// The token's user is only a Developer here: the train list (`GET …/merge_trains/:branch`,
+    /// Maintainer only on some installs) answers 403; an MR's own car can still be read.
+    pub train_list_forbidden: bool,
     /// Members by username with their access level (30 Developer, 40 Maintainer …); the
     /// viewer is a Maintainer besides.
     pub members: Vec<(String, u32)>,
