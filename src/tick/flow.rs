@@ -339,7 +339,8 @@ fn on_chunk_read(
             if read.reused || watch.unreadable.is_some() {
                 continue;
             }
-            let Some(keys) = detect::wanted_logs(&read.snapshot) else {
+            let policy = app.policy_for(watch);
+            let Some(keys) = detect::wanted_logs(&read.snapshot, &policy) else {
                 continue;
             };
             let mut cache = detect::ReadAhead::default();
@@ -353,12 +354,7 @@ fn on_chunk_read(
                 }
             }
             if missing {
-                jobs.push((
-                    watch.pr.forge,
-                    read.snapshot.clone(),
-                    app.policy_for(watch),
-                    cache,
-                ));
+                jobs.push((watch.pr.forge, read.snapshot.clone(), policy, cache));
             }
         }
     }
