@@ -505,8 +505,9 @@ fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
             r.usage
                 .map_or_else(na, |u| format!("{:.3}", u.cpu_secs * 1000.0 / r.n as f64)),
         );
-        if r.scenario == Scenario::Idle {
-            let per_pr = baseline.get(&r.latency_ms).copied().unwrap_or_default();
+        if r.scenario == Scenario::Idle
+            && let Some(&per_pr) = baseline.get(&r.latency_ms)
+        {
             let wall = per_pr.as_secs_f64() * r.n as f64;
             let points = BASELINE_PER_PR * r.n;
             println!(
@@ -620,10 +621,15 @@ fn main() {
         |_| SIZES.to_vec(),
         |v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
     );
-    let baseline: BTreeMap<u64, Duration> = LATENCIES_MS
-        .iter()
-        .map(|&ms| (ms, baseline_per_pr(ms)))
-        .collect();
+    // `PRM_BENCH_NO_BASELINE=1` leaves the seed-style poll out.
+    let baseline: BTreeMap<u64, Duration> = if std::env::var_os("PRM_BENCH_NO_BASELINE").is_some() {
+        BTreeMap::new()
+    } else {
+        LATENCIES_MS
+            .iter()
+            .map(|&ms| (ms, baseline_per_pr(ms)))
+            .collect()
+    };
     let slow_up_to: u64 = std::env::var("PRM_BENCH_SLOW_UP_TO")
         .ok()
         .and_then(|v| v.trim().parse().ok())
