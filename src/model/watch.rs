@@ -465,10 +465,6 @@ pub struct Memory {
 }
 
 /// Whether a count is zero (a field left out of the stored JSON then).
-#[expect(
-    clippy::trivially_copy_pass_by_ref,
-    reason = "serde's skip_serializing_if passes a reference"
-)]
 pub fn is_zero(n: &u32) -> bool {
     *n == 0
 }
