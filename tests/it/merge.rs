@@ -487,7 +487,7 @@ fn a_refused_auto_merge_is_asked_once_per_head_and_pr_monitor_merges_itself() {
 #[test]
 fn a_merge_records_what_it_merged_with_and_names_the_thread_left_open() {
     let smtp = SmtpServer::start();
-    let mut env = TestEnv::with_config(&format!(
+    let env = TestEnv::with_config(&format!(
         "notify:\n  email:\n    smtp_url: \"{}\"\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
         smtp.url()
     ));
