@@ -32,14 +32,14 @@ fn reopened_after_a_closed_look() -> TestEnv {
     env
 }
 
-/// The PR is open again, `history` says so, and it is back on the fast or idle cadence.
-fn watched_again(env: &TestEnv) {
-    let status = env.status(PR);
-    assert_eq!(status["state"], "open", "{}", env.history_text(PR));
+/// `pr` is open again, `history` says so, and it is back on the fast or idle cadence.
+fn watched_again(env: &TestEnv, pr: &str) {
+    let status = env.status(pr);
+    assert_eq!(status["state"], "open", "{}", env.history_text(pr));
     assert!(
-        env.history(PR).iter().any(|h| h == "reopened"),
+        env.history(pr).iter().any(|h| h == "reopened"),
         "{}",
-        env.history_text(PR)
+        env.history_text(pr)
     );
 }
 
@@ -59,7 +59,7 @@ fn a_reopened_pr_a_job_lists_is_watched_again_on_the_next_listing() {
         "{}",
         out.stdout
     );
-    watched_again(&env);
+    watched_again(&env, PR);
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn a_closed_pr_nothing_names_is_looked_at_again_within_a_day() {
     assert_eq!(env.status(PR)["state"], "closed");
     env.advance(23 * 3600);
     env.ok(&["run"]);
-    watched_again(&env);
+    watched_again(&env, PR);
 }
 
 #[test]
@@ -113,10 +113,5 @@ fn a_reopened_gitlab_mr_the_owners_listing_finds_is_watched_again() {
         "{}",
         out.stdout
     );
-    assert_eq!(env.status(mr)["state"], "open", "{}", env.history_text(mr));
-    assert!(
-        env.history(mr).iter().any(|h| h == "reopened"),
-        "{}",
-        env.history_text(mr)
-    );
+    watched_again(&env, mr);
 }
