@@ -8,7 +8,14 @@ use crate::model::reference::PrArg;
 
 /// Drives open pull requests and merge requests to merged.
 #[derive(Debug, Parser)]
-#[command(name = "pr-monitor", version, about, propagate_version = true)]
+#[command(
+    name = "pr-monitor",
+    version,
+    about,
+    propagate_version = true,
+    next_help_heading = "Global options",
+    after_help = "Examples:\n  pr-monitor watch add octo/app#342 --agent fixer --merge-when-ready\n  pr-monitor run\n  pr-monitor status\n  pr-monitor --config /etc/pr-monitor/config.yaml status octo/app#342 --json\n  pr-monitor watch add --help"
+)]
 pub struct Cli {
     /// The config file (default: config/pr-monitor.yaml, else /etc/pr-monitor/config.yaml, else built-in defaults).
     #[arg(long, global = true, env = "PR_MONITOR_CONFIG", value_name = "PATH")]
@@ -49,27 +56,46 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start, list, stop, pause or resume watching PRs.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pr-monitor watch add octo/app#342\n  pr-monitor watch ls\n  pr-monitor watch pause octo/app#342"
+    )]
     Watch(WatchCommand),
     /// One tick over every due watched PR.
+    #[command(
+        after_help = "Examples:\n  pr-monitor run\n  pr-monitor run --pr octo/app#342 --force\n  pr-monitor run --job my-prs --dry-run\n  pr-monitor --log-format json run --json"
+    )]
     Run(RunArgs),
     /// Every watched PR, or one in detail.
+    #[command(
+        after_help = "Examples:\n  pr-monitor status\n  pr-monitor status octo/app#342\n  pr-monitor status group/project!57 --json"
+    )]
     Status {
         /// One PR, in detail.
         pr: Option<PrArg>,
     },
     /// Configuration.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Examples:\n  pr-monitor config check")]
     Config(ConfigCommand),
     /// Notification channels.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Examples:\n  pr-monitor notify test")]
     Notify(NotifyCommand),
     /// Long-running: cron-scheduled sweeps until SIGTERM or SIGINT.
+    #[command(
+        after_help = "Examples:\n  pr-monitor daemon\n  pr-monitor --config /etc/pr-monitor/config.yaml --log-format json daemon"
+    )]
     Daemon,
     /// The focused PR payload; works without a database.
+    #[command(
+        after_help = "Examples:\n  pr-monitor check octo/app#342 --json\n  pr-monitor check group/project!57 --full-payload --no-state\n  pr-monitor check octo/app#342 --state-file state.json --watch --interval 30 --max-duration 1800"
+    )]
     Check(CheckArgs),
     /// Send the current failure to the agent now, whoever made the commit and whatever the guards say.
+    #[command(
+        after_help = "Examples:\n  pr-monitor fix octo/app#342\n  pr-monitor fix octo/app#342 --head 1a2b3c4d5e6f"
+    )]
     Fix {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
         /// Vouch for this exact head (refused when the head moved).
@@ -77,20 +103,34 @@ pub enum Command {
         head: Option<String>,
     },
     /// Re-run the failed checks on the forge.
+    #[command(after_help = "Examples:\n  pr-monitor rerun octo/app#342")]
     Rerun {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
     },
     /// Arm, disarm, or merge at once (`merge PR --now`).
+    #[command(
+        after_help = "Examples:\n  pr-monitor merge octo/app#342 --when-ready\n  pr-monitor merge octo/app#342 --cancel\n  pr-monitor merge octo/app#342 --now"
+    )]
     Merge(MergeArgs),
     /// For agents: say a message is handled.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pr-monitor inbox done octo-app-342-ci-1a2b3c4"
+    )]
     Inbox(InboxCommand),
     /// For agents: answer and resolve review threads.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pr-monitor thread reply octo/app#342 PRRT_kwDOAbc123 --body-file reply.md\n  pr-monitor thread resolve octo/app#342 PRRT_kwDOAbc123"
+    )]
     Thread(ThreadCommand),
     /// For agents: an MCP server on standard input and output (inbox, PR status, thread
     /// replies with the agent's own token; nothing that merges, arms, re-runs or pauses).
+    #[command(
+        after_help = "Examples:\n  pr-monitor mcp --agent fixer\n  claude mcp add pr-monitor -- pr-monitor mcp --agent fixer"
+    )]
     Mcp {
         /// The agent served.
         #[arg(long, value_name = "NAME")]
@@ -98,16 +138,31 @@ pub enum Command {
     },
     /// Shell completions, from the same definitions as `--help`:
     /// `source <(pr-monitor completions bash)`.
+    #[command(
+        after_help = "Examples:\n  source <(pr-monitor completions bash)\n  pr-monitor completions zsh > ~/.zfunc/_pr-monitor\n  pr-monitor completions fish > ~/.config/fish/completions/pr-monitor.fish"
+    )]
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         #[arg(value_name = "SHELL")]
         shell: clap_complete::Shell,
+    },
+    /// The manual, from the same definitions as `--help`: pr-monitor(1) on standard output, or
+    /// with `--dir` a page for every command written into that folder.
+    #[command(
+        after_help = "Examples:\n  pr-monitor man | man -l -\n  pr-monitor man --dir /usr/local/share/man/man1"
+    )]
+    Man {
+        /// Write pr-monitor.1 and one page per command (pr-monitor-watch-add.1, …) into this
+        /// folder instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("how").required(true).args(["when_ready", "cancel", "merge_now"])))]
 pub struct MergeArgs {
+    /// The PR (o/r#N, g/p!N or its address).
     #[arg(value_name = "PR")]
     pub pr: PrArg,
     /// Merge once the checks pass (re-arms the forge's auto-merge every tick).
@@ -123,6 +178,7 @@ pub struct MergeArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// The PR (o/r#N, g/p!N or its address); it need not be watched.
     #[arg(value_name = "PR")]
     pub pr: PrArg,
     /// Include the raw lists.
@@ -154,8 +210,13 @@ pub struct CheckArgs {
 #[derive(Debug, Subcommand)]
 pub enum InboxCommand {
     /// The agent has finished with message ID.
+    #[command(
+        after_help = "Examples:\n  pr-monitor inbox done octo-app-342-ci-1a2b3c4 --note \"pushed 5d6e7f8\""
+    )]
     Done {
+        /// The message's id (its file name in the inbox's new/, without .json).
         id: String,
+        /// What the agent did, for the PR's history.
         #[arg(long, value_name = "TEXT")]
         note: Option<String>,
     },
@@ -164,9 +225,14 @@ pub enum InboxCommand {
 #[derive(Debug, Subcommand)]
 pub enum ThreadCommand {
     /// Answer a review thread (prefixed `🤖 <agent> on behalf of <owner>`).
+    #[command(
+        after_help = "Examples:\n  pr-monitor thread reply octo/app#342 PRRT_kwDOAbc123 --body-file reply.md --agent fixer\n  echo Renamed. | pr-monitor thread reply octo/app#342 PRRT_kwDOAbc123 --body-file -"
+    )]
     Reply {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
+        /// The forge's thread id (GitHub's `PRRT_…`, GitLab's discussion id).
         #[arg(value_name = "THREAD")]
         thread: String,
         /// The reply's text (`-` for standard input).
@@ -178,9 +244,14 @@ pub enum ThreadCommand {
         agent: Option<String>,
     },
     /// Mark a review thread resolved.
+    #[command(
+        after_help = "Examples:\n  pr-monitor thread resolve octo/app#342 PRRT_kwDOAbc123\n  pr-monitor thread resolve octo/app#342 PRRT_kwDOAbc123 --agent fixer"
+    )]
     Resolve {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
+        /// The forge's thread id (GitHub's `PRRT_…`, GitLab's discussion id).
         #[arg(value_name = "THREAD")]
         thread: String,
         /// As this agent, with its own token; refused when it has none.
@@ -214,6 +285,9 @@ pub fn normalize_args(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> 
 #[derive(Debug, Subcommand)]
 pub enum WatchCommand {
     /// Start watching PRs (due at once).
+    #[command(
+        after_help = "Examples:\n  pr-monitor watch add https://github.com/octo/app/pull/342 --agent fixer --merge-when-ready\n  pr-monitor watch add octo/app#342 octo/app#343 --job my-prs\n  pr-monitor watch add group/project!57 --auto-fix off\n  pr-monitor watch add octo/app#342 --checkout /home/agent/src/app"
+    )]
     Add {
         /// https://github.com/o/r/pull/N, https://gitlab.com/g/p/-/merge_requests/N, o/r#N or g/p!N.
         #[arg(required = true, value_name = "PR")]
@@ -240,19 +314,26 @@ pub enum WatchCommand {
         checkout: Option<PathBuf>,
     },
     /// List watched PRs.
+    #[command(after_help = "Examples:\n  pr-monitor watch ls\n  pr-monitor watch ls --json")]
     Ls,
     /// Stop watching a PR.
+    #[command(after_help = "Examples:\n  pr-monitor watch rm octo/app#342")]
     Rm {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
     },
     /// Stop ticking a PR until resumed.
+    #[command(after_help = "Examples:\n  pr-monitor watch pause octo/app#342")]
     Pause {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
     },
     /// Tick a paused PR again (due at once).
+    #[command(after_help = "Examples:\n  pr-monitor watch resume octo/app#342")]
     Resume {
+        /// The PR (o/r#N, g/p!N or its address).
         #[arg(value_name = "PR")]
         pr: PrArg,
     },
@@ -285,12 +366,16 @@ pub struct RunArgs {
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Validate the config and every job file.
+    #[command(
+        after_help = "Examples:\n  pr-monitor config check\n  pr-monitor --config /etc/pr-monitor/config.yaml config check --json"
+    )]
     Check,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum NotifyCommand {
     /// Send one test message through every configured channel (email, Slack, each agent).
+    #[command(after_help = "Examples:\n  pr-monitor notify test")]
     Test,
 }
 
@@ -332,6 +417,101 @@ mod tests {
             panic!("status");
         };
         assert_eq!(none, None);
+    }
+
+    /// The words of one example after its last `pr-monitor`, up to a redirection, a pipe or the end of
+    /// a process substitution; double quotes group words.
+    fn example_args(line: &str) -> Option<Vec<String>> {
+        let (_, rest) = line.rsplit_once("pr-monitor ")?;
+        let mut words = Vec::new();
+        let mut word = String::new();
+        let mut quoted = false;
+        for c in rest.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                '>' | '|' | ')' if !quoted => break,
+                ' ' if !quoted => {
+                    if !word.is_empty() {
+                        words.push(std::mem::take(&mut word));
+                    }
+                }
+                c => word.push(c),
+            }
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+        Some(words)
+    }
+
+    /// Every command below `command`, with the words that name it.
+    fn commands(command: &clap::Command, path: &[String]) -> Vec<(Vec<String>, clap::Command)> {
+        let mut out = vec![(path.to_vec(), command.clone())];
+        for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut p = path.to_vec();
+            p.push(sub.get_name().to_owned());
+            out.extend(commands(sub, &p));
+        }
+        out
+    }
+
+    #[test]
+    fn every_command_has_examples_that_parse_and_every_argument_a_description() {
+        let mut root = <Cli as clap::CommandFactory>::command();
+        root.build();
+        let all = commands(&root, &[]);
+        assert!(all.len() > 25, "{}", all.len());
+        for (path, command) in all {
+            let help = command
+                .get_after_help()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            assert!(
+                help.starts_with("Examples:\n  "),
+                "{path:?} has no examples"
+            );
+            for line in help.lines().skip(1) {
+                let args = example_args(line).unwrap_or_else(|| panic!("{path:?}: {line}"));
+                let mut rest = args.iter();
+                assert!(
+                    path.iter().all(|p| rest.any(|a| a == p)),
+                    "{path:?}'s example is another command's: {line}"
+                );
+                let command_line = std::iter::once("pr-monitor".into())
+                    .chain(args.iter().map(Into::into))
+                    .collect();
+                if let Err(e) = Cli::try_parse_from(normalize_args(command_line)) {
+                    assert!(
+                        !e.use_stderr(),
+                        "{path:?}'s example does not parse: {line}\n{e}"
+                    );
+                }
+            }
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+                assert!(
+                    arg.get_help()
+                        .is_some_and(|h| !h.to_string().trim().is_empty()),
+                    "{path:?}: `{}` has no description",
+                    arg.get_id()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn global_flags_have_a_heading_of_their_own() {
+        let mut root = <Cli as clap::CommandFactory>::command();
+        root.build();
+        let run = root.find_subcommand("run").unwrap();
+        for arg in run.get_arguments() {
+            let global = arg.is_global_set();
+            assert_eq!(
+                arg.get_help_heading() == Some("Global options"),
+                global,
+                "{}",
+                arg.get_id()
+            );
+        }
     }
 
     #[test]

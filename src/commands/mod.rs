@@ -7,6 +7,7 @@
 pub mod agent_cli;
 pub mod check;
 pub mod listener;
+pub mod manual;
 pub mod mcp;
 pub mod mcp_tools;
 pub mod output;
@@ -222,8 +223,10 @@ fn using_line(config: &Config, db: &Path) -> String {
 }
 
 fn run(cli: Cli) -> Result<u8> {
-    if let Command::Completions { shell } = cli.command {
-        return completions(shell);
+    match &cli.command {
+        Command::Completions { shell } => return completions(*shell),
+        Command::Man { dir } => return manual::man(dir.as_deref(), cli.json),
+        _ => {}
     }
     let now = parse_now(cli.now.as_deref())?;
     let config = load_config(cli.config.as_deref())?;
@@ -284,6 +287,7 @@ fn run(cli: Cli) -> Result<u8> {
             notify_test(&app.config, app.now, app.json)
         }
         Command::Completions { shell } => completions(shell),
+        Command::Man { dir } => manual::man(dir.as_deref(), app.json),
         Command::Daemon => schedule::daemon(&mut app, &db),
         Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),

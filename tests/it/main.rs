@@ -18,6 +18,7 @@ mod gitlab;
 mod gitlab_economy;
 mod graphql_schema;
 mod hardening;
+mod help;
 mod kill_sweep;
 mod kubernetes;
 mod logging;

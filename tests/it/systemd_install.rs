@@ -99,27 +99,17 @@ fn mode(path: &Path) -> u32 {
 }
 
 fn tools_available() -> bool {
-    let all = [
-        "systemd-sysusers",
-        "systemd-tmpfiles",
-        "systemctl",
-        "usermod",
-        "setpriv",
-    ]
-    .iter()
-    .all(|t| {
-        Command::new(t)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if !all {
-        crate::support::tools::missing(
-            "systemd-sysusers, systemd-tmpfiles, systemctl, usermod or setpriv is not installed \
-             (.ci/run installs the systemd package)",
-        );
-    }
-    all
+    crate::support::tools::present(
+        &[
+            "systemd-sysusers",
+            "systemd-tmpfiles",
+            "systemctl",
+            "usermod",
+            "setpriv",
+        ],
+        "systemd-sysusers, systemd-tmpfiles, systemctl, usermod or setpriv is not installed \
+         (.ci/run installs the systemd package)",
+    )
 }
 
 /// Runs `argv` as `uid` with the groups given (the first is the primary group).

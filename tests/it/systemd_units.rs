@@ -11,16 +11,10 @@ fn units() -> PathBuf {
 }
 
 fn analyze_available() -> bool {
-    let found = Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        crate::support::tools::missing(
-            "systemd-analyze is not installed (.ci/run installs the systemd package)",
-        );
-    }
-    found
+    crate::support::tools::present(
+        &["systemd-analyze"],
+        "systemd-analyze is not installed (.ci/run installs the systemd package)",
+    )
 }
 
 /// The units as installed, with the binary path pointing at the one this test built.

@@ -12,6 +12,21 @@ pub fn missing(why: &str) {
     eprintln!("skipped: {why}");
 }
 
+/// Whether every one of `programs` answers `--version`; when one does not, [`missing`] with
+/// `why`.
+pub fn present(programs: &[&str], why: &str) -> bool {
+    let all = programs.iter().all(|p| {
+        std::process::Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !all {
+        missing(why);
+    }
+    all
+}
+
 /// Whether the environment's `CI` value asks for every tool.
 fn required(ci: Option<&str>) -> bool {
     ci.is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
