@@ -125,11 +125,75 @@ pub fn verdict(
     }
 }
 
+/// Words that make a check a freshness check (seed 002's "a freshness check tripping"): it
+/// fails because the branch is behind its base, not because of the code.
+const FRESHNESS_WORDS: [&str; 7] = [
+    "out of date",
+    "out-of-date",
+    "outdated",
+    "up to date",
+    "up-to-date",
+    "behind",
+    "freshness",
+];
+
+/// Whether a check is a freshness check: its name says so (`branch-up-to-date`, `Freshness`),
+/// or its summary speaks of the branch being out of date or behind its base.
+pub fn is_freshness(c: &Check) -> bool {
+    let says = |text: &str| {
+        let lower = text.to_lowercase();
+        FRESHNESS_WORDS.iter().any(|w| lower.contains(w))
+    };
+    let name = c.name.replace(['-', '_'], " ");
+    says(&name) || (says(&c.output) && c.output.to_lowercase().contains("branch"))
+}
+
+/// The failing freshness checks among `checks`, by name (newest entry per check).
+pub fn failing_freshness(checks: &[Check]) -> Vec<String> {
+    newest(checks)
+        .into_iter()
+        .filter(|c| c.state == CheckState::Failed && is_freshness(c))
+        .map(|c| c.name.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::CheckKind;
     use chrono::{Duration, TimeZone, Utc};
+
+    #[test]
+    fn a_freshness_check_is_told_by_its_name_or_its_summary() {
+        let table = [
+            ("branch-up-to-date", "", true),
+            ("Freshness", "", true),
+            ("check_behind_base", "", true),
+            (
+                "gate",
+                "The branch is out of date with main: rebase it.",
+                true,
+            ),
+            ("gate", "This branch is 3 commits behind main", true),
+            ("lint", "", false),
+            ("test", "error: assertion failed", false),
+            // A summary that does not speak of the branch is about the code.
+            ("deps", "Cargo.lock is not up to date", false),
+        ];
+        for (name, output, want) in table {
+            let mut c = Check {
+                output: output.into(),
+                ..crate::core::decide::tests::check(name, CheckState::Failed)
+            };
+            assert_eq!(is_freshness(&c), want, "{name}: {output}");
+            c.state = CheckState::Passed;
+            assert_eq!(
+                failing_freshness(&[c]),
+                Vec::<String>::new(),
+                "{name}: passing"
+            );
+        }
+    }
 
     #[test]
     fn only_required_checks_are_judged_when_the_policy_says_so() {

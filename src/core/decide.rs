@@ -93,6 +93,20 @@ pub struct Condition {
     pub trust: Option<HeadTrust>,
     /// `trust` was judged on this tick's evidence, or is settled (it needs no new read).
     pub trust_fresh: bool,
+    /// Failing freshness checks (see [`checks::is_freshness`]) on a clean branch behind its
+    /// base that the policy lets pr-monitor update: staleness, answered by a branch update,
+    /// never a code failure for the agent or the owner.
+    pub freshness: Vec<String>,
+}
+
+impl Condition {
+    /// Whether every failing check is a freshness check (see [`Condition::freshness`]).
+    pub fn only_stale(&self) -> bool {
+        match &self.verdict {
+            Verdict::Failed { failed } => failed.iter().all(|f| self.freshness.contains(f)),
+            _ => false,
+        }
+    }
 }
 
 /// When waiting for the head's checks began (the no-checks grace and the pending timeout count
@@ -133,7 +147,21 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
         &snap.checks,
         ctx.policy.checks == crate::model::policy::ChecksScope::Required,
     );
+    let updatable = match ctx.policy.update_branch {
+        crate::model::policy::UpdateBranch::Never => false,
+        crate::model::policy::UpdateBranch::Armed => before.merge.is_armed(),
+        crate::model::policy::UpdateBranch::Always => true,
+    };
+    // A branch update the forge refused or failed with a conflict is a conflict, whatever its
+    // mergeability says yet.
+    let conflict = snap.has_conflict() || intents::update_failed(before, snap, ctx.intents);
+    let freshness = if updatable && snap.is_behind() && !conflict && !snap.draft {
+        checks::failing_freshness(&judged)
+    } else {
+        Vec::new()
+    };
     Condition {
+        freshness,
         verdict: checks::verdict(
             &judged,
             since,
@@ -141,7 +169,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
             ctx.policy.no_checks_grace_sec,
             ctx.policy.pending_timeout_sec,
         ),
-        conflict: snap.has_conflict() || intents::update_failed(before, snap, ctx.intents),
+        conflict,
         mergeability_unknown: snap.mergeable == crate::model::Mergeable::Unknown,
         unresolved_threads: u32::try_from(snap.unresolved_threads().count()).unwrap_or(u32::MAX),
         agent_commit: agent.made(&snap.head)
@@ -161,6 +189,7 @@ pub fn trusted<'a>(ctx: &'a Context<'a>) -> Trusted<'a> {
         owner: ctx.owner,
         agent: ctx.agent_logins,
         trust: &ctx.policy.trust,
+        emails: ctx.agent_emails,
     }
 }
 
@@ -180,8 +209,8 @@ fn head_trust(
         .as_ref()
         .filter(|t| t.sha == snap.head.sha && !narrowed);
     let head = &snap.head.sha;
-    if !narrowed && m.vouched_heads.contains(head) {
-        return (Some(trust::vouched(head, kept, ctx.now)), true);
+    if let Some(t) = trust::owner_word(head, &m.vouched_heads, narrowed, kept, ctx.now) {
+        return (Some(t), true);
     }
     if let Some(evidence) = ctx.evidence {
         return (

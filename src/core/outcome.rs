@@ -106,7 +106,10 @@ fn failed(
 ) {
     let said = &failure.said;
     match (action, &failure.kind) {
-        (Action::UpdateBranch { .. }, FailureKind::Conflict(found)) => {
+        (Action::UpdateBranch { expected_head, .. }, FailureKind::Conflict(found)) => {
+            // A conflict from here on (see `Condition::conflict`): it follows the conflict
+            // policy at the next decision.
+            status.memory.update_failed_for = Some(expected_head.clone());
             status.pills.cnf = true;
             status.memory.holds_update_turn = false;
             fx.note(format!(
@@ -132,6 +135,15 @@ fn failed(
             let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
             if unavailable {
                 status.merge.choose(MergeVia::SelfMerge);
+            }
+            if merge_directly {
+                // Not asked again for this head: the merge falls to pr-monitor, as the job's
+                // self_merge says.
+                status.memory.arm_refused = Some(crate::core::decide::merge::arm_refused(
+                    snap,
+                    *method,
+                    !unavailable,
+                ));
             }
             fx.note(refusal_note(
                 refusal,

@@ -127,23 +127,50 @@ impl LogCache for Overlay<'_> {
     }
 }
 
-/// The logs [`failed_logs`] would read for `snap` (every check on the head done, some
-/// failed); `None` when one of those checks has no job (its annotations would be asked each
-/// time, so it is left to the acting phase).
-pub fn wanted_logs(snap: &Snapshot) -> Option<Vec<LogKey>> {
-    let current = checks::newest(&snap.checks);
+/// The failed checks whose logs [`failed_logs`] reads for `snap` under `policy`: the checks
+/// the policy judges (`checks: required` leaves the optional ones out), once every one of
+/// them is done; `None` while one still runs.
+fn to_read(snap: &Snapshot, policy: &Policy) -> Option<Vec<Check>> {
+    let judged = checks::judged(
+        &snap.checks,
+        policy.checks == crate::config::ChecksScope::Required,
+    );
+    let current = checks::newest(&judged);
     if current.iter().any(|c| c.state == CheckState::Pending) {
-        return Some(Vec::new());
+        return None;
     }
-    current
-        .into_iter()
-        .filter(|c| c.state == CheckState::Failed)
-        .take(MAX_FAILED_LOGS)
+    Some(
+        current
+            .into_iter()
+            .filter(|c| c.state == CheckState::Failed)
+            .take(MAX_FAILED_LOGS)
+            .cloned()
+            .collect(),
+    )
+}
+
+/// The logs [`failed_logs`] would read for `snap` (every judged check on the head done, some
+/// failed), by the same judgement; `None` when one of those checks has no job (its
+/// annotations would be asked each time, so it is left to the acting phase).
+pub fn wanted_logs(snap: &Snapshot, policy: &Policy) -> Option<Vec<LogKey>> {
+    to_read(snap, policy)
+        .unwrap_or_default()
+        .iter()
         .map(|c| c.job_id.map(|job| (snap.pr.forge, job, stamp(c))))
         .collect()
 }
 
-/// The time a check finished, as its log is keyed.
+/// The keys of the logs [`failed_logs`] would look up for `snap`, whether or not every check
+/// is done: those of its failed checks that have a job.
+pub fn log_keys(snap: &Snapshot) -> Vec<LogKey> {
+    checks::newest(&snap.checks)
+        .into_iter()
+        .filter(|c| c.state == CheckState::Failed)
+        .take(MAX_FAILED_LOGS)
+        .filter_map(|c| c.job_id.map(|job| (snap.pr.forge, job, stamp(c))))
+        .collect()
+}
+
 /// The log tail kept for check `c` of a PR on `forge`, if its log was read.
 pub fn kept_tail(cache: &dyn LogCache, forge: ForgeKind, c: &Check) -> Option<String> {
     cache
@@ -164,17 +191,10 @@ pub fn failed_logs(
     policy: &Policy,
     remember: bool,
 ) {
-    let judged = checks::judged(
-        &snap.checks,
-        policy.checks == crate::config::ChecksScope::Required,
-    );
-    if checks::newest(&judged)
-        .iter()
-        .any(|c| c.state == CheckState::Pending)
-    {
+    let Some(failed) = to_read(snap, policy) else {
         return;
-    }
-    snap.failed_logs = read_failures(forge, store, snap, policy, &judged, remember);
+    };
+    snap.failed_logs = read_failures(forge, store, snap, policy, &failed, remember);
 }
 
 /// Fills `snap.queue_failures` when the PR's head, last seen in the merge queue or train, is no
@@ -213,25 +233,24 @@ pub fn queue_failures(
         .filter(|c| c.state == CheckState::Pending)
         .map(|c| c.name.clone())
         .collect();
-    snap.queue_failures = read_failures(forge, store, snap, policy, &group_checks, remember);
-}
-
-/// The failed checks among `all` (up to five), each with its log tail and classification.
-fn read_failures(
-    forge: &dyn Forge,
-    store: &mut dyn LogCache,
-    snap: &Snapshot,
-    policy: &Policy,
-    all: &[Check],
-    remember: bool,
-) -> Vec<FailedCheck> {
-    let current = checks::newest(all);
-    let failed: Vec<Check> = current
+    let failed: Vec<Check> = checks::newest(&group_checks)
         .into_iter()
         .filter(|c| c.state == CheckState::Failed)
         .take(MAX_FAILED_LOGS)
         .cloned()
         .collect();
+    snap.queue_failures = read_failures(forge, store, snap, policy, &failed, remember);
+}
+
+/// The `failed` checks (up to five), each with its log tail and classification.
+fn read_failures(
+    forge: &dyn Forge,
+    store: &mut dyn LogCache,
+    snap: &Snapshot,
+    policy: &Policy,
+    failed: &[Check],
+    remember: bool,
+) -> Vec<FailedCheck> {
     // A kept verdict that no longer reads back is no verdict: the log is read again.
     let cached: Vec<Option<(KeptLog, Classification)>> = failed
         .iter()
@@ -351,24 +370,33 @@ mod tests {
         c
     }
 
+    fn optional(mut c: Check) -> Check {
+        c.optional = true;
+        c
+    }
+
     #[test]
     fn the_logs_a_run_reads_ahead() {
         let key = |job| (ForgeKind::GitHub, job, t0().to_rfc3339());
         let many: Vec<Check> = (1..=7).map(|n| failed(&format!("t{n}"), Some(n))).collect();
-        type Row = (&'static str, Vec<Check>, Option<Vec<LogKey>>);
+        // (what, the job's `checks: required`, the head's checks, the logs read ahead)
+        type Row = (&'static str, bool, Vec<Check>, Option<Vec<LogKey>>);
         let table: Vec<Row> = vec![
             (
                 "nothing failed",
+                false,
                 vec![check("a", CheckState::Passed)],
                 Some(vec![]),
             ),
             (
                 "a check still running: nothing yet",
+                false,
                 vec![failed("a", Some(1)), check("b", CheckState::Pending)],
                 Some(vec![]),
             ),
             (
                 "each failed check's job, finished when",
+                false,
                 vec![
                     failed("a", Some(1)),
                     check("b", CheckState::Passed),
@@ -376,17 +404,57 @@ mod tests {
                 ],
                 Some(vec![key(1), key(3)]),
             ),
-            ("at most five", many, Some((1..=5).map(key).collect())),
+            (
+                "at most five",
+                false,
+                many,
+                Some((1..=5).map(key).collect()),
+            ),
             (
                 "a failed check without a job: left to the acting phase",
+                false,
                 vec![failed("a", Some(1)), failed("b", None)],
                 None,
             ),
+            (
+                "checks: all: an optional failure counts",
+                false,
+                vec![optional(failed("a", Some(1)))],
+                Some(vec![key(1)]),
+            ),
+            (
+                "checks: required: an optional failure is never read",
+                true,
+                vec![
+                    optional(failed("a", Some(1))),
+                    check("b", CheckState::Passed),
+                ],
+                Some(vec![]),
+            ),
+            (
+                "checks: required: a running optional check holds nothing back",
+                true,
+                vec![
+                    failed("a", Some(1)),
+                    optional(check("b", CheckState::Pending)),
+                ],
+                Some(vec![key(1)]),
+            ),
+            (
+                "checks: required: an optional failure without a job leaves nothing to the acting phase",
+                true,
+                vec![failed("a", Some(1)), optional(failed("b", None))],
+                Some(vec![key(1)]),
+            ),
         ];
-        for (what, checks, want) in table {
+        for (what, required, checks, want) in table {
             let mut s = snap("h1");
             s.checks = checks;
-            assert_eq!(wanted_logs(&s), want, "{what}");
+            let mut policy = crate::core::decide::tests::policy();
+            if required {
+                policy.checks = crate::config::ChecksScope::Required;
+            }
+            assert_eq!(wanted_logs(&s, &policy), want, "{what}");
         }
     }
 }

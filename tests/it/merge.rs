@@ -441,3 +441,41 @@ fn with_self_merge_off_it_never_merges_itself() {
         );
     }
 }
+
+/// A base without protection rules: the forge refuses auto-merge. The refusal is remembered for
+/// the head, so three ticks ask once; pr-monitor merges itself once the checks pass (the job's
+/// `self_merge`), and a new head is asked again.
+#[test]
+fn a_refused_auto_merge_is_asked_once_per_head_and_pr_monitor_merges_itself() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).unprotected();
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    env.watch_armed_for_fixer(&["octo/app#1"]);
+    let enables = |env: &TestEnv| env.gh.requests().count("POST /graphql EnableAutoMerge");
+    for _ in 0..3 {
+        env.ok(&["run", "--force"]);
+        env.advance(30);
+    }
+    assert_eq!(enables(&env), 1, "{:?}", env.gh.requests().counts());
+    assert_eq!(env.status("octo/app#1")["merge_via"], "self");
+    assert_eq!(merges(&env, 1), 0, "not while checks run");
+    // A new head: the forge is asked again, once.
+    env.gh.world(|w| {
+        w.push(REPO, 1, "fixer-bot");
+        w.check_run(REPO, 1, "test").in_progress();
+    });
+    for _ in 0..2 {
+        env.ok(&["run", "--force"]);
+        env.advance(30);
+    }
+    assert_eq!(enables(&env), 2, "{:?}", env.gh.requests().counts());
+    env.gh.world(|w| {
+        w.update_check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["run", "--force"]);
+    assert_eq!(merges(&env, 1), 1, "merged by pr-monitor once green");
+    assert_eq!(enables(&env), 2);
+}

@@ -155,13 +155,7 @@ fn fix_and_feedback_never_reach_the_agent_in_the_same_tick() {
     });
     env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
     env.ok(&["run"]);
-    let kinds = |env: &TestEnv| -> Vec<String> {
-        let mut msgs = env.inbox_messages();
-        msgs.sort_by_key(|m| m["created_at"].as_str().unwrap_or_default().to_owned());
-        msgs.iter()
-            .map(|m| m["kind"].as_str().unwrap_or_default().to_owned())
-            .collect()
-    };
+    let kinds = inbox_kinds;
     assert_eq!(kinds(&env), ["ci_failure"], "the fix goes first, alone");
     env.advance(30);
     env.ok(&["run", "--force"]);
@@ -177,4 +171,129 @@ fn fix_and_feedback_never_reach_the_agent_in_the_same_tick() {
     });
     env.ok(&["run", "--force"]);
     assert_eq!(kinds(&env), ["ci_failure", "review_feedback"]);
+}
+
+/// The kinds of the agent's inbox messages, oldest first.
+fn inbox_kinds(env: &TestEnv) -> Vec<String> {
+    let mut msgs = env.inbox_messages();
+    msgs.sort_by_key(|m| m["created_at"].as_str().unwrap_or_default().to_owned());
+    msgs.iter()
+        .map(|m| m["kind"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Seed 002's clean-but-stale: a failing freshness check on a clean branch behind its base is
+/// answered by a branch update, never sent to the agent as a code failure; the same check
+/// failing on a branch that is not behind is the code's.
+#[test]
+fn a_failing_freshness_check_on_a_behind_branch_updates_it_instead_of_reaching_the_agent() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        for (n, behind) in [(1, 2), (2, 0)] {
+            w.pr(REPO, n)
+                .behind(behind)
+                .head_commit(|c| c.by("fixer-bot"));
+            w.check_run(REPO, n, "test").success();
+            w.check_run(REPO, n, "branch-up-to-date")
+                .failure()
+                .log("error: the branch is behind main\n");
+        }
+    });
+    env.watch_armed_for_fixer(&["octo/app#1", "octo/app#2"]);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.world(|w| w.branch_updates(REPO, 1)), 1);
+    assert_eq!(env.pills("octo/app#1")["ci"], false);
+    assert_eq!(env.pills("octo/app#1")["ci_fixing"], false);
+    let history = env.history_text("octo/app#1");
+    assert!(history.contains("a freshness check"), "{history}");
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0]["pr"]["number"], 2, "only the PR that is not behind");
+    assert_eq!(msgs[0]["kind"], "ci_failure");
+}
+
+/// A conflict met while updating the branch (here a rebase that conflicts commit by commit,
+/// though the PR merges cleanly) follows the conflict policy: `conflicts: agent` sends it to
+/// the agent; otherwise `cnf` is lit for the owner. The update is asked once.
+#[test]
+fn a_conflict_met_during_a_branch_update_follows_the_conflict_policy() {
+    for handler in ["agent", "owner"] {
+        let mut env = TestEnv::new();
+        env.job(
+            "rebasing",
+            &format!(
+                "name: rebasing\npolicy:\n  agent: fixer\n  conflicts: {handler}\n  update_method: rebase\n  update_branch: always\n"
+            ),
+        );
+        env.gh.world(|w| {
+            w.pr(REPO, 1)
+                .behind(2)
+                .rebase_conflicts()
+                .head_commit(|c| c.by("fixer-bot"));
+            w.check_run(REPO, 1, "test").success();
+        });
+        env.ok(&["watch", "add", "--job", "rebasing", "octo/app#1"]);
+        for _ in 0..3 {
+            env.ok(&["run", "--force"]);
+            env.advance(30);
+        }
+        assert_eq!(
+            env.gh.requests().count("POST /graphql UpdateBranch"),
+            1,
+            "{handler}: asked once"
+        );
+        assert_eq!(env.pills("octo/app#1")["cnf"], true, "{handler}");
+        let want: &[&str] = if handler == "agent" {
+            &["conflict"]
+        } else {
+            &[]
+        };
+        assert_eq!(inbox_kinds(&env), want, "{handler}");
+    }
+}
+
+/// One writer per branch, the other way round: while review feedback is with the agent, a CI
+/// failure on the agent's new commit waits (nothing new is sent); once the agent marks the
+/// feedback done, the fix follows.
+#[test]
+fn feedback_with_the_agent_holds_back_a_ci_fix_until_it_is_answered() {
+    let mut env = TestEnv::new();
+    env.agentic_job();
+    env.gh.world(|w| {
+        w.pr(REPO, 1).head_commit(|c| c.by("fixer-bot"));
+        w.check_run(REPO, 1, "lint").success();
+        w.thread(REPO, 1)
+            .comment("owner", "please rename `x`")
+            .unresolved();
+    });
+    env.ok(&["watch", "add", "--job", "agentic", "octo/app#1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(inbox_kinds(&env), ["review_feedback"]);
+    let feedback_id = msgs[0]["id"].as_str().unwrap().to_owned();
+    // The agent pushes a commit; its checks fail while the feedback is still out.
+    env.advance(60);
+    env.gh.world(|w| {
+        w.push(REPO, 1, "fixer-bot");
+        w.check_run(REPO, 1, "lint").failure().log("error: x\n");
+    });
+    for _ in 0..2 {
+        env.ok(&["run", "--force"]);
+        env.advance(30);
+    }
+    assert_eq!(inbox_kinds(&env), ["review_feedback"], "the fix waits");
+    assert_eq!(env.pills("octo/app#1")["ci_fixing"], false);
+    let history = env.history_text("octo/app#1");
+    assert!(
+        history.contains("waits: review feedback is with fixer"),
+        "{history}"
+    );
+    // The agent marks the feedback done: the fix goes.
+    env.ok(&["inbox", "done", &feedback_id]);
+    env.ok(&["run", "--force"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0]["kind"], "ci_failure");
+    assert_eq!(msgs[0]["checks"][0]["name"], "lint");
+    assert_eq!(env.pills("octo/app#1")["ci_fixing"], true);
 }

@@ -9,7 +9,7 @@ use crate::core::decide::{Action, Condition, Context, Draft};
 use crate::model::plan::{Disarm, Notice};
 use crate::model::policy::UpdateBranch;
 use crate::model::watch::Merge;
-use crate::model::watch::{MergeVia, Watch};
+use crate::model::watch::{ArmRefusal, MergeVia, Watch};
 use crate::model::{Login, MergeMethod, MergeState, Mergeable, PrState, ReviewState, Snapshot};
 
 /// The method to merge with: the configured one when the repo allows it, else the first the
@@ -30,6 +30,41 @@ pub fn arming_refusal(snap: &Snapshot, allow_non_default_base: bool) -> Option<S
             snap.base_ref, snap.repo.default_branch
         )
     })
+}
+
+/// The settings a refusal to arm is remembered under: the base, whether the repository allows
+/// auto-merge, and the method asked for. A change to any of them asks the forge again.
+fn arm_settings(snap: &Snapshot, method: MergeMethod) -> String {
+    format!(
+        "base {} auto-merge {} method {}",
+        snap.base_ref,
+        if snap.repo.auto_merge_allowed {
+            "allowed"
+        } else {
+            "not allowed"
+        },
+        method.as_str()
+    )
+}
+
+/// The forge's refusal to arm this head with `method`, to remember: `clean` when it said
+/// there is nothing to wait for.
+pub fn arm_refused(snap: &Snapshot, method: MergeMethod, clean: bool) -> ArmRefusal {
+    ArmRefusal {
+        head: snap.head.sha.clone(),
+        settings: arm_settings(snap, method),
+        clean,
+    }
+}
+
+/// Whether a remembered refusal still answers for this snapshot: the same head and settings,
+/// and, for "nothing to wait for", nothing blocking the PR since.
+fn refusal_stands(r: &ArmRefusal, snap: &Snapshot, method: MergeMethod) -> bool {
+    let blocked = matches!(
+        snap.merge_state,
+        MergeState::Blocked | MergeState::Behind | MergeState::Dirty | MergeState::Draft
+    );
+    r.head == snap.head.sha && r.settings == arm_settings(snap, method) && !(r.clean && blocked)
 }
 
 /// Why the owner's `merge --now` cannot merge this PR, if it cannot: a queued base merges
@@ -156,6 +191,7 @@ fn disarm(d: &mut Draft, snap: &Snapshot, reason: &str) {
     d.status.merge = Merge::Disarmed;
     d.status.memory.update_requested_for = None;
     d.status.memory.holds_update_turn = false;
+    d.status.memory.arm_refused = None;
     super::queue::forget(d);
     if snap.auto_merge_enabled && d.status.memory.auto_merge_enabled_once {
         d.actions.push(Action::DisableAutoMerge);
@@ -247,7 +283,18 @@ pub(super) fn reconcile(
         return;
     }
     let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
-    let via = if snap.repo.auto_merge_allowed {
+    // A refusal to arm this head is not asked again: the merge falls to pr-monitor (as the
+    // job's self_merge says) until the head or the settings change.
+    let refused = d
+        .status
+        .memory
+        .arm_refused
+        .as_ref()
+        .is_some_and(|r| refusal_stands(r, snap, method));
+    if !refused {
+        d.status.memory.arm_refused = None;
+    }
+    let via = if snap.repo.auto_merge_allowed && !refused {
         MergeVia::AutoMerge
     } else {
         MergeVia::SelfMerge
@@ -292,7 +339,7 @@ pub(super) fn reconcile(
             if is_ready && untried {
                 d.status.memory.merge_attempted_for = Some(snap.head.sha.clone());
                 d.note(
-                    "ready, not merging: the forge offers no auto-merge here and the job's self_merge is off",
+                    "ready, not merging: the forge will not arm its auto-merge here and the job's self_merge is off",
                     None,
                 );
             }
@@ -365,7 +412,8 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
         UpdateBranch::Armed => armed && ctx.update_turn,
         UpdateBranch::Always => !armed || ctx.update_turn,
     };
-    let green_enough = !matches!(cond.verdict, Verdict::Failed { .. });
+    // A failing freshness check is what the update answers.
+    let green_enough = !matches!(cond.verdict, Verdict::Failed { .. }) || cond.only_stale();
     // One writer per branch: no update while a fix is with the agent.
     let fix_out = super::remediate::fix_out(d);
     if !wanted || !cond.behind || cond.conflict || !green_enough || snap.draft || fix_out {

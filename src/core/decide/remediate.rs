@@ -202,6 +202,7 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
             d.status.attempts = 0;
             let m = &mut d.status.memory;
             m.fix = None;
+            m.fix_held_for = None;
             m.handled_failure = None;
             m.last_fix_fingerprint = None;
             m.log_waits = 0;
@@ -209,7 +210,26 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
         Verdict::Failed { failed } => {
             let watch_handled = d.status.memory.handled_failure.clone();
             let key = failure_key(snap, failed);
-            if !ctx.fix_asked && d.status.memory.handled_failure.as_deref() == Some(key.as_str()) {
+            // A fix held for feedback is judged again once the feedback is answered.
+            let released = d.status.memory.fix_held_for.as_deref() == Some(key.as_str())
+                && !feedback_out(d, ctx);
+            if !ctx.fix_asked
+                && !released
+                && d.status.memory.handled_failure.as_deref() == Some(key.as_str())
+            {
+                return;
+            }
+            if !ctx.fix_asked && cond.only_stale() {
+                // Staleness, not code: the branch update (merge stage) answers it.
+                d.status.memory.handled_failure = Some(key);
+                d.note(
+                    format!(
+                        "{} failed, a freshness check: the branch is behind {}, so it is updated, not sent as a failure",
+                        failed.join(", "),
+                        snap.base_ref
+                    ),
+                    None,
+                );
                 return;
             }
             if !ctx.fix_asked && wait_for_logs(d, snap) {
@@ -241,6 +261,17 @@ fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
 /// branch, and no other work or branch update goes to it (one writer per branch).
 pub(super) fn fix_out(d: &Draft) -> bool {
     d.status.memory.fix.is_some()
+}
+
+/// Whether review feedback is with the agent (sent, not yet marked done, within
+/// `fix_timeout_sec`): the agent holds the branch, and a CI fix waits for it.
+fn feedback_out(d: &Draft, ctx: &Context<'_>) -> bool {
+    let timeout = i64::try_from(ctx.policy.fix_timeout_sec).unwrap_or(i64::MAX);
+    d.status
+        .memory
+        .feedback_sent
+        .as_ref()
+        .is_some_and(|f| f.done_at.is_none() && (ctx.now - f.sent_at).num_seconds() < timeout)
 }
 
 /// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
@@ -387,6 +418,19 @@ fn failure_table(
                 names: failed.to_vec(),
             },
         );
+    } else if feedback_out(d, ctx) {
+        // One writer per branch: the fix waits for the feedback with the agent, said once.
+        let key = d.status.memory.handled_failure.clone();
+        if d.status.memory.fix_held_for != key {
+            d.note(
+                format!(
+                    "the fix of {} waits: review feedback is with {agent}",
+                    failed.join(", ")
+                ),
+                None,
+            );
+        }
+        d.status.memory.fix_held_for = key;
     } else if capped(d, ctx) {
         // The failure waits: judged again at a later tick, when the hour allows.
         d.status.memory.handled_failure = None;
@@ -481,6 +525,7 @@ fn send_fix(
     logs: &[FailedCheck],
 ) {
     let checks: Vec<FailedCheck> = logs.iter().take(5).cloned().collect();
+    d.status.memory.fix_held_for = None;
     d.status.attempts += 1;
     d.status.pills.ci = Ci::Fixing;
     d.status.why = Some(why);

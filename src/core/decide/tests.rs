@@ -805,6 +805,7 @@ fn whose_failure_and_whether_it_reaches_the_agent() {
             verified,
             author_login: Some(by.into()),
             committer_login: Some(by.into()),
+            committer_email: None,
         }]),
     };
     type Shape = fn(&mut Snapshot);
@@ -2009,6 +2010,76 @@ fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
     assert_eq!(
         held.status.memory.handled_failure, None,
         "and is judged again later"
+    );
+}
+
+/// A refusal to arm is remembered per head and settings: while it stands no arming is asked
+/// and a ready PR is merged by pr-monitor (self_merge); a new head, another method, or (for
+/// "nothing to wait for") a PR that became blocked asks the forge again.
+#[test]
+fn a_remembered_refusal_to_arm_is_not_asked_again() {
+    let c = Ctx::new();
+    let mut pending = snap("a");
+    pending.checks = vec![check("t", CheckState::Pending)];
+    pending.merge_state = MergeState::Unstable;
+    let arms = |plan: &Plan| {
+        plan.actions
+            .iter()
+            .filter(|a| matches!(a, Action::EnableAutoMerge { .. }))
+            .count()
+    };
+    let refused = |clean: bool| {
+        let mut w = armed("a");
+        w.status.memory.arm_refused =
+            Some(merge::arm_refused(&pending, MergeMethod::Squash, clean));
+        w
+    };
+    let mut blocked = pending.clone();
+    blocked.merge_state = MergeState::Blocked;
+    let mut moved = pending.clone();
+    moved.head.sha = Sha("b".into());
+    let mut no_squash = pending.clone();
+    no_squash.repo.allowed_methods = vec![MergeMethod::Merge];
+    // The head moved to `b` (seen by an earlier tick, so nothing disarms).
+    let mut on_b = refused(false);
+    on_b.status.head_sha = Some(Sha("b".into()));
+    let table: [(&str, Watch, &Snapshot, usize); 6] = [
+        ("never refused", armed("a"), &pending, 1),
+        ("refused for this head", refused(false), &pending, 0),
+        (
+            "refused as clean, still unblocked",
+            refused(true),
+            &pending,
+            0,
+        ),
+        (
+            "refused as clean, blocked since",
+            refused(true),
+            &blocked,
+            1,
+        ),
+        ("refused for another head", on_b, &moved, 1),
+        ("refused for another method", refused(false), &no_squash, 1),
+    ];
+    for (what, w, s, want) in table {
+        let plan = c.decide(&w, s);
+        assert_eq!(arms(&plan), want, "{what}: {:?}", plan.actions);
+        assert_eq!(
+            plan.status.memory.arm_refused.is_some(),
+            want == 0 && w.status.memory.arm_refused.is_some(),
+            "{what}: a refusal that no longer stands is forgotten"
+        );
+    }
+    // Refused and now ready: pr-monitor merges the head itself, once.
+    let plan = c.decide(&refused(false), &snap("a"));
+    assert_eq!(arms(&plan), 0);
+    assert!(
+        plan.actions.contains(&Action::Merge {
+            sha: Sha("a".into()),
+            method: MergeMethod::Squash
+        }),
+        "{:?}",
+        plan.actions
     );
 }
 

@@ -158,6 +158,14 @@ impl TestEnv {
         std::fs::write(dir.join(format!("{name}.yaml")), yaml).expect("write a job");
     }
 
+    /// Watches `prs` for the agent `fixer`, merge armed: `watch add --agent fixer
+    /// --merge-when-ready PR…`.
+    pub fn watch_armed_for_fixer(&self, prs: &[&str]) {
+        let mut args = vec!["watch", "add", "--agent", "fixer", "--merge-when-ready"];
+        args.extend_from_slice(prs);
+        self.ok(&args);
+    }
+
     /// Writes the job `agentic`: agent `fixer`, review feedback sent to the agent.
     pub fn agentic_job(&self) {
         self.job(

@@ -98,6 +98,7 @@ impl World {
                 mergeable_unknown_reads: 0,
                 merge_state_override: None,
                 behind_by: 0,
+                rebase_conflicts: false,
                 auto_merge: None,
                 reviews: Vec::new(),
                 threads: Vec::new(),
@@ -697,6 +698,13 @@ impl PrBuilder<'_> {
     /// The base has `n` commits the head lacks.
     pub fn behind(mut self, n: u64) -> Self {
         self.p().behind_by = n;
+        self
+    }
+
+    /// A rebase of the head onto the base conflicts commit by commit, though the PR merges
+    /// cleanly.
+    pub fn rebase_conflicts(mut self) -> Self {
+        self.p().rebase_conflicts = true;
         self
     }
 

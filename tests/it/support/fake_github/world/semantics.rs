@@ -327,6 +327,9 @@ impl World {
         if pr.mergeable == Mergeable::Conflicting {
             return refuse("merge conflict between base and head");
         }
+        if method == UpdateMethod::Rebase && pr.rebase_conflicts {
+            return refuse("Rebase failed: merge conflict between base and head");
+        }
         if pr.behind_by == 0 {
             return refuse("There are no new commits on the base branch.");
         }
