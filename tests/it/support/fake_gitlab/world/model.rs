@@ -61,6 +61,24 @@ pub struct Commit {
     /// Its parents' shas (`parent_ids`): a merged-results pipeline's merge commit has the
     /// target branch's tip and the MR's head.
     pub parents: Vec<String>,
+    /// Its signature (`None`: unsigned, the signature route answers 404).
+    pub signature: Option<Signature>,
+}
+
+/// How a commit is signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureKind {
+    Gpg,
+    Ssh,
+    X509,
+}
+
+/// A commit's signature as GitLab judged it: `verified` when the signing key (or
+/// certificate) belongs to a user one of whose verified emails is the commit's committer email.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signature {
+    pub kind: SignatureKind,
+    pub verified: bool,
 }
 
 impl Commit {
@@ -84,6 +102,7 @@ impl Commit {
             pusher: Some(username.to_owned()),
             pushed_at: None,
             parents: Vec::new(),
+            signature: None,
         }
     }
 }
