@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::model::reference::PrArg;
+use crate::model::reference::{FixTarget, PrArg};
 
 /// Drives open pull requests and merge requests to merged.
 #[derive(Debug, Parser)]
@@ -92,12 +92,13 @@ pub enum Command {
     Check(CheckArgs),
     /// Send the current failure to the agent now, whoever made the commit and whatever the guards say.
     #[command(
-        after_help = "Examples:\n  pr-monitor fix octo/app#342\n  pr-monitor fix octo/app#342 --head 1a2b3c4d5e6f"
+        after_help = "Examples:\n  pr-monitor fix octo/app#342\n  pr-monitor fix octo/app#342 --head 1a2b3c4d5e6f\n  pr-monitor fix octo/app@main --head 1a2b3c4d5e6f"
     )]
     Fix {
-        /// The PR (o/r#N, g/p!N or its address).
+        /// The PR (o/r#N, g/p!N or its address), or a watched branch OWNER/REPO@BRANCH (with
+        /// `--head`).
         #[arg(value_name = "PR")]
-        pr: PrArg,
+        pr: FixTarget,
         /// Vouch for this exact head (refused when the head moved).
         #[arg(long, value_name = "SHA")]
         head: Option<String>,
@@ -393,7 +394,18 @@ mod tests {
         let Command::Fix { pr: fix, .. } = parse(&["fix", "octo/app#1"]).unwrap().command else {
             panic!("fix");
         };
-        assert_eq!(fix, pr("octo/app#1"));
+        assert_eq!(fix, FixTarget::Pr(pr("octo/app#1")));
+        let Command::Fix { pr: branch, head } =
+            parse(&["fix", "octo/app@release/1.2", "--head", "abc1234"])
+                .unwrap()
+                .command
+        else {
+            panic!("fix a branch");
+        };
+        assert_eq!(branch, FixTarget::Branch("octo/app@release/1.2".into()));
+        assert_eq!(head.as_deref(), Some("abc1234"));
+        assert!(parse(&["fix", "octo@main"]).is_err(), "no repository");
+        assert!(parse(&["fix", "https://x@github.com/o/r"]).is_err());
         let Command::Watch(WatchCommand::Add { prs, .. }) = parse(&[
             "watch",
             "add",

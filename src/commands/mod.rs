@@ -32,7 +32,7 @@ use crate::cli::{
 };
 use crate::config::{Config, TokenKeys as _};
 use crate::holder::Holder;
-use crate::model::reference::{BadPrRef, PrArg};
+use crate::model::reference::{BadPrRef, FixTarget, PrArg};
 use crate::model::{Instant, PrRef, parse_instant};
 use crate::store::{AutoFixChoice, NewWatch, Selection, Store};
 use crate::tick::{self, RunOptions};
@@ -291,7 +291,14 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Daemon => schedule::daemon(&mut app, &db),
         Command::Mcp { agent } => mcp::command(app, &agent),
         Command::Check(args) => check::command(&mut app, &args),
-        Command::Fix { pr, head } => {
+        Command::Fix {
+            pr: FixTarget::Branch(branch),
+            head,
+        } => owner::vouch_branch(&mut app, &branch, head.as_deref()),
+        Command::Fix {
+            pr: FixTarget::Pr(pr),
+            head,
+        } => {
             let pr = app.pr(&pr)?;
             if let Some(head) = &head {
                 owner::vouch(&mut app, &pr, head)?;

@@ -16,25 +16,87 @@ use crate::tick::{self, RunOptions};
 /// The PR's head, when it is `sha` (the full id, or a prefix of at least seven characters);
 /// a usage error (exit 2) when the head moved.
 pub fn current_head(app: &mut App, pr: &PrRef, sha: &str) -> Result<crate::model::Sha> {
+    let sha = commit_id(sha)?;
+    let head = app.snapshot(pr)?.head.sha;
+    same_head(&pr.url(), head, sha)
+}
+
+/// `sha` trimmed, when it is a commit id (at least seven hexadecimal digits); else a usage
+/// error.
+fn commit_id(sha: &str) -> Result<&str> {
     let sha = sha.trim();
     if sha.len() < 7 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(usage(format!(
             "`{sha}` is not a commit id (at least seven hexadecimal digits)"
         )));
     }
-    let head = app.snapshot(pr)?.head.sha;
+    Ok(sha)
+}
+
+/// `head`, when `sha` names it; a usage error (exit 2) saying the head of `what` moved.
+fn same_head(what: &str, head: crate::model::Sha, sha: &str) -> Result<crate::model::Sha> {
     if !head
         .as_str()
         .to_ascii_lowercase()
         .starts_with(&sha.to_ascii_lowercase())
     {
         return Err(usage(format!(
-            "{}: the head moved: it is {} now, not {sha}; nothing was vouched for",
-            pr.url(),
+            "{what}: the head moved: it is {} now, not {sha}; nothing was vouched for",
             head.short()
         )));
     }
     Ok(head)
+}
+
+/// `fix OWNER/REPO@BRANCH --head SHA`: the owner vouches for that exact head of a watched
+/// branch, compare-and-set (refused with exit 2 when the head moved); the branch is looked at
+/// on the next run.
+pub fn vouch_branch(app: &mut App, written: &str, sha: Option<&str>) -> Result<u8> {
+    let Some(sha) = sha else {
+        return Err(usage(format!(
+            "a branch takes `--head SHA`: `fix {written} --head SHA` vouches for that head"
+        )));
+    };
+    let sha = commit_id(sha)?;
+    let watches = app.store.branch_watches()?;
+    let named: Vec<_> = watches
+        .iter()
+        .filter(|w| w.branch.short() == written)
+        .collect();
+    let w = match named.as_slice() {
+        [w] => *w,
+        [] => {
+            return Err(usage(format!(
+                "{written} is not a watched branch: name it in a job's `branch:` entry"
+            )));
+        }
+        _ => {
+            return Err(usage(format!(
+                "{written} is watched on both forges; vouching for one is not possible by name"
+            )));
+        }
+    };
+    let forge = app
+        .forges
+        .get(w.branch.forge, &app.config)
+        .map_err(|e| anyhow!(e))?;
+    let head = forge
+        .branch_heads(std::slice::from_ref(&w.branch))?
+        .pop()
+        .flatten()
+        .ok_or_else(|| {
+            usage(format!(
+                "no branch {written} on {}",
+                w.branch.forge.as_str()
+            ))
+        })?
+        .sha;
+    let head = same_head(&w.branch.url(), head, sha)?;
+    app.store.vouch_branch_head(w.id, &head, app.now)?;
+    if !app.json {
+        crate::outln!("vouched for {written} at {}", head.short())?;
+    }
+    Ok(0)
 }
 
 /// Records that the owner vouched for `head` of a watched PR.

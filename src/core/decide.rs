@@ -189,6 +189,7 @@ pub fn trusted<'a>(ctx: &'a Context<'a>) -> Trusted<'a> {
         owner: ctx.owner,
         agent: ctx.agent_logins,
         trust: &ctx.policy.trust,
+        emails: ctx.agent_emails,
     }
 }
 
@@ -208,8 +209,8 @@ fn head_trust(
         .as_ref()
         .filter(|t| t.sha == snap.head.sha && !narrowed);
     let head = &snap.head.sha;
-    if !narrowed && m.vouched_heads.contains(head) {
-        return (Some(trust::vouched(head, kept, ctx.now)), true);
+    if let Some(t) = trust::owner_word(head, &m.vouched_heads, narrowed, kept, ctx.now) {
+        return (Some(t), true);
     }
     if let Some(evidence) = ctx.evidence {
         return (

@@ -194,7 +194,7 @@ pub fn agent_message(
             .feedback
             .iter()
             .map(|f| Feedback {
-                source: f.source.clone(),
+                source: f.source,
                 id: one_line(&f.id),
                 author: opt_line(&f.author),
                 body: strip_controls(&f.body),
@@ -263,7 +263,7 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
         };
         b.push_str(&format!(
             "## {} {} by {}{place} (hint: {})\n\n",
-            inline(&f.source),
+            inline(f.source.as_str()),
             inline(&f.id),
             f.author
                 .as_deref()

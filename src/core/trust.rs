@@ -3,10 +3,14 @@
 //! past the base is signed, verified and committed by a trusted login; or the owner vouched for
 //! that exact head. Trusted logins are the owner, the agent's logins and the job's `trust`;
 //! never a login the forge itself acts as (`web-flow` vouches only for a verified commit whose
-//! author is trusted). An email or a commit date proves nothing: anyone can write them.
+//! author is trusted). An email or a commit date proves nothing: anyone can write them; only a
+//! signature the forge verified makes the committer email name its signer (GitLab verifies a
+//! signature only when that email is one of the signing user's verified emails, and names no
+//! username).
 
 use chrono::Duration;
 
+use super::identity::noreply_login;
 use crate::model::trust::{
     Evidence, HeadTrust, Push, SignedCommit, TrustVerdict, TrustedBy, UNLISTED_GRACE_SECS,
 };
@@ -20,6 +24,9 @@ pub struct Trusted<'a> {
     pub agent: &'a [Login],
     /// The job's `trust`.
     pub trust: &'a [String],
+    /// `agents.NAME.emails`: a commit whose verified signature is over one of them is the
+    /// agent's.
+    pub emails: &'a [String],
 }
 
 impl Trusted<'_> {
@@ -34,8 +41,17 @@ impl Trusted<'_> {
             || self.trust.iter().any(|t| l.is(t))
     }
 
-    /// The logins besides the owner, lowercased and sorted: when a later list lacks one of
-    /// these, what was vouched under them is forgotten.
+    /// Whether a verified signature over `email` is a trusted login's: the email is one of the
+    /// agent's, or a forge's no-reply address of a trusted login.
+    pub fn has_email(&self, email: &str) -> bool {
+        let email = email.trim();
+        !email.is_empty()
+            && (self.emails.iter().any(|e| e.eq_ignore_ascii_case(email))
+                || noreply_login(email).is_some_and(|login| self.has(login)))
+    }
+
+    /// The logins besides the owner and the agent's emails, lowercased and sorted: when a
+    /// later list lacks one of these, what was vouched under them is forgotten.
     pub fn basis(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .agent
@@ -46,6 +62,7 @@ impl Trusted<'_> {
                     .iter()
                     .map(|t| Login::bare(t).to_ascii_lowercase()),
             )
+            .chain(self.emails.iter().map(|e| e.trim().to_ascii_lowercase()))
             .collect();
         out.sort();
         out.dedup();
@@ -69,15 +86,20 @@ pub fn push_settles(head: &Sha, pushes: &[Push], trusted: &Trusted<'_>) -> bool 
     push_of(head, pushes).is_some_and(|p| trusted.has(&p.actor))
 }
 
-/// Whether one commit vouches for itself: signed and verified, committed by a trusted login,
-/// or by `web-flow` (the web interface) for a trusted author.
+/// Whether one commit vouches for itself: signed and verified, committed by a trusted login
+/// (named by the forge, or by the committer email its verified signature is over), or by
+/// `web-flow` (the web interface) for a trusted author.
 fn signed_by_trusted(c: &SignedCommit, trusted: &Trusted<'_>) -> bool {
     let by = |l: &Option<String>| l.as_deref().is_some_and(|l| trusted.has(l));
     let web = c
         .committer_login
         .as_deref()
         .is_some_and(|l| Login::new("web-flow").is(l));
-    c.verified && (by(&c.committer_login) || (web && by(&c.author_login)))
+    let by_email = c
+        .committer_email
+        .as_deref()
+        .is_some_and(|e| trusted.has_email(e));
+    c.verified && (by(&c.committer_login) || by_email || (web && by(&c.author_login)))
 }
 
 /// Judges `head` on what the forge said. `earlier` is the verdict kept for the same head, if
@@ -120,6 +142,18 @@ pub fn judge(
     }
 }
 
+/// The owner's word on `head`: trusted when they vouched for it (`vouched`) and the trust list
+/// has not narrowed since.
+pub fn owner_word(
+    head: &Sha,
+    vouched_heads: &[Sha],
+    narrowed: bool,
+    earlier: Option<&HeadTrust>,
+    now: Instant,
+) -> Option<HeadTrust> {
+    (!narrowed && vouched_heads.contains(head)).then(|| vouched(head, earlier, now))
+}
+
 /// The verdict on a head the owner vouched for.
 pub fn vouched(head: &Sha, earlier: Option<&HeadTrust>, now: Instant) -> HeadTrust {
     let earlier = earlier.filter(|e| &e.sha == head);
@@ -156,6 +190,18 @@ mod tests {
             verified,
             author_login: Some(author.into()),
             committer_login: Some(committer.into()),
+            committer_email: None,
+        }
+    }
+
+    /// A commit as GitLab tells it: no logins, the committer email its signature is over.
+    fn by_email(verified: bool, email: &str) -> SignedCommit {
+        SignedCommit {
+            sha: Sha("c".into()),
+            verified,
+            author_login: None,
+            committer_login: None,
+            committer_email: Some(email.into()),
         }
     }
 
@@ -171,10 +217,12 @@ mod tests {
     fn who_vouches_for_a_head() {
         let agent = [Login::new("claude[bot]")];
         let trust = ["Reviewer".to_owned()];
+        let emails = ["Bot@Example.com".to_owned()];
         let trusted = Trusted {
             owner: "owner",
             agent: &agent,
             trust: &trust,
+            emails: &emails,
         };
         let head = Sha("h".into());
         let ev =
@@ -263,6 +311,36 @@ mod tests {
             ),
             ("no commits", ev(vec![], Some(vec![])), 0, "unlisted"),
             (
+                "verified over one of the agent's emails (GitLab)",
+                ev(vec![], Some(vec![by_email(true, "bot@example.com")])),
+                0,
+                "signatures",
+            ),
+            (
+                "verified over a trusted login's no-reply email (GitLab)",
+                ev(
+                    vec![],
+                    Some(vec![by_email(true, "17-reviewer@users.noreply.gitlab.com")]),
+                ),
+                0,
+                "signatures",
+            ),
+            (
+                "unverified over the agent's email",
+                ev(vec![], Some(vec![by_email(false, "bot@example.com")])),
+                0,
+                "unlisted",
+            ),
+            (
+                "verified over an outsider's email",
+                ev(
+                    vec![],
+                    Some(vec![by_email(true, "18-mallory@users.noreply.gitlab.com")]),
+                ),
+                0,
+                "unlisted",
+            ),
+            (
                 "github-actions pushing vouches for nothing",
                 ev(vec![push("github-actions[bot]", "h")], None),
                 0,
@@ -300,6 +378,7 @@ mod tests {
             owner: "",
             agent: &agent,
             trust: &[],
+            emails: &[],
         };
         let head = Sha("h".into());
         let pushes = vec![push("fixer-bot", "h")];
@@ -328,13 +407,16 @@ mod tests {
             owner: "o",
             agent: &agent,
             trust: &trust,
+            emails: &[" Bot@Example.com".to_owned()],
         }
         .basis();
-        assert_eq!(basis, ["a", "b", "claude"]);
-        assert!(!narrowed(
-            &basis,
-            &["a".into(), "b".into(), "c".into(), "claude".into()]
-        ));
+        assert_eq!(basis, ["a", "b", "bot@example.com", "claude"]);
+        let wider: Vec<String> = ["a", "b", "bot@example.com", "c", "claude"]
+            .map(String::from)
+            .into();
+        assert!(!narrowed(&basis, &wider));
         assert!(narrowed(&basis, &["a".into(), "claude".into()]));
+        let no_email: Vec<String> = ["a", "b", "claude"].map(String::from).into();
+        assert!(narrowed(&basis, &no_email), "an email left the list");
     }
 }

@@ -116,6 +116,15 @@ impl Forge for ReadsOnly<'_> {
         self.0.branch_pushes(branch)
     }
 
+    fn branch_signed_commits(
+        &self,
+        branch: &crate::model::branch::BranchRef,
+        since: Option<&Sha>,
+        head: &Sha,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        self.0.branch_signed_commits(branch, since, head)
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         self.0.viewer_login()
     }

@@ -164,6 +164,16 @@ pub trait Forge {
         branch: &BranchRef,
     ) -> Result<Vec<crate::model::trust::Push>, ForgeError>;
 
+    /// The commits of `branch` after `since` (the newest head judged trusted) up to `head`,
+    /// with their signatures' verification; the head commit alone without `since`. `None`
+    /// where pr-monitor does not read them (GitLab branches).
+    fn branch_signed_commits(
+        &self,
+        branch: &BranchRef,
+        since: Option<&Sha>,
+        head: &Sha,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError>;
+
     /// The login the token belongs to: the owner pr-monitor acts for.
     fn viewer_login(&self) -> Result<String, ForgeError>;
 
@@ -229,7 +239,8 @@ pub trait Forge {
     fn pushes(&self, snap: &Snapshot) -> Result<Vec<crate::model::trust::Push>, ForgeError>;
 
     /// The PR's commits past the base with their signatures' verification, where the forge
-    /// verifies signatures (`None` where pr-monitor does not read them: GitLab).
+    /// verifies signatures (`None` where it does not). GitLab's list may end at the first
+    /// commit that is not verified.
     fn signed_commits(
         &self,
         snap: &Snapshot,

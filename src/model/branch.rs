@@ -44,6 +44,14 @@ pub struct BranchMemory {
     pub sent: Vec<String>,
     /// The verdict on the head's trust, kept until the head moves.
     pub head_trust: Option<HeadTrust>,
+    /// The newest head judged trusted: the signatures of the commits since it vouch for the
+    /// next head.
+    pub trusted_head: Option<Sha>,
+    /// Heads the owner vouched for (`fix OWNER/REPO@BRANCH --head SHA`).
+    pub vouched_heads: Vec<Sha>,
+    /// The trusted logins (besides the owner) what is kept was judged under: when one of them
+    /// leaves the lists, the verdict, the trusted head and the vouched heads are forgotten.
+    pub trust_basis: Vec<String>,
 }
 
 /// One watched branch as stored.
@@ -68,13 +76,10 @@ impl BranchWatch {
 
     /// How the head is vouched for, when it was judged trusted.
     pub fn trusted_by(&self) -> Option<String> {
-        let head = self.head_sha.as_ref()?;
-        match &self.memory.head_trust {
-            Some(t) if &t.sha == head => match &t.verdict {
-                super::trust::TrustVerdict::Trusted(by) => Some(by.words()),
-                _ => None,
-            },
-            _ => None,
-        }
+        super::trust::trusted_by(
+            self.head_sha.as_ref(),
+            &self.memory.vouched_heads,
+            self.memory.head_trust.as_ref(),
+        )
     }
 }

@@ -1,6 +1,7 @@
 //! What a forge's webhook event names: the watched PRs it may concern, by number, by head
-//! commit or by head branch. A nudge is a hint about timing only: it makes the PRs it names due,
-//! and what happens to them is decided by the next read, exactly as in a poll.
+//! commit, by head branch or by base branch (a push to it leaves them behind). A nudge is a
+//! hint about timing only: it makes the PRs it names due, and what happens to them is decided
+//! by the next read, exactly as in a poll.
 
 use crate::model::{ForgeKind, Sha};
 
@@ -19,7 +20,7 @@ impl Nudge {
     pub fn all(forge: ForgeKind, repo: &str, mut named: Vec<Named>) -> Vec<Nudge> {
         named.retain(|n| match n {
             Named::Head(sha) => sha.as_str().bytes().any(|b| b != b'0'),
-            Named::Branch(b) => !b.is_empty(),
+            Named::Branch(b) | Named::Base(b) => !b.is_empty(),
             Named::Number(_) => true,
         });
         named.sort();
@@ -44,11 +45,46 @@ pub enum Named {
     Head(Sha),
     /// By its head branch.
     Branch(String),
+    /// By its base branch: a push to it may leave every PR based on it behind.
+    Base(String),
+}
+
+/// What a push to `git_ref` names: the branch pushed (the PRs whose head it is, by name and by
+/// the commit it had, `before`) and the same branch as a base (the PRs it may leave behind).
+/// A tag names nothing.
+pub fn pushed(git_ref: Option<&str>, before: Option<String>) -> Vec<Named> {
+    let Some(branch) = git_ref.and_then(|r| r.strip_prefix("refs/heads/")) else {
+        return Vec::new();
+    };
+    let mut named = vec![
+        Named::Branch(branch.to_owned()),
+        Named::Base(branch.to_owned()),
+    ];
+    named.extend(before.map(|s| Named::Head(Sha(s))));
+    named
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_push_names_its_branch_as_head_and_as_base_and_the_commit_it_had() {
+        let named = pushed(Some("refs/heads/main"), Some("ab12".into()));
+        assert_eq!(
+            Nudge::all(ForgeKind::GitHub, "o/r", named)
+                .into_iter()
+                .map(|n| n.names)
+                .collect::<Vec<_>>(),
+            vec![
+                Named::Head(Sha("ab12".into())),
+                Named::Branch("main".into()),
+                Named::Base("main".into()),
+            ]
+        );
+        assert!(pushed(Some("refs/tags/v1.0"), Some("ab12".into())).is_empty());
+        assert!(pushed(None, None).is_empty());
+    }
 
     /// An event's names become its nudges each once, in order, without the empty names and
     /// the all-zero commit a push of a new branch names as its `before`.
@@ -60,6 +96,7 @@ mod tests {
             head("0000000000000000000000000000000000000000"),
             head(""),
             Named::Branch(String::new()),
+            Named::Base(String::new()),
             Named::Number(7),
             head("abc"),
             Named::Number(7),

@@ -36,12 +36,41 @@ impl MessageKind {
     }
 }
 
+/// Where an item that is marked seen comes from: the one vocabulary of the tick's seen state
+/// (review feedback) and `check`'s (the focused payload).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeenSource {
+    /// A comment on the conversation.
+    IssueComment,
+    /// A review's own body.
+    Review,
+    /// A review thread (its latest comment).
+    ReviewThread,
+    /// One comment in a review thread (`check` only).
+    ReviewComment,
+    /// The head last looked at (`check` only).
+    Head,
+}
+
+impl SeenSource {
+    /// The stored and printed spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SeenSource::IssueComment => "issue_comment",
+            SeenSource::Review => "review",
+            SeenSource::ReviewThread => "review_thread",
+            SeenSource::ReviewComment => "review_comment",
+            SeenSource::Head => "head",
+        }
+    }
+}
+
 /// One piece of review feedback handed to the agent; serialised as an agent message's
 /// `feedback[]` item. Its update time is also what the seen state keeps.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Feedback {
-    /// issue_comment | review | review_thread | review_comment
-    pub source: String,
+    pub source: SeenSource,
     pub id: String,
     pub author: Option<String>,
     pub body: String,
@@ -57,6 +86,13 @@ pub struct Feedback {
     /// How its words read: `request`, `question`, `nit`, `approval_note` (a hint).
     #[serde(default)]
     pub classification: FeedbackHint,
+}
+
+impl Feedback {
+    /// Its key in a seen state: (source, id).
+    pub fn seen_key(&self) -> (String, String) {
+        (self.source.as_str().to_owned(), self.id.clone())
+    }
 }
 
 /// How a feedback item's words read (`core::hint` says how it is told): a hint for the agent,
@@ -99,19 +135,20 @@ fn empty_as_null<S: serde::Serializer>(s: &str, out: S) -> Result<S::Ok, S::Erro
 /// One row of a seen state: the item (`source`, `id`) was handled as of `updated_at`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeenMark {
-    pub source: String,
+    pub source: SeenSource,
     pub id: String,
     pub updated_at: String,
 }
 
 impl SeenMark {
-    pub fn new(
-        source: impl Into<String>,
-        id: impl Into<String>,
-        updated_at: impl Into<String>,
-    ) -> Self {
+    /// Its key in a seen state: (source, id).
+    pub fn key(&self) -> (String, String) {
+        (self.source.as_str().to_owned(), self.id.clone())
+    }
+
+    pub fn new(source: SeenSource, id: impl Into<String>, updated_at: impl Into<String>) -> Self {
         SeenMark {
-            source: source.into(),
+            source,
             id: id.into(),
             updated_at: updated_at.into(),
         }

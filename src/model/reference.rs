@@ -121,6 +121,34 @@ impl PrArg {
     }
 }
 
+/// What `fix` names: a PR, or a watched branch as a job names it (`OWNER/REPO@BRANCH`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FixTarget {
+    Pr(PrArg),
+    Branch(String),
+}
+
+impl FromStr for FixTarget {
+    type Err = BadPrRef;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = match s.parse::<PrArg>() {
+            Ok(pr) => return Ok(FixTarget::Pr(pr)),
+            Err(e) => e,
+        };
+        let text = s.trim();
+        let branch = !text.contains("://")
+            && text
+                .split_once('@')
+                .is_some_and(|(repo, name)| repo.contains('/') && !name.trim().is_empty());
+        if branch {
+            Ok(FixTarget::Branch(text.to_owned()))
+        } else {
+            Err(err)
+        }
+    }
+}
+
 impl FromStr for PrArg {
     type Err = BadPrRef;
 

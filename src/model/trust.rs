@@ -23,6 +23,10 @@ pub struct SignedCommit {
     pub verified: bool,
     pub author_login: Option<String>,
     pub committer_login: Option<String>,
+    /// The committer email the verified signature is over, where the forge names no login
+    /// (GitLab).
+    #[serde(default)]
+    pub committer_email: Option<String>,
 }
 
 /// What the forge says about how the head got there.
@@ -70,6 +74,22 @@ pub enum TrustVerdict {
     /// The forge lists no push of the head yet: judged again until
     /// [`UNLISTED_GRACE_SECS`] after the first judgement.
     Unlisted,
+}
+
+/// How `head` is vouched for, in words (`push by fixer-bot`, `signatures`, `vouched by the
+/// owner`), when the owner vouched for it or the verdict kept for it is trusted; else `None`.
+pub fn trusted_by(head: Option<&Sha>, vouched: &[Sha], kept: Option<&HeadTrust>) -> Option<String> {
+    let head = head?;
+    if vouched.contains(head) {
+        return Some(TrustedBy::Owner.words());
+    }
+    match kept {
+        Some(t) if &t.sha == head => match &t.verdict {
+            TrustVerdict::Trusted(by) => Some(by.words()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// How long a head the forge lists no push of yet is judged again before it is untrusted.

@@ -513,17 +513,11 @@ impl WatchStatus {
     /// How the current head is vouched for (`push by fixer-bot`, `signatures`, `vouched by the
     /// owner`), or `None` when it is not (yet).
     pub fn trusted_by(&self) -> Option<String> {
-        let head = self.head_sha.as_ref()?;
-        if self.memory.vouched_heads.contains(head) {
-            return Some(crate::model::trust::TrustedBy::Owner.words());
-        }
-        match &self.memory.head_trust {
-            Some(t) if &t.sha == head => match &t.verdict {
-                crate::model::trust::TrustVerdict::Trusted(by) => Some(by.words()),
-                _ => None,
-            },
-            _ => None,
-        }
+        crate::model::trust::trusted_by(
+            self.head_sha.as_ref(),
+            &self.memory.vouched_heads,
+            self.memory.head_trust.as_ref(),
+        )
     }
 
     /// Who pushed the current head and why it is (not) trusted, in words, once judged:

@@ -96,6 +96,28 @@ impl Store {
         Ok(())
     }
 
+    /// Records that the owner vouched for `head` of branch watch `id`, and makes the branch due
+    /// at `now` so the next run looks at it.
+    pub fn vouch_branch_head(&mut self, id: i64, head: &Sha, now: Instant) -> Result<()> {
+        let tx = self.atomic()?;
+        let stored: String = tx.query_row(
+            "SELECT memory FROM branch_watches WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
+        let mut memory: BranchMemory = serde_json::from_str(&stored)
+            .with_context(|| format!("the memory of branch watch {id}"))?;
+        if !memory.vouched_heads.contains(head) {
+            memory.vouched_heads.push(head.clone());
+        }
+        tx.execute(
+            "UPDATE branch_watches SET memory = ?2, next_tick_at = ?3 WHERE id = ?1",
+            params![id, serde_json::to_string(&memory)?, stamp(now)],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Records one look at branch watch `id`.
     pub fn record_branch_look(&mut self, id: i64, look: &BranchLook, now: Instant) -> Result<()> {
         self.conn
@@ -169,5 +191,15 @@ mod tests {
         assert_eq!(a.head_sha, Some(Sha("abc".into())));
         assert_eq!((a.next_tick_at, a.last_tick_at), (Some(t(300)), Some(t(1))));
         assert!(a.ci());
+        store
+            .vouch_branch_head(a.id, &Sha("def".into()), t(5))
+            .unwrap();
+        store
+            .vouch_branch_head(a.id, &Sha("def".into()), t(5))
+            .unwrap();
+        let a = &store.branch_watches().unwrap()[0];
+        assert_eq!(a.memory.vouched_heads, [Sha("def".into())], "once");
+        assert_eq!(a.memory.sent, memory.sent, "the rest is kept");
+        assert_eq!(a.next_tick_at, Some(t(5)), "due at once");
     }
 }

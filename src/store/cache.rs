@@ -1,11 +1,16 @@
 //! Small persisted values: the meta table and the log cache.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
 
 use super::Store;
 use super::int::Uint;
 use crate::model::ForgeKind;
+
+/// A cached log's key: the forge, the job and when it finished.
+pub type LogKey = (ForgeKind, u64, String);
 
 impl Store {
     /// A small persisted value (e.g. when a job's repository was last listed).
@@ -42,6 +47,34 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?)
+    }
+
+    /// The cached logs of `keys` ((forge, job id, completed at), as [`Store::cached_log`]
+    /// takes them), in one statement: tail and classification by key, for those cached.
+    pub fn cached_logs(&self, keys: &[LogKey]) -> Result<BTreeMap<LogKey, (String, String)>> {
+        let wanted: Vec<(&str, u64, &str)> = keys
+            .iter()
+            .map(|(f, job, at)| (f.as_str(), *job, at.as_str()))
+            .collect();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT l.forge, l.job_id, l.completed_at, l.tail, l.classification
+             FROM (SELECT value ->> 0 AS forge, value ->> 1 AS job_id, value ->> 2 AS completed_at
+                   FROM json_each(?1)) AS k
+             JOIN log_cache AS l ON l.forge = k.forge AND l.job_id = k.job_id
+                                AND l.completed_at = k.completed_at",
+        )?;
+        let mut out = BTreeMap::new();
+        let mut rows = stmt.query([serde_json::to_string(&wanted)?])?;
+        while let Some(r) = rows.next()? {
+            let Ok(forge) = r.get::<_, String>(0)?.parse::<ForgeKind>() else {
+                continue;
+            };
+            out.insert(
+                (forge, r.get::<_, Uint>(1)?.0, r.get(2)?),
+                (r.get(3)?, r.get(4)?),
+            );
+        }
+        Ok(out)
     }
 
     pub fn cache_log(

@@ -47,24 +47,39 @@ impl Store {
     /// The watch's intents that no tick has reconciled yet, oldest first. A row of a kind
     /// this build does not know is left out (and left open).
     pub fn open_intents(&self, watch_id: i64) -> Result<Vec<Intent>> {
+        Ok(self
+            .open_intents_of(&[watch_id])?
+            .remove(&watch_id)
+            .unwrap_or_default())
+    }
+
+    /// The open intents of each of `watch_ids` ([`Store::open_intents`]), in one statement; a
+    /// watch with none is absent.
+    pub fn open_intents_of(
+        &self,
+        watch_ids: &[i64],
+    ) -> Result<std::collections::BTreeMap<i64, Vec<Intent>>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, kind, head, detail, created_at FROM intents
-             WHERE watch_id = ?1 AND resolved_at IS NULL ORDER BY id",
+            "SELECT watch_id, id, kind, head, detail, created_at FROM intents
+             WHERE watch_id IN (SELECT value FROM json_each(?1)) AND resolved_at IS NULL
+             ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![watch_id], |r| {
+        let rows = stmt.query_map([serde_json::to_string(watch_ids)?], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
+                r.get::<_, i64>(1)?,
                 r.get::<_, String>(2)?,
                 r.get::<_, String>(3)?,
-                r.get::<_, Option<String>>(4)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, Option<String>>(5)?,
             ))
         })?;
-        let mut out = Vec::new();
+        let mut out: std::collections::BTreeMap<i64, Vec<Intent>> =
+            std::collections::BTreeMap::new();
         for row in rows {
-            let (id, kind, head, detail, created_at) = row?;
+            let (watch_id, id, kind, head, detail, created_at) = row?;
             if let Some(kind) = IntentKind::parse(&kind) {
-                out.push(Intent {
+                out.entry(watch_id).or_default().push(Intent {
                     id,
                     kind,
                     head: Sha(head),

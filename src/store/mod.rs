@@ -25,7 +25,7 @@ pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
 pub use reads::{KeptHints, KeptRead};
-pub use seen::CHECK_SEEN;
+pub use seen::{CHECK_SEEN, Seen};
 pub use ticks::{Lease, Leased, TickRecord};
 pub use watches::{AutoFixChoice, Due, NewWatch, Selection};
 
@@ -65,6 +65,9 @@ pub struct NewerDatabase(String);
 #[derive(Debug)]
 pub struct Store {
     conn: Connection,
+    /// How many SQL statements the connection has started, counted only while
+    /// `pr_monitor::store` logs at debug level (see [`Store::statements`]).
+    statements: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 use crate::model::stamp as ts;
@@ -132,7 +135,19 @@ impl Store {
         if stale && let Ok(store) = Self::open(path) {
             return Ok(store);
         }
-        Ok(Store { conn })
+        Ok(Store {
+            conn,
+            statements: None,
+        })
+    }
+
+    /// How many SQL statements this store has started since it was opened for writing, when
+    /// `pr_monitor::store` logs at debug level (a measure of what a run costs; nothing decides
+    /// on it); `None` otherwise.
+    pub fn statements(&self) -> Option<u64> {
+        self.statements
+            .as_ref()
+            .map(|n| n.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The schema version of `conn`'s database; an error naming the versions when it is newer
@@ -179,7 +194,20 @@ impl Store {
         }
         web_keys::rekey(&tx, &crate::web_roots::roots())?;
         tx.commit()?;
-        Ok(Store { conn })
+        let statements = if tracing::enabled!(target: "pr_monitor::store", tracing::Level::DEBUG) {
+            let started = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counter = std::sync::Arc::clone(&started);
+            conn.trace_v2(
+                rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
+                Some(move |_: rusqlite::trace::TraceEvent<'_>| {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }),
+            )?;
+            Some(started)
+        } else {
+            None
+        };
+        Ok(Store { conn, statements })
     }
 }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use super::Store;
 use crate::model::Snapshot;
@@ -50,31 +50,33 @@ impl KeptHints {
 }
 
 impl Store {
-    /// The kept hints of `watch_ids` (those that have a kept read). A read kept before hints
+    /// The kept hints of `watch_ids` (those that have a kept read), in one statement. A read kept before hints
     /// were (no `hints`) has them worked out from its snapshot; one that no longer parses has
     /// none.
     pub fn kept_hints(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptHints>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT summary, hints, CASE WHEN hints IS NULL THEN snapshot END
-             FROM last_reads WHERE watch_id = ?1",
+            "SELECT watch_id, summary, hints, CASE WHEN hints IS NULL THEN snapshot END
+             FROM last_reads WHERE watch_id IN (SELECT value FROM json_each(?1))",
         )?;
         let mut out = BTreeMap::new();
-        for &id in watch_ids {
-            let row: Option<(String, Option<String>, Option<String>)> = stmt
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()?;
-            let hints = match row {
-                Some((summary, Some(hints), _)) => serde_json::from_str::<StoredHints>(&hints)
-                    .ok()
-                    .map(|h| KeptHints {
-                        summary,
-                        behind_by: h.behind_by,
-                        unresolved_threads: h.unresolved_threads,
-                    }),
-                Some((summary, None, Some(snapshot))) => serde_json::from_str(&snapshot)
+        let mut rows = stmt.query([serde_json::to_string(watch_ids)?])?;
+        while let Some(r) = rows.next()? {
+            let (id, summary): (i64, String) = (r.get(0)?, r.get(1)?);
+            let (hints, snapshot): (Option<String>, Option<String>) = (r.get(2)?, r.get(3)?);
+            let hints = match (hints, snapshot) {
+                (Some(hints), _) => {
+                    serde_json::from_str::<StoredHints>(&hints)
+                        .ok()
+                        .map(|h| KeptHints {
+                            summary,
+                            behind_by: h.behind_by,
+                            unresolved_threads: h.unresolved_threads,
+                        })
+                }
+                (None, Some(snapshot)) => serde_json::from_str(&snapshot)
                     .ok()
                     .map(|snapshot| KeptHints::of(&summary, &snapshot)),
-                _ => None,
+                (None, None) => None,
             };
             if let Some(hints) = hints {
                 out.insert(id, hints);
@@ -83,20 +85,21 @@ impl Store {
         Ok(out)
     }
 
-    /// The kept reads of `watch_ids` (those that have one that still parses).
+    /// The kept reads of `watch_ids` (those that have one that still parses), in one statement.
     pub fn kept_reads(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptRead>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT summary, snapshot FROM last_reads WHERE watch_id = ?1")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT watch_id, summary, snapshot FROM last_reads
+             WHERE watch_id IN (SELECT value FROM json_each(?1))",
+        )?;
         let mut out = BTreeMap::new();
-        for &id in watch_ids {
-            let row: Option<(String, String)> = stmt
-                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?;
-            let Some((summary, snapshot)) = row else {
+        let mut rows = stmt.query([serde_json::to_string(watch_ids)?])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let summary: String = r.get(1)?;
+            let Ok(text) = r.get_ref(2)?.as_str() else {
                 continue;
             };
-            if let Ok(snapshot) = serde_json::from_str(&snapshot) {
+            if let Ok(snapshot) = serde_json::from_str(text) {
                 out.insert(id, KeptRead { summary, snapshot });
             }
         }

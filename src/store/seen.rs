@@ -3,15 +3,20 @@
 use anyhow::Result;
 use rusqlite::params;
 
+use std::collections::BTreeMap;
+
 use super::Store;
 use crate::model::PrRef;
+
+/// Items handled: (source, id) → updated_at.
+pub type Seen = BTreeMap<(String, String), String>;
 
 /// The prefix of `check`'s sources in the `seen` table.
 pub const CHECK_SEEN: &str = "check:";
 
 impl Store {
     /// What the tick already handled for `pr`: (source, id) → updated_at.
-    pub fn seen(&self, pr: &PrRef) -> Result<std::collections::BTreeMap<(String, String), String>> {
+    pub fn seen(&self, pr: &PrRef) -> Result<Seen> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT source, item_id, updated_at FROM seen WHERE pr = ?1 AND source NOT LIKE 'check:%'",
         )?;
@@ -19,13 +24,28 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// What the tick already handled for each of `prs`, in one statement: by the PR's address,
+    /// (source, id) → updated_at (a PR with nothing handled is absent).
+    pub fn seen_of(&self, prs: &[&PrRef]) -> Result<BTreeMap<String, Seen>> {
+        let urls: Vec<String> = prs.iter().map(|p| p.url()).collect();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT pr, source, item_id, updated_at FROM seen
+             WHERE pr IN (SELECT value FROM json_each(?1)) AND source NOT LIKE 'check:%'",
+        )?;
+        let mut out: BTreeMap<String, Seen> = BTreeMap::new();
+        let mut rows = stmt.query([serde_json::to_string(&urls)?])?;
+        while let Some(r) = rows.next()? {
+            out.entry(r.get(0)?)
+                .or_default()
+                .insert((r.get(1)?, r.get(2)?), r.get(3)?);
+        }
+        Ok(out)
+    }
+
     /// What `check` already reported for `pr`: (source, id) → updated_at. `check` keeps its
     /// own key space in the `seen` table (sources prefixed [`CHECK_SEEN`]), so looking at a PR
     /// never changes what the tick forwards, and a tick never hides news from `check`.
-    pub fn check_seen(
-        &self,
-        pr: &PrRef,
-    ) -> Result<std::collections::BTreeMap<(String, String), String>> {
+    pub fn check_seen(&self, pr: &PrRef) -> Result<Seen> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT substr(source, ?2), item_id, updated_at FROM seen WHERE pr = ?1 AND source LIKE 'check:%'",
         )?;
@@ -55,7 +75,7 @@ impl Store {
             )?
             .execute(params![
                 pr.url(),
-                format!("{CHECK_SEEN}{source}"),
+                format!("{CHECK_SEEN}{}", source.as_str()),
                 id,
                 updated
             ])?;

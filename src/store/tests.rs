@@ -77,8 +77,8 @@ fn due_selects_only_open_unpaused_watches_whose_time_has_come() {
     assert_eq!(full, vec![3]);
 }
 
-/// A nudge makes the open, unpaused watches it names due at once, by number, by the head
-/// or the head branch their last read saw, in any letter case of the repository; a watch
+/// A nudge makes the open, unpaused watches it names due at once, by number, by the head,
+/// the head branch or the base branch their last read saw, in any letter case of the repository; a watch
 /// already due keeps its time, and nothing else moves.
 #[test]
 fn a_nudge_makes_the_watches_it_names_due() {
@@ -94,6 +94,7 @@ fn a_nudge_makes_the_watches_it_names_due() {
         let status = WatchStatus {
             head_sha: Some(crate::model::Sha(format!("sha{n}"))),
             head_ref: Some(format!("branch{n}")),
+            base_ref: Some(if n >= 5 { "release" } else { "main" }.to_owned()),
             ..WatchStatus::default()
         };
         s.record(
@@ -125,6 +126,7 @@ fn a_nudge_makes_the_watches_it_names_due() {
                 github(Named::Number(1)),
                 github(Named::Head(crate::model::Sha("sha2".into()))),
                 github(Named::Branch("branch3".into())),
+                github(Named::Base("release".into())),
                 github(Named::Number(4)),
                 github(Named::Number(99)),
                 Nudge {
@@ -136,7 +138,7 @@ fn a_nudge_makes_the_watches_it_names_due() {
             now,
         )
         .unwrap();
-    assert_eq!(moved, 3);
+    assert_eq!(moved, 5);
     let due: Vec<(ForgeKind, u64)> = s
         .due(now, false, &Selection::default())
         .unwrap()
@@ -151,7 +153,9 @@ fn a_nudge_makes_the_watches_it_names_due() {
         vec![
             (ForgeKind::GitHub, 1),
             (ForgeKind::GitHub, 2),
-            (ForgeKind::GitHub, 3)
+            (ForgeKind::GitHub, 3),
+            (ForgeKind::GitHub, 5),
+            (ForgeKind::GitHub, 6)
         ]
     );
     // Already due: a second nudge moves nothing.
@@ -571,5 +575,99 @@ fn the_due_query_reads_only_its_covering_index() {
             plan.len() == 1 && plan[0].contains("USING COVERING INDEX watches_due"),
             "{job:?}: {plan:?}"
         );
+    }
+}
+
+/// A chunk's leases in one statement: free ones taken, one whose holder is gone taken over,
+/// one another run holds left to it; and the records that change only times written in one
+/// statement, where a lost lease is that watch's error and the others land.
+#[test]
+fn a_chunks_leases_and_quiet_records_go_in_one_statement_each() {
+    let mut s = Store::open_in_memory().unwrap();
+    let now = t("2026-11-29T12:00:00Z");
+    let mut ids = Vec::new();
+    for n in 1..=5 {
+        let pr = PrRef::github("o/r", n);
+        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+        ids.push(s.watch(&pr).unwrap().unwrap().id);
+    }
+    let _held = taken(s.lease(ids[3], &holder("busy"), 600, &never));
+    let _dead = taken(s.lease(ids[4], &holder("dead"), 600, &never));
+    ids.push(999);
+    let gone = |h: &Holder| h.run == "dead";
+    let leased = s.lease_all(&ids, &holder("me"), 600, &gone).unwrap();
+    assert_eq!(
+        leased.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        ids,
+        "in the order asked"
+    );
+    let mut mine = Vec::new();
+    for (id, l) in leased {
+        match (id, l) {
+            (id, Leased::Taken(lease)) if id < ids[3] => mine.push(lease),
+            (id, Leased::Held(Some(by))) if id == ids[3] => assert_eq!(by, holder("busy")),
+            (id, Leased::TakenOver(_, was)) if id == ids[4] => assert_eq!(was.run, "dead"),
+            (999, Leased::Held(None)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    // Watch 2 is removed while its tick runs: its lease is lost.
+    s.remove_watch(&PrRef::github("o/r", 2)).unwrap();
+    let later = t("2026-11-29T12:05:00Z");
+    let status = s.watch(&PrRef::github("o/r", 1)).unwrap().unwrap().status;
+    let rec = TickRecord {
+        next_tick_at: Some(later),
+        ..TickRecord::bare(status, now)
+    };
+    let recorded = s
+        .record_times(mine.into_iter().map(|l| (l, &rec)).collect())
+        .unwrap();
+    assert_eq!(
+        recorded.iter().map(Result::is_ok).collect::<Vec<_>>(),
+        vec![true, false, true]
+    );
+    for n in [1, 3] {
+        let w = s.watch(&PrRef::github("o/r", n)).unwrap().unwrap();
+        assert_eq!((w.next_tick_at, w.last_tick_at), (Some(later), Some(now)));
+    }
+    assert_eq!(
+        s.held()
+            .unwrap()
+            .into_iter()
+            .map(|(_, h)| h.run)
+            .collect::<Vec<_>>(),
+        vec!["busy".to_owned(), "me".to_owned()],
+        "the recorded leases are released; the one taken over is still held"
+    );
+}
+
+/// A record changes only times when the status and error are the watch's and it writes no
+/// history, seen items, messages or reconciled intents.
+#[test]
+fn a_record_that_changes_only_times_is_told_from_one_that_changes_more() {
+    let mut s = Store::open_in_memory().unwrap();
+    let now = t("2026-11-29T12:00:00Z");
+    let pr = PrRef::github("o/r", 1);
+    s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+    let w = s.watch(&pr).unwrap().unwrap();
+    let quiet = TickRecord {
+        next_tick_at: Some(t("2026-11-29T12:05:00Z")),
+        ..TickRecord::bare(w.status.clone(), now)
+    };
+    assert!(quiet.only_times(&w));
+    let mut memory = quiet.clone();
+    memory.status.memory.error_streak = 1;
+    let mut error = quiet.clone();
+    error.last_error = Some("boom".into());
+    let mut history = quiet.clone();
+    history.history.push(crate::model::watch::HistoryEntry {
+        at: now,
+        what: "head abc by dev".into(),
+        why: None,
+    });
+    let mut intents = quiet.clone();
+    intents.resolved_intents.push(1);
+    for changed in [memory, error, history, intents] {
+        assert!(!changed.only_times(&w), "{changed:?}");
     }
 }

@@ -10,7 +10,9 @@ use super::watches::insert_history;
 use super::{Store, intents, ts};
 use crate::core::memory;
 use crate::holder::Holder;
-use crate::model::watch::{BudgetDeferral, HistoryEntry, Memory, MergeVia, WatchStatus, Why};
+use crate::model::watch::{
+    BudgetDeferral, HistoryEntry, Memory, MergeVia, Watch, WatchStatus, Why,
+};
 use crate::model::{ForgeKind, Instant, PrRef, Sha};
 use crate::secrets;
 
@@ -63,6 +65,22 @@ impl TickRecord {
             outbox: vec![],
             resolved_intents: vec![],
         }
+    }
+}
+
+impl TickRecord {
+    /// Whether this record changes nothing of `before` (the watch as its tick read it) but
+    /// when it was ticked and is next due: the same status and error, and no history, seen
+    /// items, messages or reconciled intents. [`Store::record_times`] writes such a record;
+    /// [`Store::record`] would write the same, and over an edit made while the tick ran
+    /// (`watch arm`, an agent's run) it would write the status the tick read.
+    pub fn only_times(&self, before: &Watch) -> bool {
+        self.status == before.status
+            && self.last_error == before.last_error
+            && self.history.is_empty()
+            && self.seen.is_empty()
+            && self.outbox.is_empty()
+            && self.resolved_intents.is_empty()
     }
 }
 
@@ -138,6 +156,52 @@ impl Store {
         } else {
             Leased::Held(None)
         })
+    }
+
+    /// Takes the leases on `watch_ids` as [`Store::lease`] does, in id order: those free (or
+    /// expired, or already this run's) in one statement, then each of the others as
+    /// [`Store::lease`] would (taken over from a gone holder, or held).
+    pub fn lease_all(
+        &mut self,
+        watch_ids: &[i64],
+        holder: &Holder,
+        secs: i64,
+        gone: &dyn Fn(&Holder) -> bool,
+    ) -> Result<Vec<(i64, Leased)>> {
+        let real_now = crate::clock::wall_secs();
+        let owner = holder.key();
+        let taken: std::collections::BTreeSet<i64> = self
+            .conn
+            .prepare_cached(
+                "UPDATE watches SET lease_owner = ?2, lease_until = ?3
+                 WHERE id IN (SELECT value FROM json_each(?1))
+                   AND (lease_until IS NULL OR lease_until < ?4 OR lease_owner = ?2)
+                 RETURNING id",
+            )?
+            .query_map(
+                params![
+                    serde_json::to_string(watch_ids)?,
+                    owner,
+                    real_now + secs,
+                    real_now
+                ],
+                |r| r.get(0),
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        watch_ids
+            .iter()
+            .map(|&id| {
+                let leased = if taken.contains(&id) {
+                    Leased::Taken(Lease {
+                        watch_id: id,
+                        owner: owner.clone(),
+                    })
+                } else {
+                    self.lease(id, holder, secs, gone)?
+                };
+                Ok((id, leased))
+            })
+            .collect()
     }
 
     /// The leases held now (by the wall clock) by runs that name their holder: watch id and
@@ -218,10 +282,53 @@ impl Store {
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
             )?
-            .execute(params![url, source, id, updated])?;
+            .execute(params![url, source.as_str(), id, updated])?;
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Records ticks that changed nothing of their watches but when they were ticked
+    /// ([`TickRecord::only_times`]): each watch's next and last tick, its lease released; all
+    /// in one statement. One result per lease, in order: an error where the lease was lost (the
+    /// watch removed, or taken by another run), as [`Store::record`] would give.
+    pub fn record_times(&mut self, ticked: Vec<(Lease, &TickRecord)>) -> Result<Vec<Result<()>>> {
+        let rows: Vec<(i64, &str, Option<String>, String)> = ticked
+            .iter()
+            .map(|(lease, rec)| {
+                (
+                    lease.watch_id,
+                    lease.owner.as_str(),
+                    rec.next_tick_at.map(ts),
+                    ts(rec.last_tick_at),
+                )
+            })
+            .collect();
+        let recorded: std::collections::BTreeSet<i64> = self
+            .conn
+            .prepare_cached(
+                "UPDATE watches SET next_tick_at = t.next_tick_at, last_tick_at = t.last_tick_at,
+                        lease_owner = NULL, lease_until = NULL
+                 FROM (SELECT value ->> 0 AS id, value ->> 1 AS owner,
+                              value ->> 2 AS next_tick_at, value ->> 3 AS last_tick_at
+                       FROM json_each(?1)) AS t
+                 WHERE watches.id = t.id AND watches.lease_owner = t.owner
+                 RETURNING watches.id",
+            )?
+            .query_map([serde_json::to_string(&rows)?], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(ticked
+            .into_iter()
+            .map(|(lease, _)| {
+                if recorded.contains(&lease.watch_id) {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!(
+                        "the watch's lease was lost (removed, or taken by another run)"
+                    ))
+                }
+            })
+            .collect())
     }
 
     /// Writes only the failure of a tick on a watch whose stored row cannot be read in full

@@ -492,7 +492,8 @@ impl Store {
 
     /// Makes the open, unpaused watches that `nudges` name due at `now` (a watch due sooner
     /// keeps its time), matching repositories in any letter case; a head or a branch names
-    /// the watches whose last read saw it. Returns how many watches it moved.
+    /// the watches whose last read saw it, and a base branch every watch whose last read had it
+    /// as its base. Returns how many watches it moved.
     pub fn nudge(&mut self, nudges: &[Nudge], now: Instant) -> Result<usize> {
         let tx = self.atomic()?;
         let mut moved = 0;
@@ -501,6 +502,7 @@ impl Store {
                 Named::Number(number) => ("number", &Uint(*number)),
                 Named::Head(sha) => ("head_sha", &sha.0),
                 Named::Branch(branch) => ("head_ref", branch),
+                Named::Base(branch) => ("base_ref", branch),
             };
             moved += tx.execute(
                 &format!(

@@ -2,7 +2,9 @@
 //! due ones are read together per forge (GitHub: one request per hundred branches), `ci` is lit
 //! while a mapped check fails on the head, and each failure on a trusted head goes to the
 //! job's agent once per head and check as a `branch_failure` message. The head's trust is read
-//! (the branch's pushes) only when a failure would reach the agent, and kept per head. A
+//! (the branch's pushes, then the signatures of the commits since the last trusted head when
+//! no trusted push settles it) only when a failure would reach the agent and the owner has not
+//! vouched for the head (`fix OWNER/REPO@BRANCH --head SHA`), and kept per head. A
 //! branch is looked at again on the job's `poll_sec` while a mapped check runs or its head
 //! waits to be listed, else on its `idle_poll_sec`.
 
@@ -18,8 +20,8 @@ use crate::core::trust::{self, Trusted};
 use crate::forge::{BranchHead, Forge};
 use crate::model::branch::{BranchMemory, BranchRef, BranchWatch};
 use crate::model::message::{BRANCH_FAILURE, Channel, to_json};
-use crate::model::trust::{Evidence, TrustVerdict};
-use crate::model::{FailedCheck, ForgeKind, Login};
+use crate::model::trust::{Evidence, HeadTrust, TrustVerdict};
+use crate::model::{FailedCheck, ForgeKind, Login, Sha};
 use crate::store::{BranchLook, OutboxMessage};
 
 /// What a job says of one of its branches.
@@ -192,29 +194,28 @@ fn judge(
         .agent(agent)
         .map(|a| a.logins.iter().map(|l| Login::new(l.as_str())).collect())
         .unwrap_or_default();
+    let agent_emails = config
+        .agent(agent)
+        .map(|a| a.emails.clone())
+        .unwrap_or_default();
     let trusted = Trusted {
         owner,
         agent: &agent_logins,
         trust: &n.policy.trust,
+        emails: &agent_emails,
     };
-    let verdict = match look.memory.head_trust.clone() {
-        Some(kept) if !matches!(kept.verdict, TrustVerdict::Unlisted) => kept,
-        kept => match forge.branch_pushes(&w.branch) {
-            Ok(pushes) => {
-                let evidence = Evidence {
-                    pushes,
-                    commits: None,
-                };
-                trust::judge(&head.sha, &evidence, &trusted, kept.as_ref(), now)
-            }
-            Err(e) => {
-                look.last_error = Some(format!("cannot read who pushed the head: {e}"));
-                look.next_tick_at = now + secs(n.policy.poll_sec);
-                return (look, Vec::new());
-            }
-        },
+    let verdict = match head_verdict(forge, &w.branch, &head.sha, &mut look.memory, &trusted, now) {
+        Ok(verdict) => verdict,
+        Err(e) => {
+            look.last_error = Some(format!("cannot read who pushed the head: {e}"));
+            look.next_tick_at = now + secs(n.policy.poll_sec);
+            return (look, Vec::new());
+        }
     };
     look.memory.head_trust = Some(verdict.clone());
+    if matches!(verdict.verdict, TrustVerdict::Trusted(_)) {
+        look.memory.trusted_head = Some(head.sha.clone());
+    }
     let by = match &verdict.verdict {
         TrustVerdict::Trusted(by) => by.words(),
         TrustVerdict::Unlisted => {
@@ -255,6 +256,45 @@ fn judge(
         created_at: now,
     };
     (look, vec![outbox])
+}
+
+/// The verdict on the branch's head: the owner's word; the one kept for this head; or one
+/// judged on the branch's pushes and, when no trusted push settles it, on the signatures of the
+/// commits since the newest trusted head (the head commit alone when there is none). What was
+/// kept under a trust list that has since narrowed is forgotten first.
+fn head_verdict(
+    forge: &dyn Forge,
+    branch: &BranchRef,
+    head: &Sha,
+    memory: &mut BranchMemory,
+    trusted: &Trusted<'_>,
+    now: crate::model::Instant,
+) -> Result<HeadTrust, crate::forge::ForgeError> {
+    let basis = trusted.basis();
+    if trust::narrowed(&memory.trust_basis, &basis) {
+        memory.vouched_heads.clear();
+        memory.head_trust = None;
+        memory.trusted_head = None;
+    }
+    memory.trust_basis = basis;
+    let kept = memory.head_trust.clone();
+    if let Some(t) = trust::owner_word(head, &memory.vouched_heads, false, kept.as_ref(), now) {
+        return Ok(t);
+    }
+    if let Some(kept) = kept
+        .as_ref()
+        .filter(|k| !matches!(k.verdict, TrustVerdict::Unlisted))
+    {
+        return Ok(kept.clone());
+    }
+    let pushes = forge.branch_pushes(branch)?;
+    let commits = if trust::push_settles(head, &pushes, trusted) {
+        None
+    } else {
+        forge.branch_signed_commits(branch, memory.trusted_head.as_ref(), head)?
+    };
+    let evidence = Evidence { pushes, commits };
+    Ok(trust::judge(head, &evidence, trusted, kept.as_ref(), now))
 }
 
 /// The failed checks `names` on `head`, each with the cleaned, masked tail of its log.

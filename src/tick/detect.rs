@@ -160,7 +160,17 @@ pub fn wanted_logs(snap: &Snapshot, policy: &Policy) -> Option<Vec<LogKey>> {
         .collect()
 }
 
-/// The time a check finished, as its log is keyed.
+/// The keys of the logs [`failed_logs`] would look up for `snap`, whether or not every check
+/// is done: those of its failed checks that have a job.
+pub fn log_keys(snap: &Snapshot) -> Vec<LogKey> {
+    checks::newest(&snap.checks)
+        .into_iter()
+        .filter(|c| c.state == CheckState::Failed)
+        .take(MAX_FAILED_LOGS)
+        .filter_map(|c| c.job_id.map(|job| (snap.pr.forge, job, stamp(c))))
+        .collect()
+}
+
 /// The log tail kept for check `c` of a PR on `forge`, if its log was read.
 pub fn kept_tail(cache: &dyn LogCache, forge: ForgeKind, c: &Check) -> Option<String> {
     cache

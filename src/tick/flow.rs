@@ -11,7 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
-use super::{detect, pr};
+use super::{detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
 use crate::core::decide;
@@ -308,7 +308,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         }
                         Ok(())
                     });
-                    act_on_chunk(app, chunk, leased, reads, &ahead, run)?;
+                    act_on_chunk(app, chunk, leased, reads, ahead, run)?;
                     acted = true;
                 }
             }
@@ -373,7 +373,7 @@ fn on_chunk_read(
         }
     }
     if sent == 0 {
-        act_on_chunk(app, chunk, leased, reads, &BTreeMap::new(), run)?;
+        act_on_chunk(app, chunk, leased, reads, BTreeMap::new(), run)?;
         return Ok(true);
     }
     awaiting.insert(
@@ -397,10 +397,12 @@ fn act_on_chunk(
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
-    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
     run: &mut Run<'_, '_>,
 ) -> Result<()> {
     let turns = chunk_turns(app, &leased, &reads)?;
+    let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
+    let inputs = pr::ChunkInputs::load(app, &watches, &reads, turns, ahead);
     let mut acted = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
@@ -417,43 +419,9 @@ fn act_on_chunk(
             unasked.extend(lease);
             continue;
         }
-        acted.push((pr::act(app, watch, read, &turns, ahead, run.opts), lease));
+        acted.push((pr::act(app, watch, read, &inputs, run.opts), lease));
     }
-    let recorded = app.store.batch(|store| {
-        for lease in unasked {
-            store.release(lease)?;
-        }
-        Ok(acted
-            .iter_mut()
-            .map(|((outcome, record), lease)| {
-                // A PR whose outcome cannot be recorded (its lease lost to another run) is
-                // that PR's failure, not the run's: the others go on.
-                let Some(lease) = lease.take() else {
-                    return Ok(());
-                };
-                if outcome.watch.unreadable.is_some() {
-                    store.record_failure(lease, record)
-                } else {
-                    store.record(lease, &outcome.watch.status.memory, record)
-                }
-            })
-            .collect::<Vec<_>>())
-    });
-    // The whole batch failing to commit (the disk full) fails each of its PRs.
-    let recorded = recorded.unwrap_or_else(|e| {
-        let e = format!("{e:#}");
-        acted.iter().map(|_| Err(anyhow::anyhow!("{e}"))).collect()
-    });
-    let outcomes = acted
-        .into_iter()
-        .zip(recorded)
-        .map(|(((mut outcome, _), _), recorded)| {
-            if let Err(e) = recorded {
-                outcome.error = Some(format!("the outcome could not be recorded: {e:#}"));
-            }
-            outcome
-        })
-        .collect();
+    let outcomes = record::chunk(app, acted, unasked);
     run.outcomes.chunk_done(chunk, outcomes);
     Ok(())
 }
@@ -508,21 +476,23 @@ fn take_leases(
         return Ok(chunk.watches.into_iter().map(|w| (w, None)).collect());
     }
     let (holder, summary) = (run.holder, &mut *run.summary);
+    let ids: Vec<i64> = chunk.watches.iter().map(|w| w.id).collect();
     // The chunk's leases in one commit, before anything is read.
-    app.store.batch(|store| {
-        let mut leased = Vec::with_capacity(chunk.watches.len());
-        for w in chunk.watches {
-            match store.lease(w.id, holder, LEASE_SECS, &Holder::gone_here)? {
-                Leased::Taken(lease) => leased.push((w, Some(lease))),
-                Leased::TakenOver(lease, was) => {
-                    summary.taken_over.push(was);
-                    leased.push((w, Some(lease)));
-                }
-                Leased::Held(by) => summary.busy.push(by),
+    let asked = app
+        .store
+        .batch(|store| store.lease_all(&ids, holder, LEASE_SECS, &Holder::gone_here))?;
+    let mut leased = Vec::with_capacity(chunk.watches.len());
+    for (w, (_, lease)) in chunk.watches.into_iter().zip(asked) {
+        match lease {
+            Leased::Taken(lease) => leased.push((w, Some(lease))),
+            Leased::TakenOver(lease, was) => {
+                summary.taken_over.push(was);
+                leased.push((w, Some(lease)));
             }
+            Leased::Held(by) => summary.busy.push(by),
         }
-        Ok(leased)
-    })
+    }
+    Ok(leased)
 }
 
 /// Whose turn it is to update a behind branch: from this chunk's snapshots where there are

@@ -35,7 +35,7 @@ fn request(kind: MessageKind) -> AgentRequest {
         ..base.feedback[0].clone()
     };
     let comment = Feedback {
-        source: "issue_comment".into(),
+        source: crate::model::plan::SeenSource::IssueComment,
         id: "IC_2".into(),
         author: None,
         body: "ok".into(),

@@ -29,6 +29,7 @@ pub mod pages;
 pub mod pool;
 mod pr;
 pub mod read;
+mod record;
 mod run;
 
 use anyhow::Result;
@@ -85,7 +86,17 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
         total,
     };
     if total > 0 {
+        let before = app.store.statements();
         flow::tick_due(app, due, &mut ticking)?;
+        if let (Some(before), Some(after)) = (before, app.store.statements()) {
+            tracing::debug!(
+                target: "pr_monitor::store",
+                prs = total,
+                statements = after - before,
+                "the ticks of {total} due PRs ran {} SQL statements",
+                after - before
+            );
+        }
     }
     let tally = ticking.outcomes.finish();
     summary.ticked = tally.ticked;

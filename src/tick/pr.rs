@@ -22,16 +22,12 @@ pub(super) fn act(
     app: &mut App,
     watch: Watch,
     read: Result<Read, TickFailure>,
-    turns: &[i64],
-    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    chunk: &ChunkInputs,
     opts: &RunOptions,
 ) -> (PrOutcome, TickRecord) {
     let now = app.now;
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
-    let ticked = read.and_then(|read| {
-        let update_turn = turns.contains(&watch.id);
-        tick_one(app, &watch, read, update_turn, ahead, opts)
-    });
+    let ticked = read.and_then(|read| tick_one(app, &watch, read, chunk, opts));
     let (plan, error, mut record) = match ticked {
         Ok((plan, error, record)) => (Some(plan), error, record),
         Err(e) => {
@@ -141,12 +137,13 @@ fn tick_one(
     app: &mut App,
     watch: &Watch,
     read: Read,
-    update_turn: bool,
-    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    chunk: &ChunkInputs,
     opts: &RunOptions,
 ) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
     let now = app.now;
     let policy = app.policy_for(watch);
+    let update_turn = chunk.turns.contains(&watch.id);
+    let ahead = &chunk.logs;
     let PrInputs {
         agent_logins,
         agent_emails,
@@ -154,7 +151,7 @@ fn tick_one(
         commits_as,
         seen,
         intents,
-    } = pr_inputs(app, watch, &policy)?;
+    } = pr_inputs(app, watch, &policy, chunk)?;
     let ctx = Context {
         policy: &policy,
         now,
@@ -223,7 +220,76 @@ struct PrInputs {
     intents: Vec<crate::model::intent::Intent>,
 }
 
-fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, TickFailure> {
+/// What a chunk's PRs' ticks read of the database besides their watches and reads, each kind
+/// for the whole chunk in one statement: whose turn it is to update a behind branch, what each
+/// PR already handled, its open intents, and the failed checks' logs kept (with those read
+/// ahead this run over them).
+#[derive(Debug)]
+pub(super) struct ChunkInputs {
+    pub turns: Vec<i64>,
+    /// By the PR's address; an error fails each PR's tick.
+    pub seen: Result<BTreeMap<String, crate::store::Seen>, String>,
+    pub intents: Result<BTreeMap<i64, Vec<crate::model::intent::Intent>>, String>,
+    pub logs: BTreeMap<detect::LogKey, detect::KeptLog>,
+}
+
+impl ChunkInputs {
+    /// Loads the inputs of `watches` (those whose stored state reads) and their `reads`;
+    /// `ahead` are the logs read ahead this run.
+    pub(super) fn load(
+        app: &App,
+        watches: &[&Watch],
+        reads: &[Result<Read, TickFailure>],
+        turns: Vec<i64>,
+        mut ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    ) -> Self {
+        let readable: Vec<&Watch> = watches
+            .iter()
+            .copied()
+            .filter(|w| w.unreadable.is_none())
+            .collect();
+        let prs: Vec<&crate::model::PrRef> = readable.iter().map(|w| &w.pr).collect();
+        let ids: Vec<i64> = readable.iter().map(|w| w.id).collect();
+        let keys: Vec<detect::LogKey> = reads
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .flat_map(|r| detect::log_keys(&r.snapshot))
+            .filter(|k| !ahead.contains_key(k))
+            .collect();
+        // A cache: logs it cannot give are looked up again, one by one, when they are needed.
+        if !keys.is_empty() {
+            for (key, log) in app.store.cached_logs(&keys).unwrap_or_default() {
+                ahead.entry(key).or_insert(detect::KeptLog {
+                    tail: log.0,
+                    classification: log.1,
+                    unreadable: None,
+                });
+            }
+        }
+        let text = |e: anyhow::Error| format!("{e:#}");
+        ChunkInputs {
+            turns,
+            seen: if prs.is_empty() {
+                Ok(BTreeMap::new())
+            } else {
+                app.store.seen_of(&prs).map_err(text)
+            },
+            intents: if ids.is_empty() {
+                Ok(BTreeMap::new())
+            } else {
+                app.store.open_intents_of(&ids).map_err(text)
+            },
+            logs: ahead,
+        }
+    }
+}
+
+fn pr_inputs(
+    app: &mut App,
+    watch: &Watch,
+    policy: &Policy,
+    chunk: &ChunkInputs,
+) -> Result<PrInputs, TickFailure> {
     if let Some(damage) = &watch.unreadable {
         return Err(TickFailure::Damaged(format!(
             "the stored state of this PR cannot be read ({damage}); it is left as it is: \
@@ -244,10 +310,14 @@ fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, 
         }
         None => (Vec::new(), Vec::new()),
     };
-    let intents = app
-        .store
-        .open_intents(watch.id)
-        .map_err(|e| TickFailure::Store(e.context("cannot read the recorded intents")))?;
+    let intents = match &chunk.intents {
+        Ok(by_watch) => by_watch.get(&watch.id).cloned().unwrap_or_default(),
+        Err(e) => {
+            return Err(TickFailure::Store(anyhow::anyhow!(
+                "cannot read the recorded intents: {e}"
+            )));
+        }
+    };
     // The owner's login matters only where an agent may be written to, or where a recorded
     // branch update must be told from someone else's push.
     let updating = intents
@@ -258,10 +328,14 @@ fn pr_inputs(app: &mut App, watch: &Watch, policy: &Policy) -> Result<PrInputs, 
     } else {
         crate::model::viewer::Viewer::by_login("")
     };
-    let seen = app
-        .store
-        .seen(&watch.pr)
-        .map_err(|e| TickFailure::Store(e.context("cannot read what was already handled")))?;
+    let seen = match &chunk.seen {
+        Ok(by_pr) => by_pr.get(&watch.pr.url()).cloned().unwrap_or_default(),
+        Err(e) => {
+            return Err(TickFailure::Store(anyhow::anyhow!(
+                "cannot read what was already handled: {e}"
+            )));
+        }
+    };
     Ok(PrInputs {
         agent_logins,
         agent_emails,

@@ -43,6 +43,13 @@
 //! `time`), which reads the child's `rusage` from `wait4` when it reaps it: `ru_maxrss` is the
 //! true high-water mark, not a sample. Without `/usr/bin/time` those columns read `n/a`.
 //!
+//! `PRM_BENCH_BEFORE=/path/to/pr-monitor` measures another build too (an earlier one, built
+//! the same way), scenario for scenario on its own folder and fake, its rows beside this
+//! build's (`build` column: `before`, `after`), so both come from one run.
+//!
+//! `stmts` is the SQL statements the run's ticks started, from the debug line of
+//! `pr_monitor::store` (a build that does not say reads `n/a`).
+//!
 //! Wall time includes the fake's answers (the fake sets `TCP_NODELAY`, so an answer is not held
 //! for the client's delayed ACK). The CPU column is pr-monitor's own work.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
@@ -115,9 +122,17 @@ impl Scenario {
     }
 }
 
+/// A build of pr-monitor to measure: its label and its binary.
+#[derive(Debug, Clone)]
+struct Build {
+    label: &'static str,
+    bin: String,
+}
+
 /// One measured tick.
 #[derive(Debug)]
 struct Row {
+    build: &'static str,
     scenario: Scenario,
     n: u64,
     latency_ms: u64,
@@ -125,6 +140,7 @@ struct Row {
     points: u64,
     wall: Duration,
     usage: Option<Usage>,
+    statements: Option<u64>,
 }
 
 /// What GNU time says about the child.
@@ -250,8 +266,7 @@ fn watch_all(env: &TestEnv, n: u64) {
 
 /// Runs `pr-monitor ARGS` the way `TestEnv` does, under GNU time when it is there: the wall
 /// time of the process, and its CPU time and peak RSS.
-fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool) -> (Duration, Option<Usage>) {
-    let bin = env!("CARGO_BIN_EXE_pr-monitor");
+fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool, bin: &str) -> Timed {
     let usage_file = env.dir.path().join("usage.txt");
     let mut cmd = if gnu_time {
         let mut c = Command::new(GNU_TIME);
@@ -268,6 +283,7 @@ fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool) -> (Duration, Option<
         .args(args)
         .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
         .env("RUST_BACKTRACE", "0")
+        .env("RUST_LOG", "warn,pr_monitor::store=debug")
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env_remove("PR_MONITOR_CONFIG")
         .env_remove("PR_MONITOR_DB")
@@ -283,7 +299,28 @@ fn timed_run(env: &TestEnv, args: &[&str], gnu_time: bool) -> (Duration, Option<
         String::from_utf8_lossy(&out.stderr)
     );
     let usage = gnu_time.then(|| usage(&usage_file)).flatten();
-    (wall, usage)
+    let said = String::from_utf8_lossy(&out.stderr);
+    Timed {
+        wall,
+        usage,
+        statements: statements(&said),
+    }
+}
+
+/// What one timed run of pr-monitor took.
+#[derive(Debug)]
+struct Timed {
+    wall: Duration,
+    usage: Option<Usage>,
+    statements: Option<u64>,
+}
+
+/// The SQL statements the ticks ran, from the run's debug line "… ran N SQL statements".
+fn statements(said: &str) -> Option<u64> {
+    said.lines().find_map(|line| {
+        let (before, _) = line.split_once(" SQL statements")?;
+        before.rsplit(' ').next()?.parse().ok()
+    })
 }
 
 /// GNU time's `%U %S %M` line (the last line of its output file).
@@ -332,7 +369,7 @@ fn due_choice(env: &TestEnv, n: u64) -> DueChoice {
 
 /// The ticks on one folder and fake of `n` PRs answering after `latency_ms`, then the due
 /// choice on its database.
-fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> (Vec<Row>, DueChoice) {
+fn measure(n: u64, latency_ms: u64, gnu_time: bool, build: &Build) -> (Vec<Row>, DueChoice) {
     let env = TestEnv::new();
     populate(&env.gh, n);
     watch_all(&env, n);
@@ -368,16 +405,18 @@ fn measure(n: u64, latency_ms: u64, gnu_time: bool) -> (Vec<Row>, DueChoice) {
             }
         };
         env.gh.clear_requests();
-        let (wall, usage) = timed_run(&env, args, gnu_time);
+        let timed = timed_run(&env, args, gnu_time, &build.bin);
         let log = env.gh.requests();
         rows.push(Row {
+            build: build.label,
             scenario,
             n,
             latency_ms,
             requests: Requests::of(&log),
             points: log.points(""),
-            wall,
-            usage,
+            wall: timed.wall,
+            usage: timed.usage,
+            statements: timed.statements,
         });
     }
     (rows, due_choice(&env, n))
@@ -424,7 +463,8 @@ fn baseline_per_pr(latency_ms: u64) -> Duration {
 
 fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
     println!(
-        "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7} {:>5} {:>5} {:>5} {:>5} {:>9} {:>7} {:>8}",
+        "{:<6} {:<9} {:>6} {:>6} {:>8} {:>7} {:>7} {:>5} {:>5} {:>5} {:>5} {:>9} {:>7} {:>8} {:>7} {:>7}",
+        "build",
         "tick",
         "N",
         "lat ms",
@@ -437,13 +477,16 @@ fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
         "logs",
         "wall ms",
         "cpu ms",
-        "peak KiB"
+        "peak KiB",
+        "stmts",
+        "cpu/PR"
     );
     for r in rows {
         let q = &r.requests;
         let na = || "n/a".to_owned();
         println!(
-            "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0} {:>7} {:>8}",
+            "{:<6} {:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0} {:>7} {:>8} {:>7} {:>7}",
+            r.build,
             r.scenario.name(),
             r.n,
             r.latency_ms,
@@ -458,13 +501,17 @@ fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
             r.usage
                 .map_or_else(na, |u| format!("{:.0}", u.cpu_secs * 1000.0)),
             r.usage.map_or_else(na, |u| u.peak_rss_kib.to_string()),
+            r.statements.map_or_else(na, |n| n.to_string()),
+            r.usage
+                .map_or_else(na, |u| format!("{:.3}", u.cpu_secs * 1000.0 / r.n as f64)),
         );
         if r.scenario == Scenario::Idle {
             let per_pr = baseline.get(&r.latency_ms).copied().unwrap_or_default();
             let wall = per_pr.as_secs_f64() * r.n as f64;
             let points = BASELINE_PER_PR * r.n;
             println!(
-                "{:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0}   (x{:.0} points, x{:.0} wall of idle)",
+                "{:<6} {:<9} {:>6} {:>6} {:>8} {:>7} {:>7.3} {:>5} {:>5} {:>5} {:>5} {:>9.0}   (x{:.0} points, x{:.0} wall of idle)",
+                r.build,
                 "baseline",
                 r.n,
                 r.latency_ms,
@@ -491,7 +538,8 @@ fn breakdown(label: &str, rows: &[Row], of: impl Fn(&Requests) -> &BTreeMap<Stri
             .map(|(k, n)| format!("{k} x{n}"))
             .collect();
         println!(
-            "  {:<8} N={:<5} {:>2} ms  {}",
+            "  {:<6} {:<8} N={:<5} {:>2} ms  {}",
+            r.build,
             r.scenario.name(),
             r.n,
             r.latency_ms,
@@ -526,15 +574,16 @@ fn hour(gnu_time: bool) {
     let mut args = vec!["watch", "add"];
     args.extend(refs.iter().map(String::as_str));
     env.ok(&args);
-    timed_run(&env, &["run"], false);
+    let bin = env!("CARGO_BIN_EXE_pr-monitor");
+    timed_run(&env, &["run"], false, bin);
     env.gh.clear_requests();
     let ticks = 3600 / STEP_SECS;
     let (mut wall, mut cpu, mut peak) = (Duration::ZERO, 0.0, 0);
     for _ in 0..ticks {
         env.advance(STEP_SECS);
-        let (w, usage) = timed_run(&env, &["run"], gnu_time);
-        wall += w;
-        if let Some(u) = usage {
+        let timed = timed_run(&env, &["run"], gnu_time, bin);
+        wall += timed.wall;
+        if let Some(u) = timed.usage {
             cpu += u.cpu_secs;
             peak = peak.max(u.peak_rss_kib);
         }
@@ -582,6 +631,18 @@ fn main() {
     let only_latency: Option<u64> = std::env::var("PRM_BENCH_LATENCY")
         .ok()
         .and_then(|v| v.trim().parse().ok());
+    let mut builds = Vec::new();
+    if let Ok(bin) = std::env::var("PRM_BENCH_BEFORE") {
+        println!("before: {bin}");
+        builds.push(Build {
+            label: "before",
+            bin,
+        });
+    }
+    builds.push(Build {
+        label: "after",
+        bin: env!("CARGO_BIN_EXE_pr-monitor").to_owned(),
+    });
     let mut rows = Vec::new();
     let mut choices = Vec::new();
     for &n in &sizes {
@@ -590,9 +651,13 @@ fn main() {
             .filter(|&ms| ms == 0 || n <= slow_up_to)
             .filter(|&ms| only_latency.is_none_or(|l| l == ms))
         {
-            let (measured, choice) = measure(n, ms, gnu_time);
-            rows.extend(measured);
-            choices.push(choice);
+            for build in &builds {
+                let (measured, choice) = measure(n, ms, gnu_time, build);
+                rows.extend(measured);
+                if build.label == "after" {
+                    choices.push(choice);
+                }
+            }
         }
     }
     print_table(&rows, &baseline);
@@ -624,7 +689,9 @@ fn main() {
     println!(
         "wall ms: the process, the fake's answers included; cpu ms: user + system, 10 ms steps;"
     );
-    println!("peak KiB: ru_maxrss of the process;");
+    println!(
+        "peak KiB: ru_maxrss of the process; stmts: SQL statements the ticks ran; cpu/PR: cpu ms per PR;"
+    );
     println!(
         "baseline: 8 REST requests per PR one after another, wall scaled from {BASELINE_SAMPLE} PRs."
     );

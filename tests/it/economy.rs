@@ -274,3 +274,79 @@ fn idle_prs_with_unresolved_threads_cost_no_more_than_other_idle_prs() {
         env.gh.requests().counts()
     );
 }
+
+/// `n` watched PRs, read once and settled: green, with a check still running, failed with a
+/// log (one in five), with an unresolved thread and comments, one in four armed to merge.
+fn settled_prs(n: u64) -> TestEnv {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.repo(REPO).required_approvals(1);
+        for i in 1..=n {
+            w.pr(REPO, i);
+            w.check_run(REPO, i, "lint").success();
+            if i % 5 == 3 {
+                w.check_run(REPO, i, "test")
+                    .failure()
+                    .log("test parse ... FAILED\n");
+            } else if i % 10 == 1 {
+                w.check_run(REPO, i, "test").in_progress();
+            } else {
+                w.check_run(REPO, i, "test").success();
+            }
+            w.thread(REPO, i).comment("reviewer", "nit").unresolved();
+            w.comment(REPO, i, "reviewer", "Thanks.");
+        }
+    });
+    for armed in [false, true] {
+        let refs: Vec<String> = (1..=n)
+            .filter(|i| (i % 4 == 0) == armed)
+            .map(|i| format!("{REPO}#{i}"))
+            .collect();
+        let mut args = vec!["watch", "add"];
+        if armed {
+            args.push("--merge-when-ready");
+        }
+        args.extend(refs.iter().map(String::as_str));
+        env.ok(&args);
+    }
+    env.ok(&["run"]);
+    env.advance(600);
+    env.ok(&["run", "--force"]);
+    env
+}
+
+/// The SQL statements an idle `run --force` of every PR starts (from the store's debug line).
+fn idle_statements(env: &mut TestEnv) -> u64 {
+    env.advance(600);
+    env.gh.clear_requests();
+    let out = env.ok(&["--log-level", "pr_monitor::store=debug", "run", "--force"]);
+    assert!(
+        env.gh
+            .requests()
+            .count("POST /graphql PullRequestSnapshots")
+            == 0,
+        "the PRs are idle: {:?}",
+        env.gh.requests().counts()
+    );
+    let said = out.stderr;
+    said.lines()
+        .find_map(|l| {
+            let (before, _) = l.split_once(" SQL statements")?;
+            before.rsplit(' ').next()?.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no count of statements in:\n{said}"))
+}
+
+#[test]
+fn an_idle_pr_costs_no_sql_statement_of_its_own() {
+    let (few, many) = (20, 80);
+    let at_few = idle_statements(&mut settled_prs(few));
+    let at_many = idle_statements(&mut settled_prs(many));
+    // Each chunk of ten PRs is leased, loaded and recorded in a handful of statements; a
+    // statement for each idle PR would add at least one per PR.
+    // Fewer than 1.5 more per PR.
+    assert!(
+        2 * (at_many - at_few) < 3 * (many - few),
+        "{at_few} statements for {few} idle PRs, {at_many} for {many}"
+    );
+}

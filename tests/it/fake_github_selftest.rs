@@ -14,7 +14,8 @@ use crate::support::fake_github::{
 };
 use crate::support::fake_github::{FakeGitHub, World};
 
-fn agent() -> ureq::Agent {
+/// An HTTP client that hands back every status (also used by the conformance tests).
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .proxy(None)
@@ -486,6 +487,7 @@ fn viewer_and_authentication() {
     assert_eq!(body["resources"]["core"]["limit"], 5000);
     let (status, body) = rest(&gh, "GET", "/repos/octo/app/nothing-here", None);
     assert_eq!((status, body["message"].clone()), (404, json!("Not Found")));
+    assert_eq!(gh.take_nonconforming().len(), 1, "no such route");
 }
 
 #[test]
@@ -1044,6 +1046,7 @@ fn queries_cost_githubs_documented_points_and_the_log_counts_them() {
     );
     assert_eq!(body["errors"][0]["type"], "EXCESSIVE_PAGINATION");
     rest(&gh, "GET", "/repos/octo/app/nothing-here", None);
+    assert_eq!(gh.take_nonconforming().len(), 1, "no such route");
     let log = gh.requests();
     assert_eq!(log.points("POST /graphql Example"), 2);
     assert_eq!(log.points("POST /graphql"), 3);

@@ -8,6 +8,7 @@ mod budget;
 mod caps;
 mod check;
 mod checkout;
+mod conformance;
 mod economy;
 mod enterprise;
 mod fake_github_selftest;

@@ -465,3 +465,59 @@ fn an_unset_or_empty_secret_refuses_every_delivery() {
     assert_eq!(daemon.get("/healthz").0, 200);
     daemon.stop();
 }
+
+/// GitHub's `push` delivery: `ref` moved from `before` to `after` in `octo/app`, shaped on the
+/// documented payload.
+fn push(branch: &str, before: &str) -> Vec<u8> {
+    serde_json::to_vec_pretty(&json!({
+        "ref": format!("refs/heads/{branch}"),
+        "before": before,
+        "after": "c0ffee0d15ea5e0b57ac1e5f00dfacade1234567",
+        "created": false,
+        "deleted": false,
+        "forced": false,
+        "base_ref": null,
+        "compare": "https://github.com/octo/app/compare/5b1c0f3e9d2a...c0ffee0d15ea",
+        "commits": [],
+        "head_commit": null,
+        "repository": {"id": 1_296_269, "name": "app", "full_name": REPO},
+        "pusher": {"name": "octocat", "email": "octocat@github.com"},
+        "sender": {"login": "octocat", "id": 1}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_push_to_a_base_branch_makes_the_prs_on_it_due_and_an_armed_one_is_updated() {
+    let env = TestEnv::with_config(CONFIG);
+    env.gh.world(|w| {
+        w.repo(REPO)
+            .required_checks(&["test"])
+            .strict()
+            .required_approvals(1);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+        w.pr(REPO, 2).base_ref("release");
+        w.check_run(REPO, 2, "test").success();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["watch", "add", "octo/app#2"]);
+    let mut daemon = Daemon::start(&env);
+    let updates = env.gh.world(|w| w.branch_updates(REPO, 1));
+
+    // `main` moves on: PR 1 is behind it now, and the yearly schedule would not look for a year.
+    env.gh.world(|w| w.advance_base(REPO, "main", 1));
+    env.gh.clear_requests();
+    let body = push("main", "5b1c0f3e9d2a4c6b8e7f0a1d2c3b4a5968778695");
+    assert_eq!(daemon.github("push", &body, SECRET), 202);
+    daemon.wait("PR 1's branch updated after the push to its base", |_| {
+        env.gh.world(|w| w.branch_updates(REPO, 1)) == updates + 1
+    });
+    // PR 2 is based on `release`, which did not move: it is not read.
+    assert!(
+        !read_since_cleared(&env, 2),
+        "{:?}",
+        env.gh.requests().counts()
+    );
+    daemon.stop();
+}

@@ -240,6 +240,32 @@ fn without_a_train_list_the_mrs_own_car_is_read_and_its_place_is_not_guessed() {
             .always(),
     );
     train_project(&env, "dev");
+    the_mrs_own_car_is_read(&mut env);
+}
+
+/// Some installs let only Maintainers list a train (403): the token is not refused for it, and
+/// the MR's own car is read instead.
+#[test]
+fn a_train_list_refused_to_a_developer_falls_back_to_the_mrs_own_car() {
+    let mut env = GitLabEnv::new();
+    train_project(&env, "dev");
+    env.gl.world(|w| {
+        w.project(P).train_list_forbidden();
+    });
+    the_mrs_own_car_is_read(&mut env);
+    let refused = env
+        .gl
+        .requests()
+        .matching("GET /projects/{id}/merge_trains/{branch}")
+        .iter()
+        .map(|r| r.status)
+        .collect::<Vec<_>>();
+    assert_eq!(refused, [403], "the list was asked, and refused");
+}
+
+/// MR 1, armed, is in its train, whose list the forge does not give: its own car is read,
+/// and it shows in the train with its place unknown.
+fn the_mrs_own_car_is_read(env: &mut GitLabEnv) {
     env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
     env.ok(&["run"]);
     env.advance(60);

@@ -4,7 +4,8 @@
 //! (`fix --head`, `watch add --trust-head`), and `config check` refusing the forge's own logins.
 
 use crate::support::env::TestEnv;
-use crate::support::fake_gitlab::GitLabEnv;
+use crate::support::fake_gitlab::{GitLabEnv, SignatureKind};
+use crate::watches::{branch_job, branch_row};
 
 const REPO: &str = "octo/app";
 
@@ -291,7 +292,14 @@ fn a_gitlab_agent_whose_display_name_differs_from_its_username_is_recognised() {
     let msgs = env.inbox_messages();
     assert_eq!(msgs.len(), 1, "{}", env.history_text("g/p!1"));
     assert_eq!(msgs[0]["trusted_by"], "push by fixer-bot");
-    assert_eq!(env.gl.requests().count("GET /projects/{id}/events"), 1);
+    let log = env.gl.requests();
+    assert_eq!(log.count("GET /projects/{id}/events"), 1);
+    assert_eq!(
+        log.count("GET /projects/{id}/merge_requests/{iid}/commits")
+            + log.count("GET /projects/{id}/repository/commits/{sha}/signature"),
+        0,
+        "a trusted push settles it: no signature is read"
+    );
 }
 
 #[test]
@@ -333,5 +341,206 @@ fn a_gitlab_outsider_writing_the_agents_name_and_email_is_not_trusted() {
             .contains("pushed by mallory, who is not trusted"),
         "{}",
         env.history_text("g/p!1")
+    );
+}
+
+#[test]
+fn a_signed_and_verified_gitlab_head_by_a_trusted_user_is_trusted_without_a_push_event() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project("g/p");
+        w.mr("g/p", 1)
+            .head_by_named("fixer-bot", "Fixer Bot")
+            .head_pushed_by(None, None)
+            .head_signed(SignatureKind::Ssh, true);
+        w.job("g/p", 1, "lint").failed().trace("error: lint\n");
+    });
+    env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "{}", env.history_text("g/p!1"));
+    assert_eq!(msgs[0]["trusted_by"], "signatures");
+    let log = env.gl.requests();
+    assert_eq!(log.count("GET /projects/{id}/events"), 1);
+    assert_eq!(
+        log.count("GET /projects/{id}/repository/commits/{sha}/signature"),
+        1
+    );
+}
+
+/// GitLab verifies a signature only over one of the signer's verified emails, so a verified
+/// signature vouches for the user that email names, and nothing else does.
+#[test]
+fn gitlab_signatures_vouch_only_verified_and_over_a_trusted_users_email() {
+    let noreply = crate::support::fake_gitlab::noreply;
+    // The author email is always the agent's (anyone can write it); the signature is over the
+    // committer email.
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        Option<(SignatureKind, bool)>,
+        Option<&'a str>,
+    );
+    let cases: [Case<'_>; 5] = [
+        (
+            "GPG, verified, the agent's",
+            "fixer-bot",
+            Some((SignatureKind::Gpg, true)),
+            Some("signatures"),
+        ),
+        (
+            "X.509, verified, the agent's",
+            "fixer-bot",
+            Some((SignatureKind::X509, true)),
+            Some("signatures"),
+        ),
+        (
+            "SSH, verified, an outsider's",
+            "mallory",
+            Some((SignatureKind::Ssh, true)),
+            None,
+        ),
+        (
+            "SSH, unverified, the agent's email",
+            "fixer-bot",
+            Some((SignatureKind::Ssh, false)),
+            None,
+        ),
+        ("unsigned, the agent's email", "fixer-bot", None, None),
+    ];
+    for (what, committer, signature, trusted_by) in cases {
+        let env = GitLabEnv::new();
+        env.gl.world(|w| {
+            w.project("g/p");
+            let mr = w
+                .mr("g/p", 1)
+                .head_by_named("mallory", "Fixer Bot")
+                .head_email(&noreply("fixer-bot"))
+                .head_committer_email(&noreply(committer))
+                .head_pushed_by(Some("mallory"), None);
+            if let Some((kind, verified)) = signature {
+                mr.head_signed(kind, verified);
+            }
+            w.job("g/p", 1, "lint").failed().trace("error: lint\n");
+        });
+        env.ok(&["watch", "add", "--agent", "fixer", "g/p!1"]);
+        env.ok(&["run"]);
+        let msgs = env.inbox_messages();
+        if let Some(by) = trusted_by {
+            assert_eq!(msgs.len(), 1, "{what}: {}", env.history_text("g/p!1"));
+            assert_eq!(msgs[0]["trusted_by"], by, "{what}");
+        } else {
+            assert!(msgs.is_empty(), "{what}");
+            assert_eq!(env.status("g/p!1")["why"], "untrusted_head", "{what}");
+            assert!(
+                env.history_text("g/p!1")
+                    .contains("pushed by mallory, who is not trusted"),
+                "{what}: {}",
+                env.history_text("g/p!1")
+            );
+        }
+    }
+}
+
+#[test]
+fn a_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_last_trusted_head() {
+    let mut env = TestEnv::new();
+    branch_job(&env);
+    // The agent signs its commits; mallory pushes them.
+    env.gh.world(|w| {
+        let sha = w.push_branch(REPO, "main", "owner", |c| c);
+        w.check_run_on(REPO, &sha, "test").failure();
+    });
+    env.ok(&["run"]);
+    assert_eq!(branch_row(&env)["trusted_by"], "push by owner");
+    env.advance(301);
+    env.gh.world(|w| {
+        w.push_branch(REPO, "main", "fixer-bot", |c| {
+            c.verified().pushed_by("mallory", None)
+        });
+        let sha = w.push_branch(REPO, "main", "fixer-bot", |c| {
+            c.verified().pushed_by("mallory", None)
+        });
+        w.check_run_on(REPO, &sha, "test").failure();
+    });
+    env.gh.clear_requests();
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[1]["trusted_by"], "signatures");
+    assert_eq!(
+        env.gh
+            .requests()
+            .count("GET /repos/{o}/{r}/compare/{basehead}"),
+        1,
+        "the commits since the trusted head, in one request"
+    );
+    // One unsigned commit among them and the signed head vouches for nothing.
+    env.advance(301);
+    env.gh.world(|w| {
+        w.push_branch(REPO, "main", "fixer-bot", |c| c.pushed_by("mallory", None));
+        let sha = w.push_branch(REPO, "main", "fixer-bot", |c| {
+            c.verified().pushed_by("mallory", None)
+        });
+        w.check_run_on(REPO, &sha, "test").failure();
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.inbox_messages().len(), 2, "nothing more sent");
+    assert_eq!(branch_row(&env)["trusted_by"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_branch_head_alone_signed_is_trusted_when_no_head_was_trusted_before() {
+    let env = TestEnv::new();
+    branch_job(&env);
+    env.gh.world(|w| {
+        let sha = w.push_branch(REPO, "main", "fixer-bot", |c| {
+            c.verified().pushed_by("mallory", None)
+        });
+        w.check_run_on(REPO, &sha, "test").failure();
+    });
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0]["trusted_by"], "signatures");
+    let log = env.gh.requests();
+    assert_eq!(log.count("GET /repos/{o}/{r}/commits/{ref}"), 1);
+    assert_eq!(log.count("GET /repos/{o}/{r}/compare/{basehead}"), 0);
+}
+
+#[test]
+fn the_owner_vouches_for_a_branch_head_with_fix_head_and_a_moved_head_is_refused() {
+    let env = TestEnv::new();
+    branch_job(&env);
+    let (old, head) = env.gh.world(|w| {
+        let old = w.push_branch(REPO, "main", "mallory", |c| c);
+        let head = w.push_branch(REPO, "main", "mallory", |c| c);
+        w.check_run_on(REPO, &head, "test").failure();
+        (old, head)
+    });
+    env.ok(&["run"]);
+    assert!(env.inbox_messages().is_empty(), "pushed by an outsider");
+    let moved = env.run(&["fix", "octo/app@main", "--head", &old]);
+    assert_eq!(moved.code, 2, "{}", moved.stderr);
+    assert!(moved.stderr.contains("the head moved"), "{}", moved.stderr);
+    let unwatched = env.run(&["fix", "octo/app@dev", "--head", &head]);
+    assert_eq!(unwatched.code, 2, "{}", unwatched.stderr);
+    assert!(
+        unwatched.stderr.contains("not a watched branch"),
+        "{}",
+        unwatched.stderr
+    );
+    assert_eq!(env.run(&["fix", "octo/app@main"]).code, 2, "needs --head");
+    env.ok(&["fix", "octo/app@main", "--head", &head[..12]]);
+    env.gh.clear_requests();
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "due at once, and sent");
+    assert_eq!(msgs[0]["trusted_by"], "vouched by the owner");
+    assert_eq!(branch_row(&env)["trusted_by"], "vouched by the owner");
+    assert_eq!(
+        env.gh.requests().count("GET /repos/{o}/{r}/activity"),
+        0,
+        "vouched: nothing to read"
     );
 }

@@ -112,14 +112,16 @@ fn a_mine_entry_takes_no_filters() {
 }
 
 /// A job watching `octo/app@main`'s `test` check for the agent `fixer`.
-fn branch_job(env: &TestEnv) {
+/// The job `main` watching `octo/app@main` (check `test`) for the agent `fixer`.
+pub(crate) fn branch_job(env: &TestEnv) {
     env.job(
         "main",
         "name: main\nwatch:\n  - branch: octo/app@main\n    checks: [test]\npolicy:\n  agent: fixer\n",
     );
 }
 
-fn branch_row(env: &TestEnv) -> serde_json::Value {
+/// The branch's row of `status --json`.
+pub(crate) fn branch_row(env: &TestEnv) -> serde_json::Value {
     let all = env.ok(&["status", "--json"]).json();
     all.as_array()
         .unwrap()

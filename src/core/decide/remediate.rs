@@ -689,7 +689,7 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         let whose = format!(
             "{}'s {}",
             f.author.as_deref().unwrap_or("someone"),
-            f.source.replace('_', " ")
+            f.source.as_str().replace('_', " ")
         );
         d.note(
             match by {

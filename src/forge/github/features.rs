@@ -1,8 +1,12 @@
 //! The parts of GitHub's schema an older GitHub Enterprise Server lacks (`Ref.compare`, merge
-//! queues and `Repository.mergeQueue` before 3.8): which ones this client still asks for, and turning one off when a server
+//! queues and `Repository.mergeQueue` before 3.8, the `fullDatabaseId` of comments and reviews): which ones this client still asks for, and turning one off when a server
 //! refuses a document for naming it, so each costs at most one refused document per run.
 
 /// Which optional parts of the schema the client asks for.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent parts of the schema, each turned off on its own refusal"
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
     /// `Ref.compare`: without it, behind is read from `mergeStateStatus` alone.
@@ -11,6 +15,9 @@ pub struct Features {
     pub queue: bool,
     /// `Repository.mergeQueue`: without it, what is ahead of a queued PR is not shown.
     pub ahead: bool,
+    /// `fullDatabaseId` of comments and reviews (`databaseId` is an `Int`, deprecated since
+    /// ids outgrew 32 bits): without it, their `databaseId`.
+    pub full_ids: bool,
 }
 
 impl Default for Features {
@@ -19,6 +26,7 @@ impl Default for Features {
             compare: true,
             queue: true,
             ahead: true,
+            full_ids: true,
         }
     }
 }
@@ -43,6 +51,12 @@ impl Features {
         if self.ahead && names(&["mergeQueue", "MergeQueue"]) {
             return Some(Features {
                 ahead: false,
+                ..self
+            });
+        }
+        if self.full_ids && names(&["fullDatabaseId"]) {
+            return Some(Features {
+                full_ids: false,
                 ..self
             });
         }
@@ -74,6 +88,10 @@ mod tests {
             .without_refused("Field 'mergeQueue' doesn't exist on type 'Repository'")
             .unwrap();
         assert!(no_ahead.queue && !no_ahead.ahead);
+        let old_ids = all
+            .without_refused("Field 'fullDatabaseId' doesn't exist on type 'IssueComment'")
+            .unwrap();
+        assert!(old_ids.queue && !old_ids.full_ids);
         assert_eq!(all.without_refused("Something went wrong"), None);
     }
 }

@@ -164,6 +164,16 @@ impl Forge for GitHub {
         GitHub::branch_pushes(self, branch)
     }
 
+    fn branch_signed_commits(
+        &self,
+        branch: &crate::model::branch::BranchRef,
+        since: Option<&Sha>,
+        head: &Sha,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        let _acting = client::acting_for(&branch.repo);
+        self.commits_since(&branch.repo, since, head).map(Some)
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         match &self.app {
             // Installation tokens cannot ask who they are; the App names its bot.

@@ -144,7 +144,17 @@ pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> Strin
         q.push_str(QUEUE_FRAGMENT);
         q.push_str(QUEUE_TIMELINE_FRAGMENT);
     }
-    q
+    with_ids(q, features)
+}
+
+/// `query` as the server's `features` allow: comments' and reviews' `fullDatabaseId` asked as
+/// their `databaseId` where the server lacks it.
+fn with_ids(query: String, features: Features) -> String {
+    if features.full_ids {
+        query
+    } else {
+        query.replace("fullDatabaseId", "databaseId")
+    }
 }
 
 /// Which of the head's checks the base requires of PR `number` (`isRequired` asks per PR):
@@ -362,15 +372,16 @@ fn fragments_for(spread: &str) -> String {
 
 /// The query for the next page of one connection: variables `id` and `after`. It carries only
 /// the fragments it uses (GitHub refuses a document with an unused fragment).
-pub fn page_query(paged: Paged) -> String {
+pub fn page_query(paged: Paged, features: Features) -> String {
     let (node_type, field, spread) = paged.parts();
     let first = if paged == Paged::CheckSuites { 50 } else { 100 };
-    format!(
+    let query = format!(
         "query Page($id: ID!, $after: String) {{\n{RATE_LIMIT}  node(id: $id) {{\n    ... on {node_type} {{\n      \
          {field}(first: {first}, after: $after) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {spread} }} }}\n    \
          }}\n  }}\n}}\n{}",
         fragments_for(spread)
-    )
+    );
+    with_ids(query, features)
 }
 
 /// Every document the client can send, with a name, for schema validation.
@@ -401,6 +412,7 @@ pub fn all_documents() -> Vec<(String, String)> {
                     compare: false,
                     queue: false,
                     ahead: false,
+                    full_ids: false,
                 },
             ),
         ),
@@ -420,6 +432,7 @@ pub fn all_documents() -> Vec<(String, String)> {
                     compare: false,
                     queue: false,
                     ahead: false,
+                    full_ids: false,
                 },
             ),
         ),
@@ -434,7 +447,12 @@ pub fn all_documents() -> Vec<(String, String)> {
         ),
     ];
     for p in Paged::ALL {
-        docs.push((format!("page {p:?}"), page_query(p)));
+        docs.push((format!("page {p:?}"), page_query(p, Features::default())));
+        let old_ids = Features {
+            full_ids: false,
+            ..Features::default()
+        };
+        docs.push((format!("page {p:?} with old ids"), page_query(p, old_ids)));
     }
     docs
 }

@@ -221,7 +221,7 @@ impl GitHub {
             .unwrap_or_default();
         let mut line: QueueLine = nodes
             .into_iter()
-            .map(|n| (n.position, n.pull_request.number))
+            .filter_map(|n| Some((n.position, n.pull_request?.number)))
             .collect();
         line.sort_unstable();
         self.queue_lines.borrow().insert(key, Some(line.clone()));
@@ -333,7 +333,7 @@ impl GitHub {
     ) -> Result<Vec<T>, ForgeError> {
         let mut cursor = first.next_cursor();
         let mut items = first.into_nodes();
-        let query = queries::page_query(paged);
+        let query = queries::page_query(paged, self.features.get());
         while let Some(after) = cursor {
             let data = self
                 .graphql(
@@ -383,13 +383,7 @@ impl GitHub {
             .take()
             .ok_or_else(|| ForgeError::NotFound(pr.to_string()))?;
         let mut node = node;
-        let commits = std::mem::replace(
-            &mut node.commits,
-            Conn {
-                page_info: None,
-                nodes: Vec::new(),
-            },
-        );
+        let commits = std::mem::replace(&mut node.commits, Conn::empty());
         let commit = commits
             .into_nodes()
             .into_iter()
@@ -431,19 +425,17 @@ impl GitHub {
         snap.threads = threads
             .into_iter()
             .map(|mut t| {
-                let first = std::mem::replace(
-                    &mut t.comments,
-                    Conn {
-                        page_info: None,
-                        nodes: Vec::new(),
-                    },
-                );
+                let first = std::mem::replace(&mut t.comments, Conn::empty());
                 let comments = self.complete(&t.id, Paged::ThreadComments, first)?;
                 Ok(wire::thread(t, comments))
             })
             .collect::<Result<_, ForgeError>>()?;
         snap.reviews = self
-            .complete(&node.id, Paged::Reviews, node.reviews)?
+            .complete(
+                &node.id,
+                Paged::Reviews,
+                node.reviews.unwrap_or_else(Conn::empty),
+            )?
             .into_iter()
             .filter_map(wire::review)
             .collect();

@@ -1,7 +1,10 @@
 //! What GitHub says of how a head got there: the repository activity of its branch (who
 //! pushed what, `GET /repos/{o}/{r}/activity`, in the head's repository: the fork's for a fork
 //! PR) and the PR's commits with their signatures' verification
-//! (`GET /repos/{o}/{r}/pulls/{n}/commits`). Read only when something would reach the agent.
+//! (`GET /repos/{o}/{r}/pulls/{n}/commits`); for a watched branch, the commits since its last
+//! trusted head (`GET /repos/{o}/{r}/compare/{base}...{head}`), or the head commit alone
+//! (`GET /repos/{o}/{r}/commits/{ref}`) when there is none. Read only when something would reach
+//! the agent.
 
 use serde::Deserialize;
 
@@ -40,6 +43,15 @@ struct PrCommit {
     author: Option<Actor>,
     #[serde(default)]
     committer: Option<Actor>,
+}
+
+/// `GET /repos/{o}/{r}/compare/{basehead}`, the part that lists commits.
+#[derive(Debug, Deserialize)]
+struct Comparison {
+    #[serde(default)]
+    total_commits: usize,
+    #[serde(default)]
+    commits: Vec<PrCommit>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,14 +124,56 @@ impl GitHub {
             // More than one page: not every commit is known, so the signatures vouch for none.
             return Ok(Vec::new());
         }
-        Ok(list
-            .into_iter()
-            .map(|c| SignedCommit {
-                sha: Sha(c.sha),
-                verified: c.commit.verification.is_some_and(|v| v.verified),
-                author_login: c.author.map(|a| a.login),
-                committer_login: c.committer.map(|a| a.login),
-            })
-            .collect())
+        Ok(list.into_iter().map(signed).collect())
+    }
+
+    /// The commits of `repo` after `since` up to `head` with their signatures (the head alone
+    /// without `since`). Empty, so vouching for nothing, when they are more than one page or
+    /// `since` is gone.
+    pub(super) fn commits_since(
+        &self,
+        repo: &str,
+        since: Option<&Sha>,
+        head: &Sha,
+    ) -> Result<Vec<SignedCommit>, ForgeError> {
+        let Some(since) = since else {
+            let resp = self.rest(
+                "GET",
+                &format!("/repos/{repo}/commits/{head}"),
+                None,
+                Idempotency::Retry,
+            )?;
+            if resp.status != 200 {
+                return Err(status_error(&resp));
+            }
+            let c: PrCommit = serde_json::from_str(&resp.body)
+                .map_err(|e| ForgeError::Unexpected(format!("commit: {e}")))?;
+            return Ok(vec![signed(c)]);
+        };
+        let path = format!("/repos/{repo}/compare/{since}...{head}?per_page=100");
+        let resp = self.rest("GET", &path, None, Idempotency::Retry)?;
+        if resp.status == 404 {
+            return Ok(Vec::new());
+        }
+        if resp.status != 200 {
+            return Err(status_error(&resp));
+        }
+        let c: Comparison = serde_json::from_str(&resp.body)
+            .map_err(|e| ForgeError::Unexpected(format!("comparison: {e}")))?;
+        if c.total_commits > c.commits.len() {
+            return Ok(Vec::new());
+        }
+        Ok(c.commits.into_iter().map(signed).collect())
+    }
+}
+
+/// A listed commit with what GitHub verified of its signature.
+fn signed(c: PrCommit) -> SignedCommit {
+    SignedCommit {
+        sha: Sha(c.sha),
+        verified: c.commit.verification.is_some_and(|v| v.verified),
+        author_login: c.author.map(|a| a.login),
+        committer_login: c.committer.map(|a| a.login),
+        committer_email: None,
     }
 }

@@ -124,14 +124,10 @@ pub fn nudges(kind: &str, body: &[u8]) -> Vec<Nudge> {
                 .filter(|i| i.pull_request.is_some())
                 .map(|i| Named::Number(i.number)),
         ),
-        "push" => {
-            let branch = event
-                .git_ref
-                .as_deref()
-                .and_then(|r| r.strip_prefix("refs/heads/"));
-            named.extend(branch.map(|b| Named::Branch(b.to_owned())));
-            named.extend(event.before.map(|s| Named::Head(Sha(s))));
-        }
+        "push" => named.extend(crate::model::nudge::pushed(
+            event.git_ref.as_deref(),
+            event.before,
+        )),
         "merge_group" => named.extend(
             event
                 .merge_group
@@ -286,7 +282,11 @@ mod tests {
             (
                 "push",
                 format!(r#"{{"ref": "refs/heads/fix", "before": "{sha}", "after": "2c", {REPO}}}"#),
-                vec![head(), Named::Branch("fix".into())],
+                vec![
+                    head(),
+                    Named::Branch("fix".into()),
+                    Named::Base("fix".into()),
+                ],
             ),
             (
                 "push",

@@ -10,17 +10,35 @@ use crate::model::{
     PrRef, PrState, RepoSettings, Review, ReviewState, ReviewThread, Sha, Snapshot,
 };
 
-/// A GraphQL connection page. Nodes may be null when the token cannot see one.
+/// A GraphQL connection page. Nodes may be null when the token cannot see one, and the list
+/// itself may be null (`[T]` in the schema): then there are none.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", bound(deserialize = "T: Deserialize<'de>"))]
 pub struct Conn<T> {
     #[serde(default)]
     pub page_info: Option<PageInfo>,
-    #[serde(default = "Vec::new")]
+    #[serde(default = "Vec::new", deserialize_with = "nullable_list")]
     pub nodes: Vec<Option<T>>,
 }
 
+/// A list the schema lets be null, null read as empty.
+fn nullable_list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
 impl<T> Conn<T> {
+    /// A connection without nodes (what a null connection reads as).
+    pub fn empty() -> Self {
+        Conn {
+            page_info: None,
+            nodes: Vec::new(),
+        }
+    }
+
     /// The cursor of the next page, when there is one.
     pub fn next_cursor(&self) -> Option<String> {
         self.page_info
@@ -133,7 +151,9 @@ pub struct PrNode {
     pub labels: Option<Conn<Name>>,
     pub commits: Conn<CommitWrap>,
     pub review_threads: Conn<ThreadNode>,
-    pub reviews: Conn<ReviewNode>,
+    /// Null where the schema allows it (`PullRequestReviewConnection`): no reviews then.
+    #[serde(default)]
+    pub reviews: Option<Conn<ReviewNode>>,
     pub comments: Conn<CommentNode>,
     /// Asked only for a job that judges required checks alone.
     #[serde(default)]
@@ -216,7 +236,9 @@ pub struct Oid {
 #[serde(rename_all = "camelCase")]
 pub struct QueueLineNode {
     pub position: u32,
-    pub pull_request: NumberNode,
+    /// Null when the token cannot see that PR: its place still counts.
+    #[serde(default)]
+    pub pull_request: Option<NumberNode>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -367,7 +389,12 @@ pub struct ThreadNode {
 #[serde(rename_all = "camelCase")]
 pub struct CommentNode {
     pub id: String,
+    /// A server without `fullDatabaseId` (see [`CommentNode::number`]).
+    #[serde(default)]
     pub database_id: Option<u64>,
+    /// GraphQL's `BigInt`, a decimal string.
+    #[serde(default)]
+    pub full_database_id: Option<String>,
     pub author: Option<Login>,
     #[serde(default)]
     pub body: String,
@@ -388,7 +415,12 @@ pub struct CommentNode {
 #[serde(rename_all = "camelCase")]
 pub struct ReviewNode {
     pub id: String,
+    /// A server without `fullDatabaseId` (see [`ReviewNode::number`]).
+    #[serde(default)]
     pub database_id: Option<u64>,
+    /// GraphQL's `BigInt`, a decimal string.
+    #[serde(default)]
+    pub full_database_id: Option<String>,
     pub author: Option<Login>,
     pub state: String,
     #[serde(default)]
@@ -400,6 +432,26 @@ pub struct ReviewNode {
     pub last_edited_at: Option<String>,
     #[serde(default)]
     pub editor: Option<Login>,
+}
+
+/// The number a comment or review goes by in REST and on its page: `fullDatabaseId` (a
+/// decimal string), or the deprecated `databaseId` where the server has no other.
+fn database_number(full: Option<&str>, old: Option<u64>) -> Option<u64> {
+    full.and_then(|n| n.trim().parse().ok()).or(old)
+}
+
+impl CommentNode {
+    /// Its number: see [`database_number`].
+    pub fn number(&self) -> Option<u64> {
+        database_number(self.full_database_id.as_deref(), self.database_id)
+    }
+}
+
+impl ReviewNode {
+    /// Its number: see [`database_number`].
+    pub fn number(&self) -> Option<u64> {
+        database_number(self.full_database_id.as_deref(), self.database_id)
+    }
 }
 
 /// One node of a pull request `search`.
@@ -574,12 +626,12 @@ fn edit(last_edited_at: Option<&str>, editor: Option<Login>) -> Option<Edit> {
 
 pub fn comment(c: CommentNode) -> Comment {
     Comment {
+        database_id: c.number(),
         updated_at: wire_time(c.updated_at.as_deref()),
         created_at: wire_time(c.created_at.as_deref()),
         edit: edit(c.last_edited_at.as_deref(), c.editor),
         pending: c.state.as_deref() == Some("PENDING"),
         id: c.id,
-        database_id: c.database_id,
         author: login(c.author),
         body: c.body,
         url: c.url,
@@ -588,12 +640,12 @@ pub fn comment(c: CommentNode) -> Comment {
 
 pub fn review(r: ReviewNode) -> Option<Review> {
     Some(Review {
+        database_id: r.number(),
         state: ReviewState::parse(&r.state)?,
         submitted_at: wire_time(r.submitted_at.as_deref()),
         updated_at: wire_time(r.updated_at.as_deref()),
         edit: edit(r.last_edited_at.as_deref(), r.editor),
         id: r.id,
-        database_id: r.database_id,
         author: login(r.author),
         body: r.body,
         url: r.url,

@@ -22,6 +22,7 @@
 
 mod branch;
 mod pipelines;
+mod signatures;
 mod summary;
 pub mod webhook;
 mod wire;
@@ -451,12 +452,22 @@ impl Forge for GitLab {
         self.pushes_of(&branch.repo, &branch.name)
     }
 
-    /// GitLab's signatures are not read: only pushes vouch for a head there.
-    fn signed_commits(
+    /// A GitLab branch's signatures are not read: its pushes and the owner vouch.
+    fn branch_signed_commits(
         &self,
-        _snap: &Snapshot,
+        _branch: &crate::model::branch::BranchRef,
+        _since: Option<&Sha>,
+        _head: &Sha,
     ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
         Ok(None)
+    }
+
+    /// The MR's commits past the base with their signatures (see [`signatures`]).
+    fn signed_commits(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        self.mr_signed_commits(snap).map(Some)
     }
 
     /// A commit's pipeline jobs and external checks, as GitLab lists them among its statuses.

@@ -8,7 +8,8 @@ use crate::model::{PrRef, QueueEntry};
 
 impl GitLab {
     /// The train of `branch`, front first, read once per run (`None` when the server has no
-    /// such list).
+    /// such list, 404, or lets only Maintainers read it, 403: the token is not refused then,
+    /// and the MR's own car is read instead).
     pub(super) fn train(&self, repo: &str, branch: &str) -> Result<Option<Train>, ForgeError> {
         let key = (repo.to_owned(), branch.to_owned());
         if let Some(cars) = self.trains.borrow().get(&key) {
@@ -21,7 +22,7 @@ impl GitLab {
         );
         let cars = match self.get_all::<wire::TrainCar>(&path, "merge train") {
             Ok(cars) => Some(cars),
-            Err(ForgeError::NotFound(_)) => None,
+            Err(ForgeError::NotFound(_) | ForgeError::Unauthorized(_)) => None,
             Err(e) => return Err(e),
         };
         self.trains.borrow().insert(key, cars.clone());

@@ -1,6 +1,6 @@
 //! GitLab's webhook deliveries: the secret token check (`X-Gitlab-Token`, compared in constant
-//! time) and the events that name watched merge requests (merge request, pipeline, job, note),
-//! turned into [`Nudge`]s. Wire types stay here.
+//! time) and the events that name watched merge requests (merge request, pipeline, job, note,
+//! push), turned into [`Nudge`]s. Wire types stay here.
 
 use serde::Deserialize;
 
@@ -37,6 +37,8 @@ struct Event {
     #[serde(rename = "ref")]
     git_ref: Option<String>,
     tag: Option<bool>,
+    /// Push events: the commit the branch had.
+    before: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,6 +101,10 @@ pub fn nudges(body: &[u8]) -> Vec<Nudge> {
             named.extend(event.sha.map(|s| Named::Head(Sha(s))));
             named.extend(branch(event.git_ref, event.tag));
         }
+        "push" => named.extend(crate::model::nudge::pushed(
+            event.git_ref.as_deref(),
+            event.before,
+        )),
         "note" if attrs.noteable_type.as_deref() == Some("MergeRequest") => {
             named.extend(event.merge_request.map(|m| Named::Number(m.iid)));
         }
@@ -153,6 +159,19 @@ mod tests {
         assert_eq!(
             named(&fixture("note_merge_request.json")),
             vec![(test, Named::Number(1))]
+        );
+        // A push names the branch as a head and as a base, and the commit it had.
+        let app = "group/app".to_owned();
+        assert_eq!(
+            named(&fixture("push.json")),
+            vec![
+                (
+                    app.clone(),
+                    Named::Head(Sha("5b1c0f3e9d2a4c6b8e7f0a1d2c3b4a5968778695".into()))
+                ),
+                (app.clone(), Named::Branch("main".into())),
+                (app, Named::Base("main".into())),
+            ]
         );
         // An older server's job event has no `project`: the repository's address names it.
         let fake = "jsmithy2/release-tools-fake".to_owned();

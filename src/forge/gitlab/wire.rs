@@ -237,6 +237,22 @@ pub struct Commit {
     pub parent_ids: Vec<String>,
 }
 
+/// An item of `GET /projects/:id/merge_requests/:iid/commits` (or a compare's `commits`).
+#[derive(Debug, Deserialize)]
+pub struct ListedCommit {
+    pub id: String,
+    #[serde(default)]
+    pub committer_email: Option<String>,
+}
+
+/// `GET /projects/:id/repository/commits/:sha/signature` (404 when the commit is unsigned):
+/// GPG, SSH and X.509 signatures all carry `verification_status`.
+#[derive(Debug, Deserialize)]
+pub struct CommitSignature {
+    #[serde(default)]
+    pub verification_status: Option<String>,
+}
+
 /// An item of `GET /projects/:id/pipelines/:pid/jobs`.
 #[derive(Debug, Deserialize)]
 pub struct Job {

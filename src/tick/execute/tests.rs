@@ -75,6 +75,15 @@ impl Forge for RecordingForge {
         no_read()
     }
 
+    fn branch_signed_commits(
+        &self,
+        _branch: &crate::model::branch::BranchRef,
+        _since: Option<&Sha>,
+        _head: &Sha,
+    ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
+        no_read()
+    }
+
     fn viewer_login(&self) -> Result<String, ForgeError> {
         no_read()
     }

@@ -2,8 +2,10 @@
 //! that name no time, merged-results pipelines, queue removals on the timeline, logs on
 //! another host, reopened PRs.
 
+mod ids;
 mod limits;
 mod logs;
+mod nulls;
 mod pipelines;
 mod queue;
 mod rebase;

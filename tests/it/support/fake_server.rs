@@ -9,7 +9,9 @@
 //! ([`LoggedRequest`], [`RequestLog`]: counts by route template, checked against the forge's
 //! placeholders) and fault matching (`on(pattern)`, `times`, `once`, `always`, `after`).
 //! Dropping a server whose queued fault never fired fails the test (unless it is already
-//! failing): a fault that never fires is a test that does not test what it says.
+//! failing): a fault that never fires is a test that does not test what it says. So does a
+//! request the forge's own API description refuses ([`Shared::nonconforming`]), unless the test
+//! took it ([`FakeServer::take_nonconforming`]).
 //!
 //! What a forge supplies: its world and fault kinds, a handler `fn(&Shared<W, K>, &Incoming) ->
 //! Reply` that routes, logs ([`Shared::log`], [`Shared::set_status`]) and answers, and its own
@@ -47,6 +49,8 @@ pub struct Shared<W, K> {
     world: Mutex<W>,
     log: Mutex<Vec<LoggedRequest<K>>>,
     faults: Mutex<Vec<Fault<K>>>,
+    /// Requests the forge's own API description refuses (see [`Shared::nonconforming`]).
+    nonconforming: Mutex<Vec<String>>,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     /// The type name `Debug` shows (`FakeGitHub`).
@@ -73,6 +77,7 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
             world: Mutex::new(world),
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
+            nonconforming: Mutex::new(Vec::new()),
             base_url: format!("http://127.0.0.1:{port}"),
             name,
             placeholders,
@@ -167,6 +172,12 @@ impl<W, K: Clone> FakeServer<W, K> {
         lock(&self.shared.log).clear();
     }
 
+    /// The requests the forge's API description refused so far, taken: a test that sends a
+    /// wrong request on purpose takes them, so that dropping the server does not fail it.
+    pub fn take_nonconforming(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.shared.nonconforming))
+    }
+
     /// The bytes of every answer's body written so far, on every address.
     pub fn bytes_served(&self) -> u64 {
         self.shared.served.load(std::sync::atomic::Ordering::SeqCst)
@@ -182,8 +193,9 @@ impl<W, K> std::fmt::Debug for FakeServer<W, K> {
 }
 
 impl<W, K> Drop for FakeServer<W, K> {
-    /// Stops the server, then fails the test if a queued fault never fired: a fault that never
-    /// fires is a test that does not test what it says (unless the test already failed).
+    /// Stops the server, then fails the test if a queued fault never fired (a fault that never
+    /// fires is a test that does not test what it says) or a request did not conform to the
+    /// forge's API description (unless the test already failed).
     fn drop(&mut self) {
         self.server.unblock();
         if let Some(t) = self.thread.take() {
@@ -207,6 +219,13 @@ impl<W, K> Drop for FakeServer<W, K> {
             self.shared.name,
             unfired.join("; ")
         );
+        let refused = lock(&self.shared.nonconforming).clone();
+        assert!(
+            refused.is_empty(),
+            "{}: requests the API description refuses: {}",
+            self.shared.name,
+            refused.join("; ")
+        );
     }
 }
 
@@ -214,6 +233,12 @@ impl<W, K: Clone> Shared<W, K> {
     /// The world, locked.
     pub fn world(&self) -> MutexGuard<'_, W> {
         lock(&self.world)
+    }
+
+    /// Records a request the forge's API description refuses (`what`: the request and why): the
+    /// forge answers it as the real one would, and dropping the server fails the test.
+    pub fn nonconforming(&self, what: String) {
+        lock(&self.nonconforming).push(what);
     }
 
     /// Logs `entry` with the first queued fault that matches it, which fires. Returns the

@@ -69,7 +69,8 @@
 //! GraphQL ([`graphql`]): documents are validated against GitHub's schema and executed by
 //! resolvers over the world; mutations `enablePullRequestAutoMerge`,
 //! `disablePullRequestAutoMerge`, `updatePullRequestBranch`, `mergePullRequest`,
-//! `addPullRequestReviewThreadReply`, `resolveReviewThread`. REST: see [`rest`]. Every API
+//! `addPullRequestReviewThreadReply`, `resolveReviewThread`. REST: see [`rest`]; every REST
+//! request is checked against GitHub's REST description first ([`openapi`]). Every API
 //! request needs `Authorization: Bearer <w.token>` (or `token <w.token>`), else 401; answers
 //! carry `x-ratelimit-*` headers. `w.enterprise = true` plays GitHub Enterprise Server: a
 //! document naming `mergeStateStatus` is refused unless `Accept` names [`MERGE_INFO_PREVIEW`].
@@ -92,6 +93,7 @@
 
 pub mod app;
 pub mod graphql;
+pub mod openapi;
 pub mod queue;
 pub mod rest;
 pub mod world;
@@ -119,7 +121,7 @@ pub type RequestLog = fake_server::RequestLog<FaultKind>;
 pub const MERGE_INFO_PREVIEW: &str = "application/vnd.github.merge-info-preview+json";
 
 /// The placeholders of the route templates (see [`RequestLog::matching`]).
-const PLACEHOLDERS: &[&str] = &["{o}", "{r}", "{n}", "{id}"];
+const PLACEHOLDERS: &[&str] = &["{o}", "{r}", "{n}", "{id}", "{basehead}", "{ref}"];
 
 impl FakeGitHub {
     /// A fake with an empty world: viewer `owner`, token `test-token`.
@@ -297,6 +299,22 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     } else {
         route.template()
     };
+    // A REST request GitHub's REST description refuses is recorded (failing the test) and
+    // answered the way GitHub answers it, once authenticated.
+    let refusal = if route.is_api() && !is_graphql {
+        openapi::spec()
+            .check(method, path, req.query.as_deref(), body)
+            .err()
+    } else {
+        None
+    };
+    if let Some(r) = &refusal {
+        let query = req
+            .query
+            .as_deref()
+            .map_or(String::new(), |q| format!("?{q}"));
+        shared.nonconforming(format!("{method} {path}{query} {body}: {r:?}"));
+    }
     let body_json: Option<serde_json::Value> = serde_json::from_str(body).ok();
     // `None` for a GraphQL request means its body is not JSON.
     let mut prepared = if is_graphql {
@@ -322,7 +340,12 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
                 .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
                 .any(|word| word == field)
         };
-        if let Some((ty, field)) = missing.iter().find(|(_, f)| uses(f)) {
+        let removed = shared.world().removed_fields.clone();
+        let refused = missing
+            .iter()
+            .find(|(_, f)| uses(f))
+            .or_else(|| removed.iter().find(|(t, f)| selects_on(query, t, f)));
+        if let Some((ty, field)) = refused {
             p.refuse(serde_json::json!({ "errors": [{
                 "message": format!("Field '{field}' doesn't exist on type '{ty}'"),
                 "extensions": {"code": "undefinedField", "typeName": ty, "fieldName": field},
@@ -402,9 +425,8 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
         &route,
         fault.as_ref(),
         prepared,
-        req.query.as_deref(),
-        &req.headers,
-        body,
+        refusal,
+        req,
         authorization.as_deref(),
     );
 
@@ -471,6 +493,36 @@ fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     reply
 }
 
+/// Whether `query` selects `field` inside a selection on type `ty` (`fragment X on Ty { … }`
+/// or `... on Ty { … }`; nested selections included).
+fn selects_on(query: &str, ty: &str, field: &str) -> bool {
+    let marker = format!("on {ty}");
+    query.match_indices(&marker).any(|(i, _)| {
+        let after = &query[i + marker.len()..];
+        let body = after.trim_start();
+        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            || !body.starts_with('{')
+        {
+            return false;
+        }
+        let mut depth = 0;
+        let end = body
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            })
+            .map_or(body.len(), |(k, _)| k);
+        body[..end]
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|w| w == field)
+    })
+}
+
 /// GitHub's answer to a request over a secondary rate limit (403, its documented message).
 fn secondary_limit() -> Reply {
     rest::message(
@@ -486,9 +538,8 @@ fn answer(
     route: &Route,
     fault: Option<&FaultKind>,
     prepared: Option<graphql::Prepared>,
-    query: Option<&str>,
-    headers: &[(String, String)],
-    body: &str,
+    refusal: Option<openapi::Refusal>,
+    req: &Incoming,
     authorization: Option<&str>,
 ) -> Reply {
     let is_graphql = *route == Route::Graphql;
@@ -577,6 +628,17 @@ fn answer(
         }
         w.settle();
     }
+    match refusal {
+        Some(openapi::Refusal::NotFound(_)) => return rest::not_found(),
+        Some(openapi::Refusal::Invalid(why)) => {
+            return rest::message(
+                422,
+                &format!("Invalid request.\n\n{why}"),
+                "https://docs.github.com/rest",
+            );
+        }
+        None => {}
+    }
     let reply = match (route, prepared) {
         (Route::Graphql, None) => rest::message(
             400,
@@ -585,7 +647,14 @@ fn answer(
         ),
         (Route::Graphql, Some(p)) => Reply::json(200, &p.execute(&mut w)),
         (Route::Unknown, _) => rest::not_found(),
-        (route, _) => rest::handle(route, query, headers, body, &mut w, &shared.base_url),
+        (route, _) => rest::handle(
+            route,
+            req.query.as_deref(),
+            &req.headers,
+            &req.body,
+            &mut w,
+            &shared.base_url,
+        ),
     };
     drop(w);
     match fault {

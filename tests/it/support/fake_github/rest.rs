@@ -7,7 +7,8 @@
 //! | `POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs` | 201 `{}`; 403 while a job still runs; 404 |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/merge` | 200 merged; 409 head moved; 405 not mergeable / method not allowed |
 //! | `PUT /repos/{o}/{r}/pulls/{n}/update-branch` | 202; 422 with GitHub's three messages |
-//! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by`, `files` changed since the merge base (`base...head`, or `head...base` for the base's side) |
+//! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by`, `files` changed since the merge base (`base...head`, or `head...base` for the base's side); between two commits of a pushed branch, the `commits` after the base with their `verification` |
+//! | `GET /repos/{o}/{r}/commits/{ref}` | one commit (by sha) with its `verification` |
 //! | `GET /repos/{o}/{r}/activity` | the pushes of branches living in the repository (`ref`, `per_page` ≤ 100; 422 otherwise), newest first |
 //! | `GET /repos/{o}/{r}/pulls/{n}/commits` | the PR's commits with `verification`, REST's `author`/`committer` users (a bot's `name[bot]`) |
 //! | `GET /rate_limit`, `GET /user` | |
@@ -55,6 +56,10 @@ pub enum Route {
         repo: String,
         number: u64,
     },
+    Commit {
+        repo: String,
+        sha: String,
+    },
     RateLimit,
     User,
     App(AppRoute),
@@ -74,6 +79,7 @@ impl Route {
             Route::Compare { .. } => "/repos/{o}/{r}/compare/{basehead}",
             Route::Activity { .. } => "/repos/{o}/{r}/activity",
             Route::PullCommits { .. } => "/repos/{o}/{r}/pulls/{n}/commits",
+            Route::Commit { .. } => "/repos/{o}/{r}/commits/{ref}",
             Route::RateLimit => "/rate_limit",
             Route::User => "/user",
             Route::App(AppRoute::App) => "/app",
@@ -135,6 +141,10 @@ pub fn route(method: &str, path: &str) -> Route {
                 number,
             })
         }
+        ("GET", ["repos", o, r, "commits", sha]) => Route::Commit {
+            repo: format!("{o}/{r}"),
+            sha: (*sha).to_owned(),
+        },
         ("PUT", ["repos", o, r, "pulls", n, "update-branch"]) => {
             num(n).map_or(Route::Unknown, |number| Route::UpdateBranch {
                 repo: format!("{o}/{r}"),
@@ -340,6 +350,9 @@ pub fn handle(
                 return not_found();
             };
             let head = head.rsplit(':').next().unwrap_or(head);
+            if let Some(v) = branch_compare(r, base, head) {
+                return Reply::json(200, &v);
+            }
             let open = |p: &&super::world::Pr| p.state == PrState::Open;
             // The base's side: `head_sha...base`, its files the base's own since they parted.
             if let Some(pr) = r
@@ -387,6 +400,19 @@ pub fn handle(
                 None => not_found(),
             }
         }
+        Route::Commit { repo, sha } => match world.repos.get(repo).and_then(|r| r.commits.get(sha))
+        {
+            Some(c) => {
+                let mut v = pull_commit(repo, c);
+                v["files"] = json!([]);
+                Reply::json(200, &v)
+            }
+            None => message(
+                422,
+                &format!("No commit found for SHA: {sha}"),
+                "https://docs.github.com/rest/commits/commits#get-a-commit",
+            ),
+        },
         Route::RateLimit => {
             let r = &world.rate;
             let res = |used: u64| json!({ "limit": r.limit, "used": used, "remaining": r.limit.saturating_sub(used), "reset": r.reset_epoch });
@@ -405,6 +431,25 @@ pub fn handle(
         Route::App(app_route) => world.app_route(app_route),
         Route::Graphql | Route::Unknown => not_found(),
     }
+}
+
+/// `base...head` between two commits pushed onto one branch of `r`, `base` the older: the
+/// commits after it up to `head`, oldest first.
+fn branch_compare(r: &super::world::Repo, base: &str, head: &str) -> Option<Value> {
+    r.branches.values().find_map(|shas| {
+        let from = shas.iter().position(|s| s == base)?;
+        let to = shas
+            .iter()
+            .position(|s| s == head)
+            .filter(|to| *to >= from)?;
+        let between = &shas[from + 1..=to];
+        let mut v = compare_json(&r.full_name, base, head, between.len() as u64, &[]);
+        v["commits"] = between
+            .iter()
+            .map(|s| pull_commit(&r.full_name, &r.commits[s]))
+            .collect();
+        Some(v)
+    })
 }
 
 /// A comparison's answer: `to` is `ahead` commits ahead of `from`, with `files` changed.

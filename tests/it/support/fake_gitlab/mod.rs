@@ -20,7 +20,8 @@
 //! Projects (default branch, merge method, squash option, "pipelines must succeed",
 //! "discussions must be resolved", approvals required), MRs (state, draft, head sha, branches,
 //! author, labels, conflict, commits behind, approvals, discussions, armed auto-merge), commits
-//! (author and committer names, dates), pipelines with jobs (status, failure_reason, trace,
+//! (author and committer names, dates, signatures: `head_signed(kind, verified)`, answered by
+//! `…/commits/:sha/signature`, 404 when unsigned), pipelines with jobs (status, failure_reason, trace,
 //! retried attempts), external commit statuses and an [`Event`] log. `detailed_merge_status` is
 //! derived like GitLab's unless overridden. A push leaves the MR's head pipeline on the old
 //! head until `w.pipeline`/`w.job` makes one for the new head.
@@ -527,6 +528,11 @@ fn route(
                 Err(ApiError(code, msg)) => message(code, &msg),
             }
         }
+        ("GET", "/projects/{id}/merge_trains/{branch}")
+            if w.projects[&project].train_list_forbidden =>
+        {
+            message(403, "403 Forbidden")
+        }
         ("GET", "/projects/{id}/merge_trains/{branch}") => {
             let asc = param(query, "sort").as_deref() == Some("asc");
             let items = w.train_json(&project, &params[1], asc);
@@ -645,6 +651,19 @@ fn route(
             Some(c) => json(200, &World::commit_json(c)),
             None => not_found("Commit"),
         },
+        ("GET", "/projects/{id}/repository/commits/{sha}/signature") => {
+            match w.commits.get(&params[1]) {
+                None => not_found("Commit"),
+                Some(c) => match c.signature {
+                    Some(s) => json(200, &World::signature_json(c, s)),
+                    None => not_found("Signature"),
+                },
+            }
+        }
+        ("GET", "/projects/{id}/merge_requests/{iid}/commits") => {
+            let items = w.mr_commits_json(&w.mrs[&key]);
+            paged(w, query, items)
+        }
         ("GET", "/projects/{id}/repository/commits/{sha}/statuses") => {
             let items = w.statuses_json(&project, &params[1]);
             paged(w, query, items)

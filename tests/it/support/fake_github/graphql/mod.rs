@@ -72,6 +72,12 @@ pub fn warm_up() {
     loaded();
 }
 
+/// Whether GitHub's schema lets `ty.field` be null (`None`: no such field).
+pub fn nullable(ty: &str, field: &str) -> Option<bool> {
+    let def = loaded().schema.type_field(ty, field).ok()?;
+    Some(!def.ty.is_non_null())
+}
+
 // ── request preparation ─────────────────────────────────────────────────────────────────────
 
 /// What a query costs on GitHub's GraphQL budget.

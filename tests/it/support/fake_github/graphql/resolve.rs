@@ -507,6 +507,12 @@ impl ObjectValue for NodeObj<'_> {
     }
 
     fn resolve_field<'a>(&'a self, info: &'a ResolveInfo<'a>) -> Resolved<'a> {
+        let nulled = |(ty, field): &(String, String)| {
+            ty == self.obj.type_name() && field == info.field_name()
+        };
+        if self.ctx.world.borrow().null_fields.iter().any(nulled) {
+            return null();
+        }
         match &self.obj {
             Obj::Query => self.query(info),
             Obj::Mutation => self.mutation(info),

@@ -39,6 +39,8 @@ impl World {
             held_answers: 0,
             auto_merge_executes: true,
             missing_fields: Vec::new(),
+            removed_fields: Vec::new(),
+            null_fields: Vec::new(),
             enterprise: false,
             rate: RateLimit {
                 limit: 5000,
@@ -48,6 +50,7 @@ impl World {
             },
             app: None,
             next_id: 0,
+            database_id_base: 1_000_000,
             node_index: std::cell::RefCell::default(),
         }
     }
@@ -82,7 +85,7 @@ impl World {
 
     /// A fresh small database id.
     pub fn new_database_id(&mut self) -> u64 {
-        1_000_000 + self.next()
+        self.database_id_base + self.next()
     }
 
     /// A fresh 40-hex commit sha.

@@ -301,6 +301,15 @@ pub struct World {
     /// Fields this server lacks, as (type, field): a document using one is refused with
     /// GitHub's "Field 'x' doesn't exist on type 'Y'" (an older GitHub Enterprise Server).
     pub missing_fields: Vec<(String, String)>,
+    /// Fields this server no longer has (GitHub removing a deprecated field), as (type, field),
+    /// told apart by type: a document selecting one inside a selection `on Type { … }` (a
+    /// fragment on it) is refused like a missing field.
+    pub removed_fields: Vec<(String, String)>,
+    /// Fields answered null wherever they are asked, as (type, field): what GitHub may answer
+    /// where the schema lets a field be null (a deleted author, a commit no user made, an
+    /// unreadable connection). Only nullable fields belong here: the executor refuses a null
+    /// for a non-null one.
+    pub null_fields: Vec<(String, String)>,
     /// GitHub Enterprise Server: `PullRequest.mergeStateStatus` exists only for requests whose
     /// `Accept` names the `merge-info-preview` media type, as on a real GHES.
     pub enterprise: bool,
@@ -308,6 +317,8 @@ pub struct World {
     /// The GitHub App, when tests sign in as one (see [`super::super::app`]).
     pub app: Option<super::super::app::FakeApp>,
     pub(super) next_id: u64,
+    /// Where database ids start (1,000,000; GitHub's newer ones are past 32 bits).
+    pub database_id_base: u64,
     /// Where each node id pointed at the last full walk of the world: a lookup checks the
     /// entry it finds and walks the world afresh when it is stale, or missing while ids were
     /// made since (a world of thousands of PRs is asked for hundreds of nodes per request, and

@@ -5,7 +5,8 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::model::{
-    Commit, Discussion, ExternalStatus, Job, Mr, Note, Pipeline, Project, World, at,
+    Commit, Discussion, ExternalStatus, Job, Mr, Note, Pipeline, Project, Signature, SignatureKind,
+    World, at,
 };
 
 /// A builder over one project.
@@ -45,6 +46,11 @@ impl ProjectBuilder<'_> {
     /// Merge trains on (which GitLab allows only with merged results pipelines).
     pub fn merge_trains(self) -> Self {
         self.0.merge_trains = true;
+        self
+    }
+    /// The train list is refused (403) to the token's user; its MR's own cars are not.
+    pub fn train_list_forbidden(self) -> Self {
+        self.0.train_list_forbidden = true;
         self
     }
 }
@@ -166,11 +172,24 @@ impl MrBuilder<'_> {
         email.clone_into(&mut c.committer_email);
         self
     }
+    /// The head commit's committer email alone (its author's stays).
+    pub fn head_committer_email(mut self, email: &str) -> Self {
+        let c = self.head_commit();
+        email.clone_into(&mut c.committer_email);
+        self
+    }
     /// Who pushed the head (`None`: no push event lists it), and when.
     pub fn head_pushed_by(mut self, username: Option<&str>, at: Option<DateTime<Utc>>) -> Self {
         let c = self.head_commit();
         c.pusher = username.map(str::to_owned);
         c.pushed_at = at;
+        self
+    }
+    /// The head commit signed with a key of `kind`; `verified`: GitLab verified it (the key's
+    /// user has the committer email among their verified emails).
+    pub fn head_signed(mut self, kind: SignatureKind, verified: bool) -> Self {
+        let c = self.head_commit();
+        c.signature = Some(Signature { kind, verified });
         self
     }
     pub fn sha(&mut self) -> String {
@@ -329,6 +348,7 @@ impl World {
                     only_allow_merge_if_all_discussions_are_resolved: false,
                     approvals_required: 0,
                     merge_trains: false,
+                    train_list_forbidden: false,
                     members: Vec::new(),
                 },
             );

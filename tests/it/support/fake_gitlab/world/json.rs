@@ -4,7 +4,9 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 
-use super::model::{Commit, Discussion, Job, Mr, Note, Pipeline, Project, World, stamp};
+use super::model::{
+    Commit, Discussion, Job, Mr, Note, Pipeline, Project, Signature, SignatureKind, World, stamp,
+};
 
 impl World {
     pub(in super::super) fn user_json(name: &str) -> Value {
@@ -211,6 +213,71 @@ impl World {
             "created_at": stamp(c.committed_date),
             "parent_ids": c.parents,
         })
+    }
+
+    /// `GET …/repository/commits/:sha/signature` of a signed commit, in the shape of its kind
+    /// (GPG: the key's user name and email; SSH: the key; X.509: the certificate).
+    pub fn signature_json(c: &Commit, s: Signature) -> Value {
+        let status = if s.verified { "verified" } else { "unverified" };
+        match s.kind {
+            SignatureKind::Gpg => json!({
+                "signature_type": "PGP",
+                "verification_status": status,
+                "gpg_key_id": 1,
+                "gpg_key_primary_keyid": "8254AAB3FBD54AC9",
+                "gpg_key_user_name": c.committer_name,
+                "gpg_key_user_email": c.committer_email,
+                "gpg_key_subkey_id": null,
+                "commit_source": "gitaly",
+            }),
+            SignatureKind::Ssh => json!({
+                "signature_type": "SSH",
+                "verification_status": status,
+                "key": {
+                    "id": 11,
+                    "title": "Key",
+                    "created_at": stamp(c.committed_date),
+                    "expires_at": null,
+                    "key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILZzYDq6DhLp3aX84DGIV3F6Vf+Ae4yCTTz7RnqMJOlR",
+                    "usage_type": "auth_and_signing",
+                },
+                "commit_source": "gitaly",
+            }),
+            SignatureKind::X509 => json!({
+                "signature_type": "X509",
+                "verification_status": status,
+                "x509_certificate": {
+                    "id": 1,
+                    "subject": format!("CN={}", c.committer_email),
+                    "subject_key_identifier": "BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC:BC",
+                    "email": c.committer_email,
+                    "serial_number": 278_969_561_018_901_340_u64,
+                    "certificate_status": "good",
+                    "x509_issuer": {
+                        "id": 1,
+                        "subject": "CN=PKI,OU=Example,O=World",
+                        "subject_key_identifier": "AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB",
+                        "crl_url": "http://example.com/pki.crl",
+                    },
+                },
+                "commit_source": "gitaly",
+            }),
+        }
+    }
+
+    /// `GET …/merge_requests/:iid/commits`: the head, then its parents the world knows, newest
+    /// first.
+    pub fn mr_commits_json(&self, mr: &Mr) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut next = Some(mr.sha.clone());
+        while let Some(sha) = next.take() {
+            let Some(c) = self.commits.get(&sha) else {
+                break;
+            };
+            out.push(World::commit_json(c));
+            next = c.parents.first().cloned().filter(|_| out.len() < 1000);
+        }
+        out
     }
 
     pub fn job_json(&self, p: &Pipeline, j: &Job) -> Value {

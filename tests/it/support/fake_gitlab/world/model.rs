@@ -19,6 +19,10 @@ pub(in super::super) fn stamp(t: DateTime<Utc>) -> String {
 }
 
 /// A project's settings.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent settings of a project, as GitLab has them"
+)]
 #[derive(Debug, Clone)]
 pub struct Project {
     pub id: u64,
@@ -33,6 +37,9 @@ pub struct Project {
     pub approvals_required: usize,
     /// Merge trains (with merged results pipelines): armed MRs merge only through the train.
     pub merge_trains: bool,
+    /// The token's user is only a Developer here: the train list (`GET …/merge_trains/:branch`,
+    /// Maintainer only on some installs) answers 403; an MR's own car can still be read.
+    pub train_list_forbidden: bool,
     /// Members by username with their access level (30 Developer, 40 Maintainer …); the
     /// viewer is a Maintainer besides.
     pub members: Vec<(String, u32)>,
@@ -54,6 +61,24 @@ pub struct Commit {
     /// Its parents' shas (`parent_ids`): a merged-results pipeline's merge commit has the
     /// target branch's tip and the MR's head.
     pub parents: Vec<String>,
+    /// Its signature (`None`: unsigned, the signature route answers 404).
+    pub signature: Option<Signature>,
+}
+
+/// How a commit is signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureKind {
+    Gpg,
+    Ssh,
+    X509,
+}
+
+/// A commit's signature as GitLab judged it: `verified` when the signing key (or
+/// certificate) belongs to a user one of whose verified emails is the commit's committer email.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signature {
+    pub kind: SignatureKind,
+    pub verified: bool,
 }
 
 impl Commit {
@@ -77,6 +102,7 @@ impl Commit {
             pusher: Some(username.to_owned()),
             pushed_at: None,
             parents: Vec::new(),
+            signature: None,
         }
     }
 }

@@ -1,0 +1,65 @@
+//! GitLab's commit signatures, read for a head no trusted push vouches for: the MR's commits
+//! past the base (`GET /projects/:id/merge_requests/:iid/commits`, newest first) and each
+//! one's signature (`GET /projects/:id/repository/commits/:sha/signature`; 404 when it is
+//! unsigned). GitLab verifies a GPG, SSH or X.509 signature only when the commit's committer
+//! email is one of the signing user's verified emails, and names no username, so a verified
+//! commit is told by that email. Reading stops at the first commit that is not signed and
+//! verified: one such commit is enough for the signatures to vouch for nothing.
+
+use super::{GitLab, project_id, wire};
+use crate::forge::ForgeError;
+use crate::model::trust::SignedCommit;
+use crate::model::{Sha, Snapshot};
+
+/// More commits than one page: not every commit is known, so the signatures vouch for none.
+const MAX_COMMITS: usize = 100;
+
+impl GitLab {
+    /// The MR's commits past the base with their signatures' verification, newest first, up
+    /// to the first that is not verified.
+    pub(super) fn mr_signed_commits(
+        &self,
+        snap: &Snapshot,
+    ) -> Result<Vec<SignedCommit>, ForgeError> {
+        let commits: Vec<wire::ListedCommit> = self.get(
+            &Self::mr_path(&snap.pr, &format!("/commits?per_page={MAX_COMMITS}")),
+            "merge request commits",
+        )?;
+        if commits.len() >= MAX_COMMITS {
+            return Ok(Vec::new());
+        }
+        self.signatures(&snap.pr.repo, commits)
+    }
+
+    /// Each commit's signature in `project`, in order, up to the first that is not verified.
+    pub(super) fn signatures(
+        &self,
+        project: &str,
+        commits: Vec<wire::ListedCommit>,
+    ) -> Result<Vec<SignedCommit>, ForgeError> {
+        let mut out = Vec::with_capacity(commits.len());
+        for c in commits {
+            let path = format!(
+                "/projects/{}/repository/commits/{}/signature",
+                project_id(project),
+                c.id
+            );
+            let verified = match self.get::<wire::CommitSignature>(&path, "commit signature") {
+                Ok(s) => s.verification_status.as_deref() == Some("verified"),
+                Err(ForgeError::NotFound(_)) => false,
+                Err(e) => return Err(e),
+            };
+            out.push(SignedCommit {
+                sha: Sha(c.id),
+                verified,
+                author_login: None,
+                committer_login: None,
+                committer_email: c.committer_email,
+            });
+            if !verified {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
