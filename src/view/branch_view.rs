@@ -1,5 +1,5 @@
 //! Watched branches as `status` shows them: one line per branch (`branch octo/app@main ✗ 1
-//! failing  ci  test failed  next in 4m`), lit ones first, then a count; and the branch rows
+//! failing  ci  test failed  next in 4m`) in aligned columns, lit ones first, then a count; and the branch rows
 //! of `status --json` (`kind: "branch"`, `branch`, `number: null`). Pure: stored rows, the
 //! clock and a [`Term`] in, text out.
 
@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::model::branch::BranchWatch;
 use crate::model::{Instant, stamp};
 use crate::terminal::{Paint, Term};
+use crate::view::columns::{Column, Keep};
 use crate::view::when::relative;
 
 /// One `status --json` row of a watched branch: the PR rows' keys, with `kind: "branch"`,
@@ -61,24 +62,44 @@ fn chip(b: &BranchWatch) -> (String, Paint) {
     }
 }
 
-/// One line of `status` for a branch.
-pub fn line(b: &BranchWatch, now: Instant, term: Term) -> String {
-    let (chip, paint) = chip(b);
-    let mut parts = vec![term.paint(paint, &format!("branch {} {chip}", b.branch.short()))];
-    if b.ci() {
-        parts.push(term.paint(Paint::Bad, "ci"));
-        parts.push(term.paint(Paint::Bold, &crate::core::report::failed(&b.memory.failing)));
-    }
-    if let Some(e) = &b.last_error {
-        parts.push(term.paint(
-            Paint::Bad,
-            &format!("error: {}", crate::core::text::one_line(e)),
-        ));
-    }
-    if let Some(next) = b.next_tick_at {
-        parts.push(term.paint(Paint::Dim, &format!("next {}", relative(next, now))));
-    }
-    parts.join("  ")
+/// The columns of a branch's `status` line: the chip and the `ci` pill always; what fails and
+/// the error (cut down to 24 cells), then the next look, give way on a narrow terminal.
+fn columns(branches: &[&BranchWatch], now: Instant) -> Vec<Column> {
+    let column = |keep, sep, cell: &dyn Fn(&BranchWatch) -> Vec<(String, Paint)>| {
+        crate::view::columns::column(branches, keep, sep, cell)
+    };
+    vec![
+        column(Keep::Always, " ", &|b| {
+            let (chip, paint) = chip(b);
+            vec![(format!("branch {} {chip}", b.branch.short()), paint)]
+        }),
+        column(Keep::Always, " ", &|b| {
+            if b.ci() {
+                vec![("ci".to_owned(), Paint::Bad)]
+            } else {
+                Vec::new()
+            }
+        }),
+        column(Keep::Shrink { rank: 2, min: 24 }, " · ", &|b| {
+            let mut note = Vec::new();
+            if b.ci() {
+                note.push((crate::core::report::failed(&b.memory.failing), Paint::Bold));
+            }
+            if let Some(e) = &b.last_error {
+                note.push((
+                    format!("error: {}", crate::core::text::one_line(e)),
+                    Paint::Bad,
+                ));
+            }
+            note
+        }),
+        column(Keep::Drop(1), " ", &|b| {
+            b.next_tick_at
+                .map(|next| (format!("next {}", relative(next, now)), Paint::Dim))
+                .into_iter()
+                .collect()
+        }),
+    ]
 }
 
 /// The branches' lines, lit and erring ones first, then `2 branches watched · ci 1`.
@@ -86,8 +107,8 @@ pub fn render(branches: &[BranchWatch], now: Instant, term: Term) -> String {
     let mut sorted: Vec<&BranchWatch> = branches.iter().collect();
     sorted.sort_by_key(|b| (!b.ci() && b.last_error.is_none(), b.branch.short()));
     let mut out = String::new();
-    for b in sorted {
-        out.push_str(&line(b, now, term));
+    for line in crate::view::columns::render(&columns(&sorted, now), term) {
+        out.push_str(&line);
         out.push('\n');
     }
     let lit = branches.iter().filter(|b| b.ci()).count();
@@ -207,8 +228,8 @@ mod tests {
         assert_eq!(
             render(&all, now, Term::PLAIN),
             "branch octo/b@main ✗ 1 failing  ci  test failed  next in 4m\n\
-             branch octo/a@main ◌ running  next in 4m\n\
-             branch octo/c@main ✓  next in 4m\n\
+             branch octo/a@main ◌ running                     next in 4m\n\
+             branch octo/c@main ✓                             next in 4m\n\
              3 branches watched · ci 1\n"
         );
         let row = json(&all[1]);

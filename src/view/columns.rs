@@ -35,6 +35,20 @@ pub struct Column {
     pub cells: Vec<Vec<(String, Paint)>>,
 }
 
+/// A column of `rows`, each row's cell made by `cell`.
+pub fn column<T>(
+    rows: &[&T],
+    keep: Keep,
+    sep: &'static str,
+    cell: impl Fn(&T) -> Vec<(String, Paint)>,
+) -> Column {
+    Column {
+        keep,
+        sep,
+        cells: rows.iter().map(|r| cell(r)).collect(),
+    }
+}
+
 /// The width a terminal gives `text`.
 pub fn width(text: &str) -> usize {
     text.width()
@@ -255,6 +269,32 @@ mod tests {
             assert_eq!(lines, want, "at {limit}");
             assert!(lines.iter().all(|l| width(l) <= limit), "at {limit}");
         }
+    }
+
+    #[test]
+    fn a_shrinking_column_is_cut_in_its_turn_and_no_further_than_its_minimum() {
+        let columns = [
+            col(Keep::Always, &["PR #1 ✓", "PR #2 ✓"]),
+            col(Keep::Drop(4), &["octo/app", "octo/app"]),
+            col(
+                Keep::Shrink { rank: 3, min: 10 },
+                &["error: the forge refused the token twice", ""],
+            ),
+            col(Keep::Drop(1), &["next in 4m", "next in 4m"]),
+        ];
+        // The next tick goes first (rank 1), then the error is cut to fit (rank 3).
+        assert_eq!(
+            render(&columns, term(Some(40))),
+            [
+                "PR #1 ✓  octo/app  error: the forge ref…",
+                "PR #2 ✓  octo/app"
+            ]
+        );
+        // Cut no further than 10 cells: then the repository goes.
+        assert_eq!(
+            render(&columns, term(Some(25))),
+            ["PR #1 ✓  error: th…", "PR #2 ✓"]
+        );
     }
 
     #[test]

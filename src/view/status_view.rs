@@ -78,12 +78,9 @@ fn tone_paint(tone: Tone) -> Paint {
 /// override, the why and the error (clipped to 24 cells), and the repository go, in that
 /// order. The chip and the pills always show.
 fn columns(watches: &[&Watch], now: Instant) -> Vec<Column> {
-    let column =
-        |keep: Keep, sep: &'static str, cell: &dyn Fn(&Watch) -> Vec<(String, Paint)>| Column {
-            keep,
-            sep,
-            cells: watches.iter().map(|w| cell(w)).collect(),
-        };
+    let column = |keep, sep, cell: &dyn Fn(&Watch) -> Vec<(String, Paint)>| {
+        crate::view::columns::column(watches, keep, sep, cell)
+    };
     let open = |w: &Watch| w.status.state == PrState::Open;
     vec![
         column(Keep::Always, " ", &|w| {
