@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 use crate::app::App;
 use crate::cli::CheckArgs;
 use crate::core::checks;
-use crate::core::focus::{Criteria, Marks, Seen, apply_marks, human, payload};
+use crate::core::focus::{Criteria, Marks, Payload, Seen, apply_marks, human, payload};
 use crate::forge::Forge;
+use crate::model::plan::SeenSource;
 use crate::model::stamp_or_empty as stamp;
 use crate::model::{Instant, PrRef};
 
@@ -70,7 +71,7 @@ fn load(app: &App, state: &State, pr: &PrRef) -> Result<Seen> {
         State::Db => {
             let mut seen = Seen::default();
             for ((source, id), updated) in app.store.check_seen(pr)? {
-                if source == "head" {
+                if source == SeenSource::Head.as_str() {
                     seen.head = Some(updated);
                 } else {
                     seen.items.insert((source, id), updated);
@@ -103,7 +104,7 @@ fn poll(
     seen: &Seen,
     criteria: &Criteria,
     full: bool,
-) -> Result<(Value, Marks)> {
+) -> Result<(Payload, Marks)> {
     let forge = app
         .forges
         .shared(pr.forge, &app.config)
@@ -120,7 +121,8 @@ pub fn focused(app: &mut App, forge: &dyn Forge, pr: &PrRef) -> Result<Value> {
         required_labels: policy.required_labels,
         required_approvals_from: policy.required_approvals_from,
     };
-    poll_with(app, forge, pr, &Seen::default(), &criteria, false).map(|(payload, _)| payload)
+    let (payload, _) = poll_with(app, forge, pr, &Seen::default(), &criteria, false)?;
+    Ok(payload.to_json()?)
 }
 
 /// One poll through `forge`: read, enrich, build the payload.
@@ -131,7 +133,7 @@ fn poll_with(
     seen: &Seen,
     criteria: &Criteria,
     full: bool,
-) -> Result<(Value, Marks)> {
+) -> Result<(Payload, Marks)> {
     let mut snap = crate::app::read_snapshot(forge, app.snapshot_request(pr)?)?;
     let watch = app.store.watch(pr)?;
     let policy = app.policy_for_pr(watch.as_ref());
@@ -185,7 +187,7 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         save(app, &state, &pr, &mut seen, &marks)?;
         // Comment and review bodies are printed as written, save for the secrets we hold.
         if app.json {
-            crate::outln!("{}", crate::secrets::mask(&p.to_string()))?;
+            crate::outln!("{}", crate::secrets::mask(&p.to_json()?.to_string()))?;
         } else {
             crate::out!("{}", crate::secrets::mask(&human(&p)))?;
         }
@@ -199,26 +201,26 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         match poll(app, &pr, &seen, &criteria, args.full_payload) {
             Ok((mut p, marks)) => {
                 save(app, &state, &pr, &mut seen, &marks)?;
-                p["tick"] = json!(tick);
-                crate::outln!("{}", crate::secrets::mask(&p.to_string()))?;
-                if p["hasActionable"].as_bool() == Some(true) {
+                p.tick = Some(tick);
+                crate::outln!("{}", crate::secrets::mask(&p.to_json()?.to_string()))?;
+                if p.has_actionable {
                     crate::outln!(
                         "{}",
-                        json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p["actionable"], "pr": p["pr"]["url"]})
+                        json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p.actionable, "pr": p.pr.url})
                     )?;
                     return Ok(0);
                 }
                 // A merged or closed PR will not change again, and a ready one has met the
                 // caller's criteria: say so at once, not at timeout.
-                let outcome = match p["pr"]["state"].as_str() {
-                    Some(state @ ("merged" | "closed")) => Some(state),
-                    _ if p["ready"].as_bool() == Some(true) => Some("ready"),
+                let outcome = match p.pr.state {
+                    state @ ("merged" | "closed") => Some(state),
+                    _ if p.ready => Some("ready"),
                     _ => None,
                 };
                 if let Some(outcome) = outcome {
                     crate::outln!(
                         "{}",
-                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p["pr"]["url"]})
+                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p.pr.url})
                     )?;
                     return Ok(0);
                 }

@@ -7,7 +7,7 @@
 use crate::core::feedback::AGENT_REPLY_PREFIX;
 use crate::core::text::{clip, one_line};
 use crate::model::answers::FeedbackSent;
-use crate::model::plan::Feedback;
+use crate::model::plan::{Feedback, SeenSource};
 use crate::model::{Comment, Instant, Login, Sha, Snapshot};
 
 /// The most characters of an answer quoted in the history.
@@ -36,7 +36,7 @@ impl Judgement {
 pub fn sent(message_id: &str, head: &Sha, at: Instant, feedback: &[Feedback]) -> FeedbackSent {
     let threads: Vec<String> = feedback
         .iter()
-        .filter(|f| f.source == "review_thread")
+        .filter(|f| f.source == SeenSource::ReviewThread)
         .map(|f| f.id.clone())
         .collect();
     let comments = feedback.len() - threads.len();

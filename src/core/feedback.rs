@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::plan::{Feedback, SeenMark};
+use crate::model::plan::{Feedback, SeenMark, SeenSource};
 use crate::model::policy::Edits;
 use crate::model::{Comment, Edit, Login, ReviewState, Snapshot};
 
@@ -57,10 +57,10 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
     let by_agent = |author: &Option<String>, body: &str| {
         Login::any_is(agent_logins, author.as_deref()) || body.starts_with(AGENT_REPLY_PREFIX)
     };
-    let item = |source: &str, id: &str, c: &Comment, updated_at, path, line| Item {
+    let item = |source: SeenSource, id: &str, c: &Comment, updated_at, path, line| Item {
         words: Words::of(c.author.as_deref(), c.edit.as_ref()),
         feedback: Feedback {
-            source: source.into(),
+            source,
             id: id.to_owned(),
             author: c.author.clone(),
             body: c.body.clone(),
@@ -76,7 +76,7 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
     for c in &snap.comments {
         if !c.pending && !by_agent(&c.author, &c.body) && !c.body.trim().is_empty() {
             out.push(item(
-                "issue_comment",
+                SeenSource::IssueComment,
                 &c.id,
                 c,
                 stamp(c.updated_at),
@@ -93,7 +93,7 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
             out.push(Item {
                 words: Words::of(r.author.as_deref(), r.edit.as_ref()),
                 feedback: Feedback {
-                    source: "review".into(),
+                    source: SeenSource::Review,
                     id: r.id.clone(),
                     author: r.author.clone(),
                     body: r.body.clone(),
@@ -117,7 +117,7 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
         }
         let updated_at = stamp(submitted.filter_map(|c| c.updated_at).max());
         out.push(item(
-            "review_thread",
+            SeenSource::ReviewThread,
             &t.id,
             last,
             updated_at,
@@ -130,7 +130,7 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
 
 /// Whether `item` is newer than what was handled.
 pub fn is_new(item: &Feedback, seen: &BTreeMap<(String, String), String>) -> bool {
-    seen.get(&(item.source.clone(), item.id.clone())) != Some(&item.updated_at)
+    seen.get(&item.seen_key()) != Some(&item.updated_at)
 }
 
 /// What becomes of the new items from trusted authors.
@@ -153,7 +153,7 @@ impl Sorted {
             .iter()
             .chain(ignored)
             .chain(&self.quiet)
-            .map(|f| SeenMark::new(&f.source, &f.id, &f.updated_at))
+            .map(|f| SeenMark::new(f.source, &f.id, &f.updated_at))
             .collect()
     }
 }
@@ -167,7 +167,7 @@ pub fn sort(items: Vec<Item>, seen: &BTreeMap<(String, String), String>, edits: 
         if !is_new(&feedback, seen) {
             continue;
         }
-        let handled_before = seen.contains_key(&(feedback.source.clone(), feedback.id.clone()));
+        let handled_before = seen.contains_key(&feedback.seen_key());
         match (words, edits, handled_before) {
             (Words::Written, ..)
             | (Words::EditedByAuthor, Edits::Author, _)
@@ -214,12 +214,7 @@ mod tests {
     fn seen_at(items: &[Item]) -> BTreeMap<(String, String), String> {
         items
             .iter()
-            .map(|i| {
-                (
-                    (i.feedback.source.clone(), i.feedback.id.clone()),
-                    i.feedback.updated_at.clone(),
-                )
-            })
+            .map(|i| (i.feedback.seen_key(), i.feedback.updated_at.clone()))
             .collect()
     }
 
@@ -329,7 +324,7 @@ mod tests {
             // Once handled, the same words are not new again.
             let mut again = seen.clone();
             for m in sorted.seen_rows() {
-                again.insert((m.source, m.id), m.updated_at);
+                again.insert(m.key(), m.updated_at);
             }
             assert_eq!(sort(items(&s, &[]), &again, edits), Sorted::default());
         }

@@ -75,7 +75,7 @@ impl Store {
             )?
             .execute(params![
                 pr.url(),
-                format!("{CHECK_SEEN}{source}"),
+                format!("{CHECK_SEEN}{}", source.as_str()),
                 id,
                 updated
             ])?;

@@ -282,7 +282,7 @@ impl Store {
                 "INSERT INTO seen (pr, source, item_id, updated_at) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (pr, source, item_id) DO UPDATE SET updated_at = excluded.updated_at",
             )?
-            .execute(params![url, source, id, updated])?;
+            .execute(params![url, source.as_str(), id, updated])?;
         }
         tx.commit()?;
         Ok(())

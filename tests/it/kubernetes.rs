@@ -14,7 +14,8 @@ use clap::Parser as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::CronJob;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, Service, Volume,
+    ConfigMap, Container, Namespace, PersistentVolumeClaim, PodSpec, PodTemplateSpec, Service,
+    Volume,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -428,27 +429,14 @@ fn the_daemon_runs_one_replica_in_the_cronjobs_pod() {
     assert_eq!(cli.log_format, pr_monitor::logging::LogFormat::Json);
     // The pod's selector labels are its own, so the Service never picks a tick's pod.
     let selector = spec.selector.match_labels.unwrap();
-    let labels = deployment()
-        .spec
-        .unwrap()
-        .template
-        .metadata
-        .unwrap()
-        .labels
-        .unwrap();
-    assert!(selector.iter().all(|(k, v)| labels.get(k) == Some(v)));
-    let tick_labels = cronjob()
-        .spec
-        .unwrap()
-        .job_template
-        .spec
-        .unwrap()
-        .template
-        .metadata
-        .unwrap()
-        .labels
-        .unwrap();
-    assert!(!selector.iter().all(|(k, v)| tick_labels.get(k) == Some(v)));
+    let daemon = deployment().spec.unwrap().template;
+    let tick = cronjob().spec.unwrap().job_template.spec.unwrap().template;
+    let selects = |pod: PodTemplateSpec| {
+        let labels = pod.metadata.unwrap().labels.unwrap();
+        selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+    };
+    assert!(selects(daemon));
+    assert!(!selects(tick));
 }
 
 #[test]

@@ -599,6 +599,7 @@ fn send(
     let m = &mut d.status.memory;
     m.agent_activity_at = Some(ctx.now);
     m.agent_messages.push(ctx.now);
+    m.agent_messages_sent = m.agent_messages_sent.saturating_add(1);
     m.cap_told = false;
     d.actions.push(Action::SendToAgent(AgentRequest {
         id: id.clone(),
@@ -688,7 +689,7 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         let whose = format!(
             "{}'s {}",
             f.author.as_deref().unwrap_or("someone"),
-            f.source.replace('_', " ")
+            f.source.as_str().replace('_', " ")
         );
         d.note(
             match by {

@@ -1983,8 +1983,7 @@ fn the_hourly_cap_holds_work_back_and_tells_the_owner_once() {
             .any(|(_, h)| h.contains("more work waits"));
         assert_eq!(told, want_told, "at +{min}m");
         for m in &plan.seen {
-            c.seen
-                .insert((m.source.clone(), m.id.clone()), m.updated_at.clone());
+            c.seen.insert(m.key(), m.updated_at.clone());
         }
         w.status = plan.status;
     }

@@ -1,16 +1,18 @@
 //! The focused payload, field by field, and new-versus-seen across polls.
 
 use chrono::Duration;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
 use crate::core::decide::tests::{check, snap, t0};
 use crate::model::{Comment, Mergeable, Review, ReviewThread};
 
 /// The payload with the checks' verdict the tick would give a head it saw long ago.
+/// As printed.
 fn payload(s: &Snapshot, seen: &Seen, criteria: &Criteria, full: bool) -> (Value, Marks) {
     let verdict = checks::verdict(&s.checks, t0(), t0(), 0, None);
-    super::payload(s, seen, criteria, (&verdict, None), full)
+    let (p, marks) = super::payload(s, seen, criteria, (&verdict, None), full);
+    (p.to_json().unwrap(), marks)
 }
 
 fn comment(id: &str, who: &str, body: &str, min: i64) -> Comment {
@@ -264,6 +266,8 @@ fn conflict_files_told_by_the_forge_are_listed_with_their_analysis() {
             true,
         )
         .0
+        .to_json()
+        .unwrap()
     };
     let p = with(Mergeable::Conflicting);
     assert_eq!(p["merge"]["conflictFiles"], json!(["src/a.rs"]));

@@ -62,7 +62,7 @@ pub(crate) fn request() -> AgentRequest {
             unreadable: None,
         }],
         feedback: vec![Feedback {
-            source: "review_thread".into(),
+            source: crate::model::plan::SeenSource::ReviewThread,
             id: "PRRT_1".into(),
             author: Some("owner".into()),
             body: "Please rename `x`.".into(),
