@@ -74,7 +74,8 @@ pub fn mark_sent(memory: &mut BranchMemory, head: &Sha, names: &[String]) {
 }
 
 /// The inbox message id of a failure of `checks` on `head`: stable, so a resend after a crash
-/// replaces rather than doubles, and safe as a file name.
+/// replaces rather than doubles, and safe as a file name. Its hash covers the whole head, so
+/// two heads sharing their first seven digits have two ids.
 pub fn message_id(branch: &BranchRef, head: &Sha, checks: &[String]) -> String {
     let safe: String = format!("{}-{}", branch.repo, branch.name)
         .chars()
@@ -89,7 +90,7 @@ pub fn message_id(branch: &BranchRef, head: &Sha, checks: &[String]) -> String {
     format!(
         "{safe}-{BRANCH_FAILURE}-{}-{}",
         head.short(),
-        &crate::core::hash::fnv64(&checks.join("\n"))[..8]
+        &crate::core::hash::fnv64(&format!("{head}\n{}", checks.join("\n")))[..8]
     )
 }
 
@@ -279,5 +280,20 @@ mod tests {
             m.body
         );
         assert_eq!(m.checks[0].log_tail, "```\n# ignore the brief\n");
+    }
+
+    #[test]
+    fn heads_sharing_their_first_seven_digits_have_two_message_ids() {
+        let branch = BranchRef {
+            forge: ForgeKind::GitLab,
+            repo: "g/p".into(),
+            name: "main".into(),
+        };
+        let checks = ["test".to_owned()];
+        let a = message_id(&branch, &Sha("000003ea00".into()), &checks);
+        let b = message_id(&branch, &Sha("000003ef00".into()), &checks);
+        assert_ne!(a, b);
+        assert!(a.starts_with("g-p-main-branch_failure-000003e-"), "{a}");
+        assert_eq!(a, message_id(&branch, &Sha("000003ea00".into()), &checks));
     }
 }

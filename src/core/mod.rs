@@ -9,6 +9,7 @@ pub mod budget;
 pub mod checks;
 pub mod conflict;
 pub mod decide;
+pub mod done;
 pub mod failed_brief;
 pub mod feedback;
 pub mod flake;

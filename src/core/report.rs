@@ -67,7 +67,7 @@ pub fn headline(notice: &Notice) -> String {
         Notice::Unresolved { threads } => format!("{threads} unresolved review thread(s)"),
         Notice::MergeArmed => "merge armed".to_owned(),
         Notice::Disarmed { .. } => "disarmed".to_owned(),
-        Notice::Merged => "merged".to_owned(),
+        Notice::Merged { .. } => "merged".to_owned(),
         Notice::LeftQueue { forge, why, .. } => format!("left the {}: {why}", forge.queue_noun()),
         Notice::Stuck { for_secs } => format!("stuck for {}", hours_minutes(*for_secs)),
         Notice::KeepsErroring { .. } => "keeps failing to tick".to_owned(),
@@ -100,8 +100,12 @@ pub fn detail(notice: &Notice, url: &str) -> String {
         } => found.clone(),
         Notice::Conflict { found: None, .. }
         | Notice::Unresolved { .. }
-        | Notice::Merged
         | Notice::Stuck { .. } => url.to_owned(),
+        Notice::Merged { done } => {
+            let mut lines = crate::core::done::lines(done);
+            lines.push(url.to_owned());
+            lines.join("\n")
+        }
         Notice::MergeArmed => "merges once its checks pass".to_owned(),
         Notice::Disarmed {
             reason: Disarm::Because(reason),

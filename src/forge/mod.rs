@@ -166,7 +166,7 @@ pub trait Forge {
 
     /// The commits of `branch` after `since` (the newest head judged trusted) up to `head`,
     /// with their signatures' verification; the head commit alone without `since`. `None`
-    /// where pr-monitor does not read them (GitLab branches).
+    /// where the forge does not verify signatures.
     fn branch_signed_commits(
         &self,
         branch: &BranchRef,

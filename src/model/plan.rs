@@ -185,27 +185,18 @@ pub enum Notice {
         attempts: u32,
     },
     /// A guard stopped auto-fix.
-    GuardStopped {
-        guard: Guard,
-        attempts: u32,
-    },
+    GuardStopped { guard: Guard, attempts: u32 },
     /// The branch conflicts with `base` (`cnf` lit); `found` is the forge's words when a
     /// branch update found the conflict.
-    Conflict {
-        base: String,
-        found: Option<String>,
-    },
+    Conflict { base: String, found: Option<String> },
     /// More review threads are unresolved (`cmt` rose).
-    Unresolved {
-        threads: u32,
-    },
+    Unresolved { threads: u32 },
     /// The owner armed the merge.
     MergeArmed,
     /// The armed merge was disarmed, for `reason`.
-    Disarmed {
-        reason: Disarm,
-    },
-    Merged,
+    Disarmed { reason: Disarm },
+    /// The PR merged; `done` is what it merged with (see [`Done`]).
+    Merged { done: Done },
     /// The merge queue (GitHub) or train (GitLab) let `head` go, for `why`; `evidence` is the
     /// failed checks' log tails, if any.
     LeftQueue {
@@ -215,17 +206,11 @@ pub enum Notice {
         evidence: String,
     },
     /// The head has not moved for this many seconds past the stuck timeout.
-    Stuck {
-        for_secs: i64,
-    },
+    Stuck { for_secs: i64 },
     /// The watch's ticks keep failing.
-    KeepsErroring {
-        error: String,
-    },
+    KeepsErroring { error: String },
     /// The agent was sent `per_hour` messages about the PR in the last hour: more work waits.
-    AgentCapped {
-        per_hour: u32,
-    },
+    AgentCapped { per_hour: u32 },
     /// The agent marked review feedback done without a new commit and without answering any
     /// of it (`threads` review threads and `comments` other items); `note` is what it said.
     AgentDidNothing {
@@ -240,10 +225,34 @@ pub enum Notice {
         error: String,
     },
     /// The forge token now belongs to `now`, not `was`: every watch of the forge is paused.
-    TokenLoginChanged {
-        was: String,
-        now: String,
-    },
+    TokenLoginChanged { was: String, now: String },
+}
+
+/// The `done` record of a merge (seed 002's "stop at merge"): what the PR merged with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    /// The merged head.
+    pub head: Sha,
+    /// Its checks (newest per check): how many passed of how many, and the failed ones.
+    pub checks_passed: usize,
+    pub checks_total: usize,
+    pub checks_failed: Vec<String>,
+    /// Who approved (their latest review), in name order.
+    pub approved_by: Vec<String>,
+    pub threads_resolved: usize,
+    /// The review threads still open, each named.
+    pub threads_open: Vec<OpenThread>,
+    /// The messages sent to the agent about this PR.
+    pub agent_messages: u32,
+}
+
+/// A review thread left open at merge: where, who opened it, and its link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenThread {
+    /// `src/lib.rs:10`, or `a thread` when it is on no line.
+    pub place: String,
+    pub author: Option<String>,
+    pub url: Option<String>,
 }
 
 /// The guards that stop auto-fix, with the failed checks' names where a failure tripped it.
@@ -294,7 +303,7 @@ impl Notice {
             Notice::Unresolved { .. } => NotifyKind::Review,
             Notice::MergeArmed
             | Notice::Disarmed { .. }
-            | Notice::Merged
+            | Notice::Merged { .. }
             | Notice::LeftQueue { .. } => NotifyKind::Merge,
             Notice::Stuck { .. } => NotifyKind::Stuck,
             Notice::KeepsErroring { .. } | Notice::TokenLoginChanged { .. } => NotifyKind::Error,

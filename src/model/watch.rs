@@ -437,6 +437,9 @@ pub struct Memory {
     /// clears it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_deferral: Option<BudgetDeferral>,
+    /// How many messages went to the agent about this PR (the `done` record at merge).
+    #[serde(skip_serializing_if = "crate::model::watch::is_zero")]
+    pub agent_messages_sent: u32,
     /// When each message of the last hour went to the agent (`agent_messages_per_hour`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agent_messages: Vec<Instant>,
@@ -461,6 +464,11 @@ pub struct Memory {
     /// `status PR` says when it is at another commit than the head. Read, never written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkout: Option<String>,
+}
+
+/// Whether a count is zero (a field left out of the stored JSON then).
+pub fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The forge's refusal to turn its auto-merge on, as remembered: for which head, under which

@@ -83,7 +83,13 @@ pub fn apply(writes: &mut Writes<'_>, snap: &Snapshot, plan: &mut Plan, env: &En
     plan.actions = actions;
     if out.merged {
         outcome::record_merged(plan);
-        notices.push(Notice::Merged);
+        let done = crate::core::done::record(snap, plan.status.memory.agent_messages_sent);
+        out.history.push(HistoryEntry {
+            at: env.now,
+            what: crate::core::done::line(&done),
+            why: None,
+        });
+        notices.push(Notice::Merged { done });
     }
     for n in notices {
         let messages = notice_messages(env, snap, &plan.status, &n);

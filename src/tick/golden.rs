@@ -411,7 +411,27 @@ fn every_notice_says_its_pinned_words() {
             "disarmed",
             "the owner cancelled merge when ready",
         ),
-        (Notice::Merged, K::Merge, "merged", url),
+        (
+            Notice::Merged {
+                done: crate::model::plan::Done {
+                    head: Sha("abcdef0123456".into()),
+                    checks_passed: 2,
+                    checks_total: 2,
+                    approved_by: vec!["alice".into()],
+                    threads_resolved: 1,
+                    threads_open: vec![crate::model::plan::OpenThread {
+                        place: "src/lib.rs:10".into(),
+                        author: Some("bob".into()),
+                        url: Some(format!("{url}#discussion_r1")),
+                    }],
+                    agent_messages: 2,
+                    checks_failed: Vec::new(),
+                },
+            },
+            K::Merge,
+            "merged",
+            "checks green (2/2)\napproved by alice\n1 review thread(s) resolved, 1 still open: src/lib.rs:10 by bob (https://github.com/octo/app/pull/1#discussion_r1)\n2 message(s) to the agent\nhttps://github.com/octo/app/pull/1",
+        ),
         (
             Notice::LeftQueue {
                 forge: ForgeKind::GitHub,

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::support::env::TestEnv;
 use crate::support::fake_github::{Fault, MergeMethod};
+use crate::support::smtp::SmtpServer;
 
 const REPO: &str = "octo/app";
 
@@ -478,4 +479,53 @@ fn a_refused_auto_merge_is_asked_once_per_head_and_pr_monitor_merges_itself() {
     env.ok(&["run", "--force"]);
     assert_eq!(merges(&env, 1), 1, "merged by pr-monitor once green");
     assert_eq!(enables(&env), 2);
+}
+
+/// The `done` record at merge: the history and the merge notice say what the PR merged with —
+/// its checks, who approved, the threads resolved and the one left open, named with its link,
+/// and the messages sent to the agent.
+#[test]
+fn a_merge_records_what_it_merged_with_and_names_the_thread_left_open() {
+    let smtp = SmtpServer::start();
+    let env = TestEnv::with_config(&format!(
+        "notify:\n  email:\n    smtp_url: \"{}\"\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
+        smtp.url()
+    ));
+    env.gh.world(|w| {
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+        w.review(REPO, 1, "alice").approved();
+        w.thread(REPO, 1).comment("alice", "typo").resolved();
+        w.thread(REPO, 1)
+            .comment("bob", "rename this later?")
+            .unresolved();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert_eq!(merges(&env, 1), 1);
+    let open = "1 still open: src/lib.rs:1 by bob (https://github.com/octo/app/pull/1#discussion_r";
+    let history = env.history_text("octo/app#1");
+    for words in [
+        "done at ",
+        "checks green (1/1)",
+        "approved by alice",
+        "1 review thread(s) resolved",
+        open,
+        "0 message(s) to the agent",
+    ] {
+        assert!(history.contains(words), "{words}: {history}");
+    }
+    let merged: Vec<String> = smtp
+        .mails()
+        .iter()
+        .filter(|m| {
+            m.header("Subject")
+                .is_some_and(|s| s.starts_with("PR #1: merged"))
+        })
+        .filter_map(|m| m.part("text/plain"))
+        .collect();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    for words in ["checks green (1/1)", "approved by alice", open] {
+        assert!(merged[0].contains(words), "{words}: {}", merged[0]);
+    }
 }

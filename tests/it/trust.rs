@@ -544,3 +544,69 @@ fn the_owner_vouches_for_a_branch_head_with_fix_head_and_a_moved_head_is_refused
         "vouched: nothing to read"
     );
 }
+
+#[test]
+fn a_gitlab_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_last_trusted_head() {
+    use crate::support::fake_gitlab::Signature;
+    let mut env = GitLabEnv::new();
+    env.job(
+        "main",
+        "name: main\nwatch:\n  - branch: g/p@main\n    forge: gitlab\npolicy:\n  agent: fixer\n",
+    );
+    // The agent signs a commit; mallory pushes it.
+    let push_signed = |w: &mut crate::support::fake_gitlab::World, verified: bool| {
+        let (sha, pipeline) = w.push_branch("g/p", "main", "fixer-bot");
+        let c = w.commits.get_mut(&sha).expect("pushed");
+        c.pusher = Some("mallory".into());
+        c.signature = Some(Signature {
+            kind: SignatureKind::Gpg,
+            verified,
+        });
+        pipeline
+    };
+    env.gl.world(|w| {
+        let pipeline = push_signed(w, true);
+        w.pipeline_job(pipeline, "test")
+            .failed()
+            .trace("error: x\n");
+    });
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 1, "the head alone is signed: {msgs:?}");
+    assert_eq!(msgs[0]["trusted_by"], "signatures");
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/{id}/repository/commits/{sha}"),
+        1
+    );
+    env.advance(301);
+    env.gl.world(|w| {
+        push_signed(w, true);
+        let pipeline = push_signed(w, true);
+        w.pipeline_job(pipeline, "test")
+            .failed()
+            .trace("error: y\n");
+    });
+    env.ok(&["run"]);
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 2, "every commit since is signed: {msgs:?}");
+    assert_eq!(msgs[1]["trusted_by"], "signatures");
+    assert_eq!(
+        env.gl
+            .requests()
+            .count("GET /projects/{id}/repository/compare"),
+        1
+    );
+    env.advance(301);
+    env.gl.world(|w| {
+        push_signed(w, false);
+        let pipeline = push_signed(w, true);
+        w.pipeline_job(pipeline, "test")
+            .failed()
+            .trace("error: z\n");
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.inbox_messages().len(), 2, "one unverified commit since");
+    assert_eq!(branch_row(&env)["trusted_by"], serde_json::Value::Null);
+}

@@ -224,7 +224,9 @@ pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
             // Merged is the end of an armed merge: disarmed, how it merged kept for history.
             d.status.merge = d.status.merge.merged();
             if watch.status.state != PrState::Merged {
-                d.notify(Notice::Merged);
+                let done = crate::core::done::record(snap, d.status.memory.agent_messages_sent);
+                d.note(crate::core::done::line(&done), None);
+                d.notify(Notice::Merged { done });
             }
         }
         PrState::Closed if watch.status.merge.is_armed() => {

@@ -603,6 +603,7 @@ fn send(
     let m = &mut d.status.memory;
     m.agent_activity_at = Some(ctx.now);
     m.agent_messages.push(ctx.now);
+    m.agent_messages_sent = m.agent_messages_sent.saturating_add(1);
     m.cap_told = false;
     d.actions.push(Action::SendToAgent(AgentRequest {
         id: id.clone(),

@@ -452,14 +452,13 @@ impl Forge for GitLab {
         self.pushes_of(&branch.repo, &branch.name)
     }
 
-    /// A GitLab branch's signatures are not read: its pushes and the owner vouch.
     fn branch_signed_commits(
         &self,
-        _branch: &crate::model::branch::BranchRef,
-        _since: Option<&Sha>,
-        _head: &Sha,
+        branch: &crate::model::branch::BranchRef,
+        since: Option<&Sha>,
+        head: &Sha,
     ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError> {
-        Ok(None)
+        self.branch_signed(branch, since, head).map(Some)
     }
 
     /// The MR's commits past the base with their signatures (see [`signatures`]).

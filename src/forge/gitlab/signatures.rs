@@ -4,10 +4,14 @@
 //! unsigned). GitLab verifies a GPG, SSH or X.509 signature only when the commit's committer
 //! email is one of the signing user's verified emails, and names no username, so a verified
 //! commit is told by that email. Reading stops at the first commit that is not signed and
-//! verified: one such commit is enough for the signatures to vouch for nothing.
+//! verified: one such commit is enough for the signatures to vouch for nothing. A watched
+//! branch's commits since its last trusted head come from a comparison
+//! (`GET /projects/:id/repository/compare?from=…&to=…&straight=false`), or the head commit
+//! alone (`GET /projects/:id/repository/commits/:sha`) when no head was trusted before.
 
 use super::{GitLab, project_id, wire};
 use crate::forge::ForgeError;
+use crate::model::branch::BranchRef;
 use crate::model::trust::SignedCommit;
 use crate::model::{Sha, Snapshot};
 
@@ -29,6 +33,36 @@ impl GitLab {
             return Ok(Vec::new());
         }
         self.signatures(&snap.pr.repo, commits)
+    }
+
+    /// The commits of `branch` after `since` up to `head` with their signatures, newest first
+    /// (the head alone without `since`); empty, so vouching for nothing, past one page.
+    pub(super) fn branch_signed(
+        &self,
+        branch: &BranchRef,
+        since: Option<&Sha>,
+        head: &Sha,
+    ) -> Result<Vec<SignedCommit>, ForgeError> {
+        let project = project_id(&branch.repo);
+        let commits = match since {
+            None => vec![self.get::<wire::ListedCommit>(
+                &format!("/projects/{project}/repository/commits/{head}"),
+                "commit",
+            )?],
+            Some(since) => {
+                let c: wire::Comparison = self.get(
+                    &format!(
+                        "/projects/{project}/repository/compare?from={since}&to={head}&straight=false"
+                    ),
+                    "comparison",
+                )?;
+                if c.compare_timeout || c.commits.len() >= MAX_COMMITS {
+                    return Ok(Vec::new());
+                }
+                c.commits.into_iter().rev().collect()
+            }
+        };
+        self.signatures(&branch.repo, commits)
     }
 
     /// Each commit's signature in `project`, in order, up to the first that is not verified.

@@ -183,12 +183,14 @@ pub struct Project {
     pub merge_trains_enabled: Option<bool>,
 }
 
-/// `GET /projects/:id/repository/compare`: the changed files (`diffs`), and whether the
-/// comparison ran out of time (its list then incomplete).
+/// `GET /projects/:id/repository/compare`: the changed files (`diffs`), the commits (oldest
+/// first), and whether the comparison ran out of time (its lists then incomplete).
 #[derive(Debug, Deserialize)]
 pub struct Comparison {
     #[serde(default)]
     pub diffs: Vec<ComparedFile>,
+    #[serde(default)]
+    pub commits: Vec<ListedCommit>,
     #[serde(default)]
     pub compare_timeout: bool,
 }

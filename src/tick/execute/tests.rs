@@ -466,7 +466,14 @@ fn merge_outcomes() {
         let name = row.name;
         assert_eq!(o.writes, ["merge abc squash"], "{name}");
         assert_eq!(o.intents, [(IntentKind::Merge, "abc".to_owned())], "{name}");
-        assert_eq!(o.history(), [row.history], "{name}");
+        let history = o.history();
+        assert_eq!(history[0], row.history, "{name}");
+        // The tick that merges adds the done record.
+        assert_eq!(history.len(), 1 + usize::from(row.merged), "{name}");
+        assert!(
+            history[1..].iter().all(|h| h.starts_with("done at abc: ")),
+            "{name}: {history:?}"
+        );
         assert_eq!(o.applied.merged, row.merged, "{name}");
         let merged = o.plan.status.state == PrState::Merged;
         assert_eq!(merged, row.merged, "{name}");

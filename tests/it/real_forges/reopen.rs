@@ -1,8 +1,10 @@
 //! A closed PR can be reopened, and then it is to be watched again: on its next lookup (a
 //! job's listing finding it open, `watch add` naming it), or, with nothing naming it, by the
-//! look a closed PR gets once a day. A merged PR cannot be reopened on either forge.
+//! look a closed PR gets once a day; on GitHub and GitLab alike. A merged PR cannot be
+//! reopened on either forge.
 
 use crate::support::env::TestEnv;
+use crate::support::fake_gitlab::GitLabEnv;
 
 const PR: &str = "octo/app#1";
 
@@ -30,14 +32,14 @@ fn reopened_after_a_closed_look() -> TestEnv {
     env
 }
 
-/// The PR is open again, `history` says so, and it is back on the fast or idle cadence.
-fn watched_again(env: &TestEnv) {
-    let status = env.status(PR);
-    assert_eq!(status["state"], "open", "{}", env.history_text(PR));
+/// `pr` is open again, `history` says so, and it is back on the fast or idle cadence.
+fn watched_again(env: &TestEnv, pr: &str) {
+    let status = env.status(pr);
+    assert_eq!(status["state"], "open", "{}", env.history_text(pr));
     assert!(
-        env.history(PR).iter().any(|h| h == "reopened"),
+        env.history(pr).iter().any(|h| h == "reopened"),
         "{}",
-        env.history_text(PR)
+        env.history_text(pr)
     );
 }
 
@@ -57,7 +59,7 @@ fn a_reopened_pr_a_job_lists_is_watched_again_on_the_next_listing() {
         "{}",
         out.stdout
     );
-    watched_again(&env);
+    watched_again(&env, PR);
 }
 
 #[test]
@@ -82,5 +84,34 @@ fn a_closed_pr_nothing_names_is_looked_at_again_within_a_day() {
     assert_eq!(env.status(PR)["state"], "closed");
     env.advance(23 * 3600);
     env.ok(&["run"]);
-    watched_again(&env);
+    watched_again(&env, PR);
+}
+
+#[test]
+fn a_reopened_gitlab_mr_the_owners_listing_finds_is_watched_again() {
+    let mr = "g/app!1";
+    let mut env = GitLabEnv::new();
+    env.job("mine", "name: mine\nwatch:\n  - mine: gitlab\n");
+    env.gl.world(|w| {
+        w.mr("g/app", 1).author("owner");
+    });
+    env.ok(&["run"]);
+    assert_eq!(env.status(mr)["state"], "open");
+    env.gl.world(|w| {
+        w.mr("g/app", 1).closed();
+    });
+    env.advance(600);
+    env.ok(&["run"]);
+    assert_eq!(env.status(mr)["state"], "closed");
+    env.gl.world(|w| {
+        w.mr("g/app", 1).reopened();
+    });
+    env.advance(600);
+    let out = env.ok(&["run"]);
+    assert!(
+        out.stdout.contains("is open again (job mine)"),
+        "{}",
+        out.stdout
+    );
+    watched_again(&env, mr);
 }

@@ -586,6 +586,17 @@ fn route(
                     "400 Bad request - straight must be false for a merge-base compare",
                 );
             }
+            if let (Some(from), Some(to)) = (&from, &to)
+                && let Some(commits) = w.branch_commits_between(&project, from, to)
+            {
+                return json(
+                    200,
+                    &json!({
+                        "commit": commits.last(), "commits": commits, "diffs": [],
+                        "compare_timeout": false, "compare_same_ref": from == to, "web_url": "",
+                    }),
+                );
+            }
             let side = w.mrs.values().find_map(|mr| {
                 let open = mr.project == project && mr.state == "opened";
                 if !open {

@@ -265,6 +265,29 @@ impl World {
         }
     }
 
+    /// The commits pushed onto one branch of `project` after `from` up to `to`, oldest first
+    /// (a comparison between two of its tips).
+    pub fn branch_commits_between(
+        &self,
+        project: &str,
+        from: &str,
+        to: &str,
+    ) -> Option<Vec<Value>> {
+        self.pushed_branches
+            .iter()
+            .filter(|((p, _), _)| p == project)
+            .find_map(|(_, shas)| {
+                let start = shas.iter().position(|s| s == from)?;
+                let end = shas.iter().position(|s| s == to).filter(|e| *e >= start)?;
+                Some(
+                    shas[start + 1..=end]
+                        .iter()
+                        .filter_map(|s| self.commits.get(s).map(World::commit_json))
+                        .collect(),
+                )
+            })
+    }
+
     /// `GET …/merge_requests/:iid/commits`: the head, then its parents the world knows, newest
     /// first.
     pub fn mr_commits_json(&self, mr: &Mr) -> Vec<Value> {
