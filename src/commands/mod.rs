@@ -222,6 +222,10 @@ fn using_line(config: &Config, db: &Path) -> String {
     format!("config {config} · database {}", db.display())
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the command dispatch: one short arm per command"
+)]
 fn run(cli: Cli) -> Result<u8> {
     match &cli.command {
         Command::Completions { shell } => return completions(*shell),
@@ -445,6 +449,10 @@ fn notify_test(config: &Config, now: Instant, json: bool) -> Result<u8> {
     crate::stdout::keep_code(code, print())
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the watch subcommands: one short arm each"
+)]
 fn watch(app: &mut App, cmd: WatchCommand) -> Result<u8> {
     match cmd {
         WatchCommand::Add {

@@ -140,6 +140,10 @@ pub fn pills_text(w: &Watch) -> String {
 ///
 /// `policy_auto_fix` is what the PR's policy says of auto-fix, shown beside an override;
 /// `checkout` is where the agent's checkout stands, when the watch names one.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one `status PR` section after another, in the order printed"
+)]
 pub fn status_detail(
     w: &Watch,
     history: &[HistoryEntry],

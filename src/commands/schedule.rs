@@ -43,6 +43,10 @@ fn sweeps(app: &App) -> Vec<(String, Option<String>)> {
 }
 
 /// Runs until a signal; returns the exit code (0).
+#[expect(
+    clippy::too_many_lines,
+    reason = "the daemon's setup and loop: each step a few lines, in the order they run"
+)]
 pub fn daemon(app: &mut App, database: &std::path::Path) -> Result<u8> {
     let (tx, rx) = mpsc::channel::<Wake>();
     let stop = Arc::new(AtomicBool::new(false));

@@ -215,6 +215,10 @@ impl Config {
     }
 
     /// The checks that compare values, each pointing at the offending key or value.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one check after another, each pointing at its own key"
+    )]
     fn validate(&self, src: &Source<'_>) -> Result<(), ConfigError> {
         let github = &self.github;
         for (block, keys) in [

@@ -342,12 +342,6 @@ impl Config {
         })
     }
 
-    /// The daemon schedule of a job, or of the sweep for PRs without one.
-    pub fn schedule_for<'a>(&'a self, job: Option<&'a Job>) -> &'a CronSchedule {
-        job.and_then(|j| j.schedule.as_ref())
-            .unwrap_or(&self.schedule)
-    }
-
     /// The resolved policy for a PR in `job` (or in none): each value from the job's `policy`
     /// when set there, else from the `pr` block, else the built-in default. Channels default to
     /// every configured one; kinds to [`NotifyKind::DEFAULT`].

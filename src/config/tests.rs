@@ -146,7 +146,10 @@ fn contract_examples_parse() {
 
     let job = Job::parse(CONTRACT_JOB, Path::new("jobs/my-prs.yaml"), &config).unwrap();
     assert_eq!(job.name, "my-prs");
-    assert_eq!(config.schedule_for(Some(&job)).as_str(), "*/2 * * * *");
+    assert_eq!(
+        job.schedule.as_ref().map(CronSchedule::as_str),
+        Some("*/2 * * * *")
+    );
     assert_eq!(job.source, Path::new("jobs/my-prs.yaml"));
     assert_eq!(
         job.watch,
@@ -845,6 +848,10 @@ fn jobs_folder_rules() {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one resolution test: each key's inheritance, one assertion each"
+)]
 fn policy_resolution() {
     let config = Config::parse(
         "pr:\n  auto_fix: false\n  max_attempts: 5\n  merge_method: rebase\n  stuck_after_sec: 7200\n  infra_patterns: [runner lost]\n\
@@ -950,7 +957,7 @@ fn policy_resolution() {
         },
         none
     );
-    assert_eq!(config.schedule_for(Some(&plain)), &config.schedule);
+    assert_eq!(plain.schedule, None, "the sweep's schedule applies");
 }
 
 #[test]

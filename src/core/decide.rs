@@ -2,7 +2,7 @@
 //!
 //! No I/O and no clock reads happen here; `now` is an argument and the plan says when to look
 //! again. The shell (`tick`) applies the plan's actions and records its state. The rules are
-//! split by stage: [`remediate`] (seed 000's failure table, guards, clearing, conflicts,
+//! split by stage: [`remediate`] (what each failure gets, the guards, clearing, conflicts,
 //! review feedback) and [`merge`] (merge when ready); this module classifies the snapshot once,
 //! runs the stages, and sets the cadence.
 
@@ -31,8 +31,8 @@ use crate::model::{Instant, Login, PrState, Snapshot};
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
 pub const ACTIVITY_WINDOW_SECS: i64 = 120;
 
-/// A head that appeared this long after a command agent's run ended is still the agent's
-/// (seed 000).
+/// A head that appeared this long after a command agent's run ended is still the agent's: its
+/// push may land just after the run reports done.
 pub const AGENT_RUN_GRACE_SECS: i64 = 15;
 
 /// How long a closed (not merged) PR waits before it is looked at again, so one reopened is

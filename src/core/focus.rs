@@ -1,4 +1,4 @@
-//! PURE: the focused PR payload of `pr-monitor check` (seed 001): what failed, what is new
+//! PURE: the focused PR payload of `pr-monitor check`: what failed, what is new
 //! since the last look, what needs attention, and whether the PR is ready (by the tick's own
 //! rule). A function of a snapshot, the seen state, the readiness criteria and the checks'
 //! verdict; the `check` command reads and keeps those.

@@ -1,4 +1,4 @@
-//! PURE: the mention gate (seed 003): whether a comment calls on the agent by its handle
+//! PURE: the mention gate: whether a comment calls on the agent by its handle
 //! (`policy.mention: "@fixer"`), counting only what its author wrote anew — never inside a
 //! quoted line, a code block or span, or an HTML comment.
 

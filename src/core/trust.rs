@@ -214,6 +214,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one table test: its rows are its length"
+    )]
     fn who_vouches_for_a_head() {
         let agent = [Login::new("claude[bot]")];
         let trust = ["Reviewer".to_owned()];

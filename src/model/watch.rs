@@ -32,7 +32,8 @@ impl Ci {
     }
 }
 
-/// The owner-facing signals on a PR (seed 000's pills). Stored and sent as
+/// The owner-facing signals on a PR, its pills: CI failing, a fix in flight, a conflict, and
+/// unanswered review comments. Stored and sent as
 /// `{"ci", "ci_fixing", "cnf", "cmt"}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "PillFlags", into = "PillFlags")]
@@ -95,7 +96,8 @@ impl Pills {
     }
 }
 
-/// What the watcher last did about a failure, and why (seed 000's "Why" table).
+/// What the watcher last did about a failure, and why: each variant one row of the reasons
+/// `status` and the page explain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Why {
@@ -162,7 +164,7 @@ impl Why {
         }
     }
 
-    /// The sentence seed 000's panel shows for it.
+    /// The sentence `status` and the status page show for it.
     pub fn explain(self, attempts: u32) -> String {
         match self {
             Why::NotAgentCommit => {

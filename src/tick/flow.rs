@@ -144,6 +144,10 @@ const GROUPS_AHEAD: usize = 6;
 /// one read goes at a time: a run whose forge refuses the token or has no budget left learns
 /// it from one request, and a small run (two chunks) reads, acts and records one chunk before
 /// reading the next.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the read pool's one loop: filling the pool and taking an answer share its state"
+)]
 pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> Result<()> {
     let mut waiting: std::collections::VecDeque<PendingGroup> = groups(app, due).into();
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {

@@ -309,6 +309,10 @@ fn an_agent_message_row_carries_the_pinned_channel_kind_and_subject() {
 /// Every notice's kind and words, one row per variant: the words the owner reads, and the
 /// headline that names the notice in its message ids.
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one golden test: every notice's pinned words, one row each"
+)]
 fn every_notice_says_its_pinned_words() {
     use crate::config::NotifyKind as K;
     use crate::model::plan::{Disarm, Guard};

@@ -56,6 +56,10 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// Prometheus text-format metrics.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one metric family after another, in the order of the text format"
+)]
 pub fn render(input: &MetricsInput<'_>) -> String {
     let watches = input.watches;
     let mut out = String::new();

@@ -1,4 +1,4 @@
-//! The chip at the head of every PR line (seed 000's `PR #342 ✗ 2 failing`): the state of a PR
+//! The chip at the head of every PR line (`PR #342 ✗ 2 failing`): the state of a PR
 //! in one glance, for `status`, the status page and the run summary. [`Chip::of`] decides, one
 //! match arm per chip, so a new chip is one arm and one variant.
 

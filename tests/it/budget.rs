@@ -31,6 +31,10 @@ fn eight_prs_settled() -> TestEnv {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario end to end: each step a few lines, in the order it happens"
+)]
 fn idle_prs_wait_for_the_reset_when_the_kept_budget_is_short() {
     let mut env = eight_prs_settled();
     // One point left: the next run's summary spends it, and its answer says none is left.

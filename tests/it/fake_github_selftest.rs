@@ -137,6 +137,10 @@ fn two_pr_world(w: &mut World) {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one shape test: every field GitHub answers, one assertion each"
+)]
 fn snapshot_query_for_two_prs_answers_githubs_shapes() {
     let gh = FakeGitHub::start();
     gh.world(two_pr_world);

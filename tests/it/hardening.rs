@@ -601,6 +601,10 @@ fn forge_controls_reach_no_terminal_and_no_page() {
 /// header, never reach what the real SMTP server receives, the Slack posts, the agent's inbox,
 /// stdout or stderr, the database (history, `last_error`, outbox), the page or the metrics.
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one scenario end to end: each transport checked in turn"
+)]
 fn planted_secrets_reach_no_real_transport_and_no_output() {
     use crate::support::fake_github::Fault;
     use crate::support::http_sink::HttpSink;

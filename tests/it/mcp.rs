@@ -111,6 +111,10 @@ async fn refused(
 /// thread with its own token, finish the message, hear of a new one, and end by closing the
 /// connection. The forge sees only the agent's token, and no write but the reply and resolve.
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one client session end to end: each call in the order an agent makes it"
+)]
 fn an_mcp_client_takes_its_work_from_pr_monitor_and_answers_in_its_own_name() {
     let mut env = TestEnv::new();
     let (thread, token) = agent_with_work(&mut env);
@@ -408,6 +412,10 @@ fn python_with_mcp() -> Option<String> {
 /// agent's token, is told of a bad id with a tool error, finishes the message, and hears of a
 /// new one while the server runs.
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one client session end to end, driven from Python"
+)]
 fn the_python_sdk_client_works_with_pr_monitor() {
     use std::io::{BufRead as _, Write as _};
     let Some(python) = python_with_mcp() else {

@@ -1,4 +1,4 @@
-//! Remediation end to end (seed 000's failure table, guards and clearing), through the binary
+//! Remediation end to end (what each failure gets, guards and clearing), through the binary
 //! against the fake GitHub with `--now`. The agent loop to `same_failure`, the infra re-run and
 //! an agent's thread reply run against both forges in `forges.rs`.
 

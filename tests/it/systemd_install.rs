@@ -131,6 +131,10 @@ fn as_user(uid: u32, groups: &[u32], argv: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "the README's steps in order, each checked where it runs"
+)]
 fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_group_only() {
     if !tools_available() {
         return;
@@ -139,8 +143,11 @@ fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_g
     let root = scratch.path();
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
     let as_root = std::fs::metadata(root).unwrap().uid() == 0;
-    // The system before the install: root, and node_exporter's user from its package.
-    std::fs::create_dir_all(root.join("etc")).unwrap();
+    // The system before the install: its folders, root, and node_exporter's user from its
+    // package.
+    for folder in ["etc/systemd/system", "usr/local/bin", "var/lib", "run"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
     std::fs::write(
         root.join("etc/passwd"),
         "root:x:0:0:root:/root:/bin/sh\nprometheus:x:120:120::/var/lib/prometheus:/usr/sbin/nologin\n",

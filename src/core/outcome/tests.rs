@@ -78,26 +78,32 @@ fn claimed() -> WatchStatus {
 const UNTOUCHED: &str =
     "merge asked true, update asked true, turn true, cnf false, self-merge false, guards 1";
 
-#[test]
-fn each_answer_does_what_it_means_to_the_prs_state() {
-    #[expect(
-        clippy::struct_excessive_bools,
-        reason = "a table row: each flag is one expected effect"
-    )]
-    struct Row {
-        name: &'static str,
-        action: Action,
-        outcome: Outcome,
-        notes: &'static [&'static str],
-        claims: &'static str,
-        incomplete: bool,
-        merged: bool,
-        then_merge: bool,
-        conflict_notice: bool,
-    }
-    let unknown = |said: &str| fail(FailureKind::Unknown, said);
-    let refusal = |said: &str| fail(FailureKind::Refused, said);
-    let row = |name, action, outcome, notes, claims| Row {
+/// One answer to one action, and what it must do.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "a table row: each flag is one expected effect"
+)]
+struct Row {
+    name: &'static str,
+    action: Action,
+    outcome: Outcome,
+    notes: &'static [&'static str],
+    claims: &'static str,
+    incomplete: bool,
+    merged: bool,
+    then_merge: bool,
+    conflict_notice: bool,
+}
+
+/// A row with no flag set.
+fn row(
+    name: &'static str,
+    action: Action,
+    outcome: Outcome,
+    notes: &'static [&'static str],
+    claims: &'static str,
+) -> Row {
+    Row {
         name,
         action,
         outcome,
@@ -107,7 +113,40 @@ fn each_answer_does_what_it_means_to_the_prs_state() {
         merged: false,
         then_merge: false,
         conflict_notice: false,
-    };
+    }
+}
+
+fn unknown(said: &str) -> Outcome {
+    fail(FailureKind::Unknown, said)
+}
+
+fn refusal(said: &str) -> Outcome {
+    fail(FailureKind::Refused, said)
+}
+
+/// Applies each row's answer to a [`claimed`] PR and checks its effects.
+fn check(rows: impl IntoIterator<Item = Row>) {
+    for r in rows {
+        let name = r.name;
+        let mut status = claimed();
+        let fx = apply(&mut status, &r.action, r.outcome, &snap("abc"), &policy());
+        assert_eq!(fx.notes, r.notes, "{name}");
+        assert_eq!(claims(&status), r.claims, "{name}");
+        assert_eq!(fx.incomplete.is_some(), r.incomplete, "{name}");
+        assert_eq!(fx.merged, r.merged, "{name}");
+        assert_eq!(fx.then, r.then_merge.then(merge), "{name}");
+        let conflict = matches!(fx.notices[..], [Notice::Conflict { .. }]);
+        assert_eq!(conflict, r.conflict_notice, "{name}");
+        assert_eq!(
+            status.state,
+            PrState::Open,
+            "{name}: merged only when the tick records it"
+        );
+    }
+}
+
+#[test]
+fn answers_to_arming_auto_merge() {
     let rows = [
         row(
             "armed",
@@ -167,6 +206,13 @@ fn each_answer_does_what_it_means_to_the_prs_state() {
             &["enabling auto-merge failed: head moved: expected head abc"],
             "merge asked false, update asked true, turn true, cnf false, self-merge false, guards 1",
         ),
+    ];
+    check(rows);
+}
+
+#[test]
+fn answers_to_a_merge() {
+    let rows = [
         Row {
             merged: true,
             ..row(
@@ -206,6 +252,13 @@ fn each_answer_does_what_it_means_to_the_prs_state() {
                 "merge asked false, update asked true, turn true, cnf false, self-merge false, guards 1",
             )
         },
+    ];
+    check(rows);
+}
+
+#[test]
+fn answers_to_a_branch_update() {
+    let rows = [
         row(
             "update requested",
             update(),
@@ -240,6 +293,13 @@ fn each_answer_does_what_it_means_to_the_prs_state() {
                 "merge asked true, update asked false, turn true, cnf false, self-merge false, guards 1",
             )
         },
+    ];
+    check(rows);
+}
+
+#[test]
+fn answers_to_disarming_and_re_runs() {
+    let rows = [
         Row {
             incomplete: true,
             ..row(
@@ -271,23 +331,7 @@ fn each_answer_does_what_it_means_to_the_prs_state() {
             UNTOUCHED,
         ),
     ];
-    for r in rows {
-        let name = r.name;
-        let mut status = claimed();
-        let fx = apply(&mut status, &r.action, r.outcome, &snap("abc"), &policy());
-        assert_eq!(fx.notes, r.notes, "{name}");
-        assert_eq!(claims(&status), r.claims, "{name}");
-        assert_eq!(fx.incomplete.is_some(), r.incomplete, "{name}");
-        assert_eq!(fx.merged, r.merged, "{name}");
-        assert_eq!(fx.then, r.then_merge.then(merge), "{name}");
-        let conflict = matches!(fx.notices[..], [Notice::Conflict { .. }]);
-        assert_eq!(conflict, r.conflict_notice, "{name}");
-        assert_eq!(
-            status.state,
-            PrState::Open,
-            "{name}: merged only when the tick records it"
-        );
-    }
+    check(rows);
 }
 
 /// A write whose intent could not be recorded was not made: the tick is incomplete, and what

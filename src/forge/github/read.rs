@@ -11,7 +11,7 @@ use crate::forge::http::Idempotency;
 use crate::forge::{ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest};
 use crate::model::{Check, ChecksSource, PrRef, Sha, Snapshot};
 
-/// The search for the owner's open pull requests (seed 003's "my PRs").
+/// The search for the owner's open pull requests (a job's `mine:` entry).
 const MY_OPEN_PRS: &str = "is:pr is:open author:@me";
 
 /// Converts `statusCheckRollup.contexts.nodes` (the PR-level fallback when commit-pinned check

@@ -264,6 +264,10 @@ fn refused(refusal: Refusal) -> ForgeError {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one table test: its rows are its length"
+)]
 fn enabling_auto_merge_outcomes() {
     #[expect(
         clippy::struct_excessive_bools,

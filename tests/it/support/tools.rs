@@ -12,14 +12,14 @@ pub fn missing(why: &str) {
     eprintln!("skipped: {why}");
 }
 
-/// Whether every one of `programs` answers `--version`; when one does not, [`missing`] with
-/// `why`.
+/// Whether every one of `programs` can be started (asked for `--version`, whatever it
+/// answers: `usermod` answers it with a usage error); when one cannot, [`missing`] with `why`.
 pub fn present(programs: &[&str], why: &str) -> bool {
     let all = programs.iter().all(|p| {
         std::process::Command::new(p)
             .arg("--version")
             .output()
-            .is_ok_and(|o| o.status.success())
+            .is_ok()
     });
     if !all {
         missing(why);

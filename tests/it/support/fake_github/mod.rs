@@ -290,6 +290,10 @@ fn server_error(status: u16, graphql: bool) -> Reply {
 
 type GitHubShared = Shared<World, FaultKind>;
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "the fake's dispatch: faults, auth, budget, then the route, in the order GitHub applies them"
+)]
 fn handle(shared: &GitHubShared, req: &Incoming) -> Reply {
     let (method, path, body) = (req.method.as_str(), req.path.as_str(), req.body.as_str());
     let route = rest::route(method, path);
@@ -533,6 +537,10 @@ fn secondary_limit() -> Reply {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "an answer's headers, budget and body, in the order they are written"
+)]
 fn answer(
     shared: &GitHubShared,
     route: &Route,

@@ -241,6 +241,10 @@ fn parse_body(body: &str) -> Result<Value, Reply> {
 }
 
 /// Answers a REST route. `base_url` is the fake's own `http://127.0.0.1:PORT`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "the fake's REST routes: one short arm per route"
+)]
 pub fn handle(
     route: &Route,
     query: Option<&str>,
