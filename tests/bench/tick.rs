@@ -423,7 +423,9 @@ fn measure(n: u64, latency_ms: u64, gnu_time: bool, build: &Build) -> (Vec<Row>,
 }
 
 /// The seed-style poll of `BASELINE_SAMPLE` PRs, one request after another on one connection
-/// to the same fake (which answers after `latency_ms`): the wall time per PR.
+/// to the same fake (which answers after `latency_ms`): the wall time per PR. Most of these
+/// paths lie outside the REST description the fake checks requests against, so it answers them
+/// 404 after the same wait: the figure is the poll's round trips, which is what it compares.
 fn baseline_per_pr(latency_ms: u64) -> Duration {
     let env = TestEnv::new();
     populate(&env.gh, BASELINE_SAMPLE);
@@ -458,7 +460,9 @@ fn baseline_per_pr(latency_ms: u64) -> Duration {
             let _ = resp.body_mut().read_to_string();
         }
     }
-    start.elapsed() / u32::try_from(BASELINE_SAMPLE).unwrap()
+    let elapsed = start.elapsed();
+    env.gh.take_nonconforming();
+    elapsed / u32::try_from(BASELINE_SAMPLE).unwrap()
 }
 
 fn print_table(rows: &[Row], baseline: &BTreeMap<u64, Duration>) {
