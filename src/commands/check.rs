@@ -153,12 +153,18 @@ fn poll_with(
         policy.pending_timeout_sec,
     );
     let conflict_files = crate::tick::detect::conflict_files(forge, &snap);
+    // The PR's events are a raw list only: read for `--full-payload` alone.
+    let events = if full {
+        Some(forge.issue_events(pr).map_err(|e| anyhow!(e))?)
+    } else {
+        None
+    };
     Ok(payload(
         &snap,
         seen,
         criteria,
         (&verdict, conflict_files.as_deref()),
-        full,
+        events.as_deref(),
     ))
 }
 

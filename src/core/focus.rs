@@ -14,6 +14,7 @@ pub use shape::{
 
 use crate::core::checks::{self, Verdict};
 use crate::core::decide::merge as merge_rules;
+use crate::model::issue_event::IssueEvent;
 use crate::model::plan::{SeenMark, SeenSource};
 use crate::model::{
     CheckKind, CheckState, Classification, Comment, MergeState, Mergeable, ReviewState, Snapshot,
@@ -44,13 +45,14 @@ pub use crate::core::decide::merge::Criteria;
 
 /// The focused payload, and the seen rows that mark what it reported. `verdict` is the
 /// checks' verdict as the tick would give it, so `ready` means what the tick merges by;
-/// `conflict_files` are the files a conflict lies in, when they could be told.
+/// `conflict_files` are the files a conflict lies in, when they could be told. `full` (the
+/// PR's issue events) asks for the raw lists too.
 pub fn payload(
     snap: &Snapshot,
     seen: &Seen,
     criteria: &Criteria,
     (verdict, conflict_files): (&Verdict, Option<&[String]>),
-    full: bool,
+    full: Option<&[IssueEvent]>,
 ) -> (Payload, Marks) {
     let mut marks = Vec::new();
     let comments = comments(snap, seen, &mut marks);
@@ -97,7 +99,7 @@ pub fn payload(
         actionable,
         head_pushed_recently,
         tick: None,
-        full: full.then(|| full_lists(snap, files)),
+        full: full.map(|events| full_lists(snap, files, events)),
     };
     marks.push(SeenMark::new(
         SeenSource::Head,
@@ -305,7 +307,7 @@ fn actionable(
 }
 
 /// The raw lists of `--full-payload`.
-fn full_lists(snap: &Snapshot, files: &[String]) -> Full {
+fn full_lists(snap: &Snapshot, files: &[String], events: &[IssueEvent]) -> Full {
     let of_kind = |kind: CheckKind| {
         snap.checks
             .iter()
@@ -334,6 +336,7 @@ fn full_lists(snap: &Snapshot, files: &[String]) -> Full {
         issue_comments: snap.comments.clone(),
         review_threads: snap.threads.clone(),
         review_comments,
+        issue_events: events.to_vec(),
         merge_conflicts: files
             .iter()
             .map(|f| ConflictFile { path: f.clone() })

@@ -154,6 +154,13 @@ impl Forge for ReadsOnly<'_> {
         self.0.annotations(pr, check_node_ids)
     }
 
+    fn issue_events(
+        &self,
+        pr: &PrRef,
+    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+        self.0.issue_events(pr)
+    }
+
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
         self.0.commit_checks(pr, sha)
     }

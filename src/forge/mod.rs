@@ -204,6 +204,13 @@ pub trait Forge {
         to: &str,
     ) -> Result<Option<Vec<String>>, ForgeError>;
 
+    /// What happened on the PR's conversation, oldest first: GitHub's issue events, GitLab's
+    /// label and state events of the merge request. Read only for `check --full-payload`.
+    fn issue_events(
+        &self,
+        pr: &PrRef,
+    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError>;
+
     /// Re-run the failed jobs of one workflow run (GitHub) or pipeline (GitLab).
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;
 

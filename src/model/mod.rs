@@ -7,6 +7,7 @@ pub mod answers;
 pub mod branch;
 pub mod checkout;
 pub mod intent;
+pub mod issue_event;
 pub mod message;
 pub mod nudge;
 pub mod outcome;

@@ -20,6 +20,7 @@ mod gitlab_economy;
 mod graphql_schema;
 mod hardening;
 mod help;
+mod issue_events;
 mod kill_sweep;
 mod kubernetes;
 mod logging;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::model::issue_event::IssueEvent;
 use crate::model::{Check, ChecksSource, Comment, Review, ReviewThread};
 
 /// The focused payload of one PR.
@@ -188,6 +189,8 @@ pub struct Full {
     pub review_threads: Vec<ReviewThread>,
     /// Each thread's comments, flat, each naming its thread and place.
     pub review_comments: Vec<PlacedComment>,
+    /// The PR's issue events (GitLab: its label and state events), oldest first.
+    pub issue_events: Vec<IssueEvent>,
     pub merge_conflicts: Vec<ConflictFile>,
 }
 

@@ -10,8 +10,18 @@ use crate::model::{Comment, Mergeable, Review, ReviewThread};
 /// The payload with the checks' verdict the tick would give a head it saw long ago.
 /// As printed.
 fn payload(s: &Snapshot, seen: &Seen, criteria: &Criteria, full: bool) -> (Value, Marks) {
+    with_events(s, seen, criteria, full.then_some(&[]))
+}
+
+/// [`payload`], full with `events` when they are given.
+fn with_events(
+    s: &Snapshot,
+    seen: &Seen,
+    criteria: &Criteria,
+    events: Option<&[IssueEvent]>,
+) -> (Value, Marks) {
     let verdict = checks::verdict(&s.checks, t0(), t0(), 0, None);
-    let (p, marks) = super::payload(s, seen, criteria, (&verdict, None), full);
+    let (p, marks) = super::payload(s, seen, criteria, (&verdict, None), events);
     (p.to_json().unwrap(), marks)
 }
 
@@ -263,7 +273,7 @@ fn conflict_files_told_by_the_forge_are_listed_with_their_analysis() {
             &Seen::default(),
             &Criteria::default(),
             (&verdict, Some(&files)),
-            true,
+            Some(&[]),
         )
         .0
         .to_json()
@@ -290,6 +300,7 @@ fn the_full_payload_carries_the_raw_lists_under_their_names() {
         "merge_conflicts",
         "issue_comments",
         "review_threads",
+        "issue_events",
     ] {
         assert!(p.get(key).is_none(), "{key} only with --full-payload");
     }
@@ -300,4 +311,14 @@ fn the_full_payload_carries_the_raw_lists_under_their_names() {
     assert_eq!(p["review_comments"][0]["path"], "src/a.rs");
     assert_eq!(p["merge_conflicts"], json!([]));
     assert_eq!(p["issue_comments"][0]["id"], "IC_1");
+    assert_eq!(p["issue_events"], json!([]));
+    let pushed = IssueEvent::new(9, "head_ref_force_pushed", Some("dev".into()), Some(t0()));
+    let (p, _) = with_events(
+        &busy(),
+        &Seen::default(),
+        &Criteria::default(),
+        Some(&[pushed]),
+    );
+    assert_eq!(p["issue_events"][0]["event"], "head_ref_force_pushed");
+    assert_eq!(p["issue_events"][0]["actor"]["login"], "dev");
 }

@@ -6,6 +6,7 @@ pub mod app_key;
 pub mod branch;
 mod client;
 mod compare;
+mod events;
 pub mod features;
 pub mod queries;
 mod read;
@@ -222,6 +223,14 @@ impl Forge for GitHub {
     ) -> Result<Option<Vec<String>>, ForgeError> {
         let _acting = client::acting_for(&pr.repo);
         GitHub::changed_files(self, pr, from, to)
+    }
+
+    fn issue_events(
+        &self,
+        pr: &PrRef,
+    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+        let _acting = client::acting_for(&pr.repo);
+        GitHub::issue_events(self, pr)
     }
 
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {

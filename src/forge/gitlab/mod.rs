@@ -21,6 +21,7 @@
 //! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
 
 mod branch;
+mod events;
 mod pipelines;
 mod signatures;
 mod summary;
@@ -429,6 +430,13 @@ impl Forge for GitLab {
                 .flat_map(|d| [d.new_path, d.old_path])
                 .collect(),
         ))
+    }
+
+    fn issue_events(
+        &self,
+        pr: &PrRef,
+    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+        self.events_of(pr)
     }
 
     /// The project's push events of the MR's source branch (in the source project), newest

@@ -105,6 +105,13 @@ impl Forge for RecordingForge {
         no_read()
     }
 
+    fn issue_events(
+        &self,
+        _pr: &PrRef,
+    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+        no_read()
+    }
+
     fn rerun_failed(&self, _pr: &PrRef, run_id: u64) -> Result<(), ForgeError> {
         self.answer(format!("rerun {run_id}"), None)
     }

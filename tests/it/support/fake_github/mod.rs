@@ -92,6 +92,7 @@
 #![allow(dead_code)] // A support API: each test binary uses a different part of it.
 
 pub mod app;
+pub mod events;
 pub mod graphql;
 pub mod openapi;
 pub mod queue;

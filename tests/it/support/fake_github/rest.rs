@@ -10,6 +10,7 @@
 //! | `GET /repos/{o}/{r}/compare/{basehead}` | `status`, `ahead_by`, `behind_by`, `files` changed since the merge base (`base...head`, or `head...base` for the base's side); between two commits of a pushed branch, the `commits` after the base with their `verification` |
 //! | `GET /repos/{o}/{r}/commits/{ref}` | one commit (by sha) with its `verification` |
 //! | `GET /repos/{o}/{r}/activity` | the pushes of branches living in the repository (`ref`, `per_page` ≤ 100; 422 otherwise), newest first |
+//! | `GET /repos/{o}/{r}/issues/{n}/events` | the PR's issue events, oldest first (see [`super::events`]) |
 //! | `GET /repos/{o}/{r}/pulls/{n}/commits` | the PR's commits with `verification`, REST's `author`/`committer` users (a bot's `name[bot]`) |
 //! | `GET /rate_limit`, `GET /user` | |
 //! | `GET /app`, `GET /repos/{o}/{r}/installation`, `POST /app/installations/{id}/access_tokens` | the App's, with a JWT (see [`super::app`]) |
@@ -56,6 +57,10 @@ pub enum Route {
         repo: String,
         number: u64,
     },
+    IssueEvents {
+        repo: String,
+        number: u64,
+    },
     Commit {
         repo: String,
         sha: String,
@@ -79,6 +84,7 @@ impl Route {
             Route::Compare { .. } => "/repos/{o}/{r}/compare/{basehead}",
             Route::Activity { .. } => "/repos/{o}/{r}/activity",
             Route::PullCommits { .. } => "/repos/{o}/{r}/pulls/{n}/commits",
+            Route::IssueEvents { .. } => "/repos/{o}/{r}/issues/{n}/events",
             Route::Commit { .. } => "/repos/{o}/{r}/commits/{ref}",
             Route::RateLimit => "/rate_limit",
             Route::User => "/user",
@@ -141,6 +147,12 @@ pub fn route(method: &str, path: &str) -> Route {
                 number,
             })
         }
+        ("GET", ["repos", o, r, "issues", n, "events"]) => {
+            num(n).map_or(Route::Unknown, |number| Route::IssueEvents {
+                repo: format!("{o}/{r}"),
+                number,
+            })
+        }
         ("GET", ["repos", o, r, "commits", sha]) => Route::Commit {
             repo: format!("{o}/{r}"),
             sha: (*sha).to_owned(),
@@ -171,7 +183,8 @@ pub fn mentions(route: &Route, world: &World) -> Vec<(String, u64)> {
     match route {
         Route::Merge { repo, number }
         | Route::UpdateBranch { repo, number }
-        | Route::PullCommits { repo, number } => {
+        | Route::PullCommits { repo, number }
+        | Route::IssueEvents { repo, number } => {
             vec![(repo.clone(), *number)]
         }
         Route::JobLogs { job, .. } | Route::Blob { job } => {
@@ -390,6 +403,9 @@ pub fn handle(
             Reply::json(200, &v)
         }
         Route::Activity { repo } => activity(world, repo, query),
+        Route::IssueEvents { repo, number } => {
+            super::events::list(world, repo, *number, &params(query))
+        }
         Route::PullCommits { repo, number } => {
             match world.repos.get(repo).and_then(|r| r.prs.get(number)) {
                 Some(pr) => {

@@ -22,7 +22,8 @@
 //! author, labels, conflict, commits behind, approvals, discussions, armed auto-merge), commits
 //! (author and committer names, dates, signatures: `head_signed(kind, verified)`, answered by
 //! `…/commits/:sha/signature`, 404 when unsigned), pipelines with jobs (status, failure_reason, trace,
-//! retried attempts), external commit statuses and an [`Event`] log. `detailed_merge_status` is
+//! retried attempts), external commit statuses, each MR's label and state events
+//! ([`ResourceEvent`]) and an [`Event`] log. `detailed_merge_status` is
 //! derived like GitLab's unless overridden. A push leaves the MR's head pipeline on the old
 //! head until `w.pipeline`/`w.job` makes one for the new head.
 //!
@@ -674,6 +675,14 @@ fn route(
                     None => not_found("Signature"),
                 },
             }
+        }
+        ("GET", "/projects/{id}/merge_requests/{iid}/resource_label_events") => {
+            let items = w.resource_events_json(&key, true);
+            paged(w, query, items)
+        }
+        ("GET", "/projects/{id}/merge_requests/{iid}/resource_state_events") => {
+            let items = w.resource_events_json(&key, false);
+            paged(w, query, items)
         }
         ("GET", "/projects/{id}/merge_requests/{iid}/commits") => {
             let items = w.mr_commits_json(&w.mrs[&key]);

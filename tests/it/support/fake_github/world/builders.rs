@@ -107,6 +107,7 @@ impl World {
                 merged_at: None,
                 closed_at: None,
                 merge_commit: None,
+                issue_events: Vec::new(),
                 timeline: Vec::new(),
                 head_files: Vec::new(),
                 base_files: Vec::new(),
@@ -602,10 +603,12 @@ impl PrBuilder<'_> {
         p.state = PrState::Closed;
         p.closed_at = Some(now);
         p.auto_merge = None;
-        self
+        let viewer = self.world.viewer.clone();
+        self.issue_event(&viewer, "closed", None)
     }
 
-    /// Merged outside the client's doing (no event is recorded).
+    /// Merged outside the client's doing (no client event is recorded; the PR's issue events
+    /// `merged` and `closed` are).
     pub fn merged(mut self) -> Self {
         let now = self.world.now;
         let sha = self.world.new_sha();
@@ -613,9 +616,17 @@ impl PrBuilder<'_> {
         p.state = PrState::Merged;
         p.merged_at = Some(now);
         p.closed_at = Some(now);
-        p.merge_commit = Some(sha);
+        p.merge_commit = Some(sha.clone());
         p.auto_merge = None;
-        self
+        let viewer = self.world.viewer.clone();
+        self.world.record_issue_event(
+            &self.repo,
+            self.number,
+            &viewer,
+            "merged",
+            (None, Some(&sha)),
+        );
+        self.issue_event(&viewer, "closed", None)
     }
 
     pub fn reopened(mut self) -> Self {
@@ -623,7 +634,8 @@ impl PrBuilder<'_> {
         p.state = PrState::Open;
         p.closed_at = None;
         p.merged_at = None;
-        self
+        let viewer = self.world.viewer.clone();
+        self.issue_event(&viewer, "reopened", None)
     }
 
     pub fn head_ref(mut self, name: &str) -> Self {
@@ -650,19 +662,47 @@ impl PrBuilder<'_> {
         self
     }
 
-    pub fn label(mut self, name: &str) -> Self {
+    /// The viewer adds the label `name` now.
+    pub fn label(self, name: &str) -> Self {
+        let viewer = self.world.viewer.clone();
+        self.labeled_by(name, &viewer)
+    }
+
+    /// `login` adds the label `name` now (a `labeled` issue event).
+    pub fn labeled_by(mut self, name: &str, login: &str) -> Self {
         let now = self.world.now;
         let p = self.p();
         p.labels.push(name.to_owned());
         p.labels_changed_at = now;
+        self.issue_event(login, "labeled", Some(name))
+    }
+
+    /// Records `event` (on `label`) by `login` now.
+    fn issue_event(self, login: &str, event: &str, label: Option<&str>) -> Self {
+        self.world
+            .record_issue_event(&self.repo, self.number, login, event, (label, None));
         self
     }
 
+    /// The viewer sets the labels to `names` now: `unlabeled` for each removed, `labeled` for
+    /// each added.
     pub fn labels(mut self, names: &[&str]) -> Self {
         let now = self.world.now;
         let p = self.p();
-        p.labels = names.iter().map(|s| (*s).to_owned()).collect();
+        let before = std::mem::replace(
+            &mut p.labels,
+            names.iter().map(|s| (*s).to_owned()).collect(),
+        );
         p.labels_changed_at = now;
+        let viewer = self.world.viewer.clone();
+        let removed = before.iter().filter(|l| !names.contains(&l.as_str()));
+        let removed: Vec<String> = removed.cloned().collect();
+        for l in removed {
+            self = self.issue_event(&viewer, "unlabeled", Some(&l));
+        }
+        for l in names.iter().filter(|n| !before.iter().any(|b| b == *n)) {
+            self = self.issue_event(&viewer, "labeled", Some(l));
+        }
         self
     }
 

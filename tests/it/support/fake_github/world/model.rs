@@ -435,6 +435,8 @@ pub struct Pr {
     pub merged_at: Option<Time>,
     pub closed_at: Option<Time>,
     pub merge_commit: Option<String>,
+    /// Its issue events (labels, force pushes, closing, reopening, merging), oldest first.
+    pub issue_events: Vec<super::super::events::IssueEvent>,
     /// The merge-queue removals and auto-merge disablings on its timeline, oldest first.
     pub timeline: Vec<super::super::queue::TimelineEvent>,
     /// The files the head branch changed since it parted from the base (what the three-dot

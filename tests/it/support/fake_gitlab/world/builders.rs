@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::ResourceChange;
 use super::model::{
     Commit, Discussion, ExternalStatus, Job, Mr, Note, Pipeline, Project, Signature, SignatureKind,
     World, at,
@@ -89,23 +90,48 @@ impl MrBuilder<'_> {
         self.mr().draft = true;
         self
     }
+    /// Records `change` by the viewer now.
+    fn by_viewer(self, change: ResourceChange) -> Self {
+        let viewer = self.w.viewer.clone();
+        self.w.record_resource_event(&self.key, &viewer, change);
+        self
+    }
     pub fn closed(mut self) -> Self {
         self.mr().state = "closed".into();
-        self
+        self.by_viewer(ResourceChange::State("closed".into()))
     }
     /// Open again after being closed.
     pub fn reopened(mut self) -> Self {
         self.mr().state = "opened".into();
-        self
+        self.by_viewer(ResourceChange::State("reopened".into()))
     }
     /// A rebase fails (`merge_error`), though a merge would not conflict.
     pub fn rebase_fails(mut self) -> Self {
         self.mr().rebase_fails = true;
         self
     }
-    pub fn label(mut self, l: &str) -> Self {
+    /// The viewer adds the label `l` now.
+    pub fn label(self, l: &str) -> Self {
+        let viewer = self.w.viewer.clone();
+        self.labeled_by(l, &viewer)
+    }
+    /// `user` adds the label `l` now.
+    pub fn labeled_by(mut self, l: &str, user: &str) -> Self {
         self.mr().labels.push(l.into());
+        let change = ResourceChange::Label {
+            name: l.into(),
+            add: true,
+        };
+        self.w.record_resource_event(&self.key, user, change);
         self
+    }
+    /// The viewer removes the label `l` now.
+    pub fn unlabel(mut self, l: &str) -> Self {
+        self.mr().labels.retain(|x| x != l);
+        self.by_viewer(ResourceChange::Label {
+            name: l.into(),
+            add: false,
+        })
     }
     pub fn target_branch(mut self, b: &str) -> Self {
         self.mr().target_branch = b.into();
@@ -395,6 +421,7 @@ impl World {
                     rebase_fails: false,
                     touched_at: then,
                     source_project: None,
+                    resource_events: Vec::new(),
                 },
             );
         }

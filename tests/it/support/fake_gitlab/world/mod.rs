@@ -6,7 +6,9 @@
 mod builders;
 mod json;
 mod model;
+mod resource_events;
 mod semantics;
 
 pub use builders::*;
 pub use model::*;
+pub use resource_events::{ResourceChange, ResourceEvent};

@@ -236,6 +236,8 @@ pub struct Mr {
     pub touched_at: DateTime<Utc>,
     /// The fork the source branch lives in (`None`: the MR's own project).
     pub source_project: Option<String>,
+    /// Its label and state events, oldest first.
+    pub resource_events: Vec<super::ResourceEvent>,
 }
 
 /// What clients made the fake do.

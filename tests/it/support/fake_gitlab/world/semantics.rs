@@ -58,6 +58,8 @@ impl World {
             mr.auto_merge = None;
             (mr.project.clone(), mr.target_branch.clone(), mr.sha.clone())
         };
+        let merger = self.actor();
+        self.record_resource_event(key, &merger, super::ResourceChange::State("merged".into()));
         for other in self.mrs.values_mut() {
             if other.project == project && other.target_branch == target && other.state == "opened"
             {
