@@ -27,6 +27,18 @@ fn summary(events: &Value) -> Vec<(String, String, Option<String>)> {
         .collect()
 }
 
+/// `check octo/app#1 --full-payload`'s JSON.
+fn full_check(env: &TestEnv) -> Value {
+    env.ok(&[
+        "check",
+        "octo/app#1",
+        "--json",
+        "--no-state",
+        "--full-payload",
+    ])
+    .json()
+}
+
 fn row(event: &str, actor: &str, label: Option<&str>) -> (String, String, Option<String>) {
     (event.into(), actor.into(), label.map(str::to_owned))
 }
@@ -49,15 +61,7 @@ fn github_issue_events_reach_the_full_payload_only() {
         "read for --full-payload only"
     );
 
-    let full = env
-        .ok(&[
-            "check",
-            "octo/app#1",
-            "--json",
-            "--no-state",
-            "--full-payload",
-        ])
-        .json();
+    let full = full_check(&env);
     assert_eq!(env.gh.requests().count(EVENTS), 1);
     assert_eq!(
         summary(&full["issue_events"]),
@@ -84,15 +88,7 @@ fn github_issue_events_are_read_past_one_page() {
             w.pr("octo/app", 1).label(&format!("l{i}"));
         }
     });
-    let full = env
-        .ok(&[
-            "check",
-            "octo/app#1",
-            "--json",
-            "--no-state",
-            "--full-payload",
-        ])
-        .json();
+    let full = full_check(&env);
     let events = full["issue_events"].as_array().unwrap();
     assert_eq!(events.len(), 120);
     assert_eq!(events[119]["label"]["name"], "l119");
