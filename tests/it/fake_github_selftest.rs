@@ -10,7 +10,7 @@ use pr_monitor::model::PrRef;
 
 use crate::support::fake_github::{
     CheckStatus, DEFAULT_NOW, Event, Fault, FaultKind, JOB_ID_BASE, MergeMethod, MergeState,
-    PrState,
+    PrState, UpdateMethod,
 };
 use crate::support::fake_github::{FakeGitHub, World};
 
@@ -896,6 +896,32 @@ fn mergeability_can_read_unknown_for_a_while() {
     };
     assert_eq!(read(), (json!("UNKNOWN"), json!("UNKNOWN")));
     assert_eq!(read(), (json!("UNKNOWN"), json!("UNKNOWN")));
+    assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
+}
+
+#[test]
+fn mergeability_reads_unknown_once_after_each_push_and_branch_update() {
+    let gh = FakeGitHub::start();
+    gh.world(|w| {
+        w.pr("octo/app", 1).behind(1);
+    });
+    let read = || {
+        let body = snapshot(&gh, &[("octo/app", 1, None)]);
+        let pr = &body["data"]["pr0"]["pullRequest"];
+        (pr["mergeable"].clone(), pr["mergeStateStatus"].clone())
+    };
+    let unknown = (json!("UNKNOWN"), json!("UNKNOWN"));
+    assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
+    gh.world(|w| {
+        w.push("octo/app", 1, "octocat");
+    });
+    assert_eq!(read(), unknown, "the first read after a push");
+    assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
+    gh.world(|w| {
+        w.update_branch("octo/app", 1, None, UpdateMethod::Merge)
+            .expect("updated");
+    });
+    assert_eq!(read(), unknown, "the first read after a branch update");
     assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
 }
 
