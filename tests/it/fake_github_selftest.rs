@@ -883,17 +883,20 @@ fn rerunning_failed_jobs_requeues_them_once_the_run_is_done() {
     assert_eq!(status, 404);
 }
 
+/// `mergeable` and `mergeStateStatus` of `octo/app#1`, read through a snapshot query.
+fn mergeability(gh: &FakeGitHub) -> (Value, Value) {
+    let body = snapshot(gh, &[("octo/app", 1, None)]);
+    let pr = &body["data"]["pr0"]["pullRequest"];
+    (pr["mergeable"].clone(), pr["mergeStateStatus"].clone())
+}
+
 #[test]
 fn mergeability_can_read_unknown_for_a_while() {
     let gh = FakeGitHub::start();
     gh.world(|w| {
         w.pr("octo/app", 1).mergeable_unknown_for(2);
     });
-    let read = || {
-        let body = snapshot(&gh, &[("octo/app", 1, None)]);
-        let pr = &body["data"]["pr0"]["pullRequest"];
-        (pr["mergeable"].clone(), pr["mergeStateStatus"].clone())
-    };
+    let read = || mergeability(&gh);
     assert_eq!(read(), (json!("UNKNOWN"), json!("UNKNOWN")));
     assert_eq!(read(), (json!("UNKNOWN"), json!("UNKNOWN")));
     assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
@@ -905,11 +908,7 @@ fn mergeability_reads_unknown_once_after_each_push_and_branch_update() {
     gh.world(|w| {
         w.pr("octo/app", 1).behind(1);
     });
-    let read = || {
-        let body = snapshot(&gh, &[("octo/app", 1, None)]);
-        let pr = &body["data"]["pr0"]["pullRequest"];
-        (pr["mergeable"].clone(), pr["mergeStateStatus"].clone())
-    };
+    let read = || mergeability(&gh);
     let unknown = (json!("UNKNOWN"), json!("UNKNOWN"));
     assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
     gh.world(|w| {
