@@ -10,7 +10,7 @@ use pr_monitor::model::PrRef;
 
 use crate::support::fake_github::{
     CheckStatus, DEFAULT_NOW, Event, Fault, FaultKind, JOB_ID_BASE, MergeMethod, MergeState,
-    PrState,
+    PrState, UpdateMethod,
 };
 use crate::support::fake_github::{FakeGitHub, World};
 
@@ -883,19 +883,44 @@ fn rerunning_failed_jobs_requeues_them_once_the_run_is_done() {
     assert_eq!(status, 404);
 }
 
+/// `mergeable` and `mergeStateStatus` of `octo/app#1`, read through a snapshot query.
+fn mergeability(gh: &FakeGitHub) -> (Value, Value) {
+    let body = snapshot(gh, &[("octo/app", 1, None)]);
+    let pr = &body["data"]["pr0"]["pullRequest"];
+    (pr["mergeable"].clone(), pr["mergeStateStatus"].clone())
+}
+
 #[test]
 fn mergeability_can_read_unknown_for_a_while() {
     let gh = FakeGitHub::start();
     gh.world(|w| {
         w.pr("octo/app", 1).mergeable_unknown_for(2);
     });
-    let read = || {
-        let body = snapshot(&gh, &[("octo/app", 1, None)]);
-        let pr = &body["data"]["pr0"]["pullRequest"];
-        (pr["mergeable"].clone(), pr["mergeStateStatus"].clone())
-    };
+    let read = || mergeability(&gh);
     assert_eq!(read(), (json!("UNKNOWN"), json!("UNKNOWN")));
     assert_eq!(read(), (json!("UNKNOWN"), json!("UNKNOWN")));
+    assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
+}
+
+#[test]
+fn mergeability_reads_unknown_once_after_each_push_and_branch_update() {
+    let gh = FakeGitHub::start();
+    gh.world(|w| {
+        w.pr("octo/app", 1).behind(1);
+    });
+    let read = || mergeability(&gh);
+    let unknown = (json!("UNKNOWN"), json!("UNKNOWN"));
+    assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
+    gh.world(|w| {
+        w.push("octo/app", 1, "octocat");
+    });
+    assert_eq!(read(), unknown, "the first read after a push");
+    assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
+    gh.world(|w| {
+        w.update_branch("octo/app", 1, None, UpdateMethod::Merge)
+            .expect("updated");
+    });
+    assert_eq!(read(), unknown, "the first read after a branch update");
     assert_eq!(read(), (json!("MERGEABLE"), json!("CLEAN")));
 }
 

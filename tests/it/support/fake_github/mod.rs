@@ -29,7 +29,8 @@
 //!   `.merged`, `.reopened`, `.head_ref`, `.base_ref`, `.cross_repository`, `.label`, `.labels`,
 //!   `.mergeable(Mergeable)`, `.conflicting`, `.mergeable_unknown_for(reads)`, `.behind(n)`,
 //!   `.merge_state(MergeState)` (override), `.auto_merge(method)`, `.head_commit(|c| ..)`;
-//!   getters `.node_id()`, `.head_sha()`;
+//!   getters `.node_id()`, `.head_sha()`; after every push (`w.push*`, a branch update) the
+//!   next read of `mergeable` / `mergeStateStatus` answers UNKNOWN, as GitHub's does;
 //! - commits (`head_commit`, `push_with` closures) → `.author`, `.committer`, `.by`,
 //!   `.unknown_author`, `.committed_at`, `.authored_at`, `.message`;
 //! - `w.check_run(r, n, name)` (a new run on the head; `check_run_on(r, sha, name)` for any

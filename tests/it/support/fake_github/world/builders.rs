@@ -171,7 +171,8 @@ impl World {
     }
 
     /// `login` pushes a new head commit to the PR now: no checks yet, a cleared merge-state
-    /// override, mergeability and auto-merge kept. Returns the new sha.
+    /// override, mergeability and auto-merge kept, the next mergeability read UNKNOWN (GitHub
+    /// recomputes it after a push). Returns the new sha.
     pub fn push(&mut self, repo: &str, number: u64, login: &str) -> String {
         self.push_with(repo, number, |c| c.by(login))
     }
@@ -205,6 +206,7 @@ impl World {
         pr.commits.push(sha.clone());
         r.commits.insert(sha.clone(), commit);
         pr.merge_state_override = None;
+        pr.mergeable_unknown_reads = pr.mergeable_unknown_reads.max(1);
         f(CommitBuilder {
             commit: r.commits.get_mut(&sha).expect("commit"),
         });

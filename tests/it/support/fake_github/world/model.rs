@@ -416,8 +416,9 @@ pub struct Pr {
     pub labels_changed_at: Time,
     /// The real mergeability (what merging acts on).
     pub mergeable: Mergeable,
-    /// Quirk: this many more reads of `mergeable` / `mergeStateStatus` answer UNKNOWN (GitHub
-    /// still computing) before the real values show.
+    /// This many more reads of `mergeable` / `mergeStateStatus` answer UNKNOWN (GitHub still
+    /// computing) before the real values show. Every push (and branch update) leaves at least
+    /// one, as GitHub computes mergeability in the background after a push.
     pub mergeable_unknown_reads: u32,
     /// Forces `mergeStateStatus` (and what merging acts on) instead of deriving it; cleared when
     /// the head changes.

@@ -378,6 +378,7 @@ impl World {
         pr.commits = new_commits;
         pr.behind_by = 0;
         pr.merge_state_override = None;
+        pr.mergeable_unknown_reads = pr.mergeable_unknown_reads.max(1);
         self.events.push(Event::BranchUpdated {
             repo: repo.to_owned(),
             number,
