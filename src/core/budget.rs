@@ -19,16 +19,6 @@ pub enum Class {
     Idle,
 }
 
-impl Class {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Armed => "armed",
-            Class::Active => "active",
-            Class::Idle => "idle",
-        }
-    }
-}
-
 /// A due watch's class, from what its last tick stored: armed; active when it was never read,
 /// checks were running, a fix or a log is awaited, mergeability was unknown, or its head or
 /// agent moved within the activity window; idle otherwise.

@@ -13,9 +13,7 @@ pub mod queue;
 mod remediate;
 
 pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
-pub use failure::{
-    ERROR_STREAK_NOTICE, FailedTick, Retry, after_acting, after_failure, keeps_erroring,
-};
+pub use failure::{Retry, after_acting, after_failure, keeps_erroring};
 
 use crate::model::watch::Ci;
 use chrono::Duration;

@@ -458,34 +458,28 @@ impl World {
             .entry((project.to_owned(), branch.to_owned()))
             .or_default()
             .push(sha.clone());
-        let id = self.id();
-        self.pipelines.insert(
-            id,
-            Pipeline {
-                id,
-                project: project.into(),
-                sha: sha.clone(),
-                git_ref: branch.into(),
-                jobs: Vec::new(),
-            },
-        );
+        let id = self.new_pipeline(project, sha.clone(), branch.into());
         (sha, id)
+    }
+
+    /// A new pipeline with no jobs yet, on `sha` at `git_ref`; returns its id.
+    fn new_pipeline(&mut self, project: &str, sha: String, git_ref: String) -> u64 {
+        let id = self.id();
+        let pipeline = Pipeline {
+            id,
+            project: project.into(),
+            sha,
+            git_ref,
+            jobs: Vec::new(),
+        };
+        self.pipelines.insert(id, pipeline);
+        id
     }
 
     /// A new pipeline on the MR's current head (it becomes the head pipeline).
     pub fn pipeline(&mut self, project: &str, iid: u64) -> u64 {
-        let id = self.id();
         let mr = self.get_mr(project, iid).clone();
-        self.pipelines.insert(
-            id,
-            Pipeline {
-                id,
-                project: project.into(),
-                sha: mr.sha.clone(),
-                git_ref: mr.source_branch.clone(),
-                jobs: Vec::new(),
-            },
-        );
+        let id = self.new_pipeline(project, mr.sha.clone(), mr.source_branch.clone());
         self.get_mr_mut(project, iid).head_pipeline = Some(id);
         id
     }
@@ -505,17 +499,7 @@ impl World {
         merge.pusher = None;
         merge.parents = vec![tip, mr.sha.clone()];
         self.commits.insert(sha.clone(), merge);
-        let id = self.id();
-        self.pipelines.insert(
-            id,
-            Pipeline {
-                id,
-                project: project.into(),
-                sha,
-                git_ref: format!("refs/merge-requests/{iid}/merge"),
-                jobs: Vec::new(),
-            },
-        );
+        let id = self.new_pipeline(project, sha, format!("refs/merge-requests/{iid}/merge"));
         self.get_mr_mut(project, iid).head_pipeline = Some(id);
         id
     }
