@@ -13,13 +13,13 @@ use std::net::IpAddr;
 
 /// A parsed address, with the text it was read from.
 #[derive(Debug, Clone)]
-pub struct Address {
+pub(crate) struct Address {
     url: url::Url,
 }
 
 impl Address {
     /// Parses `s`, explaining in one line (which quotes `s`) what is wrong with it.
-    pub fn parse(s: &str) -> Result<Address, String> {
+    pub(crate) fn parse(s: &str) -> Result<Address, String> {
         if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(format!("`{s}` is not a URL: it contains whitespace"));
         }
@@ -68,12 +68,12 @@ impl Address {
     }
 
     /// The scheme, lower-cased.
-    pub fn scheme(&self) -> &str {
+    pub(crate) fn scheme(&self) -> &str {
         self.url.scheme()
     }
 
     /// The host, lower-cased for a web address, without brackets for an IPv6 literal.
-    pub fn host(&self) -> String {
+    pub(crate) fn host(&self) -> String {
         match self.url.host() {
             Some(url::Host::Domain(d)) => d.to_ascii_lowercase(),
             Some(url::Host::Ipv4(ip)) => ip.to_string(),
@@ -83,7 +83,7 @@ impl Address {
     }
 
     /// `host[:port]` as it would be written (brackets around IPv6), the port only when given.
-    pub fn host_port(&self) -> String {
+    pub(crate) fn host_port(&self) -> String {
         let host = self.url.host_str().unwrap_or("").to_ascii_lowercase();
         match self.url.port() {
             Some(port) => format!("{host}:{port}"),
@@ -92,27 +92,27 @@ impl Address {
     }
 
     /// Whether the address carries a user name or password.
-    pub fn has_userinfo(&self) -> bool {
+    pub(crate) fn has_userinfo(&self) -> bool {
         !self.url.username().is_empty() || self.url.password().is_some()
     }
 
     /// The password of the userinfo, as written.
-    pub fn password(&self) -> Option<&str> {
+    pub(crate) fn password(&self) -> Option<&str> {
         self.url.password()
     }
 
     /// The path, as the parser normalised it (`/` at least for a web address).
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.url.path()
     }
 
     /// The path with the query and fragment, as they would be sent.
-    pub fn path_onward(&self) -> &str {
+    pub(crate) fn path_onward(&self) -> &str {
         &self.url[url::Position::BeforePath..]
     }
 
     /// The value of the query parameter `key`, if given.
-    pub fn query(&self, key: &str) -> Option<String> {
+    pub(crate) fn query(&self, key: &str) -> Option<String> {
         self.url
             .query_pairs()
             .find(|(k, _)| k == key)
@@ -120,7 +120,7 @@ impl Address {
     }
 
     /// Whether the host is `localhost`, 127.0.0.0/8 or ::1.
-    pub fn is_loopback(&self) -> bool {
+    pub(crate) fn is_loopback(&self) -> bool {
         match self.url.host() {
             Some(url::Host::Domain(d)) => is_loopback_host(d),
             Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -130,7 +130,7 @@ impl Address {
     }
 
     /// https, or plain http to a loopback host.
-    pub fn is_https_or_loopback(&self) -> bool {
+    pub(crate) fn is_https_or_loopback(&self) -> bool {
         match self.scheme() {
             "https" => true,
             "http" => self.is_loopback(),
@@ -140,26 +140,26 @@ impl Address {
 }
 
 /// Whether `host` is `localhost`, 127.0.0.0/8 or ::1.
-pub fn is_loopback_host(host: &str) -> bool {
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Whether `url` parses and its host is a loopback address (or `localhost`).
-pub fn is_loopback(url: &str) -> bool {
+pub(crate) fn is_loopback(url: &str) -> bool {
     Address::parse(url).is_ok_and(|a| a.is_loopback())
 }
 
 /// The one rule for where a secret (a token, a webhook address) may travel: https, or plain
 /// http to a loopback host. Anything that does not parse is refused.
-pub fn is_https_or_loopback(url: &str) -> bool {
+pub(crate) fn is_https_or_loopback(url: &str) -> bool {
     Address::parse(url).is_ok_and(|a| a.is_https_or_loopback())
 }
 
 /// `s` with the userinfo of its authority (`user:password@`) shown as `***@`, for messages.
 /// The authority ends where the parser ends it (`/`, `?`, `#`, or `\`), so a `@` after it is
 /// left alone.
-pub fn without_userinfo(s: &str) -> String {
+pub(crate) fn without_userinfo(s: &str) -> String {
     let Some((scheme, rest)) = s.split_once("://") else {
         return s.to_owned();
     };

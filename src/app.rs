@@ -17,7 +17,7 @@ use crate::store::Store;
 /// A usage or configuration error: exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
@@ -55,7 +55,7 @@ fn github_client(config: &crate::config::GitHubConfig) -> Result<(GitHub, String
 }
 
 /// Reads and parses a GitHub App's private key; the error names where it was read from.
-pub fn app_key(
+pub(crate) fn app_key(
     app: &crate::config::GitHubAppConfig,
 ) -> Result<crate::forge::github::app_key::AppKey, String> {
     let pem = app.read_private_key()?;
@@ -69,7 +69,7 @@ fn credential_hash(credential: &str) -> String {
 }
 
 /// A forge client threads can share: a run's parallel reads and its acting thread use one.
-pub type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
+pub(crate) type SharedForge = std::sync::Arc<dyn Forge + Send + Sync>;
 
 /// Why a forge's client could not answer: it could not be built (no token, an unreadable
 /// key: the setup), or the forge itself failed.
@@ -258,7 +258,7 @@ impl Forges {
 }
 
 /// One PR's snapshot read through `forge`.
-pub fn read_snapshot(forge: &dyn Forge, request: SnapshotRequest) -> Result<Snapshot> {
+pub(crate) fn read_snapshot(forge: &dyn Forge, request: SnapshotRequest) -> Result<Snapshot> {
     let pr = request.pr.clone();
     let mut answers = forge.snapshots(&[request]);
     Ok(answers

@@ -51,7 +51,7 @@ fn count(dir: &Path, range: &str) -> std::io::Result<Option<u32>> {
 }
 
 /// Where the checkout at `dir` stands against `head`.
-pub fn read(dir: &Path, head: &Sha) -> Standing {
+pub(crate) fn read(dir: &Path, head: &Sha) -> Standing {
     match standing(dir, head) {
         Ok(s) => s,
         Err(e) => Standing::Unreadable {

@@ -13,16 +13,16 @@
 use crate::model::Instant;
 
 /// The logical clock's reading: `fixed` (`--now`) when given, else the wall clock.
-pub fn logical(fixed: Option<Instant>) -> Instant {
+pub(crate) fn logical(fixed: Option<Instant>) -> Instant {
     fixed.unwrap_or_else(wall_now)
 }
 
 /// The wall clock, now.
-pub fn wall_now() -> Instant {
+pub(crate) fn wall_now() -> Instant {
     chrono::Utc::now()
 }
 
 /// The wall clock, in seconds since the Unix epoch (as leases and the outbox store it).
-pub fn wall_secs() -> i64 {
+pub(crate) fn wall_secs() -> i64 {
     wall_now().timestamp()
 }

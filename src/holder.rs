@@ -102,7 +102,7 @@ impl Holder {
 }
 
 /// This host's name (the kernel's node name), or `unknown` when it cannot be read.
-pub fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|s| s.trim().to_owned())
@@ -111,7 +111,7 @@ pub fn host_name() -> String {
 }
 
 /// What `/proc/<pid>/stat` says about `pid`.
-pub fn probe(pid: u32) -> Process {
+pub(crate) fn probe(pid: u32) -> Process {
     if !std::path::Path::new("/proc/self/stat").exists() {
         return Process::Unknown;
     }

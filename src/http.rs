@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 /// An agent whose every request ends within `timeout` (connecting within ten seconds at
 /// most); `direct` turns the environment's proxies off (for a loopback address).
-pub fn agent(timeout: Duration, direct: bool) -> ureq::Agent {
+pub(crate) fn agent(timeout: Duration, direct: bool) -> ureq::Agent {
     let mut config = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .timeout_connect(Some(timeout.min(Duration::from_secs(10))))
@@ -24,7 +24,7 @@ pub fn agent(timeout: Duration, direct: bool) -> ureq::Agent {
 
 /// Seconds a `Retry-After` value asks to wait: a number of seconds, or an HTTP date (a date
 /// already past asks for none).
-pub fn retry_after_secs(value: &str, now: SystemTime) -> Option<u64> {
+pub(crate) fn retry_after_secs(value: &str, now: SystemTime) -> Option<u64> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<u64>() {
         return Some(secs);

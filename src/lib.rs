@@ -20,16 +20,21 @@
 //! - The edges: [`config`], [`forge`] (the clients), [`store`] (SQLite), [`notify`] (the
 //!   channels), and the process's own plumbing: [`address`], [`clock`], [`holder`], [`http`], [`locked`],
 //!   [`logging`], [`private`], [`secrets`], [`stdout`], [`terminal`], [`tls`].
+//!
+//! Only the modules the end-to-end tests and benchmarks name are `pub`; the rest are
+//! `pub(crate)`, and `unreachable_pub` keeps every item's visibility as narrow as its use.
+
+#![warn(unreachable_pub)]
 
 pub mod model;
 
-pub mod core;
+pub(crate) mod core;
 
 pub mod view;
 
 pub mod tick;
 
-pub mod app;
+pub(crate) mod app;
 pub mod cli;
 pub mod commands;
 
@@ -38,16 +43,16 @@ pub mod forge;
 pub mod notify;
 pub mod store;
 
-pub mod address;
-pub mod checkout;
-pub mod clock;
-pub mod holder;
-pub mod http;
-pub mod locked;
+pub(crate) mod address;
+pub(crate) mod checkout;
+pub(crate) mod clock;
+pub(crate) mod holder;
+pub(crate) mod http;
+pub(crate) mod locked;
 pub mod logging;
-pub mod private;
-pub mod secrets;
-pub mod stdout;
-pub mod terminal;
-pub mod tls;
-pub mod web_roots;
+pub(crate) mod private;
+pub(crate) mod secrets;
+pub(crate) mod stdout;
+pub(crate) mod terminal;
+pub(crate) mod tls;
+pub(crate) mod web_roots;

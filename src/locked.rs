@@ -39,17 +39,17 @@ impl<T: Copy> Locked<T> {
 
 /// A counting gate: at most `size` holders of [`Gate::enter`]'s guard at once; the others wait.
 #[derive(Debug)]
-pub struct Gate {
+pub(crate) struct Gate {
     free: Mutex<usize>,
     freed: Condvar,
 }
 
 /// A place taken in a [`Gate`], given back when dropped.
 #[derive(Debug)]
-pub struct Entered<'a>(&'a Gate);
+pub(crate) struct Entered<'a>(&'a Gate);
 
 impl Gate {
-    pub fn new(size: usize) -> Self {
+    pub(crate) fn new(size: usize) -> Self {
         Gate {
             free: Mutex::new(size.max(1)),
             freed: Condvar::new(),
@@ -57,7 +57,7 @@ impl Gate {
     }
 
     /// Takes a place, waiting for one to be given back when all are taken.
-    pub fn enter(&self) -> Entered<'_> {
+    pub(crate) fn enter(&self) -> Entered<'_> {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         while *free == 0 {
             free = self

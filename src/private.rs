@@ -8,17 +8,17 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// A file only its owner may read and write.
-pub const FILE: u32 = 0o600;
+pub(crate) const FILE: u32 = 0o600;
 /// A folder only its owner may enter.
-pub const DIR: u32 = 0o700;
+pub(crate) const DIR: u32 = 0o700;
 
 /// Creates `dir` and any missing parents as owner-only folders (existing ones are left alone).
-pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_dir_all(dir: &Path) -> std::io::Result<()> {
     DirBuilder::new().recursive(true).mode(DIR).create(dir)
 }
 
 /// Writes `bytes` to `path` (created or truncated) with exactly `mode`, synced to disk.
-pub fn write(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+pub(crate) fn write(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
         .create(true)
@@ -33,7 +33,7 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 
 /// Creates `path` empty and owner-only when it does not exist yet (a database, before SQLite
 /// opens it: SQLite gives its `-wal` and `-shm` files the database's mode).
-pub fn create_file(path: &Path) -> std::io::Result<()> {
+pub(crate) fn create_file(path: &Path) -> std::io::Result<()> {
     match OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -6,7 +6,7 @@
 use crate::locked::Locked;
 
 /// What a masked value reads as.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Values shorter than this are not masked by value (they would mask ordinary words).
 const MIN_LEN: usize = 6;
@@ -15,7 +15,7 @@ const MIN_LEN: usize = 6;
 static HELD: Locked<Vec<String>> = Locked::new(Vec::new());
 
 /// Remembers `value` as a secret, to be masked wherever it appears.
-pub fn hold(value: &str) {
+pub(crate) fn hold(value: &str) {
     let value = value.trim();
     if value.len() < MIN_LEN {
         return;
@@ -29,7 +29,7 @@ pub fn hold(value: &str) {
 }
 
 /// Holds the value of each environment variable in `names` that is set.
-pub fn hold_env<'a>(names: impl IntoIterator<Item = &'a str>) {
+pub(crate) fn hold_env<'a>(names: impl IntoIterator<Item = &'a str>) {
     for name in names {
         if let Ok(value) = std::env::var(name) {
             hold(&value);
@@ -44,7 +44,7 @@ const SEGMENT_MIN_LEN: usize = 16;
 /// Remembers a secret URL (a Slack webhook): the whole URL, and its secret parts on their own
 /// — the path and query after the host, and a key-like last path segment (Slack's secret) — so
 /// a log that prints only the path or only the key still has them masked.
-pub fn hold_url(url: &str) {
+pub(crate) fn hold_url(url: &str) {
     let url = url.trim();
     hold(url);
     if let Ok(address) = crate::address::Address::parse(url)
@@ -65,7 +65,7 @@ pub fn hold_url(url: &str) {
 
 /// Holds a PEM private key: the whole text, and each of its lines long enough to be key
 /// material, so a log printing one line of the key has it masked too.
-pub fn hold_pem(pem: &str) {
+pub(crate) fn hold_pem(pem: &str) {
     hold(pem);
     for line in pem.lines().map(str::trim) {
         if line.len() >= SEGMENT_MIN_LEN && !line.starts_with("-----") {
@@ -81,7 +81,7 @@ const PEM_PRIVATE: &str = "PRIVATE KEY-----";
 /// `text` with every PEM private-key block, held or not, replaced by [`MASK`]: from its
 /// `-----BEGIN … PRIVATE KEY-----` line through its `-----END … PRIVATE KEY-----` line, or to
 /// the end of the text when the block is cut off.
-pub fn mask_pem_blocks(text: &str) -> String {
+pub(crate) fn mask_pem_blocks(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(begin) = rest.find(PEM_BEGIN) {
@@ -110,7 +110,7 @@ pub fn mask_pem_blocks(text: &str) -> String {
 }
 
 /// `text` with every held secret, and every PEM private-key block, replaced by [`MASK`].
-pub fn mask(text: &str) -> String {
+pub(crate) fn mask(text: &str) -> String {
     let list = HELD.borrow();
     let mut out = if text.contains(PEM_BEGIN) {
         mask_pem_blocks(text)
@@ -126,7 +126,7 @@ pub fn mask(text: &str) -> String {
 }
 
 /// [`mask`] on an optional text.
-pub fn mask_opt(text: Option<&str>) -> Option<String> {
+pub(crate) fn mask_opt(text: Option<&str>) -> Option<String> {
     text.map(mask)
 }
 

@@ -8,10 +8,10 @@ use std::io::Write;
 /// Standard output was closed by its reader (EPIPE).
 #[derive(Debug, thiserror::Error)]
 #[error("standard output is closed")]
-pub struct Closed;
+pub(crate) struct Closed;
 
 /// Writes `args` to standard output and flushes it, so a closed pipe is found at this write.
-pub fn write(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
+pub(crate) fn write(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let text = crate::secrets::mask(&args.to_string());
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -22,13 +22,13 @@ pub fn write(args: std::fmt::Arguments<'_>) -> anyhow::Result<()> {
 }
 
 /// Whether `e` is (caused by) a closed standard output.
-pub fn is_closed(e: &anyhow::Error) -> bool {
+pub(crate) fn is_closed(e: &anyhow::Error) -> bool {
     e.chain().any(<dyn std::error::Error>::is::<Closed>)
 }
 
 /// The exit code `code` a command decided before printing, unless printing failed for another
 /// reason than a closed standard output.
-pub fn keep_code(code: u8, printed: anyhow::Result<()>) -> anyhow::Result<u8> {
+pub(crate) fn keep_code(code: u8, printed: anyhow::Result<()>) -> anyhow::Result<u8> {
     match printed {
         Err(e) if !is_closed(&e) => Err(e),
         _ => Ok(code),

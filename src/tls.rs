@@ -13,7 +13,7 @@ static EXTRA: RwLock<Option<Arc<Vec<CertificateDer<'static>>>>> = RwLock::new(No
 
 /// The certificates of the PEM file at `path`; an error naming the file when it cannot be
 /// read or holds none.
-pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let shown = path.display();
     let pem = std::fs::read(path).map_err(|e| {
         format!(
@@ -33,7 +33,7 @@ pub fn read_ca_file(path: &Path) -> Result<Vec<CertificateDer<'static>>, String>
 }
 
 /// Makes `certs` trusted beside the bundled roots by every client built from now on.
-pub fn set_extra_roots(certs: Vec<CertificateDer<'static>>) {
+pub(crate) fn set_extra_roots(certs: Vec<CertificateDer<'static>>) {
     *EXTRA
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(certs));
@@ -48,7 +48,7 @@ fn extra() -> Option<Arc<Vec<CertificateDer<'static>>>> {
 
 /// ureq's TLS settings with the extra roots beside Mozilla's; `None` (ureq's own bundled
 /// roots) when there are none.
-pub fn ureq_tls() -> Option<ureq::tls::TlsConfig> {
+pub(crate) fn ureq_tls() -> Option<ureq::tls::TlsConfig> {
     let extra = extra()?;
     let certs: Vec<ureq::tls::Certificate<'static>> = webpki_root_certs::TLS_SERVER_ROOT_CERTS
         .iter()
@@ -63,7 +63,7 @@ pub fn ureq_tls() -> Option<ureq::tls::TlsConfig> {
 }
 
 /// The extra roots as lettre adds them to its bundled ones.
-pub fn lettre_roots() -> Vec<lettre::transport::smtp::client::Certificate> {
+pub(crate) fn lettre_roots() -> Vec<lettre::transport::smtp::client::Certificate> {
     extra().map_or_else(Vec::new, |certs| {
         certs
             .iter()
@@ -76,7 +76,7 @@ pub fn lettre_roots() -> Vec<lettre::transport::smtp::client::Certificate> {
 
 /// Why a TLS handshake failed, when `e` is one (rustls reports it as invalid data carrying
 /// its error: `invalid peer certificate: UnknownIssuer`).
-pub fn handshake_failure(e: &std::io::Error) -> Option<String> {
+pub(crate) fn handshake_failure(e: &std::io::Error) -> Option<String> {
     (e.kind() == std::io::ErrorKind::InvalidData)
         .then(|| e.get_ref().map(ToString::to_string))
         .flatten()

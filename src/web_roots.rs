@@ -16,14 +16,14 @@ use crate::model::web::WebRoots;
 static ROOTS: RwLock<Option<WebRoots>> = RwLock::new(None);
 
 /// Makes `roots` the process's web roots (the config's, once it is loaded).
-pub fn set_roots(roots: WebRoots) {
+pub(crate) fn set_roots(roots: WebRoots) {
     *ROOTS
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(roots);
 }
 
 /// The process's web roots: the config's, else the public forges'.
-pub fn roots() -> WebRoots {
+pub(crate) fn roots() -> WebRoots {
     ROOTS
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -86,11 +86,11 @@ impl TokenSource {
 
 /// How a `token_file` names the folder systemd hands a service's credentials in
 /// (`LoadCredential=`); expanded when the file is read, from the service's environment.
-pub const CREDENTIALS_DIRECTORY: &str = "${CREDENTIALS_DIRECTORY}";
+pub(super) const CREDENTIALS_DIRECTORY: &str = "${CREDENTIALS_DIRECTORY}";
 
 /// `path` with a leading `${CREDENTIALS_DIRECTORY}` replaced by that variable's value (read
 /// through `var`); any other path as it is. An error when the variable is not set.
-pub fn expand_credentials(
+pub(super) fn expand_credentials(
     path: &Path,
     var: impl Fn(&str) -> Option<OsString>,
 ) -> Result<PathBuf, String> {
@@ -124,7 +124,7 @@ impl fmt::Display for TokenSource {
 }
 
 /// The file glab keeps its hosts and tokens in, inside its config folder.
-pub const GLAB_CONFIG_FILE: &str = "config.yml";
+pub(super) const GLAB_CONFIG_FILE: &str = "config.yml";
 
 /// `gh auth token --user USER`'s output, run without a shell; as with a token command, neither
 /// output is kept on failure.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// The state folder for the environment `var` reads, or `None` when neither an absolute
 /// `XDG_STATE_HOME` nor a `HOME` is set. A relative `XDG_STATE_HOME` is ignored, as the XDG base
 /// directory specification asks.
-pub fn default_dir(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+pub(super) fn default_dir(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     let set = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     set("XDG_STATE_HOME")
         .filter(|p| p.is_absolute())

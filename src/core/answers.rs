@@ -15,7 +15,7 @@ const QUOTE_CHARS: usize = 200;
 
 /// What the agent did about a review-feedback message it marked done.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     /// The head moved after the message went.
     pub new_head: bool,
     /// Threads it answered: the thread's id and its reply's words, `None` when it only
@@ -27,13 +27,18 @@ pub struct Judgement {
 
 impl Judgement {
     /// No new commit, no reply, no resolved thread, no comment.
-    pub fn did_nothing(&self) -> bool {
+    pub(crate) fn did_nothing(&self) -> bool {
         !self.new_head && self.threads.is_empty() && self.comment.is_none()
     }
 }
 
 /// What is kept of a review-feedback message `message_id` sent on `head` at `at`.
-pub fn sent(message_id: &str, head: &Sha, at: Instant, feedback: &[Feedback]) -> FeedbackSent {
+pub(crate) fn sent(
+    message_id: &str,
+    head: &Sha,
+    at: Instant,
+    feedback: &[Feedback],
+) -> FeedbackSent {
     let threads: Vec<String> = feedback
         .iter()
         .filter(|f| f.source == SeenSource::ReviewThread)
@@ -52,7 +57,11 @@ pub fn sent(message_id: &str, head: &Sha, at: Instant, feedback: &[Feedback]) ->
 }
 
 /// What the agent did about `sent`, judged on `snap`; `None` while it is not marked done.
-pub fn judge(sent: &FeedbackSent, snap: &Snapshot, agent_logins: &[Login]) -> Option<Judgement> {
+pub(crate) fn judge(
+    sent: &FeedbackSent,
+    snap: &Snapshot,
+    agent_logins: &[Login],
+) -> Option<Judgement> {
     sent.done_at?;
     let after = |c: &Comment| {
         !c.pending
@@ -95,7 +104,7 @@ fn words(body: &str) -> String {
 }
 
 /// `2 review threads`, `1 comment`, `2 review threads and 1 comment`: what a message carried.
-pub fn carried(threads: usize, comments: u32) -> String {
+pub(crate) fn carried(threads: usize, comments: u32) -> String {
     let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let t = plural(threads as u64, "review thread", "review threads");
     let c = plural(u64::from(comments), "comment", "comments");
@@ -108,7 +117,7 @@ pub fn carried(threads: usize, comments: u32) -> String {
 
 /// The history's lines for what `agent` did about `sent` (none when it did nothing: the
 /// notice says that).
-pub fn history(agent: &str, sent: &FeedbackSent, j: &Judgement) -> Vec<String> {
+pub(crate) fn history(agent: &str, sent: &FeedbackSent, j: &Judgement) -> Vec<String> {
     let mut out = Vec::new();
     if j.new_head {
         out.push(format!(

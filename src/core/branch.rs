@@ -10,7 +10,7 @@ use crate::model::{Check, CheckState, FailedCheck, Instant, Sha, stamp};
 
 /// What the checks on a branch's head say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BranchChecks {
+pub(crate) struct BranchChecks {
     /// The mapped checks that failed, by name.
     pub failing: Vec<String>,
     /// A mapped check has not finished.
@@ -21,7 +21,7 @@ pub struct BranchChecks {
 
 /// Whether a check named `name` counts under `mapped` (empty: every check; else the names
 /// listed, compared case-insensitively).
-pub fn counts(mapped: &[String], name: &str) -> bool {
+pub(crate) fn counts(mapped: &[String], name: &str) -> bool {
     mapped.is_empty() || mapped.iter().any(|m| m.eq_ignore_ascii_case(name))
 }
 
@@ -31,7 +31,7 @@ fn sent_key(head: &Sha, check: &str) -> String {
 }
 
 /// Reads the checks on `head` under `mapped`, against what `memory` says was sent.
-pub fn read(
+pub(crate) fn read(
     head: &Sha,
     checks: &[Check],
     mapped: &[String],
@@ -62,7 +62,7 @@ pub fn read(
 }
 
 /// `memory` once `names` were sent for `head`: only this head's keys are kept.
-pub fn mark_sent(memory: &mut BranchMemory, head: &Sha, names: &[String]) {
+pub(crate) fn mark_sent(memory: &mut BranchMemory, head: &Sha, names: &[String]) {
     let prefix = format!("{}:", head.as_str());
     memory.sent.retain(|k| k.starts_with(&prefix));
     for n in names {
@@ -76,7 +76,7 @@ pub fn mark_sent(memory: &mut BranchMemory, head: &Sha, names: &[String]) {
 /// The inbox message id of a failure of `checks` on `head`: stable, so a resend after a crash
 /// replaces rather than doubles, and safe as a file name. Its hash covers the whole head, so
 /// two heads sharing their first seven digits have two ids.
-pub fn message_id(branch: &BranchRef, head: &Sha, checks: &[String]) -> String {
+pub(crate) fn message_id(branch: &BranchRef, head: &Sha, checks: &[String]) -> String {
     let safe: String = format!("{}-{}", branch.repo, branch.name)
         .chars()
         .map(|c| {
@@ -96,7 +96,7 @@ pub fn message_id(branch: &BranchRef, head: &Sha, checks: &[String]) -> String {
 
 /// The facts of one `branch_failure` message.
 #[derive(Debug, Clone)]
-pub struct Failure<'a> {
+pub(crate) struct Failure<'a> {
     pub branch: &'a BranchRef,
     /// The branch's web address, on its forge's web root.
     pub url: &'a str,
@@ -109,7 +109,7 @@ pub struct Failure<'a> {
 }
 
 /// The `branch_failure` inbox message.
-pub fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
+pub(crate) fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
     let names: Vec<String> = f.checks.iter().map(|c| c.name.clone()).collect();
     BranchMessage {
         schema: AGENT_MESSAGE_SCHEMA,

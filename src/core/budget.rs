@@ -9,7 +9,7 @@
 
 /// Why a due PR needs its turn now, or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Class {
+pub(crate) enum Class {
     /// Its merge is armed: it goes first.
     Armed,
     /// Something is moving (checks running, a fix in flight, a first look, a recent push): it
@@ -22,7 +22,7 @@ pub enum Class {
 /// A due watch's class, from what its last tick stored: armed; active when it was never read,
 /// checks were running, a fix or a log is awaited, mergeability was unknown, or its head or
 /// agent moved within the activity window; idle otherwise.
-pub fn class_of(w: &crate::model::watch::Watch, now: crate::model::Instant) -> Class {
+pub(crate) fn class_of(w: &crate::model::watch::Watch, now: crate::model::Instant) -> Class {
     let s = &w.status;
     let m = &s.memory;
     let recent = |t: Option<crate::model::Instant>| {
@@ -49,7 +49,7 @@ pub fn class_of(w: &crate::model::watch::Watch, now: crate::model::Instant) -> C
 
 /// What is left of the budget, as the forge last said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Left {
+pub(crate) struct Left {
     /// Points (GitHub GraphQL) or requests (GitLab) left.
     pub remaining: u64,
     /// Seconds from now to the reset (real time); zero or less: the reset has passed.
@@ -58,7 +58,7 @@ pub struct Left {
 
 /// The idle PRs pushed after the reset, and the figures that made it so.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shortfall {
+pub(crate) struct Shortfall {
     /// Watch ids, in their due order.
     pub deferred: Vec<i64>,
     pub remaining: u64,
@@ -71,7 +71,7 @@ pub struct Shortfall {
 impl Shortfall {
     /// Why, in words, for the PR's history and `status`: `GitHub budget: 3 points left until
     /// its reset in 3540s; the 120 PRs due need about 192; armed and active PRs went first`.
-    pub fn why(&self, forge: &str, unit: &str) -> String {
+    pub(crate) fn why(&self, forge: &str, unit: &str) -> String {
         format!(
             "{forge} budget: {remaining} {unit} left until its reset in {reset}s; the {due} PRs due need about {needed}; armed and active PRs went first",
             remaining = self.remaining,
@@ -88,7 +88,7 @@ impl Shortfall {
 /// before the reset comes. Armed and active PRs, due now or upcoming, are counted first; the
 /// idle ones due now take what is left in their due order (the upcoming idle ones wait for
 /// their own turn). `None`: nothing waits.
-pub fn defer(
+pub(crate) fn defer(
     left: Option<Left>,
     due: &[(i64, Class)],
     upcoming: &[Class],

@@ -10,7 +10,7 @@ use crate::model::{Check, CheckState, Instant};
 
 /// What the checks on a head say, once duplicates are dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// No checks yet, within the grace period after the head was first seen.
     AwaitingChecks,
     /// No checks at all, past the grace period: nothing to wait for.
@@ -25,14 +25,14 @@ pub enum Verdict {
 
 impl Verdict {
     /// Whether the checks are still moving (pr-monitor acts only once all are done).
-    pub fn in_progress(&self) -> bool {
+    pub(crate) fn in_progress(&self) -> bool {
         matches!(self, Verdict::AwaitingChecks | Verdict::Running { .. })
     }
 }
 
 /// The checks a policy judges: every one, or with `required_only` (`policy.checks: required`)
 /// those the base requires; the others never fail the PR, light nothing and reach no agent.
-pub fn judged(checks: &[Check], required_only: bool) -> Vec<Check> {
+pub(crate) fn judged(checks: &[Check], required_only: bool) -> Vec<Check> {
     checks
         .iter()
         .filter(|c| !(required_only && c.optional))
@@ -41,7 +41,7 @@ pub fn judged(checks: &[Check], required_only: bool) -> Vec<Check> {
 }
 
 /// The newest entry per (name, workflow, event, kind), in name order.
-pub fn newest(checks: &[Check]) -> Vec<&Check> {
+pub(crate) fn newest(checks: &[Check]) -> Vec<&Check> {
     let mut by_key: BTreeMap<(&str, &str, &str, bool), &Check> = BTreeMap::new();
     for c in checks {
         let key = (
@@ -64,7 +64,7 @@ pub fn newest(checks: &[Check]) -> Vec<&Check> {
 /// Checks still pending more than `timeout_secs` after `since` (when the head was first seen,
 /// or last re-run) or after they started, whichever is later: they never finished (a
 /// third-party suite can sit queued forever) and count as failed.
-pub fn overdue(
+pub(crate) fn overdue(
     checks: &[Check],
     since: Instant,
     now: Instant,
@@ -84,7 +84,7 @@ pub fn overdue(
 
 /// The verdict on `checks`, for a head first seen at `head_seen_at`; checks pending past
 /// `pending_timeout_secs` count as failed.
-pub fn verdict(
+pub(crate) fn verdict(
     checks: &[Check],
     head_seen_at: Instant,
     now: Instant,
@@ -139,7 +139,7 @@ const FRESHNESS_WORDS: [&str; 7] = [
 
 /// Whether a check is a freshness check: its name says so (`branch-up-to-date`, `Freshness`),
 /// or its summary speaks of the branch being out of date or behind its base.
-pub fn is_freshness(c: &Check) -> bool {
+pub(crate) fn is_freshness(c: &Check) -> bool {
     let says = |text: &str| {
         let lower = text.to_lowercase();
         FRESHNESS_WORDS.iter().any(|w| lower.contains(w))
@@ -149,7 +149,7 @@ pub fn is_freshness(c: &Check) -> bool {
 }
 
 /// The failing freshness checks among `checks`, by name (newest entry per check).
-pub fn failing_freshness(checks: &[Check]) -> Vec<String> {
+pub(crate) fn failing_freshness(checks: &[Check]) -> Vec<String> {
     newest(checks)
         .into_iter()
         .filter(|c| c.state == CheckState::Failed && is_freshness(c))

@@ -6,7 +6,7 @@
 /// The files both sides changed (each side's whole list), sorted and without repeats; `None`
 /// when they share no file (the conflict is then somewhere the lists do not show, such as two
 /// renames of one file).
-pub fn files(branch: &[String], base: &[String]) -> Option<Vec<String>> {
+pub(crate) fn files(branch: &[String], base: &[String]) -> Option<Vec<String>> {
     let mut both: Vec<String> = branch
         .iter()
         .filter(|f| base.contains(f))

@@ -7,13 +7,13 @@
 //! runs the stages, and sets the cadence.
 
 mod failure;
-pub mod intents;
-pub mod merge;
-pub mod queue;
+pub(crate) mod intents;
+pub(crate) mod merge;
+pub(crate) mod queue;
 mod remediate;
 
-pub use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
-pub use failure::{Retry, after_acting, after_failure, keeps_erroring};
+pub(crate) use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
+pub(crate) use failure::{Retry, after_acting, after_failure, keeps_erroring};
 
 use crate::model::watch::Ci;
 use chrono::Duration;
@@ -27,20 +27,20 @@ use crate::model::watch::{HistoryEntry, Watch, WatchStatus};
 use crate::model::{Instant, Login, PrState, Snapshot};
 
 /// How long a push, a new head or an agent run counts as recent activity (poll on `poll_sec`).
-pub const ACTIVITY_WINDOW_SECS: i64 = 120;
+pub(crate) const ACTIVITY_WINDOW_SECS: i64 = 120;
 
 /// A head that appeared this long after a command agent's run ended is still the agent's: its
 /// push may land just after the run reports done.
-pub const AGENT_RUN_GRACE_SECS: i64 = 15;
+pub(crate) const AGENT_RUN_GRACE_SECS: i64 = 15;
 
 /// How long a closed (not merged) PR waits before it is looked at again, so one reopened is
 /// noticed within a day even when nothing names it. A merged PR cannot be reopened on either
 /// forge, and is not looked at again.
-pub const CLOSED_LOOK_SECS: i64 = 24 * 3600;
+pub(crate) const CLOSED_LOOK_SECS: i64 = 24 * 3600;
 
 /// Facts from outside the snapshot that the rules need.
 #[derive(Debug, Clone)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub policy: &'a Policy,
     pub now: Instant,
     /// Logins whose commits are the agent's (from `agents.<name>.logins`).
@@ -73,7 +73,7 @@ pub struct Context<'a> {
     reason = "independent facts derived from one snapshot"
 )]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Condition {
+pub(crate) struct Condition {
     pub verdict: Verdict,
     pub conflict: bool,
     /// GitHub has not finished computing mergeability.
@@ -99,7 +99,7 @@ pub struct Condition {
 
 impl Condition {
     /// Whether every failing check is a freshness check (see [`Condition::freshness`]).
-    pub fn only_stale(&self) -> bool {
+    pub(crate) fn only_stale(&self) -> bool {
         match &self.verdict {
             Verdict::Failed { failed } => failed.iter().all(|f| self.freshness.contains(f)),
             _ => false,
@@ -110,7 +110,7 @@ impl Condition {
 /// When waiting for the head's checks began (the no-checks grace and the pending timeout count
 /// from it): the tick's first sight of the head, or pr-monitor's last re-run, whichever is
 /// later; `now` for a head the tick has not seen. The tick and `check` both ask this.
-pub fn waiting_since(before: &WatchStatus, snap: &Snapshot, now: Instant) -> Instant {
+pub(crate) fn waiting_since(before: &WatchStatus, snap: &Snapshot, now: Instant) -> Instant {
     let head_seen_at = if before.head_sha.as_ref() == Some(&snap.head.sha) {
         before.head_seen_at.unwrap_or(now)
     } else {
@@ -123,7 +123,7 @@ pub fn waiting_since(before: &WatchStatus, snap: &Snapshot, now: Instant) -> Ins
 }
 
 /// Classifies a snapshot: the one place the rules read the forge's facts.
-pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
+pub(crate) fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Condition {
     let new_head = before.head_sha.as_ref() != Some(&snap.head.sha);
     let since = waiting_since(before, snap, ctx.now);
     let head_seen_at = if new_head {
@@ -182,7 +182,7 @@ pub fn condition(before: &WatchStatus, snap: &Snapshot, ctx: &Context<'_>) -> Co
 }
 
 /// The logins whose pushes and signatures vouch for a head in this PR.
-pub fn trusted<'a>(ctx: &'a Context<'a>) -> Trusted<'a> {
+pub(crate) fn trusted<'a>(ctx: &'a Context<'a>) -> Trusted<'a> {
     Trusted {
         owner: ctx.owner,
         agent: ctx.agent_logins,
@@ -254,20 +254,20 @@ pub(crate) struct Draft {
 }
 
 impl Draft {
-    pub fn note(&mut self, what: impl Into<String>, why: Option<&str>) {
+    pub(crate) fn note(&mut self, what: impl Into<String>, why: Option<&str>) {
         self.history.push(HistoryEntry {
             at: self.now,
             what: what.into(),
             why: why.map(str::to_owned),
         });
     }
-    pub fn notify(&mut self, notice: Notice) {
+    pub(crate) fn notify(&mut self, notice: Notice) {
         self.actions.push(Action::Notify(notice));
     }
 }
 
 /// Decides one tick for `watch` given its fresh `snap`.
-pub fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
+pub(crate) fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
     let before = &watch.status;
     let cond = condition(before, snap, ctx);
     let mut d = Draft {
@@ -426,7 +426,7 @@ fn stuck(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
 /// its log, a merge is armed,
 /// mergeability is still being computed, or there was activity in the last two minutes;
 /// `idle_poll_sec` otherwise.
-pub fn next_tick(
+pub(crate) fn next_tick(
     status: &WatchStatus,
     snap: &Snapshot,
     cond: &Condition,
@@ -463,7 +463,7 @@ pub fn next_tick(
 /// then the next one. `fresh` holds this tick's snapshots by watch id: whether a PR is behind,
 /// and its base, come from them where there is one, else from the stored state. So the oldest
 /// armed PR is updated on the first tick that sees it behind, and N behind PRs cost N updates.
-pub fn update_turns(
+pub(crate) fn update_turns(
     watches: &[Watch],
     fresh: &std::collections::BTreeMap<i64, &Snapshot>,
 ) -> Vec<i64> {

@@ -10,7 +10,7 @@ use crate::model::plan::{Done, OpenThread};
 use crate::model::{CheckState, Instant, ReviewState, Snapshot};
 
 /// The record of `snap` merging, with `agent_messages` sent about it.
-pub fn record(snap: &Snapshot, agent_messages: u32) -> Done {
+pub(crate) fn record(snap: &Snapshot, agent_messages: u32) -> Done {
     let current = checks::newest(&snap.checks);
     let state_count = |state: CheckState| current.iter().filter(|c| c.state == state).count();
     let threads_open = snap
@@ -73,12 +73,12 @@ fn approvers(snap: &Snapshot) -> Vec<String> {
 /// The record in one line, for the history: `done at abc1234: checks green (3/3) · approved
 /// by alice · 1 review thread resolved, 1 still open: src/lib.rs:10 by bob (https://…) · 2
 /// messages to the agent`.
-pub fn line(done: &Done) -> String {
+pub(crate) fn line(done: &Done) -> String {
     format!("done at {}: {}", done.head.short(), lines(done).join(" · "))
 }
 
 /// The record's parts, one per line in a notice.
-pub fn lines(done: &Done) -> Vec<String> {
+pub(crate) fn lines(done: &Done) -> Vec<String> {
     let checks = if done.checks_total == 0 {
         "no checks".to_owned()
     } else if done.checks_failed.is_empty() && done.checks_passed == done.checks_total {

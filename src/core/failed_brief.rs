@@ -7,7 +7,7 @@ use crate::model::FailedCheck;
 use crate::model::message::AgentCheck;
 
 /// The failed checks as an agent message carries them: at most five, each with its log tail.
-pub fn agent_checks(checks: &[FailedCheck]) -> Vec<AgentCheck> {
+pub(crate) fn agent_checks(checks: &[FailedCheck]) -> Vec<AgentCheck> {
     checks
         .iter()
         .take(5)
@@ -22,7 +22,7 @@ pub fn agent_checks(checks: &[FailedCheck]) -> Vec<AgentCheck> {
 
 /// The failed checks' part of a brief (at most five): each named, linked, and the end of its
 /// log fenced as data.
-pub fn failed_checks_brief(checks: &[FailedCheck]) -> String {
+pub(crate) fn failed_checks_brief(checks: &[FailedCheck]) -> String {
     let mut b = String::new();
     for c in checks.iter().take(5) {
         b.push_str(&format!("## Failed check: {}", inline(&c.name)));

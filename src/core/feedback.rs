@@ -12,13 +12,13 @@ use crate::model::policy::Edits;
 use crate::model::{Comment, Edit, Login, ReviewState, Snapshot};
 
 /// Replies pr-monitor posts for agents start with this; they are never feedback.
-pub const AGENT_REPLY_PREFIX: &str = "🤖 ";
+pub(crate) const AGENT_REPLY_PREFIX: &str = "🤖 ";
 
 use crate::model::stamp_or_empty as stamp;
 
 /// Whose words an item holds now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Words {
+pub(crate) enum Words {
     /// As written: never edited.
     Written,
     /// Edited by its own author.
@@ -47,13 +47,13 @@ impl Words {
 
 /// One item that may need a response, and whose words it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub(crate) struct Item {
     pub feedback: Feedback,
     pub words: Words,
 }
 
 /// Every item that may need a response, newest activity last within each source.
-pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
+pub(crate) fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
     let by_agent = |author: &Option<String>, body: &str| {
         Login::any_is(agent_logins, author.as_deref()) || body.starts_with(AGENT_REPLY_PREFIX)
     };
@@ -129,13 +129,13 @@ pub fn items(snap: &Snapshot, agent_logins: &[Login]) -> Vec<Item> {
 }
 
 /// Whether `item` is newer than what was handled.
-pub fn is_new(item: &Feedback, seen: &BTreeMap<(String, String), String>) -> bool {
+pub(crate) fn is_new(item: &Feedback, seen: &BTreeMap<(String, String), String>) -> bool {
     seen.get(&item.seen_key()) != Some(&item.updated_at)
 }
 
 /// What becomes of the new items from trusted authors.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Sorted {
+pub(crate) struct Sorted {
     /// What goes to the agent.
     pub send: Vec<Feedback>,
     /// Edits that do not count, with who made them (`None`: the forge does not say): marked
@@ -147,7 +147,7 @@ pub struct Sorted {
 
 impl Sorted {
     /// The seen-state rows that mark every sorted item handled.
-    pub fn seen_rows(&self) -> Vec<SeenMark> {
+    pub(crate) fn seen_rows(&self) -> Vec<SeenMark> {
         let ignored = self.ignored.iter().map(|(f, _)| f);
         self.send
             .iter()
@@ -161,7 +161,11 @@ impl Sorted {
 /// Sorts `items` that are new against `seen`: an item never handled is sent unless another
 /// login rewrote it; a changed one is sent again only when its author edited it and `edits`
 /// is `author` (or it is a new reply on a thread).
-pub fn sort(items: Vec<Item>, seen: &BTreeMap<(String, String), String>, edits: Edits) -> Sorted {
+pub(crate) fn sort(
+    items: Vec<Item>,
+    seen: &BTreeMap<(String, String), String>,
+    edits: Edits,
+) -> Sorted {
     let mut out = Sorted::default();
     for Item { feedback, words } in items {
         if !is_new(&feedback, seen) {

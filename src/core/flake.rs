@@ -7,7 +7,7 @@
 use crate::model::Classification;
 
 /// Built-in phrases (lowercase) that mark an infrastructure failure.
-pub const BUILTIN_PATTERNS: &[&str] = &[
+pub(crate) const BUILTIN_PATTERNS: &[&str] = &[
     // runner lost or system failure
     "the runner has received a shutdown signal",
     "lost communication with the server",
@@ -45,7 +45,7 @@ pub const BUILTIN_PATTERNS: &[&str] = &[
 ];
 
 /// GitLab `failure_reason`s that are infrastructure by nature.
-pub const INFRA_REASONS: &[&str] = &[
+pub(crate) const INFRA_REASONS: &[&str] = &[
     "runner_system_failure",
     "stuck_or_timeout_failure",
     "scheduler_failure",
@@ -64,7 +64,7 @@ pub const INFRA_REASONS: &[&str] = &[
 
 /// Classifies a failed check from its log tail and its own output text. `extra` are the
 /// user's patterns from config.
-pub fn classify(
+pub(crate) fn classify(
     log_tail: &str,
     output: &str,
     failure_reason: Option<&str>,

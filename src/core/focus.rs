@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 mod shape;
 
-pub use shape::{
+pub(crate) use shape::{
     CheckLink, Checks, Comments, ConflictFile, Flake, Full, MergeFacts, Missing, NewComment,
     NewReview, Payload, PlacedComment, PrFacts, Reviews, ThreadComment, ThreadDetail, Threads,
 };
@@ -21,11 +21,11 @@ use crate::model::{
 };
 
 /// Seen-state rows.
-pub type Marks = Vec<SeenMark>;
+pub(crate) type Marks = Vec<SeenMark>;
 
 /// Seen items: (source, id) → updated_at; plus the head last polled.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub items: BTreeMap<(String, String), String>,
     pub head: Option<String>,
 }
@@ -41,13 +41,13 @@ impl Seen {
 
 use crate::model::stamp_or_empty as stamp;
 
-pub use crate::core::decide::merge::Criteria;
+pub(crate) use crate::core::decide::merge::Criteria;
 
 /// The focused payload, and the seen rows that mark what it reported. `verdict` is the
 /// checks' verdict as the tick would give it, so `ready` means what the tick merges by;
 /// `conflict_files` are the files a conflict lies in, when they could be told. `full` (the
 /// PR's issue events) asks for the raw lists too.
-pub fn payload(
+pub(crate) fn payload(
     snap: &Snapshot,
     seen: &Seen,
     criteria: &Criteria,
@@ -345,7 +345,7 @@ fn full_lists(snap: &Snapshot, files: &[String], events: &[IssueEvent]) -> Full 
 }
 
 /// A short, readable summary of a payload.
-pub fn human(p: &Payload) -> String {
+pub(crate) fn human(p: &Payload) -> String {
     // Forge text (title, branches, check names) is shown one line each, controls removed.
     let text = crate::core::text::one_line;
     let mut s = format!(
@@ -386,7 +386,7 @@ pub fn human(p: &Payload) -> String {
 }
 
 /// Marks the reported items seen (the head row too).
-pub fn apply_marks(seen: &mut Seen, marks: &[SeenMark]) {
+pub(crate) fn apply_marks(seen: &mut Seen, marks: &[SeenMark]) {
     for SeenMark {
         source,
         id,

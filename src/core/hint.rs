@@ -18,7 +18,7 @@ const APPROVALS: &[&str] = &[
 ];
 
 /// The hint for `body`.
-pub fn classify(body: &str) -> Hint {
+pub(crate) fn classify(body: &str) -> Hint {
     if body
         .lines()
         .any(|l| l.trim_start().starts_with("```suggestion"))

@@ -12,7 +12,7 @@ use crate::model::{HeadCommit, Login};
 
 /// Who the agent is on the forge.
 #[derive(Debug, Clone, Copy)]
-pub struct Agent<'a> {
+pub(crate) struct Agent<'a> {
     /// `agents.NAME.logins` (App bots as `name[bot]`).
     pub logins: &'a [Login],
     /// `agents.NAME.emails`.
@@ -21,14 +21,14 @@ pub struct Agent<'a> {
 
 impl Agent<'_> {
     /// Whether `login` is one of the agent's.
-    pub fn has_login(&self, login: &str) -> bool {
+    pub(crate) fn has_login(&self, login: &str) -> bool {
         Login::any_is(self.logins, Some(login))
     }
 
     /// Whether `email` is one of the agent's: listed in `emails`, or GitHub's no-reply address
     /// `<id>+<login>@users.noreply.github.com` (an App bot's is `<id>+name[bot]@…`), or
     /// GitLab's `<id>-<username>@users.noreply.gitlab.com`, of one of its logins.
-    pub fn has_email(&self, email: &str) -> bool {
+    pub(crate) fn has_email(&self, email: &str) -> bool {
         let email = email.trim();
         if email.is_empty() {
             return false;
@@ -40,7 +40,7 @@ impl Agent<'_> {
     }
 
     /// Whether the head names the agent as its author or committer, by login or by email.
-    pub fn made(&self, head: &HeadCommit) -> bool {
+    pub(crate) fn made(&self, head: &HeadCommit) -> bool {
         [&head.author_login, &head.committer_login]
             .into_iter()
             .flatten()
@@ -55,7 +55,7 @@ impl Agent<'_> {
 /// The login a forge's no-reply commit email stands for: GitHub's
 /// `<id>+<login>@users.noreply.github.com` (and the older `<login>@users.noreply.github.com`),
 /// GitLab's `<id>-<username>@users.noreply.<host>`.
-pub fn noreply_login(email: &str) -> Option<&str> {
+pub(crate) fn noreply_login(email: &str) -> Option<&str> {
     let (local, domain) = email.rsplit_once('@')?;
     let domain = domain.to_ascii_lowercase();
     if domain == "users.noreply.github.com" {

@@ -3,12 +3,12 @@
 //! the process holds come in as a [`Masker`] the shell passes, never read from a global.
 
 /// Masks the secrets the process holds in a text (the shell passes `secrets::mask`).
-pub type Masker = fn(&str) -> String;
+pub(crate) type Masker = fn(&str) -> String;
 
 /// The tail of a job log: at most `lines` lines and `max_bytes` bytes, cleaned and masked.
 /// The whole text goes through the masker before the lines are cut, so a private-key block is
 /// masked whole and no tail starts inside one.
-pub fn tail(raw: &str, lines: usize, max_bytes: usize, held: Masker) -> String {
+pub(crate) fn tail(raw: &str, lines: usize, max_bytes: usize, held: Masker) -> String {
     let masks = declared_masks(raw);
     let raw = &held(raw);
     let cleaned: Vec<String> = raw
@@ -37,7 +37,7 @@ pub fn tail(raw: &str, lines: usize, max_bytes: usize, held: Masker) -> String {
 /// its first line, which may be a part of one, dropped; and when a private-key block's end
 /// comes before any beginning (the read began inside the block), everything through that end
 /// dropped too, so no key material that cannot be recognised as such is kept.
-pub fn from_middle(text: &str) -> &str {
+pub(crate) fn from_middle(text: &str) -> &str {
     let rest = text.split_once('\n').map_or("", |(_, rest)| rest);
     let end = rest.find("-----END ").filter(|&end| {
         rest[end..]
@@ -57,7 +57,7 @@ pub fn from_middle(text: &str) -> &str {
 /// Feedback written by people (review bodies, comments) made fit for an agent: every line
 /// masked like a log line, and at most `max_bytes` kept from the start, with a note of what was
 /// cut.
-pub fn feedback_body(raw: &str, max_bytes: usize, held: Masker) -> String {
+pub(crate) fn feedback_body(raw: &str, max_bytes: usize, held: Masker) -> String {
     let masked: Vec<String> = held(raw).lines().map(|l| held(&mask(l, &[]))).collect();
     let text = masked.join("\n");
     if text.len() <= max_bytes {
@@ -86,7 +86,7 @@ fn declared_masks(raw: &str) -> Vec<String> {
 }
 
 /// Removes a leading ISO-8601 timestamp, as GitHub Actions prefixes every log line.
-pub fn strip_timestamp(line: &str) -> String {
+pub(crate) fn strip_timestamp(line: &str) -> String {
     let b = line.as_bytes();
     let looks_like_ts = b.len() > 20
         && b[..4].iter().all(u8::is_ascii_digit)
@@ -117,7 +117,7 @@ const TOKEN_PREFIXES: &[&str] = &[
 
 /// Masks declared secrets, well-known token shapes, and `key=value` pairs whose key names a
 /// secret.
-pub fn mask(line: &str, declared: &[String]) -> String {
+pub(crate) fn mask(line: &str, declared: &[String]) -> String {
     let mut out = line.to_owned();
     for secret in declared {
         out = out.replace(secret.as_str(), "***");

@@ -12,7 +12,11 @@ use crate::model::watch::Memory;
 /// edits made while it ran) with the tick's own changes applied field by field. A field the
 /// tick changed from what it `read` takes the tick's value; every other field keeps the stored
 /// one, so an agent's run or an `inbox done` recorded during the tick is not overwritten.
-pub fn ticked(read: &Memory, ticked: &Memory, stored: &Memory) -> serde_json::Result<Memory> {
+pub(crate) fn ticked(
+    read: &Memory,
+    ticked: &Memory,
+    stored: &Memory,
+) -> serde_json::Result<Memory> {
     let (read, mine, mut out) = (fields(read)?, fields(ticked)?, fields(stored)?);
     for key in read.keys().chain(mine.keys()) {
         if read.get(key) != mine.get(key) {
@@ -38,7 +42,7 @@ fn fields(memory: &Memory) -> serde_json::Result<Map<String, Value>> {
 /// A command agent ran on the PR from `started` to `ended`: its window decides whose the next
 /// head is, it counts as activity, and it ends the fix in flight (one already ended keeps its
 /// end).
-pub fn agent_ran(memory: &mut Memory, started: Instant, ended: Instant) {
+pub(crate) fn agent_ran(memory: &mut Memory, started: Instant, ended: Instant) {
     memory.agent_run = Some((started, ended));
     memory.agent_activity_at = Some(ended);
     if let Some(fix) = memory.fix.as_mut().filter(|f| f.done_at.is_none()) {
@@ -49,7 +53,7 @@ pub fn agent_ran(memory: &mut Memory, started: Instant, ended: Instant) {
 /// The agent finished message `id` at `at`, saying `note`: when it is the fix in flight, the
 /// fix ends then; when it is the review feedback in its hands, the next tick judges what it
 /// did about it. Returns whether it was either.
-pub fn message_done(memory: &mut Memory, id: &str, at: Instant, note: Option<&str>) -> bool {
+pub(crate) fn message_done(memory: &mut Memory, id: &str, at: Instant, note: Option<&str>) -> bool {
     let mut was = false;
     if let Some(fix) = memory.fix.as_mut().filter(|f| f.message_id == id) {
         fix.done_at = Some(at);
@@ -64,7 +68,7 @@ pub fn message_done(memory: &mut Memory, id: &str, at: Instant, note: Option<&st
 }
 
 /// The most characters of an agent's note kept.
-pub const NOTE_CHARS: usize = 500;
+pub(crate) const NOTE_CHARS: usize = 500;
 
 #[cfg(test)]
 mod tests {

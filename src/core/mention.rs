@@ -4,7 +4,7 @@
 
 /// Whether `body` mentions `handle` (`@fixer`, compared case-insensitively) outside quoted
 /// lines, fenced and indented code blocks, inline code spans and HTML comments.
-pub fn mentions(body: &str, handle: &str) -> bool {
+pub(crate) fn mentions(body: &str, handle: &str) -> bool {
     let handle = handle.trim_start_matches('@');
     if handle.is_empty() {
         return false;

@@ -3,24 +3,24 @@
 //! process's held secrets: time is an argument, the plan says when to look again, and the
 //! secrets to mask come in as a masker (`logs::Masker`).
 
-pub mod answers;
-pub mod branch;
-pub mod budget;
-pub mod checks;
-pub mod conflict;
-pub mod decide;
-pub mod done;
-pub mod failed_brief;
-pub mod feedback;
-pub mod flake;
-pub mod focus;
-pub mod hash;
-pub mod hint;
-pub mod identity;
-pub mod logs;
-pub mod memory;
-pub mod mention;
-pub mod outcome;
-pub mod report;
-pub mod text;
-pub mod trust;
+pub(crate) mod answers;
+pub(crate) mod branch;
+pub(crate) mod budget;
+pub(crate) mod checks;
+pub(crate) mod conflict;
+pub(crate) mod decide;
+pub(crate) mod done;
+pub(crate) mod failed_brief;
+pub(crate) mod feedback;
+pub(crate) mod flake;
+pub(crate) mod focus;
+pub(crate) mod hash;
+pub(crate) mod hint;
+pub(crate) mod identity;
+pub(crate) mod logs;
+pub(crate) mod memory;
+pub(crate) mod mention;
+pub(crate) mod outcome;
+pub(crate) mod report;
+pub(crate) mod text;
+pub(crate) mod trust;

@@ -12,7 +12,7 @@ use crate::model::{PrState, Snapshot};
 
 /// What one answer adds to the tick besides the PR's state.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Effects {
+pub(crate) struct Effects {
     /// Lines for the PR's history, in order.
     pub notes: Vec<String>,
     /// Notices for the owner.
@@ -40,7 +40,7 @@ impl Effects {
 }
 
 /// Applies the answer `outcome` to `action` on `status` (the PR `snap`, under `policy`).
-pub fn apply(
+pub(crate) fn apply(
     status: &mut WatchStatus,
     action: &Action,
     outcome: Outcome,
@@ -208,7 +208,7 @@ fn refusal_note(refusal: &Refusal, self_merge: bool, head_confirmed: bool) -> St
 
 /// The tick that merged records it at once: merged, disarmed (how it merged is kept for
 /// history), no pill lit, no next tick.
-pub fn record_merged(plan: &mut Plan) {
+pub(crate) fn record_merged(plan: &mut Plan) {
     plan.status.state = PrState::Merged;
     plan.status.merge = plan.status.merge.merged();
     plan.status.pills = Pills::default();

@@ -12,12 +12,12 @@ use crate::model::watch::Pills;
 use crate::model::{Instant, PrRef, Snapshot};
 
 /// The longest subject, in characters; the full headline is in the body.
-pub const SUBJECT_MAX: usize = 150;
+pub(crate) const SUBJECT_MAX: usize = 150;
 
 /// `PR #342: lint failed · octo/app`, `MR !57: merged · g/p`: the subject of an email, the first
 /// line of Slack. The contract's opening comes first; a long headline is clipped so the whole
 /// fits in [`SUBJECT_MAX`] characters and still names the repository.
-pub fn subject(pr: &PrRef, headline: &str) -> String {
+pub(crate) fn subject(pr: &PrRef, headline: &str) -> String {
     let opening = format!("{}: ", pr.short());
     let repo = format!(" · {}", one_line(&pr.repo));
     let headline = one_line(headline);
@@ -30,19 +30,19 @@ pub fn subject(pr: &PrRef, headline: &str) -> String {
 }
 
 /// `lint failed`, `lint, test failed`: failed checks named for a headline or a history line.
-pub fn failed(names: &[String]) -> String {
+pub(crate) fn failed(names: &[String]) -> String {
     format!("{} failed", names.join(", "))
 }
 
 /// `3h05m`: a wait in hours and minutes.
-pub fn hours_minutes(secs: i64) -> String {
+pub(crate) fn hours_minutes(secs: i64) -> String {
     format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
 }
 
 /// A notice's headline, after `PR #342: ` (`lint failed`, `merged`, `merge armed` …). It also
 /// names the notice in its message ids, so a notice's headline never changes between the
 /// tries of one tick.
-pub fn headline(notice: &Notice) -> String {
+pub(crate) fn headline(notice: &Notice) -> String {
     match notice {
         Notice::ChecksFailed { names, .. } => failed(names),
         Notice::GuardStopped {
@@ -91,7 +91,7 @@ pub fn headline(notice: &Notice) -> String {
 
 /// A notice's detail, the paragraph under its headline; `url` is the PR's address, the detail
 /// of notices that need no more words.
-pub fn detail(notice: &Notice, url: &str) -> String {
+pub(crate) fn detail(notice: &Notice, url: &str) -> String {
     match notice {
         Notice::ChecksFailed { why, attempts, .. } => why.explain(*attempts),
         Notice::GuardStopped { guard, attempts } => guard.why().explain(*attempts),
@@ -141,7 +141,7 @@ const EXCERPT_LINES: usize = 8;
 const EXCERPT_CHARS: usize = 800;
 
 /// The last few lines of a log tail, cleaned: the short excerpt in an owner's message.
-pub fn log_excerpt(tail: &str) -> String {
+pub(crate) fn log_excerpt(tail: &str) -> String {
     let clean = strip_controls(tail);
     let lines: Vec<&str> = clean.trim_end().lines().collect();
     let start = lines.len().saturating_sub(EXCERPT_LINES);
@@ -162,7 +162,7 @@ pub fn log_excerpt(tail: &str) -> String {
 use crate::model::stamp;
 
 /// The agent inbox message (the contract's JSON shape).
-pub fn agent_message(
+pub(crate) fn agent_message(
     req: &AgentRequest,
     snap: &Snapshot,
     owner: &str,
@@ -228,7 +228,7 @@ fn ran_on_the_merged_result(req: &AgentRequest, snap: &Snapshot) -> bool {
 
 /// The markdown brief a coding agent can act on. Every text taken from the forge goes through
 /// [`inline`] or [`block`]: the only lines outside a fence are this template's own.
-pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
+pub(crate) fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
     let mut b = format!(
         "# {} {}: {}\n\nThe PR: {}\nBranch {} at {}, base {}. Sent by pr-monitor for {}.\n\n",
         snap.pr.short(),
@@ -306,7 +306,7 @@ pub fn agent_brief(req: &AgentRequest, snap: &Snapshot, owner: &str) -> String {
 }
 
 /// A notice for email and Slack: subject, plain text and the facts to render.
-pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &Pills) -> NoticePayload {
+pub(crate) fn notice_payload(notice: &Notice, snap: &Snapshot, pills: Pills) -> NoticePayload {
     let headline = headline(notice);
     let mut text = format!(
         "{} {}: {}\n{}\n{}\n\n{}\n",
@@ -337,7 +337,7 @@ pub fn notice_payload(notice: &Notice, snap: &Snapshot, pills: &Pills) -> Notice
         url: Some(snap.url.clone()),
         title: Some(snap.title.clone()),
         kind: notice.kind().as_str().to_owned(),
-        pills: Some(*pills),
+        pills: Some(pills),
         failed_checks: Some(
             snap.failed_logs
                 .iter()
@@ -363,7 +363,7 @@ fn reason(notice: &Notice) -> Option<String> {
 
 /// A notice about a PR that could not be read: subject, text and link only (`url`: the PR's
 /// web address, on its forge's web root).
-pub fn bare_notice_payload(notice: &Notice, pr: &PrRef, url: &str) -> NoticePayload {
+pub(crate) fn bare_notice_payload(notice: &Notice, pr: &PrRef, url: &str) -> NoticePayload {
     let headline = headline(notice);
     let url = url.to_owned();
     let text = format!(

@@ -7,7 +7,7 @@
 /// bidirectional controls (embeddings, overrides, isolates and marks) and the zero-width
 /// characters (spaces, joiners, word joiner, byte-order mark). Printable text, newlines and tabs
 /// are kept.
-pub fn strip_controls(s: &str) -> String {
+pub(crate) fn strip_controls(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -23,7 +23,7 @@ pub fn strip_controls(s: &str) -> String {
 
 /// [`strip_controls`], then every run of newlines and tabs folded to one space and the ends
 /// trimmed: for a name, a title or a branch that must stay on one line.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let clean = strip_controls(s);
     let mut out = String::with_capacity(clean.len());
     let mut gap = false;
@@ -45,7 +45,7 @@ pub fn one_line(s: &str) -> String {
 /// backtick run longer than any inside it (padded with a space where the text starts or ends
 /// with a backtick), so the value cannot end its quote, start a line, or pose as a heading.
 /// Empty text is `""`.
-pub fn inline(s: &str) -> String {
+pub(crate) fn inline(s: &str) -> String {
     let text = one_line(s);
     if text.is_empty() {
         return "\"\"".to_owned();
@@ -61,7 +61,7 @@ pub fn inline(s: &str) -> String {
 
 /// Forge text as a block: [`strip_controls`], then fenced with a backtick fence longer than
 /// any backtick run inside (and at least three), so no line of the text can close the fence.
-pub fn block(s: &str) -> String {
+pub(crate) fn block(s: &str) -> String {
     let text = strip_controls(s);
     let text = text.trim_end();
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
@@ -74,7 +74,7 @@ fn longest_run(s: &str, c: char) -> usize {
 }
 
 /// `text` cut to `max` characters, ending in `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }
@@ -86,7 +86,7 @@ pub fn clip(text: &str, max: usize) -> String {
 /// True for a character that must never reach a reader as-is: C0 and C1 controls (newline and
 /// tab are handled by the callers), DEL, the bidirectional formatting characters, and the
 /// invisible zero-width ones that can hide a difference between two texts that look alike.
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

@@ -18,7 +18,7 @@ use crate::model::{Instant, Login, Sha};
 
 /// The logins whose pushes and signed commits vouch for a head.
 #[derive(Debug, Clone, Copy)]
-pub struct Trusted<'a> {
+pub(crate) struct Trusted<'a> {
     /// The token's login (empty when unknown: then it vouches for nothing).
     pub owner: &'a str,
     pub agent: &'a [Login],
@@ -31,7 +31,7 @@ pub struct Trusted<'a> {
 
 impl Trusted<'_> {
     /// Whether `login` is trusted.
-    pub fn has(&self, login: &str) -> bool {
+    pub(crate) fn has(&self, login: &str) -> bool {
         if login.trim().is_empty() || Login::forge_actor(login).is_some() {
             return false;
         }
@@ -43,7 +43,7 @@ impl Trusted<'_> {
 
     /// Whether a verified signature over `email` is a trusted login's: the email is one of the
     /// agent's, or a forge's no-reply address of a trusted login.
-    pub fn has_email(&self, email: &str) -> bool {
+    pub(crate) fn has_email(&self, email: &str) -> bool {
         let email = email.trim();
         !email.is_empty()
             && (self.emails.iter().any(|e| e.eq_ignore_ascii_case(email))
@@ -52,7 +52,7 @@ impl Trusted<'_> {
 
     /// The logins besides the owner and the agent's emails, lowercased and sorted: when a
     /// later list lacks one of these, what was vouched under them is forgotten.
-    pub fn basis(&self) -> Vec<String> {
+    pub(crate) fn basis(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .agent
             .iter()
@@ -71,18 +71,18 @@ impl Trusted<'_> {
 }
 
 /// Whether the trust list narrowed since `before` was kept: one of its logins is gone.
-pub fn narrowed(before: &[String], now: &[String]) -> bool {
+pub(crate) fn narrowed(before: &[String], now: &[String]) -> bool {
     before.iter().any(|b| !now.contains(b))
 }
 
 /// The newest push the forge lists of `head`.
-pub fn push_of<'a>(head: &Sha, pushes: &'a [Push]) -> Option<&'a Push> {
+pub(crate) fn push_of<'a>(head: &Sha, pushes: &'a [Push]) -> Option<&'a Push> {
     pushes.iter().find(|p| &p.after == head)
 }
 
 /// Whether the pushes alone settle the verdict (a trusted login pushed the head), so the
 /// commits need not be read.
-pub fn push_settles(head: &Sha, pushes: &[Push], trusted: &Trusted<'_>) -> bool {
+pub(crate) fn push_settles(head: &Sha, pushes: &[Push], trusted: &Trusted<'_>) -> bool {
     push_of(head, pushes).is_some_and(|p| trusted.has(&p.actor))
 }
 
@@ -104,7 +104,7 @@ fn signed_by_trusted(c: &SignedCommit, trusted: &Trusted<'_>) -> bool {
 
 /// Judges `head` on what the forge said. `earlier` is the verdict kept for the same head, if
 /// any: an unlisted head's grace counts from its first judgement.
-pub fn judge(
+pub(crate) fn judge(
     head: &Sha,
     evidence: &Evidence,
     trusted: &Trusted<'_>,
@@ -144,7 +144,7 @@ pub fn judge(
 
 /// The owner's word on `head`: trusted when they vouched for it (`vouched`) and the trust list
 /// has not narrowed since.
-pub fn owner_word(
+pub(crate) fn owner_word(
     head: &Sha,
     vouched_heads: &[Sha],
     narrowed: bool,
@@ -155,7 +155,7 @@ pub fn owner_word(
 }
 
 /// The verdict on a head the owner vouched for.
-pub fn vouched(head: &Sha, earlier: Option<&HeadTrust>, now: Instant) -> HeadTrust {
+pub(crate) fn vouched(head: &Sha, earlier: Option<&HeadTrust>, now: Instant) -> HeadTrust {
     let earlier = earlier.filter(|e| &e.sha == head);
     HeadTrust {
         sha: head.clone(),

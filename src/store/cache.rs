@@ -10,7 +10,7 @@ use super::int::Uint;
 use crate::model::ForgeKind;
 
 /// A cached log's key: the forge, the job and when it finished.
-pub type LogKey = (ForgeKind, u64, String);
+pub(super) type LogKey = (ForgeKind, u64, String);
 
 impl Store {
     /// A small persisted value (e.g. when a job's repository was last listed).

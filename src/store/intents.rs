@@ -93,10 +93,10 @@ impl Store {
 }
 
 /// The most resolved intents kept per watch.
-pub const KEEP_RESOLVED: i64 = 20;
+pub(super) const KEEP_RESOLVED: i64 = 20;
 
 /// How long a resolved intent is kept, before the record of its watch's tick.
-pub const KEEP_RESOLVED_SECS: i64 = 7 * 86_400;
+pub(super) const KEEP_RESOLVED_SECS: i64 = 7 * 86_400;
 
 /// Marks `ids` resolved at `at`, inside a tick's record of `watch_id`, and prunes the watch's
 /// resolved intents beyond [`KEEP_RESOLVED`] or [`KEEP_RESOLVED_SECS`].

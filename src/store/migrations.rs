@@ -3,7 +3,7 @@
 
 /// Migration `i` brings the schema from version `i` to `i + 1`. Append only; never edit one
 /// that has shipped.
-pub const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: watches, seen items, audit history.
     "
     CREATE TABLE watches (
@@ -187,6 +187,6 @@ pub const MIGRATIONS: &[&str] = &[
 ];
 
 /// The schema version this build writes.
-pub fn latest() -> i64 {
+pub(super) fn latest() -> i64 {
     i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX)
 }

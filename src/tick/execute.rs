@@ -247,7 +247,7 @@ pub fn notice_messages(
     status: &WatchStatus,
     notice: &Notice,
 ) -> serde_json::Result<Vec<OutboxMessage>> {
-    let payload = report::notice_payload(notice, snap, &status.pills);
+    let payload = report::notice_payload(notice, snap, status.pills);
     owner_messages(env.config, env.policy, &snap.pr, notice, &payload, env.now)
 }
 

@@ -15,7 +15,7 @@ use crate::store::TickRecord;
 /// Why a PR's tick could not complete. Each kind has its own prefix in `last_error`, so a
 /// damaged row or a missing token is never shown as something the forge said.
 #[derive(Debug, thiserror::Error)]
-pub enum TickFailure {
+pub(super) enum TickFailure {
     /// The forge failed or refused (its own words and prefix: `not found:`, `rate limited` …).
     #[error(transparent)]
     Forge(#[from] ForgeError),

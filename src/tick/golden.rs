@@ -115,7 +115,7 @@ fn an_owner_notice_is_stored_as_pinned() {
         cnf: true,
         cmt: 2,
     };
-    let stored = to_json(&notice_payload(&ci_notice(), &s, &pills)).unwrap();
+    let stored = to_json(&notice_payload(&ci_notice(), &s, pills)).unwrap();
     let want = concat!(
         r#"{"failed_checks":[{"log_excerpt":"error: unused","name":"lint","url":"https://ci/7"},"#,
         r#"{"log_excerpt":"","name":"e2e","url":null}],"kind":"ci","#,
@@ -127,7 +127,7 @@ fn an_owner_notice_is_stored_as_pinned() {
         r#""title":"Add a feature","url":"https://github.com/octo/app/pull/1"}"#
     );
     assert_eq!(stored, want);
-    let plain = to_json(&notice_payload(&ci_notice(), &snap("a"), &Pills::default())).unwrap();
+    let plain = to_json(&notice_payload(&ci_notice(), &snap("a"), Pills::default())).unwrap();
     assert!(
         plain.starts_with(r#"{"failed_checks":[],"kind":"ci","pills":{"ci":false,"ci_fixing":false,"cmt":0,"cnf":false},"#),
         "{plain}"
@@ -208,7 +208,7 @@ fn a_digest_is_stored_as_pinned() {
             outbox_row(
                 &format!("m-{n}"),
                 "slack",
-                &notice_payload(&ci_notice(), &s, &Pills::default()),
+                &notice_payload(&ci_notice(), &s, Pills::default()),
             )
         })
         .collect();
@@ -240,7 +240,7 @@ fn owner_messages_carry_the_pinned_id_channel_kind_and_subject() {
     .unwrap();
     let policy = config.policy(None);
     let s = snap("a");
-    let payload = notice_payload(&ci_notice(), &s, &Pills::default());
+    let payload = notice_payload(&ci_notice(), &s, Pills::default());
     let rows =
         crate::tick::execute::owner_messages(&config, &policy, &s.pr, &ci_notice(), &payload, t0())
             .unwrap();

@@ -298,7 +298,7 @@ mod tests {
     use crate::core::decide::tests::{t0, watch};
 
     /// Every sample line is `name{labels} value` with a number, and every family has HELP and TYPE.
-    pub fn assert_prometheus_text(m: &str) {
+    pub(super) fn assert_prometheus_text(m: &str) {
         let mut typed = std::collections::BTreeSet::new();
         for line in m.lines() {
             if let Some(rest) = line.strip_prefix("# TYPE ") {

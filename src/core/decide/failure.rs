@@ -10,11 +10,11 @@ use crate::model::watch::{HistoryEntry, WatchStatus};
 use crate::model::{Instant, plan::Plan};
 
 /// Consecutive failed ticks after which the owner hears about a watch that keeps erroring.
-pub const ERROR_STREAK_NOTICE: u32 = 3;
+pub(super) const ERROR_STREAK_NOTICE: u32 = 3;
 
 /// When a PR whose tick failed is read again, by what failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
+pub(crate) enum Retry {
     /// Never: the forge says the PR is gone for this token (deleted, or access lost).
     Never,
     /// On the active cadence, or after the forge's wait when it is longer (seconds).
@@ -23,7 +23,7 @@ pub enum Retry {
 
 /// The record of a tick that failed before it could act.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailedTick {
+pub(crate) struct FailedTick {
     pub status: WatchStatus,
     pub next_tick_at: Option<Instant>,
     /// The PR's `last_error`.
@@ -32,7 +32,7 @@ pub struct FailedTick {
 }
 
 /// A tick of the PR at `status` failed, the failure saying `said`, before it could act.
-pub fn after_failure(
+pub(crate) fn after_failure(
     status: &WatchStatus,
     said: &str,
     retry: Retry,
@@ -68,7 +68,7 @@ pub fn after_failure(
 /// A tick that acted: a write left incomplete (`error`) counts in the error streak and
 /// brings the next tick to the active cadence, noted in `history`; a complete one ends the
 /// streak.
-pub fn after_acting(
+pub(crate) fn after_acting(
     plan: &mut Plan,
     error: Option<&str>,
     policy: &Policy,
@@ -89,7 +89,7 @@ pub fn after_acting(
 }
 
 /// Whether the owner hears now about a watch that keeps erroring (once per streak).
-pub fn keeps_erroring(status: &WatchStatus) -> bool {
+pub(crate) fn keeps_erroring(status: &WatchStatus) -> bool {
     status.memory.error_streak == ERROR_STREAK_NOTICE
 }
 

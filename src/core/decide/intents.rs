@@ -22,10 +22,10 @@ use crate::model::{PrState, Snapshot};
 
 /// How long a recorded branch update usually takes to show on the forge: until then its PR is
 /// read in full at every tick; after it, the update is still pr-monitor's whenever it shows.
-pub const UPDATE_SHOWS_WITHIN_SECS: i64 = 600;
+pub(crate) const UPDATE_SHOWS_WITHIN_SECS: i64 = 600;
 
 /// How far the forge's clock may lag pr-monitor's when it stamps a rebase it made.
-pub const CLOCK_SKEW_SECS: i64 = 300;
+pub(crate) const CLOCK_SKEW_SECS: i64 = 300;
 
 /// Folds the open intents into the draft; the ones this read settles are marked resolved.
 pub(super) fn reconcile(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
@@ -58,7 +58,7 @@ pub(super) fn reconcile(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
 /// Whether `snap`'s head is the branch update `intent` asked for, made for the token's user
 /// (`owner`): a merge update's head has the recorded head as a parent; a rebase rewrites every
 /// commit, so its head is recognised by who committed it and when (not before the intent).
-pub fn own_update(snap: &Snapshot, intent: &Intent, owner: &Committer) -> bool {
+pub(crate) fn own_update(snap: &Snapshot, intent: &Intent, owner: &Committer) -> bool {
     let rebased_since = intent.detail == UpdateMethod::Rebase.as_str()
         && snap
             .head
@@ -74,7 +74,7 @@ pub fn own_update(snap: &Snapshot, intent: &Intent, owner: &Committer) -> bool {
 /// Whether open `intents` ask that a PR decided on a kept read be read afresh: any of them
 /// but a branch update older than [`UPDATE_SHOWS_WITHIN_SECS`] (a kept read means an unchanged
 /// summary, so its head has not moved yet, and a fresh read would tell nothing more).
-pub fn wants_fresh_read(intents: &[Intent], now: crate::model::Instant) -> bool {
+pub(crate) fn wants_fresh_read(intents: &[Intent], now: crate::model::Instant) -> bool {
     intents.iter().any(|i| {
         i.kind != IntentKind::UpdateBranch
             || (now - i.created_at).num_seconds() < UPDATE_SHOWS_WITHIN_SECS
@@ -85,7 +85,7 @@ pub fn wants_fresh_read(intents: &[Intent], now: crate::model::Instant) -> bool 
 /// background and says so afterwards (GitLab's `merge_error`): remembered from an earlier
 /// read, or told now while pr-monitor's update of this head is recorded. Such a head conflicts
 /// with its base until it moves.
-pub fn update_failed(before: &WatchStatus, snap: &Snapshot, intents: &[Intent]) -> bool {
+pub(crate) fn update_failed(before: &WatchStatus, snap: &Snapshot, intents: &[Intent]) -> bool {
     let told_now = !snap.update_in_progress
         && snap.update_error.is_some()
         && intents

@@ -14,7 +14,10 @@ use crate::model::{Login, MergeMethod, MergeState, Mergeable, PrState, ReviewSta
 
 /// The method to merge with: the configured one when the repo allows it, else the first the
 /// repo allows of squash, merge, rebase.
-pub fn method(preferred: Option<MergeMethod>, allowed: &[MergeMethod]) -> Option<MergeMethod> {
+pub(crate) fn method(
+    preferred: Option<MergeMethod>,
+    allowed: &[MergeMethod],
+) -> Option<MergeMethod> {
     preferred.filter(|m| allowed.contains(m)).or_else(|| {
         MergeMethod::PREFERENCE
             .into_iter()
@@ -23,7 +26,7 @@ pub fn method(preferred: Option<MergeMethod>, allowed: &[MergeMethod]) -> Option
 }
 
 /// Why an armed merge cannot apply to this PR at all, if it cannot.
-pub fn arming_refusal(snap: &Snapshot, allow_non_default_base: bool) -> Option<String> {
+pub(crate) fn arming_refusal(snap: &Snapshot, allow_non_default_base: bool) -> Option<String> {
     (!allow_non_default_base && !snap.repo.default_branch.is_empty() && snap.base_ref != snap.repo.default_branch).then(|| {
         format!(
             "its base `{}` is not the default branch `{}` (a job may set allow_non_default_base)",
@@ -49,7 +52,7 @@ fn arm_settings(snap: &Snapshot, method: MergeMethod) -> String {
 
 /// The forge's refusal to arm this head with `method`, to remember: `clean` when it said
 /// there is nothing to wait for.
-pub fn arm_refused(snap: &Snapshot, method: MergeMethod, clean: bool) -> ArmRefusal {
+pub(crate) fn arm_refused(snap: &Snapshot, method: MergeMethod, clean: bool) -> ArmRefusal {
     ArmRefusal {
         head: snap.head.sha.clone(),
         settings: arm_settings(snap, method),
@@ -69,7 +72,7 @@ fn refusal_stands(r: &ArmRefusal, snap: &Snapshot, method: MergeMethod) -> bool 
 
 /// Why the owner's `merge --now` cannot merge this PR, if it cannot: a queued base merges
 /// only through its queue, and a draft, a conflicting or a closed PR not at all.
-pub fn merge_now_refusal(snap: &Snapshot) -> Option<String> {
+pub(crate) fn merge_now_refusal(snap: &Snapshot) -> Option<String> {
     if snap.merge_queue {
         return Some(format!(
             "merges into `{}` only through the {}; use merge --when-ready",
@@ -88,13 +91,13 @@ pub fn merge_now_refusal(snap: &Snapshot) -> Option<String> {
 
 /// What readiness asks for beyond what the forge says: labels, and approvals from logins.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Criteria {
+pub(crate) struct Criteria {
     pub required_labels: Vec<String>,
     pub required_approvals_from: Vec<String>,
 }
 
 impl Criteria {
-    pub fn of(policy: &crate::model::policy::Policy) -> Self {
+    pub(crate) fn of(policy: &crate::model::policy::Policy) -> Self {
         Criteria {
             required_labels: policy.required_labels.clone(),
             required_approvals_from: policy.required_approvals_from.clone(),
@@ -105,7 +108,7 @@ impl Criteria {
 /// Whether a PR may be merged now, and which criteria it misses. The one rule of "ready":
 /// the tick merges by it and `check` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Readiness {
+pub(crate) struct Readiness {
     pub ready: bool,
     pub missing_labels: Vec<String>,
     pub missing_approvals_from: Vec<String>,
@@ -113,7 +116,7 @@ pub struct Readiness {
 
 /// Ready: the PR's own checks and reviews are green (see [`own_readiness`]) and the forge's
 /// merge state says mergeable now: not blocked, behind, dirty or a draft.
-pub fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
+pub(crate) fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
     let mut r = own_readiness(snap, verdict, criteria);
     let blocked = matches!(
         snap.merge_state,
@@ -126,7 +129,7 @@ pub fn readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Rea
 /// The PR's own side of ready: checks green on this head (or none, past the grace period), no
 /// conflict, not a draft, no changes requested, and the criteria met. On a queued base this is
 /// when it joins the line (the forge then tests it on top of what is ahead).
-pub fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
+pub(crate) fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) -> Readiness {
     let green = matches!(verdict, Verdict::Passed | Verdict::NoChecks);
     let changes_requested = effective_decision(snap) == Some(ReviewState::ChangesRequested);
     let missing_labels: Vec<String> = criteria
@@ -161,7 +164,7 @@ pub fn own_readiness(snap: &Snapshot, verdict: &Verdict, criteria: &Criteria) ->
 
 /// Latest review per reviewer; a later APPROVED supersedes an earlier CHANGES_REQUESTED;
 /// COMMENTED does not override.
-pub fn effective_decision(snap: &Snapshot) -> Option<ReviewState> {
+pub(crate) fn effective_decision(snap: &Snapshot) -> Option<ReviewState> {
     let mut latest: std::collections::BTreeMap<&str, (Option<crate::model::Instant>, ReviewState)> =
         std::collections::BTreeMap::new();
     for r in &snap.reviews {

@@ -10,7 +10,7 @@ use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Snapshot};
 
 /// `1st`, `2nd`, `3rd`, `11th`, `22nd`.
-pub fn ordinal(n: u32) -> String {
+pub(crate) fn ordinal(n: u32) -> String {
     let suffix = match (n % 10, n % 100) {
         (1, r) if r != 11 => "st",
         (2, r) if r != 12 => "nd",
@@ -22,7 +22,7 @@ pub fn ordinal(n: u32) -> String {
 
 /// `3rd in the merge train`, or `in the merge train` when the forge did not say the place
 /// (position 0).
-pub fn place(position: u32, forge: ForgeKind) -> String {
+pub(crate) fn place(position: u32, forge: ForgeKind) -> String {
     if position == 0 {
         format!("in the {}", forge.queue_noun())
     } else {
@@ -31,7 +31,7 @@ pub fn place(position: u32, forge: ForgeKind) -> String {
 }
 
 /// What is ahead in line, as the forge names PRs: `#5, #7` (GitHub), `!5, !7` (GitLab).
-pub fn ahead_words(forge: ForgeKind, numbers: &[u64]) -> String {
+pub(crate) fn ahead_words(forge: ForgeKind, numbers: &[u64]) -> String {
     let sigil = match forge {
         ForgeKind::GitHub => '#',
         ForgeKind::GitLab => '!',
@@ -46,7 +46,7 @@ pub fn ahead_words(forge: ForgeKind, numbers: &[u64]) -> String {
 /// Why the forge let the PR go, in words that tell the three apart: the merge group's checks
 /// failed (named), they did not finish (a timeout, named), or the PR now conflicts (with what
 /// was ahead of it). With none of these the forge gave no sign, and the words say so.
-pub fn exit_reason(snap: &Snapshot) -> String {
+pub(crate) fn exit_reason(snap: &Snapshot) -> String {
     let group = group_noun(snap.pr.forge);
     let failed: Vec<&str> = snap
         .queue_failures
@@ -203,7 +203,7 @@ fn removed_between_looks(
 
 /// Ticks in a row the exit waits for its merge group's checks the forge did not answer for;
 /// then it is told with what is known.
-pub const MAX_QUEUE_EXIT_WAITS: u32 = 3;
+pub(crate) const MAX_QUEUE_EXIT_WAITS: u32 = 3;
 
 /// The PR left the queue but its merge group's checks could not be read: the exit waits for
 /// the next tick (still counted as in line, nothing told), and the history says why. Whether

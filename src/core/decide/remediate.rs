@@ -276,7 +276,7 @@ fn feedback_out(d: &Draft, ctx: &Context<'_>) -> bool {
 
 /// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
 /// on with what could be read.
-pub const MAX_LOG_WAITS: u32 = 3;
+pub(super) const MAX_LOG_WAITS: u32 = 3;
 
 /// A failed check's log could not be read this tick: the failure waits for the next tick
 /// (nothing sent, no attempt spent, no re-run, no guard moved), and the history says why.

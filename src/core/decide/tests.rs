@@ -446,7 +446,7 @@ pub(crate) fn pushed_by_committer(s: &Snapshot) -> crate::model::trust::Evidence
 }
 
 impl Ctx {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let mut policy = policy();
         policy.agent = Some("fixer".into());
         Ctx {
@@ -463,13 +463,13 @@ impl Ctx {
         }
     }
     /// No agent configured: every failure is the owner's.
-    pub fn plain() -> Self {
+    pub(crate) fn plain() -> Self {
         Ctx {
             policy: policy(),
             ..Ctx::new()
         }
     }
-    pub fn ctx(&self) -> Context<'_> {
+    pub(crate) fn ctx(&self) -> Context<'_> {
         Context {
             policy: &self.policy,
             now: self.now,
@@ -487,7 +487,7 @@ impl Ctx {
     }
     /// Decides as the shell does: a first decision, and when it asks for the forge's word on
     /// the head, a second one with it.
-    pub fn decide(&self, w: &Watch, s: &Snapshot) -> Plan {
+    pub(crate) fn decide(&self, w: &Watch, s: &Snapshot) -> Plan {
         let plan = decide(w, s, &self.ctx());
         if !plan.needs_evidence {
             return plan;

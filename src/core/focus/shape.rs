@@ -11,7 +11,7 @@ use crate::model::{Check, ChecksSource, Comment, Review, ReviewThread};
 /// The focused payload of one PR.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Payload {
+pub(crate) struct Payload {
     pub pr: PrFacts,
     pub checks: Checks,
     pub comments: Comments,
@@ -38,14 +38,14 @@ pub struct Payload {
 
 impl Payload {
     /// The payload as printed.
-    pub fn to_json(&self) -> serde_json::Result<serde_json::Value> {
+    pub(crate) fn to_json(&self) -> serde_json::Result<serde_json::Value> {
         serde_json::to_value(self)
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PrFacts {
+pub(crate) struct PrFacts {
     pub number: u64,
     pub url: String,
     pub title: String,
@@ -61,7 +61,11 @@ pub struct PrFacts {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Checks {
+#[expect(
+    clippy::struct_field_names,
+    reason = "the field names are the contract's JSON keys"
+)]
+pub(crate) struct Checks {
     pub source: ChecksSource,
     pub head_sha: String,
     pub total: usize,
@@ -75,20 +79,24 @@ pub struct Checks {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CheckLink {
+pub(crate) struct CheckLink {
     pub name: String,
     pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Flake {
+pub(crate) struct Flake {
     pub name: String,
     pub evidence: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Comments {
+#[expect(
+    clippy::struct_field_names,
+    reason = "the field names are the contract's JSON keys"
+)]
+pub(crate) struct Comments {
     pub total_issue_comments: usize,
     pub total_review_comments: usize,
     pub new_issue_comment_ids: Vec<String>,
@@ -98,7 +106,7 @@ pub struct Comments {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NewComment {
+pub(crate) struct NewComment {
     pub id: String,
     pub author: Option<String>,
     pub body: String,
@@ -106,7 +114,7 @@ pub struct NewComment {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Threads {
+pub(crate) struct Threads {
     pub unresolved: usize,
     pub unresolved_new: usize,
     pub unresolved_updated_since_head: usize,
@@ -115,7 +123,7 @@ pub struct Threads {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ThreadDetail {
+pub(crate) struct ThreadDetail {
     pub path: Option<String>,
     pub line: Option<u64>,
     pub resolved: bool,
@@ -125,7 +133,7 @@ pub struct ThreadDetail {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ThreadComment {
+pub(crate) struct ThreadComment {
     pub author: Option<String>,
     pub body: String,
     pub database_id: Option<u64>,
@@ -133,7 +141,11 @@ pub struct ThreadComment {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Reviews {
+#[expect(
+    clippy::struct_field_names,
+    reason = "the field names are the contract's JSON keys"
+)]
+pub(crate) struct Reviews {
     pub total: usize,
     pub new_review_ids: Vec<String>,
     pub effective_decision: Option<&'static str>,
@@ -143,7 +155,7 @@ pub struct Reviews {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NewReview {
+pub(crate) struct NewReview {
     pub author: Option<String>,
     pub state: &'static str,
     pub id: String,
@@ -155,7 +167,7 @@ pub struct NewReview {
 )]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MergeFacts {
+pub(crate) struct MergeFacts {
     pub blocked: bool,
     pub has_conflicts: bool,
     pub conflict_files: Vec<String>,
@@ -170,14 +182,14 @@ pub struct MergeFacts {
 /// What readiness misses of the criteria.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Missing {
+pub(crate) struct Missing {
     pub missing_labels: Vec<String>,
     pub missing_approvals_from: Vec<String>,
 }
 
 /// The raw lists `--full-payload` adds, under their contract names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Full {
+pub(crate) struct Full {
     #[serde(rename = "prChecks")]
     pub pr_checks: Vec<Check>,
     #[serde(rename = "commitCheckRuns")]
@@ -196,7 +208,7 @@ pub struct Full {
 
 /// A review thread's comment with its thread and place.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PlacedComment {
+pub(crate) struct PlacedComment {
     #[serde(flatten)]
     pub comment: Comment,
     pub thread_id: String,
@@ -205,6 +217,6 @@ pub struct PlacedComment {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ConflictFile {
+pub(crate) struct ConflictFile {
     pub path: String,
 }

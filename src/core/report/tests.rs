@@ -203,7 +203,7 @@ fn a_notice_reads_as_written() {
     let p = serde_json::to_value(notice_payload(
         &notice,
         &snap("a"),
-        &Pills {
+        Pills {
             ci: crate::model::watch::Ci::Lit,
             ..Default::default()
         },
@@ -216,7 +216,7 @@ fn a_notice_reads_as_written() {
     );
     let mut failing = snap("a");
     failing.failed_logs = request().checks;
-    let p = serde_json::to_value(notice_payload(&notice, &failing, &Pills::default())).unwrap();
+    let p = serde_json::to_value(notice_payload(&notice, &failing, Pills::default())).unwrap();
     assert_eq!(
         p["text"],
         "PR #1 octo/app: lint failed\nAdd a feature\nhttps://github.com/octo/app/pull/1\n\n\

@@ -14,7 +14,7 @@ use crate::model::{
 /// itself may be null (`[T]` in the schema): then there are none.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", bound(deserialize = "T: Deserialize<'de>"))]
-pub struct Conn<T> {
+pub(super) struct Conn<T> {
     #[serde(default)]
     pub page_info: Option<PageInfo>,
     #[serde(default = "Vec::new", deserialize_with = "nullable_list")]
@@ -32,7 +32,7 @@ where
 
 impl<T> Conn<T> {
     /// A connection without nodes (what a null connection reads as).
-    pub fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         Conn {
             page_info: None,
             nodes: Vec::new(),
@@ -40,36 +40,36 @@ impl<T> Conn<T> {
     }
 
     /// The cursor of the next page, when there is one.
-    pub fn next_cursor(&self) -> Option<String> {
+    pub(super) fn next_cursor(&self) -> Option<String> {
         self.page_info
             .as_ref()
             .filter(|p| p.has_next_page)
             .and_then(|p| p.end_cursor.clone())
     }
-    pub fn into_nodes(self) -> Vec<T> {
+    pub(super) fn into_nodes(self) -> Vec<T> {
         self.nodes.into_iter().flatten().collect()
     }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PageInfo {
+pub(super) struct PageInfo {
     pub has_next_page: bool,
     pub end_cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Name {
+pub(super) struct Name {
     pub name: String,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Login {
+pub(super) struct Login {
     pub login: String,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct UserRef {
+pub(super) struct UserRef {
     pub user: Option<Login>,
     #[serde(default)]
     pub name: Option<String>,
@@ -79,7 +79,7 @@ pub struct UserRef {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RepoName {
+pub(super) struct RepoName {
     pub name_with_owner: String,
 }
 
@@ -90,7 +90,7 @@ pub struct RepoName {
 )]
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RepoNode {
+pub(super) struct RepoNode {
     pub default_branch_ref: Option<Name>,
     #[serde(default)]
     pub auto_merge_allowed: bool,
@@ -105,19 +105,19 @@ pub struct RepoNode {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct RefNode {
+pub(super) struct RefNode {
     pub compare: Option<Comparison>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Comparison {
+pub(super) struct Comparison {
     pub behind_by: u64,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PrNode {
+pub(super) struct PrNode {
     pub id: String,
     pub url: String,
     pub title: String,
@@ -162,25 +162,25 @@ pub struct PrNode {
 
 /// `requiredChecks`: the head's check contexts, each with whether the base requires it.
 #[derive(Debug, Deserialize)]
-pub struct RequiredWrap {
+pub(super) struct RequiredWrap {
     pub commit: RequiredCommit,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RequiredCommit {
+pub(super) struct RequiredCommit {
     pub oid: String,
     pub status_check_rollup: Option<RequiredRollup>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct RequiredRollup {
+pub(super) struct RequiredRollup {
     pub contexts: Conn<RequiredContext>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RequiredContext {
+pub(super) struct RequiredContext {
     pub name: Option<String>,
     pub context: Option<String>,
     #[serde(default)]
@@ -189,7 +189,7 @@ pub struct RequiredContext {
 
 /// The names of the checks the base requires of the PR whose head is `head`; `None` when the
 /// answer cannot tell them all (it is about another commit, or more contexts than one page).
-pub fn required_names(conn: Conn<RequiredWrap>, head: &str) -> Option<Vec<String>> {
+pub(super) fn required_names(conn: Conn<RequiredWrap>, head: &str) -> Option<Vec<String>> {
     let commit = conn.into_nodes().into_iter().next()?.commit;
     if commit.oid != head {
         return None;
@@ -218,7 +218,7 @@ pub fn required_names(conn: Conn<RequiredWrap>, head: &str) -> Option<Vec<String
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueueEntryNode {
+pub(super) struct QueueEntryNode {
     pub position: u32,
     pub state: String,
     pub estimated_time_to_merge: Option<u64>,
@@ -227,14 +227,14 @@ pub struct QueueEntryNode {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Oid {
+pub(super) struct Oid {
     pub oid: String,
 }
 
 /// An entry of `Repository.mergeQueue.entries`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueueLineNode {
+pub(super) struct QueueLineNode {
     pub position: u32,
     /// Null when the token cannot see that PR: its place still counts.
     #[serde(default)]
@@ -242,14 +242,14 @@ pub struct QueueLineNode {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct NumberNode {
+pub(super) struct NumberNode {
     pub number: u64,
 }
 
 /// A `RemovedFromMergeQueueEvent` or `AutoMergeDisabledEvent` of the PR's timeline.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TimelineNode {
+pub(super) struct TimelineNode {
     #[serde(rename = "__typename", default)]
     pub typename: String,
     #[serde(default)]
@@ -262,7 +262,7 @@ pub struct TimelineNode {
 
 /// The PR's merge-queue removals, oldest first; a removal that gives no reason takes the one
 /// of the auto-merge disabling that follows it.
-pub fn queue_removals(node: &PrNode) -> Vec<crate::model::QueueRemoval> {
+pub(super) fn queue_removals(node: &PrNode) -> Vec<crate::model::QueueRemoval> {
     let mut out: Vec<crate::model::QueueRemoval> = Vec::new();
     let reason = |n: &TimelineNode| n.reason.clone().filter(|r| !r.trim().is_empty());
     for n in node
@@ -288,7 +288,7 @@ pub fn queue_removals(node: &PrNode) -> Vec<crate::model::QueueRemoval> {
 }
 
 /// The PR's merge-queue entry, when it has one in a state this client knows.
-pub fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
+pub(super) fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
     let e = node.merge_queue_entry.as_ref()?;
     Some(crate::model::QueueEntry {
         position: e.position,
@@ -301,13 +301,13 @@ pub fn queue_entry(node: &PrNode) -> Option<crate::model::QueueEntry> {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct CommitWrap {
+pub(super) struct CommitWrap {
     pub commit: CommitNode,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CommitNode {
+pub(super) struct CommitNode {
     pub id: String,
     pub oid: String,
     pub committed_date: Option<String>,
@@ -320,19 +320,19 @@ pub struct CommitNode {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct OidNode {
+pub(super) struct OidNode {
     pub oid: String,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct StatusNode {
+pub(super) struct StatusNode {
     #[serde(default)]
     pub contexts: Vec<StatusContext>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StatusContext {
+pub(super) struct StatusContext {
     pub context: String,
     pub state: String,
     pub target_url: Option<String>,
@@ -342,7 +342,7 @@ pub struct StatusContext {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SuiteNode {
+pub(super) struct SuiteNode {
     pub id: String,
     pub workflow_run: Option<WorkflowRun>,
     pub check_runs: Option<Conn<RunNode>>,
@@ -350,7 +350,7 @@ pub struct SuiteNode {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct WorkflowRun {
+pub(super) struct WorkflowRun {
     pub database_id: Option<u64>,
     pub event: Option<String>,
     pub workflow: Option<Name>,
@@ -358,7 +358,7 @@ pub struct WorkflowRun {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RunNode {
+pub(super) struct RunNode {
     #[serde(default)]
     pub id: Option<String>,
     pub database_id: Option<u64>,
@@ -374,7 +374,7 @@ pub struct RunNode {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ThreadNode {
+pub(super) struct ThreadNode {
     pub id: String,
     pub is_resolved: bool,
     #[serde(default)]
@@ -387,7 +387,7 @@ pub struct ThreadNode {
 /// An issue comment or a review-thread comment: the same fields.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CommentNode {
+pub(super) struct CommentNode {
     pub id: String,
     /// A server without `fullDatabaseId` (see [`CommentNode::number`]).
     #[serde(default)]
@@ -413,7 +413,7 @@ pub struct CommentNode {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReviewNode {
+pub(super) struct ReviewNode {
     pub id: String,
     /// A server without `fullDatabaseId` (see [`ReviewNode::number`]).
     #[serde(default)]
@@ -442,21 +442,21 @@ fn database_number(full: Option<&str>, old: Option<u64>) -> Option<u64> {
 
 impl CommentNode {
     /// Its number: see [`database_number`].
-    pub fn number(&self) -> Option<u64> {
+    pub(super) fn number(&self) -> Option<u64> {
         database_number(self.full_database_id.as_deref(), self.database_id)
     }
 }
 
 impl ReviewNode {
     /// Its number: see [`database_number`].
-    pub fn number(&self) -> Option<u64> {
+    pub(super) fn number(&self) -> Option<u64> {
         database_number(self.full_database_id.as_deref(), self.database_id)
     }
 }
 
 /// One node of a pull request `search`.
 #[derive(Debug, Deserialize)]
-pub struct SearchedPr {
+pub(super) struct SearchedPr {
     /// Absent on a search hit that is not a pull request.
     pub number: Option<u64>,
     pub repository: Option<NameWithOwner>,
@@ -465,13 +465,13 @@ pub struct SearchedPr {
 /// A repository's `nameWithOwner`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NameWithOwner {
+pub(super) struct NameWithOwner {
     pub name_with_owner: String,
 }
 
 /// One node of `pullRequests(states: [OPEN])`.
 #[derive(Debug, Deserialize)]
-pub struct OpenPrNode {
+pub(super) struct OpenPrNode {
     pub number: u64,
     pub author: Option<Login>,
     pub labels: Option<Conn<Name>>,
@@ -481,7 +481,7 @@ pub struct OpenPrNode {
 /// and the fields do too: a status has `state`, a check run `status`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RollupContext {
+pub(super) struct RollupContext {
     pub name: Option<String>,
     pub context: Option<String>,
     pub status: Option<String>,
@@ -501,12 +501,12 @@ pub struct RollupContext {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RollupSuite {
+pub(super) struct RollupSuite {
     pub workflow_run: Option<WorkflowRun>,
 }
 
 /// A rollup context as a check.
-pub fn rollup_check(c: RollupContext) -> Check {
+pub(super) fn rollup_check(c: RollupContext) -> Check {
     if let Some(state) = c.state {
         status_check(StatusContext {
             context: c.context.or(c.name).unwrap_or_default(),
@@ -540,7 +540,7 @@ pub fn rollup_check(c: RollupContext) -> Check {
 
 /// `node(id:) { ... on T { field { pageInfo nodes } } }`: the page, whatever the field.
 #[derive(Debug, Deserialize)]
-pub struct PageAnswer<T> {
+pub(super) struct PageAnswer<T> {
     pub node: Option<std::collections::BTreeMap<String, Conn<T>>>,
 }
 
@@ -549,7 +549,7 @@ fn login(l: Option<Login>) -> Option<String> {
 }
 
 /// Buckets a check run's status and conclusion (the way `gh pr checks` does).
-pub fn run_state(status: &str, conclusion: Option<&str>) -> CheckState {
+pub(super) fn run_state(status: &str, conclusion: Option<&str>) -> CheckState {
     if status != "COMPLETED" {
         return CheckState::Pending;
     }
@@ -562,7 +562,7 @@ pub fn run_state(status: &str, conclusion: Option<&str>) -> CheckState {
 }
 
 /// Buckets a commit status's state.
-pub fn status_state(state: &str) -> CheckState {
+pub(super) fn status_state(state: &str) -> CheckState {
     match state {
         "SUCCESS" => CheckState::Passed,
         "FAILURE" | "ERROR" => CheckState::Failed,
@@ -570,7 +570,7 @@ pub fn status_state(state: &str) -> CheckState {
     }
 }
 
-pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
+pub(super) fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
     let output = [run.title.as_deref(), run.summary.as_deref()]
         .into_iter()
         .flatten()
@@ -595,7 +595,7 @@ pub fn run_check(run: RunNode, suite: Option<&WorkflowRun>) -> Check {
     }
 }
 
-pub fn status_check(ctx: StatusContext) -> Check {
+pub(super) fn status_check(ctx: StatusContext) -> Check {
     Check {
         state: status_state(&ctx.state),
         conclusion: Some(ctx.state.to_ascii_lowercase()),
@@ -624,7 +624,7 @@ fn edit(last_edited_at: Option<&str>, editor: Option<Login>) -> Option<Edit> {
     })
 }
 
-pub fn comment(c: CommentNode) -> Comment {
+pub(super) fn comment(c: CommentNode) -> Comment {
     Comment {
         database_id: c.number(),
         updated_at: wire_time(c.updated_at.as_deref()),
@@ -638,7 +638,7 @@ pub fn comment(c: CommentNode) -> Comment {
     }
 }
 
-pub fn review(r: ReviewNode) -> Option<Review> {
+pub(super) fn review(r: ReviewNode) -> Option<Review> {
     Some(Review {
         database_id: r.number(),
         state: ReviewState::parse(&r.state)?,
@@ -652,7 +652,7 @@ pub fn review(r: ReviewNode) -> Option<Review> {
     })
 }
 
-pub fn thread(t: ThreadNode, comments: Vec<CommentNode>) -> ReviewThread {
+pub(super) fn thread(t: ThreadNode, comments: Vec<CommentNode>) -> ReviewThread {
     ReviewThread {
         id: t.id,
         resolved: t.is_resolved,
@@ -665,7 +665,7 @@ pub fn thread(t: ThreadNode, comments: Vec<CommentNode>) -> ReviewThread {
 
 /// The parts of a PR answer that need no further pages, as a snapshot with empty lists; the
 /// client fills checks, threads, reviews and comments after paging them in full.
-pub fn snapshot_head(
+pub(super) fn snapshot_head(
     pr: &PrRef,
     repo: &RepoNode,
     node: &PrNode,
@@ -772,7 +772,7 @@ pub fn snapshot_head(
 }
 
 /// Parses a JSON value into a wire type, naming what failed.
-pub fn parse<T: DeserializeOwned>(
+pub(super) fn parse<T: DeserializeOwned>(
     value: serde_json::Value,
     what: &str,
 ) -> Result<T, crate::forge::ForgeError> {

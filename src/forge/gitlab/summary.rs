@@ -12,7 +12,7 @@ use super::wire;
 
 /// The fingerprint of `mr`, or `None` when a summary cannot tell (auto-merge on, no head).
 /// `pipelines` are the project's, newest first; `tips` the target branches' tip commits.
-pub fn fingerprint(
+pub(super) fn fingerprint(
     mr: &wire::MergeRequest,
     pipelines: &[wire::Pipeline],
     tips: &BTreeMap<String, String>,
@@ -60,7 +60,7 @@ pub fn fingerprint(
 }
 
 /// The target branches whose tips the open MRs' fingerprints need.
-pub fn target_branches(mrs: &[wire::MergeRequest]) -> Vec<String> {
+pub(super) fn target_branches(mrs: &[wire::MergeRequest]) -> Vec<String> {
     let mut out: Vec<String> = mrs
         .iter()
         .filter(|m| m.is_open())

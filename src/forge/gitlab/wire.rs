@@ -12,7 +12,7 @@ use crate::model::{
 };
 
 #[derive(Debug, Deserialize)]
-pub struct User {
+pub(super) struct User {
     #[serde(default)]
     pub id: Option<u64>,
     pub username: String,
@@ -28,13 +28,13 @@ pub struct User {
 
 /// An MR's `references`.
 #[derive(Debug, Deserialize)]
-pub struct References {
+pub(super) struct References {
     pub full: String,
 }
 
 /// `GET /projects/:id/merge_requests/:iid` (and the items of the MR list).
 #[derive(Debug, Deserialize)]
-pub struct MergeRequest {
+pub(super) struct MergeRequest {
     pub id: u64,
     pub iid: u64,
     #[serde(default)]
@@ -94,24 +94,24 @@ pub struct MergeRequest {
 
 /// `GET /projects/:id/repository/branches/:branch`.
 #[derive(Debug, Deserialize)]
-pub struct Branch {
+pub(super) struct Branch {
     pub commit: BranchCommit,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct BranchCommit {
+pub(super) struct BranchCommit {
     pub id: String,
 }
 
 impl MergeRequest {
     /// The head commit, when the MR has one (an MR whose source branch is gone may not).
-    pub fn head_sha(&self) -> Option<&str> {
+    pub(super) fn head_sha(&self) -> Option<&str> {
         self.sha.as_deref().filter(|s| !s.is_empty())
     }
 
     /// The head pipeline, only when it ran on the current head: an older head's pipeline says
     /// nothing about this one (and arming a merge against it merges at once).
-    pub fn current_pipeline(&self) -> Option<&Pipeline> {
+    pub(super) fn current_pipeline(&self) -> Option<&Pipeline> {
         let sha = self.head_sha()?;
         self.head_pipeline.as_ref().filter(|p| p.sha == sha)
     }
@@ -120,7 +120,7 @@ impl MergeRequest {
     /// (`refs/merge-requests/IID/merge` or `…/train`): it ran on a merge commit of the target
     /// branch and a head, never the head itself, so which head it was is told by that merge
     /// commit's parents.
-    pub fn merged_results_pipeline(&self) -> Option<&Pipeline> {
+    pub(super) fn merged_results_pipeline(&self) -> Option<&Pipeline> {
         let prefix = format!("refs/merge-requests/{}/", self.iid);
         self.head_pipeline.as_ref().filter(|p| {
             p.sha != self.head_sha().unwrap_or_default()
@@ -131,13 +131,13 @@ impl MergeRequest {
         })
     }
 
-    pub fn is_open(&self) -> bool {
+    pub(super) fn is_open(&self) -> bool {
         pr_state(&self.state) == PrState::Open
     }
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Pipeline {
+pub(super) struct Pipeline {
     pub id: u64,
     #[serde(default)]
     pub sha: String,
@@ -152,7 +152,7 @@ pub struct Pipeline {
 /// A car of a merge train: an item of `GET /projects/:id/merge_trains/:target_branch`, or
 /// `GET /projects/:id/merge_trains/merge_requests/:iid`.
 #[derive(Debug, Clone, Deserialize)]
-pub struct TrainCar {
+pub(super) struct TrainCar {
     pub merge_request: CarMergeRequest,
     /// `idle`, `stale`, `fresh`, `merging`, `merged`, `skip_merged`.
     #[serde(default)]
@@ -164,13 +164,13 @@ pub struct TrainCar {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct CarMergeRequest {
+pub(super) struct CarMergeRequest {
     pub iid: u64,
 }
 
 /// `GET /projects/:id`: the settings a merge depends on.
 #[derive(Debug, Deserialize)]
-pub struct Project {
+pub(super) struct Project {
     /// `group/project`: what a fork's numeric id names.
     #[serde(default)]
     pub path_with_namespace: Option<String>,
@@ -186,7 +186,7 @@ pub struct Project {
 /// `GET /projects/:id/repository/compare`: the changed files (`diffs`), the commits (oldest
 /// first), and whether the comparison ran out of time (its lists then incomplete).
 #[derive(Debug, Deserialize)]
-pub struct Comparison {
+pub(super) struct Comparison {
     #[serde(default)]
     pub diffs: Vec<ComparedFile>,
     #[serde(default)]
@@ -196,14 +196,14 @@ pub struct Comparison {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct ComparedFile {
+pub(super) struct ComparedFile {
     pub old_path: String,
     pub new_path: String,
 }
 
 /// One of `GET /projects/:id/events?action=pushed`.
 #[derive(Debug, Deserialize)]
-pub struct PushEvent {
+pub(super) struct PushEvent {
     #[serde(default)]
     pub author_username: Option<String>,
     #[serde(default)]
@@ -213,7 +213,7 @@ pub struct PushEvent {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct PushData {
+pub(super) struct PushData {
     #[serde(default)]
     pub commit_from: Option<String>,
     #[serde(default)]
@@ -226,7 +226,7 @@ pub struct PushData {
 
 /// `GET /projects/:id/repository/commits/:sha`.
 #[derive(Debug, Deserialize)]
-pub struct Commit {
+pub(super) struct Commit {
     #[serde(default)]
     pub author_email: Option<String>,
     #[serde(default)]
@@ -241,7 +241,7 @@ pub struct Commit {
 
 /// An item of `GET /projects/:id/merge_requests/:iid/commits` (or a compare's `commits`).
 #[derive(Debug, Deserialize)]
-pub struct ListedCommit {
+pub(super) struct ListedCommit {
     pub id: String,
     #[serde(default)]
     pub committer_email: Option<String>,
@@ -250,14 +250,14 @@ pub struct ListedCommit {
 /// `GET /projects/:id/repository/commits/:sha/signature` (404 when the commit is unsigned):
 /// GPG, SSH and X.509 signatures all carry `verification_status`.
 #[derive(Debug, Deserialize)]
-pub struct CommitSignature {
+pub(super) struct CommitSignature {
     #[serde(default)]
     pub verification_status: Option<String>,
 }
 
 /// An item of `GET /projects/:id/pipelines/:pid/jobs`.
 #[derive(Debug, Deserialize)]
-pub struct Job {
+pub(super) struct Job {
     pub id: u64,
     pub name: String,
     #[serde(default)]
@@ -278,7 +278,7 @@ pub struct Job {
 /// An item of `GET /projects/:id/repository/commits/:sha/statuses`. CI jobs are commit
 /// statuses too, so the list repeats them; the client keeps only the others.
 #[derive(Debug, Deserialize)]
-pub struct CommitStatus {
+pub(super) struct CommitStatus {
     pub id: u64,
     pub name: String,
     pub status: String,
@@ -296,14 +296,14 @@ pub struct CommitStatus {
 
 /// An item of `GET .../merge_requests/:iid/discussions`.
 #[derive(Debug, Deserialize)]
-pub struct Discussion {
+pub(super) struct Discussion {
     pub id: String,
     #[serde(default)]
     pub notes: Vec<Note>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Note {
+pub(super) struct Note {
     pub id: u64,
     #[serde(default)]
     pub body: String,
@@ -324,7 +324,7 @@ pub struct Note {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Position {
+pub(super) struct Position {
     #[serde(default)]
     pub new_path: Option<String>,
     #[serde(default)]
@@ -337,27 +337,27 @@ pub struct Position {
 
 /// `GET /projects/:id/members/all/:user_id`: a member's role, inherited ones included.
 #[derive(Debug, Deserialize)]
-pub struct Member {
+pub(super) struct Member {
     pub access_level: u32,
 }
 
 /// GitLab's Developer role: the least that may push to the project.
-pub const DEVELOPER_ACCESS: u32 = 30;
+pub(super) const DEVELOPER_ACCESS: u32 = 30;
 
 /// `GET .../merge_requests/:iid/approvals`.
 #[derive(Debug, Deserialize)]
-pub struct Approvals {
+pub(super) struct Approvals {
     #[serde(default)]
     pub approved_by: Vec<Approver>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct Approver {
+pub(super) struct Approver {
     pub user: User,
 }
 
 /// `opened` and `locked` (a transient state while merging) are open.
-pub fn pr_state(state: &str) -> PrState {
+pub(super) fn pr_state(state: &str) -> PrState {
     match state {
         "merged" => PrState::Merged,
         "closed" => PrState::Closed,
@@ -367,7 +367,7 @@ pub fn pr_state(state: &str) -> PrState {
 
 /// Maps `detailed_merge_status` (or, before GitLab 15.6, `merge_status`) and `has_conflicts`
 /// onto GitHub's pair. Values GitLab may add later read as blocked: never merged blind.
-pub fn merge_status(
+pub(super) fn merge_status(
     detailed: Option<&str>,
     legacy: Option<&str>,
     has_conflicts: bool,
@@ -404,7 +404,7 @@ pub fn merge_status(
 /// allowed unless `squash_option` is `never`, and the only method when it is `always`;
 /// `merge` stands for the project's own method (a merge commit, semi-linear or
 /// fast-forward). GitLab has no per-MR rebase merge, so `rebase` is never offered.
-pub fn repo_settings(p: &Project) -> RepoSettings {
+pub(super) fn repo_settings(p: &Project) -> RepoSettings {
     let squash = p.squash_option.as_deref();
     let mut allowed = Vec::new();
     if squash != Some("never") {
@@ -423,7 +423,7 @@ pub fn repo_settings(p: &Project) -> RepoSettings {
 /// A train car as the queue model's entry at `position` (0 when GitLab did not say): waiting
 /// (`idle`, `stale`), checking, passed or failed by its train pipeline (`fresh`), being merged
 /// (`merging`). A merged car is no longer in line.
-pub fn train_entry(car: &TrainCar, position: u32) -> Option<QueueEntry> {
+pub(super) fn train_entry(car: &TrainCar, position: u32) -> Option<QueueEntry> {
     let pipeline = car.pipeline.as_ref();
     let state = match car.status.as_str() {
         "merged" | "skip_merged" => return None,
@@ -448,7 +448,7 @@ pub fn train_entry(car: &TrainCar, position: u32) -> Option<QueueEntry> {
 }
 
 /// Buckets a job's or commit status's status.
-pub fn check_state(status: &str, allow_failure: bool) -> CheckState {
+pub(super) fn check_state(status: &str, allow_failure: bool) -> CheckState {
     match status {
         "success" => CheckState::Passed,
         "failed" if allow_failure => CheckState::Skipped,
@@ -460,7 +460,7 @@ pub fn check_state(status: &str, allow_failure: bool) -> CheckState {
 
 /// `job` of pipeline `pipeline_id` as a check; a merged-results pipeline's jobs say so in
 /// their event ([`MERGED_RESULT`]).
-pub fn job_check(job: Job, pipeline_id: u64, merged_result: bool) -> Check {
+pub(super) fn job_check(job: Job, pipeline_id: u64, merged_result: bool) -> Check {
     Check {
         state: check_state(&job.status, job.allow_failure),
         conclusion: Some(job.status),
@@ -480,7 +480,7 @@ pub fn job_check(job: Job, pipeline_id: u64, merged_result: bool) -> Check {
     }
 }
 
-pub fn status_check(s: CommitStatus) -> Check {
+pub(super) fn status_check(s: CommitStatus) -> Check {
     Check {
         state: check_state(&s.status, s.allow_failure),
         conclusion: Some(s.status),
@@ -524,7 +524,10 @@ fn note_comment(n: &Note, mr_url: &str) -> Comment {
 
 /// Splits discussions into review threads (resolvable ones) and conversation comments (the
 /// human notes of the others). System notes ("added 1 commit", "mentioned in …") are dropped.
-pub fn discussions(list: Vec<Discussion>, mr_url: &str) -> (Vec<ReviewThread>, Vec<Comment>) {
+pub(super) fn discussions(
+    list: Vec<Discussion>,
+    mr_url: &str,
+) -> (Vec<ReviewThread>, Vec<Comment>) {
     let mut threads = Vec::new();
     let mut comments = Vec::new();
     for d in list {
@@ -551,7 +554,7 @@ pub fn discussions(list: Vec<Discussion>, mr_url: &str) -> (Vec<ReviewThread>, V
 }
 
 /// An approval per approver; `requested_changes` as a change request by an unknown reviewer.
-pub fn reviews(approvals: Approvals, detailed_merge_status: Option<&str>) -> Vec<Review> {
+pub(super) fn reviews(approvals: Approvals, detailed_merge_status: Option<&str>) -> Vec<Review> {
     let review = |id: String, author: Option<String>, state: ReviewState| Review {
         id,
         database_id: None,
@@ -585,7 +588,7 @@ pub fn reviews(approvals: Approvals, detailed_merge_status: Option<&str>) -> Vec
 }
 
 /// The parts of an MR answer that need no further requests, as a snapshot with empty lists.
-pub fn snapshot_head(
+pub(super) fn snapshot_head(
     pr: &PrRef,
     mr: &MergeRequest,
     repo: RepoSettings,
@@ -662,7 +665,10 @@ pub fn snapshot_head(
 }
 
 /// Parses a JSON answer into a wire type, naming what failed.
-pub fn parse<T: serde::de::DeserializeOwned>(body: &str, what: &str) -> Result<T, ForgeError> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(
+    body: &str,
+    what: &str,
+) -> Result<T, ForgeError> {
     serde_json::from_str(body).map_err(|e| ForgeError::Unexpected(format!("{what}: {e}")))
 }
 
