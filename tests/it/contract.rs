@@ -11,25 +11,13 @@ use crate::support::env::TestEnv;
 use crate::support::fake_gitlab::GitLabEnv;
 use crate::support::forge::{FakeForge, OnGitHub};
 
-/// The JSON type of `v` in one word.
-fn type_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// Asserts that `v` has each key of `fields` with one of its `|`-separated JSON types.
 fn shaped(what: &str, v: &Value, fields: &[(&str, &str)]) {
     for (key, types) in fields {
         let got = v
             .get(key)
             .unwrap_or_else(|| panic!("{what}: no `{key}` in {v}"));
-        let ty = type_of(got);
+        let ty = crate::support::json_type(got);
         assert!(
             types.split('|').any(|t| t == ty),
             "{what}.{key} is {ty}, not {types}: {v}"
