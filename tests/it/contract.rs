@@ -746,3 +746,59 @@ fn a_forge_that_cannot_be_reached_exits_3() {
     let row = env.status("octo/app#1");
     assert!(row["last_error"].is_string(), "{row}");
 }
+
+/// `fields` with the types of `changed` in place of theirs.
+fn with_types(
+    fields: &[(&'static str, &'static str)],
+    changed: &[(&str, &'static str)],
+) -> Vec<(&'static str, &'static str)> {
+    fields
+        .iter()
+        .map(|&(key, ty)| {
+            let ty = changed
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(ty, |(_, t)| t);
+            (key, ty)
+        })
+        .collect()
+}
+
+#[test]
+fn a_branch_failure_and_its_row_have_the_shape_of_every_message_and_row() {
+    let env = TestEnv::new();
+    crate::watches::branch_job(&env);
+    let red = env.gh.world(|w| {
+        let sha = w.push_branch("octo/app", "main", "owner", |c| c);
+        w.check_run_on("octo/app", &sha, "test")
+            .failure()
+            .log("assertion failed\n");
+        sha
+    });
+    env.ok(&["run"]);
+    let messages = env.inbox_messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let m = &messages[0];
+    shaped("branch message", m, &with_types(MESSAGE, &[("pr", "null")]));
+    assert_eq!(m["kind"], "branch_failure");
+    assert_eq!(m["reason"], "fix_sent");
+    assert_eq!(m["feedback"], Value::from(Vec::<Value>::new()));
+    shaped(
+        "message.branch",
+        &m["branch"],
+        &[
+            ("repo", "string"),
+            ("name", "string"),
+            ("head_sha", "string"),
+        ],
+    );
+    assert_eq!(m["branch"]["head_sha"], red.as_str());
+    let row = crate::watches::branch_row(&env);
+    shaped(
+        "branch row",
+        &row,
+        &with_types(STATUS_ROW, &[("pr", "null"), ("number", "null")]),
+    );
+    shaped("branch row", &row, &[("branch", "string")]);
+    assert_eq!(row["branch"], "main");
+}
