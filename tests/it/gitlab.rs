@@ -376,14 +376,7 @@ fn the_fakes_mr_has_the_fixtures_shape() {
         "source_project_id",
         "target_project_id",
     ] {
-        let kind = |v: &Value| match v {
-            Value::Null => "null",
-            Value::Bool(_) => "bool",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
+        let kind = crate::support::json_type;
         assert_eq!(kind(&fake[key]), kind(&real[key]), "`{key}`");
     }
     assert_eq!(
