@@ -7,6 +7,7 @@ mod agreement;
 mod budget;
 mod caps;
 mod check;
+mod check_golden;
 mod checkout;
 mod conformance;
 mod economy;
