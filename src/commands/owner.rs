@@ -368,7 +368,7 @@ fn merge_now(app: &mut App, pr: &PrRef, snap: &Snapshot, watch: Option<&Watch>) 
     forge
         .merge(pr, &snap.head.sha, method)
         .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
-    if watch.is_some() {
+    if let Some(w) = watch {
         app.log(
             pr,
             format!(
@@ -377,6 +377,8 @@ fn merge_now(app: &mut App, pr: &PrRef, snap: &Snapshot, watch: Option<&Watch>) 
                 method.as_str()
             ),
         )?;
+        // The next run records the merge (state, notice, the `done` record) at once.
+        app.store.make_due(w.id, app.now)?;
     }
     if !app.json {
         crate::outln!(

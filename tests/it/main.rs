@@ -4,12 +4,12 @@
 mod accounts;
 mod agent_loop;
 mod agreement;
-mod budget;
 mod caps;
 mod check;
 mod check_golden;
 mod checkout;
 mod conformance;
+mod contract;
 mod economy;
 mod enterprise;
 mod fake_github_selftest;
