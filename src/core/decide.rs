@@ -264,6 +264,18 @@ impl Draft {
     pub(crate) fn notify(&mut self, notice: Notice) {
         self.actions.push(Action::Notify(notice));
     }
+    /// The finished plan, to be looked at again at `next_tick_at`.
+    fn into_plan(self, next_tick_at: Option<Instant>, needs_evidence: bool) -> Plan {
+        Plan {
+            status: self.status,
+            actions: self.actions,
+            history: self.history,
+            seen: self.seen,
+            next_tick_at,
+            resolved_intents: self.resolved_intents,
+            needs_evidence,
+        }
+    }
 }
 
 /// Decides one tick for `watch` given its fresh `snap`.
@@ -298,15 +310,8 @@ pub(crate) fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan 
     stuck(&mut d, snap, ctx);
 
     let next_tick_at = Some(next_tick(&d.status, snap, &cond, ctx.policy, ctx.now));
-    Plan {
-        status: d.status,
-        actions: d.actions,
-        history: d.history,
-        seen: d.seen,
-        next_tick_at,
-        resolved_intents: d.resolved_intents,
-        needs_evidence: d.needs_evidence,
-    }
+    let needs_evidence = d.needs_evidence;
+    d.into_plan(next_tick_at, needs_evidence)
 }
 
 /// Remembers whom the trust rests on: heads vouched for under a list that has since lost a
@@ -357,15 +362,7 @@ fn ended(mut d: Draft, watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Pla
     d.status.memory.fix = None;
     let next_tick_at =
         (snap.state == PrState::Closed).then(|| ctx.now + Duration::seconds(CLOSED_LOOK_SECS));
-    Plan {
-        status: d.status,
-        actions: d.actions,
-        history: d.history,
-        seen: d.seen,
-        next_tick_at,
-        resolved_intents: d.resolved_intents,
-        needs_evidence: false,
-    }
+    d.into_plan(next_tick_at, false)
 }
 
 /// What `status PR` shows of the snapshot.

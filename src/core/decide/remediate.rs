@@ -55,6 +55,28 @@ fn gate(d: &mut Draft, cond: &Condition) -> Gate {
     }
 }
 
+/// Who vouches for the head, when what is held (`held`, said in words) may go to the agent
+/// now; none while the head waits for its judgement, or when it is not trusted (said once:
+/// on the tick that judged the head).
+fn vouched(
+    d: &mut Draft,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    held: &str,
+) -> Option<String> {
+    match gate(d, cond) {
+        Gate::Go(by) => Some(by),
+        Gate::Wait => None,
+        Gate::Refused(reason) => {
+            if ctx.evidence.is_some() {
+                note_untrusted(d, snap, &reason, held);
+            }
+            None
+        }
+    }
+}
+
 /// Notes that nothing reaches the agent on the head, and why.
 fn note_untrusted(d: &mut Draft, snap: &Snapshot, reason: &str, what: &str) {
     let line = format!(
@@ -114,16 +136,9 @@ fn conflict_to_agent(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Con
     if capped(d, ctx) {
         return;
     }
-    let trusted_by = match gate(d, cond) {
-        Gate::Go(by) => by,
-        Gate::Wait => return,
-        Gate::Refused(reason) => {
-            // Said once: on the tick that judged the head.
-            if ctx.evidence.is_some() {
-                note_untrusted(d, snap, &reason, "the conflict is held from the agent");
-            }
-            return;
-        }
+    let Some(trusted_by) = vouched(d, snap, cond, ctx, "the conflict is held from the agent")
+    else {
+        return;
     };
     d.status.memory.conflict_sent_for = Some(snap.head.sha.clone());
     send(

@@ -10,7 +10,7 @@ use crate::model::policy::Handler;
 use crate::model::watch::{Watch, Why};
 use crate::model::{Login, Snapshot};
 
-use super::{Gate, capped, fix_out, gate, note_untrusted, send};
+use super::{capped, fix_out, send, vouched};
 
 /// Review feedback: `cmt` counts unresolved threads; with `reviews: agent`, new items from
 /// allowed authors go to the agent once each.
@@ -152,16 +152,8 @@ fn send_feedback(
         return;
     }
     // Held (not marked seen) until the head is trusted.
-    let trusted_by = match gate(d, cond) {
-        Gate::Go(by) => by,
-        Gate::Wait => return,
-        Gate::Refused(reason) => {
-            // Said once: on the tick that judged the head.
-            if ctx.evidence.is_some() {
-                note_untrusted(d, snap, &reason, "feedback is held from the agent");
-            }
-            return;
-        }
+    let Some(trusted_by) = vouched(d, snap, cond, ctx, "feedback is held from the agent") else {
+        return;
     };
     d.seen.extend(to_send.seen_rows());
     let n = new.len();
