@@ -9,6 +9,7 @@ mod caps;
 mod check;
 mod checkout;
 mod conformance;
+mod contract;
 mod economy;
 mod enterprise;
 mod fake_github_selftest;
