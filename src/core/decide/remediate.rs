@@ -14,7 +14,7 @@ pub(super) use failed_checks::MAX_LOG_WAITS;
 pub(super) use failed_checks::merge_group_to_agent;
 
 use crate::core::answers;
-use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
+use crate::core::decide::{Action, Condition, Context, Draft, Feedback, MessageKind};
 use crate::core::report;
 use crate::model::plan::{Guard, Notice};
 use crate::model::policy::Handler;
@@ -145,9 +145,7 @@ fn conflict_to_agent(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Con
         d,
         snap,
         ctx,
-        &agent,
-        MessageKind::Conflict,
-        Why::FixSent,
+        (&agent, MessageKind::Conflict, Why::FixSent),
         (Vec::new(), Vec::new()),
         trusted_by,
     );
@@ -246,7 +244,7 @@ fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
     let hour_ago = ctx.now - chrono::Duration::hours(1);
     let m = &mut d.status.memory;
     m.agent_messages.retain(|t| *t > hour_ago);
-    if m.agent_messages.len() < usize::try_from(cap).unwrap_or(usize::MAX) {
+    if !super::to_agent::at_cap(m, ctx) {
         return false;
     }
     if !m.cap_told {
@@ -260,36 +258,17 @@ fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
 
 /// Queues a message to the agent (with its failed checks and feedback, on a head vouched for
 /// as `trusted_by` says); returns its id.
-#[allow(clippy::too_many_arguments)]
 fn send(
     d: &mut Draft,
     snap: &Snapshot,
     ctx: &Context<'_>,
-    agent: &str,
-    kind: MessageKind,
-    reason: Why,
-    (checks, feedback): (Vec<FailedCheck>, Vec<Feedback>),
+    what: (&str, MessageKind, Why),
+    lists: (Vec<FailedCheck>, Vec<Feedback>),
     trusted_by: String,
 ) -> String {
-    let id = snap.pr.message_id(&[
-        snap.head.sha.short(),
-        kind.id_word(),
-        &ctx.now.timestamp().to_string(),
-    ]);
-    let m = &mut d.status.memory;
-    m.agent_activity_at = Some(ctx.now);
-    m.agent_messages.push(ctx.now);
-    m.agent_messages_sent = m.agent_messages_sent.saturating_add(1);
-    m.cap_told = false;
-    d.actions.push(Action::SendToAgent(AgentRequest {
-        id: id.clone(),
-        agent: agent.to_owned(),
-        kind,
-        reason,
-        checks,
-        feedback,
-        trusted_by,
-        conflict_files: Vec::new(),
-    }));
+    let req = super::to_agent::request(snap, ctx, what, lists, trusted_by);
+    let id = req.id.clone();
+    d.status.memory.agent_message_sent(ctx.now);
+    d.actions.push(Action::SendToAgent(req));
     id
 }

@@ -371,9 +371,7 @@ fn send_fix(
         d,
         snap,
         ctx,
-        agent,
-        MessageKind::CiFailure,
-        why,
+        (agent, MessageKind::CiFailure, why),
         (checks, Vec::new()),
         trusted_by,
     );

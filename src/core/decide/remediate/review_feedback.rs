@@ -162,9 +162,7 @@ fn send_feedback(
         d,
         snap,
         ctx,
-        agent,
-        MessageKind::ReviewFeedback,
-        Why::FixSent,
+        (agent, MessageKind::ReviewFeedback, Why::FixSent),
         (Vec::new(), new.clone()),
         trusted_by,
     );
