@@ -4,7 +4,6 @@
 mod accounts;
 mod agent_loop;
 mod agreement;
-mod budget;
 mod caps;
 mod check;
 mod checkout;

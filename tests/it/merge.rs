@@ -1,7 +1,7 @@
 //! Reconcile merge end to end: re-arm the forge's auto-merge every tick, merge once where it
 //! cannot, disarm on a foreign push, update behind branches one at a time, never merge twice.
 //! Arming and the forge's own merge, a green PR merged at once and `merge --now` run against
-//! both forges in `forges.rs`.
+//! both forges in `forges/`.
 
 use serde_json::json;
 

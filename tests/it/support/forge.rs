@@ -12,6 +12,10 @@ use super::fake_server::Fault;
 
 /// How pr-monitor names a forge's changes and its merge line.
 pub struct Words {
+    /// `GitHub`, `GitLab`.
+    pub forge: &'static str,
+    /// What the forge's rate-limit budget counts: `points`, `requests`.
+    pub budget: &'static str,
     /// `PR`, `MR`.
     pub kind: &'static str,
     /// What comes before a change's number: `#`, `!`.
@@ -122,6 +126,13 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     /// tick, is answered 500.
     fn fail_group_reads(&self, n: u64);
 
+    /// Merges wait for an approval nobody gives, so an armed change stays open.
+    fn hold_merges(&self);
+    /// Only `left` of the budget is left, until a reset an hour away.
+    fn leave_budget(&self, left: u64);
+    /// The budget is whole again.
+    fn restore_budget(&self);
+
     /// What the fake's faults are made of.
     type FaultKind;
     /// Queues `fault` for the requests it names.
@@ -167,6 +178,8 @@ impl FakeForge for OnGitHub {
     }
     fn words(&self) -> Words {
         Words {
+            forge: "GitHub",
+            budget: "points",
             kind: "PR",
             sigil: '#',
             line: "queue",
@@ -375,6 +388,19 @@ impl FakeForge for OnGitHub {
         );
     }
 
+    fn hold_merges(&self) {
+        self.gh.world(|w| {
+            w.auto_merge_executes = false;
+            w.repo(GITHUB_REPO).required_approvals(1);
+        });
+    }
+    fn leave_budget(&self, left: u64) {
+        self.gh.world(|w| w.rate.graphql_used = w.rate.limit - left);
+    }
+    fn restore_budget(&self) {
+        self.gh.world(|w| w.rate.graphql_used = 0);
+    }
+
     type FaultKind = fake_github::FaultKind;
     fn fault(&self, fault: Fault<Self::FaultKind>) {
         self.gh.fault(fault);
@@ -402,6 +428,8 @@ impl FakeForge for GitLabEnv {
     }
     fn words(&self) -> Words {
         Words {
+            forge: "GitLab",
+            budget: "requests",
             kind: "MR",
             sigil: '!',
             line: "train",
@@ -628,6 +656,22 @@ impl FakeForge for GitLabEnv {
         // The first try and its three retries.
         self.gl
             .fault(fake_gitlab::Fault::status(500).on(&statuses).times(4));
+    }
+
+    fn hold_merges(&self) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT).approvals_required(1);
+        });
+    }
+    fn leave_budget(&self, left: u64) {
+        self.gl.world(|w| {
+            w.rate.used = w.rate.limit - left;
+            // GitLab's window is a minute: this one outlasts the test.
+            w.rate.reset_epoch = chrono::Utc::now().timestamp() + 3600;
+        });
+    }
+    fn restore_budget(&self) {
+        self.gl.world(|w| w.rate.used = 0);
     }
 
     type FaultKind = fake_gitlab::FaultKind;
