@@ -14,6 +14,7 @@ use crate::cli::CheckArgs;
 use crate::core::checks;
 use crate::core::focus::{Criteria, Marks, Payload, Seen, apply_marks, human, payload};
 use crate::forge::Forge;
+use crate::model::issue_event::IssueEvent;
 use crate::model::plan::SeenSource;
 use crate::model::stamp_or_empty as stamp;
 use crate::model::{Instant, PrRef};
@@ -161,11 +162,7 @@ fn poll_with(
     );
     let conflict_files = crate::tick::detect::conflict_files(forge, &snap);
     // The PR's events are a raw list only: read for `--full-payload` alone.
-    let events = if full {
-        Some(forge.issue_events(pr).map_err(|e| anyhow!(e))?)
-    } else {
-        None
-    };
+    let events = full.then(|| events(forge, pr));
     Ok(payload(
         &snap,
         seen,
@@ -173,6 +170,24 @@ fn poll_with(
         (&verdict, conflict_files.as_deref()),
         events.as_deref(),
     ))
+}
+
+/// The PR's events for `--full-payload`. The contract gives the payload no place to say a list
+/// is incomplete, so stderr says it: a read that failed leaves `issue_events` empty, a history
+/// cut short (GitHub's REST budget running low) leaves its oldest part.
+fn events(forge: &dyn Forge, pr: &PrRef) -> Vec<IssueEvent> {
+    match forge.issue_events(pr) {
+        Ok(read) => {
+            if let Some(cut) = &read.cut {
+                tracing::warn!(pr = %pr, "issue_events is cut short: {cut}");
+            }
+            read.events
+        }
+        Err(e) => {
+            tracing::warn!(pr = %pr, error = %e, "the PR's events could not be read: issue_events is empty");
+            Vec::new()
+        }
+    }
 }
 
 /// `check PR [--full-payload] [--state-file P | --no-state] [--watch …]`.
@@ -206,35 +221,30 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         }
         return Ok(0);
     }
+    watch(app, args, (&pr, &state), &mut seen, &criteria)
+}
+
+/// `check --watch`: one NDJSON line a tick until something is actionable, the PR is ready,
+/// merged or closed (exit 0), a read fails (2), or `--max-duration` passes (124).
+fn watch(
+    app: &mut App,
+    args: &CheckArgs,
+    (pr, state): (&PrRef, &State),
+    seen: &mut Seen,
+    criteria: &Criteria,
+) -> Result<u8> {
     let started = Clock::now();
     let limit = Duration::from_secs(args.max_duration);
     let mut tick = 0u64;
     loop {
         tick += 1;
-        match poll(app, &pr, &seen, &criteria, args.full_payload) {
+        match poll(app, pr, seen, criteria, args.full_payload) {
             Ok((mut p, marks)) => {
-                save(app, &state, &pr, &mut seen, &marks)?;
+                save(app, state, pr, seen, &marks)?;
                 p.tick = Some(tick);
                 crate::outln!("{}", crate::secrets::mask(&p.to_json()?.to_string()))?;
-                if p.has_actionable {
-                    crate::outln!(
-                        "{}",
-                        json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p.actionable, "pr": p.pr.url})
-                    )?;
-                    return Ok(0);
-                }
-                // A merged or closed PR will not change again, and a ready one has met the
-                // caller's criteria: say so at once, not at timeout.
-                let outcome = match p.pr.state {
-                    state @ ("merged" | "closed") => Some(state),
-                    _ if p.ready => Some("ready"),
-                    _ => None,
-                };
-                if let Some(outcome) = outcome {
-                    crate::outln!(
-                        "{}",
-                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p.pr.url})
-                    )?;
+                if let Some(last) = final_line(&p, tick) {
+                    crate::outln!("{last}")?;
                     return Ok(0);
                 }
             }
@@ -259,4 +269,21 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
             app.now = crate::clock::wall_now();
         }
     }
+}
+
+/// The watch's last line after this tick's payload, when it ends with it: something is
+/// actionable; or the PR is merged or closed (it will not change again) or ready (it met the
+/// caller's criteria), said at once, not at timeout.
+fn final_line(p: &Payload, tick: u64) -> Option<Value> {
+    if p.has_actionable {
+        return Some(
+            json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p.actionable, "pr": p.pr.url}),
+        );
+    }
+    let outcome = match p.pr.state {
+        state @ ("merged" | "closed") => state,
+        _ if p.ready => "ready",
+        _ => return None,
+    };
+    Some(json!({"final": true, "outcome": outcome, "tick": tick, "pr": p.pr.url}))
 }

@@ -8,7 +8,7 @@ use crate::model::outcome::{Failure, FailureKind, Outcome, Refusal};
 use crate::model::plan::{Action, Notice, Plan};
 use crate::model::policy::Policy;
 use crate::model::watch::{MergeVia, Pills, WatchStatus};
-use crate::model::{PrState, Snapshot};
+use crate::model::{MergeMethod, PrState, Sha, Snapshot};
 
 /// What one answer adds to the tick besides the PR's state.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -106,9 +106,16 @@ fn failed(
 ) {
     let said = &failure.said;
     match (action, &failure.kind) {
-        (Action::UpdateBranch { expected_head, .. }, FailureKind::Conflict(found)) => {
+        (
+            Action::UpdateBranch {
+                expected_head,
+                on_conflict,
+                ..
+            },
+            FailureKind::Conflict(found),
+        ) => {
             // A conflict from here on (see `Condition::conflict`): it follows the conflict
-            // policy at the next decision.
+            // policy, at once when the decision readied its message, else at the next decision.
             status.memory.update_failed_for = Some(expected_head.clone());
             status.pills.cnf = true;
             status.memory.holds_update_turn = false;
@@ -119,6 +126,15 @@ fn failed(
                 base: snap.base_ref.clone(),
                 found: Some(found.clone()),
             });
+            if let Some(handoff) = on_conflict {
+                status.memory.conflict_sent_for = Some(expected_head.clone());
+                status.memory.agent_message_sent(handoff.at);
+                fx.note(format!(
+                    "sent the conflict with {} to {}",
+                    snap.base_ref, handoff.request.agent
+                ));
+                fx.then = Some(Action::SendToAgent(handoff.request.clone()));
+            }
         }
         (Action::UpdateBranch { .. }, _) => {
             status.memory.update_requested_for = None;
@@ -130,37 +146,13 @@ fn failed(
                 merge_if_clean,
             },
             FailureKind::AutoMergeRefused(refusal),
-        ) => {
-            let unavailable = matches!(refusal, Refusal::Unavailable(_));
-            let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
-            if unavailable {
-                status.merge.choose(MergeVia::SelfMerge);
-            }
-            if merge_directly {
-                // Not asked again for this head: the merge falls to pr-monitor, as the job's
-                // self_merge says.
-                status.memory.arm_refused = Some(crate::core::decide::merge::arm_refused(
-                    snap,
-                    *method,
-                    !unavailable,
-                ));
-            }
-            fx.note(refusal_note(
-                refusal,
-                policy.self_merge,
-                merge_if_clean.is_some(),
-            ));
-            match merge_if_clean {
-                Some(sha) if merge_directly => {
-                    fx.then = Some(Action::Merge {
-                        sha: sha.clone(),
-                        method: *method,
-                    });
-                }
-                // Not ready yet: try again next tick rather than merging blind.
-                _ => status.memory.merge_attempted_for = None,
-            }
-        }
+        ) => auto_merge_refused(
+            status,
+            (*method, merge_if_clean.as_ref()),
+            refusal,
+            (snap, policy),
+            fx,
+        ),
         (Action::EnableAutoMerge { .. }, _) => {
             status.memory.merge_attempted_for = None;
             fx.failed(format!("enabling auto-merge failed: {said}"), failure);
@@ -182,6 +174,47 @@ fn failed(
         (Action::Notify(_) | Action::SendToAgent(_), _) => {
             fx.failed(format!("a message could not be written: {said}"), failure);
         }
+    }
+}
+
+/// The forge refused to enable auto-merge: where it has none, or the PR is already clean, the
+/// merge falls to pr-monitor for this head (merging now when the head was confirmed ready);
+/// otherwise it is asked again next tick.
+fn auto_merge_refused(
+    status: &mut WatchStatus,
+    (method, merge_if_clean): (MergeMethod, Option<&Sha>),
+    refusal: &Refusal,
+    (snap, policy): (&Snapshot, &Policy),
+    fx: &mut Effects,
+) {
+    let unavailable = matches!(refusal, Refusal::Unavailable(_));
+    let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
+    if unavailable {
+        status.merge.choose(MergeVia::SelfMerge);
+    }
+    if merge_directly {
+        // Not asked again for this head: the merge falls to pr-monitor, as the job's
+        // self_merge says.
+        status.memory.arm_refused = Some(crate::core::decide::merge::arm_refused(
+            snap,
+            method,
+            !unavailable,
+        ));
+    }
+    fx.note(refusal_note(
+        refusal,
+        policy.self_merge,
+        merge_if_clean.is_some(),
+    ));
+    match merge_if_clean {
+        Some(sha) if merge_directly => {
+            fx.then = Some(Action::Merge {
+                sha: sha.clone(),
+                method,
+            });
+        }
+        // Not ready yet: try again next tick rather than merging blind.
+        _ => status.memory.merge_attempted_for = None,
     }
 }
 

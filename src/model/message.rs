@@ -47,6 +47,10 @@ pub struct NoticePayload {
     /// last error), so a channel that shows only a few lines still says it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A merge's `done` record in one short line (checks, approvals, open threads counted),
+    /// for a channel that shows only a few lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
 }
 
 impl NoticePayload {
