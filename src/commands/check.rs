@@ -138,7 +138,14 @@ fn poll_with(
     let mut snap = crate::app::read_snapshot(forge, app.snapshot_request(pr)?)?;
     let watch = app.store.watch(pr)?;
     let policy = app.policy_for_pr(watch.as_ref());
-    crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
+    crate::tick::detect::failed_logs(
+        forge,
+        &mut app.store,
+        &mut snap,
+        &policy,
+        true,
+        &crate::tick::detect::Notes::new(),
+    );
     // The checks' verdict as the tick gives it, waiting counted from the same instant.
     let unwatched = crate::model::watch::WatchStatus::default();
     let before = watch.as_ref().map_or(&unwatched, |w| &w.status);
