@@ -279,6 +279,7 @@ fn run(cli: Cli) -> Result<u8> {
         json: cli.json,
         forges: Forges::default(),
         dry_run: false,
+        viewers_read: std::collections::BTreeMap::new(),
     };
     match command {
         Command::Watch(cmd) => watch(&mut app, cmd),

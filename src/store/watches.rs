@@ -85,6 +85,27 @@ const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paus
      title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
      why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
 
+/// The positions in [`WATCH_COLUMNS`] of `next_tick_at` and `last_tick_at`, which a row's
+/// digest leaves out.
+const TICK_TIMES: [usize; 2] = [25, 26];
+
+/// The digest of a watch row as read (see [`Watch::row_digest`]): every column of
+/// [`WATCH_COLUMNS`] but the tick times (the lease is not among them), each with its type.
+fn row_digest(row: &Row<'_>) -> rusqlite::Result<u64> {
+    use rusqlite::types::ValueRef;
+    let mut d = crate::core::hash::Digest::default();
+    for i in (0..row.as_ref().column_count()).filter(|i| !TICK_TIMES.contains(i)) {
+        match row.get_ref(i)? {
+            ValueRef::Null => d.part(b"n"),
+            ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),
+            ValueRef::Real(x) => d.part(b"r").part(&x.to_le_bytes()),
+            ValueRef::Text(t) => d.part(b"t").part(t),
+            ValueRef::Blob(b) => d.part(b"b").part(b),
+        };
+    }
+    Ok(d.finish())
+}
+
 /// A watch row. What cannot be read (an unknown forge or state, a corrupt `memory`) is never
 /// guessed silently: the watch carries it in `unreadable`, and the tick refuses to act on it.
 fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
@@ -148,6 +169,7 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
         last_tick_at: parse_ts(row.get("last_tick_at")?),
         last_error: row.get("last_error")?,
         unreadable: (!unreadable.is_empty()).then(|| unreadable.join("; ")),
+        row_digest: Some(row_digest(row)?),
     })
 }
 
