@@ -14,6 +14,7 @@ use crate::cli::CheckArgs;
 use crate::core::checks;
 use crate::core::focus::{Criteria, Marks, Payload, Seen, apply_marks, human, payload};
 use crate::forge::Forge;
+use crate::model::issue_event::IssueEvent;
 use crate::model::plan::SeenSource;
 use crate::model::stamp_or_empty as stamp;
 use crate::model::{Instant, PrRef};
@@ -154,11 +155,7 @@ fn poll_with(
     );
     let conflict_files = crate::tick::detect::conflict_files(forge, &snap);
     // The PR's events are a raw list only: read for `--full-payload` alone.
-    let events = if full {
-        Some(forge.issue_events(pr).map_err(|e| anyhow!(e))?)
-    } else {
-        None
-    };
+    let events = full.then(|| events(forge, pr));
     Ok(payload(
         &snap,
         seen,
@@ -166,6 +163,24 @@ fn poll_with(
         (&verdict, conflict_files.as_deref()),
         events.as_deref(),
     ))
+}
+
+/// The PR's events for `--full-payload`. The contract gives the payload no place to say a list
+/// is incomplete, so stderr says it: a read that failed leaves `issue_events` empty, a history
+/// cut short (GitHub's REST budget running low) leaves its oldest part.
+fn events(forge: &dyn Forge, pr: &PrRef) -> Vec<IssueEvent> {
+    match forge.issue_events(pr) {
+        Ok(read) => {
+            if let Some(cut) = &read.cut {
+                tracing::warn!(pr = %pr, "issue_events is cut short: {cut}");
+            }
+            read.events
+        }
+        Err(e) => {
+            tracing::warn!(pr = %pr, error = %e, "the PR's events could not be read: issue_events is empty");
+            Vec::new()
+        }
+    }
 }
 
 /// `check PR [--full-payload] [--state-file P | --no-state] [--watch …]`.

@@ -353,7 +353,7 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
             forge
                 .merge(pr, &snap.head.sha, method)
                 .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
-            if watch.is_some() {
+            if let Some(w) = &watch {
                 app.log(
                     pr,
                     format!(
@@ -362,6 +362,8 @@ pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
                         method.as_str()
                     ),
                 )?;
+                // The next run records the merge (state, notice, the `done` record) at once.
+                app.store.make_due(w.id, app.now)?;
             }
             if !app.json {
                 crate::outln!(

@@ -126,7 +126,9 @@ pub(crate) fn message(f: &Failure<'_>, now: Instant) -> BranchMessage {
             forge: f.branch.forge,
             url: f.url.to_owned(),
         },
+        reason: crate::model::watch::Why::FixSent,
         checks: crate::core::failed_brief::agent_checks(f.checks),
+        feedback: Vec::new(),
         body: brief(f),
         trusted_by: one_line(f.trusted_by),
     }

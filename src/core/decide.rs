@@ -12,6 +12,7 @@ pub(crate) mod merge;
 pub(crate) mod queue;
 mod remediate;
 mod settle;
+mod to_agent;
 
 pub(crate) use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
 pub(crate) use failure::{Retry, after_acting, after_failure, keeps_erroring};

@@ -79,25 +79,8 @@ pub(crate) fn line(done: &Done) -> String {
 
 /// The record's parts, one per line in a notice.
 pub(crate) fn lines(done: &Done) -> Vec<String> {
-    let checks = if done.checks_total == 0 {
-        "no checks".to_owned()
-    } else if done.checks_failed.is_empty() && done.checks_passed == done.checks_total {
-        format!(
-            "checks green ({}/{})",
-            done.checks_passed, done.checks_total
-        )
-    } else {
-        let mut s = format!("checks {}/{} passed", done.checks_passed, done.checks_total);
-        if !done.checks_failed.is_empty() {
-            s.push_str(&format!(", {} failed", done.checks_failed.join(", ")));
-        }
-        s
-    };
-    let approvals = if done.approved_by.is_empty() {
-        "no approvals".to_owned()
-    } else {
-        format!("approved by {}", done.approved_by.join(", "))
-    };
+    let checks = checks_said(done);
+    let approvals = approvals_said(done);
     let mut threads = format!("{} review thread(s) resolved", done.threads_resolved);
     if done.threads_open.is_empty() {
         threads.push_str(", none open");
@@ -128,6 +111,45 @@ pub(crate) fn lines(done: &Done) -> Vec<String> {
         threads,
         format!("{} message(s) to the agent", done.agent_messages),
     ]
+}
+
+/// The record in Slack's short form, one line: the checks, the approvals and how many review
+/// threads were left open (`checks green (2/2) · approved by alice · 1 review thread left
+/// open`); the email and the history name each of them.
+pub(crate) fn short(done: &Done) -> String {
+    let open = match done.threads_open.len() {
+        0 => "no review thread left open".to_owned(),
+        1 => "1 review thread left open".to_owned(),
+        n => format!("{n} review threads left open"),
+    };
+    format!("{} · {} · {open}", checks_said(done), approvals_said(done))
+}
+
+/// `checks green (3/3)`, `checks 2/3 passed, e2e failed` or `no checks`.
+fn checks_said(done: &Done) -> String {
+    if done.checks_total == 0 {
+        "no checks".to_owned()
+    } else if done.checks_failed.is_empty() && done.checks_passed == done.checks_total {
+        format!(
+            "checks green ({}/{})",
+            done.checks_passed, done.checks_total
+        )
+    } else {
+        let mut s = format!("checks {}/{} passed", done.checks_passed, done.checks_total);
+        if !done.checks_failed.is_empty() {
+            s.push_str(&format!(", {} failed", done.checks_failed.join(", ")));
+        }
+        s
+    }
+}
+
+/// `approved by alice, bob` or `no approvals`.
+fn approvals_said(done: &Done) -> String {
+    if done.approved_by.is_empty() {
+        "no approvals".to_owned()
+    } else {
+        format!("approved by {}", done.approved_by.join(", "))
+    }
 }
 
 #[cfg(test)]
@@ -205,6 +227,30 @@ mod tests {
                 "0 review thread(s) resolved, none open",
                 "0 message(s) to the agent"
             ]
+        );
+    }
+
+    #[test]
+    fn the_short_form_counts_the_open_threads() {
+        let mut s = snap("abc1234def");
+        s.checks = vec![check("lint", CheckState::Passed)];
+        s.reviews = vec![review("alice", ReviewState::Approved, 1)];
+        assert_eq!(
+            short(&record(&s, 0)),
+            "checks green (1/1) · approved by alice · no review thread left open"
+        );
+        s.threads = vec![thread("t1", false, "bob")];
+        assert_eq!(
+            short(&record(&s, 0)),
+            "checks green (1/1) · approved by alice · 1 review thread left open"
+        );
+        s.threads.push(thread("t2", false, "carol"));
+        s.threads.push(thread("t3", true, "carol"));
+        s.checks.push(check("e2e", CheckState::Failed));
+        s.reviews.clear();
+        assert_eq!(
+            short(&record(&s, 0)),
+            "checks 1/2 passed, e2e failed · no approvals · 2 review threads left open"
         );
     }
 }

@@ -106,9 +106,16 @@ fn failed(
 ) {
     let said = &failure.said;
     match (action, &failure.kind) {
-        (Action::UpdateBranch { expected_head, .. }, FailureKind::Conflict(found)) => {
+        (
+            Action::UpdateBranch {
+                expected_head,
+                on_conflict,
+                ..
+            },
+            FailureKind::Conflict(found),
+        ) => {
             // A conflict from here on (see `Condition::conflict`): it follows the conflict
-            // policy at the next decision.
+            // policy, at once when the decision readied its message, else at the next decision.
             status.memory.update_failed_for = Some(expected_head.clone());
             status.pills.cnf = true;
             status.memory.holds_update_turn = false;
@@ -119,6 +126,15 @@ fn failed(
                 base: snap.base_ref.clone(),
                 found: Some(found.clone()),
             });
+            if let Some(handoff) = on_conflict {
+                status.memory.conflict_sent_for = Some(expected_head.clone());
+                status.memory.agent_message_sent(handoff.at);
+                fx.note(format!(
+                    "sent the conflict with {} to {}",
+                    snap.base_ref, handoff.request.agent
+                ));
+                fx.then = Some(Action::SendToAgent(handoff.request.clone()));
+            }
         }
         (Action::UpdateBranch { .. }, _) => {
             status.memory.update_requested_for = None;

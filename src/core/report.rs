@@ -350,6 +350,10 @@ pub(crate) fn notice_payload(notice: &Notice, snap: &Snapshot, pills: Pills) -> 
         ),
         items: Vec::new(),
         reason: reason(notice),
+        done: match notice {
+            Notice::Merged { done } => Some(crate::core::done::short(done)),
+            _ => None,
+        },
     }
 }
 

@@ -154,10 +154,7 @@ impl Forge for ReadsOnly<'_> {
         self.0.annotations(pr, check_node_ids)
     }
 
-    fn issue_events(
-        &self,
-        pr: &PrRef,
-    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+    fn issue_events(&self, pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError> {
         self.0.issue_events(pr)
     }
 

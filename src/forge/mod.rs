@@ -205,11 +205,9 @@ pub trait Forge {
     ) -> Result<Option<Vec<String>>, ForgeError>;
 
     /// What happened on the PR's conversation, oldest first: GitHub's issue events, GitLab's
-    /// label and state events of the merge request. Read only for `check --full-payload`.
-    fn issue_events(
-        &self,
-        pr: &PrRef,
-    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError>;
+    /// label and state events of the merge request, and why the list is cut short when the
+    /// forge's budget did not allow the whole history. Read only for `check --full-payload`.
+    fn issue_events(&self, pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError>;
 
     /// Re-run the failed jobs of one workflow run (GitHub) or pipeline (GitLab).
     fn rerun_failed(&self, pr: &PrRef, run_id: u64) -> Result<(), ForgeError>;

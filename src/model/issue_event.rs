@@ -47,6 +47,22 @@ impl IssueEvent {
     }
 }
 
+/// A PR's events as read: its whole history, or as much of it as the forge's budget allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Events {
+    /// Oldest first.
+    pub events: Vec<IssueEvent>,
+    /// Why the list stops short of the whole history, when it does (said on stderr).
+    pub cut: Option<String>,
+}
+
+impl Events {
+    /// The whole history.
+    pub fn whole(events: Vec<IssueEvent>) -> Self {
+        Events { events, cut: None }
+    }
+}
+
 /// Several lists of events as one, oldest first (an unknown time first; ties by id).
 pub fn in_time_order(lists: impl IntoIterator<Item = Vec<IssueEvent>>) -> Vec<IssueEvent> {
     let mut all: Vec<IssueEvent> = lists.into_iter().flatten().collect();

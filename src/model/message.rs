@@ -47,6 +47,10 @@ pub struct NoticePayload {
     /// last error), so a channel that shows only a few lines still says it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A merge's `done` record in one short line (checks, approvals, open threads counted),
+    /// for a channel that shows only a few lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
 }
 
 impl NoticePayload {
@@ -142,12 +146,24 @@ pub struct BranchMessage {
     /// every message, such as the MCP server's `inbox_read`).
     pub pr: Option<AgentPr>,
     pub branch: AgentBranch,
+    /// Always `fix_sent`: a tick sends it (the key is there for readers of every message).
+    #[serde(default = "fix_sent")]
+    pub reason: Why,
     /// At most five.
     pub checks: Vec<AgentCheck>,
+    /// Always empty: a branch has no review feedback (the key is there for readers of every
+    /// message).
+    #[serde(default)]
+    pub feedback: Vec<Feedback>,
     /// The markdown brief.
     pub body: String,
     /// How the head is vouched for: `push by octocat`, `signatures`.
     pub trusted_by: String,
+}
+
+/// A branch message's `reason`, also for one written before it carried one.
+fn fix_sent() -> Why {
+    Why::FixSent
 }
 
 /// The branch a [`BranchMessage`] is about.

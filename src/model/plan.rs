@@ -173,6 +173,15 @@ pub struct AgentRequest {
     pub conflict_files: Vec<String>,
 }
 
+/// A conflict message readied with a branch update, sent in the same tick when the update
+/// finds the conflict (rather than at the next decision).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConflictHandoff {
+    pub request: AgentRequest,
+    /// When the decision readied it: the message's time in the PR's memory.
+    pub at: Instant,
+}
+
 /// A notice for the owner: what happened, with the facts its words need. Closed: every notice
 /// pr-monitor sends is one of these, its kind is [`Notice::kind`], and its words are
 /// `report`'s ([`crate::core::report::headline`], [`crate::core::report::detail`]).
@@ -324,6 +333,10 @@ pub enum Action {
     UpdateBranch {
         expected_head: Sha,
         method: UpdateMethod,
+        /// The conflict message to send at once when the forge answers that the update
+        /// conflicts (the conflict policy hands it to the agent): readied by the decision,
+        /// which knows whether the agent may have it.
+        on_conflict: Option<Box<ConflictHandoff>>,
     },
     /// Enable the forge's auto-merge; if the forge refuses because the PR is already clean
     /// and `merge_if_clean` is set, merge that head directly instead.

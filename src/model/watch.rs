@@ -466,6 +466,17 @@ pub struct Memory {
     pub checkout: Option<String>,
 }
 
+impl Memory {
+    /// A message went to the agent at `at`: the agent is active, the message counts toward
+    /// the hourly cap and the `done` record, and a cap that holds work back may be told again.
+    pub fn agent_message_sent(&mut self, at: Instant) {
+        self.agent_activity_at = Some(at);
+        self.agent_messages.push(at);
+        self.agent_messages_sent = self.agent_messages_sent.saturating_add(1);
+        self.cap_told = false;
+    }
+}
+
 /// Whether a count is zero (a field left out of the stored JSON then).
 pub fn is_zero(n: &u32) -> bool {
     *n == 0

@@ -34,6 +34,7 @@ impl NoticePayload {
             url: line(self.url),
             title: line(self.title),
             reason: line(self.reason),
+            done: line(self.done),
             failed_checks: self.failed_checks.map(|checks| {
                 checks
                     .into_iter()

@@ -3,7 +3,8 @@
 //! error or output ever contains it.
 //!
 //! The message's first line is the notice's subject (the contract's `PR #342: lint failed`);
-//! a section block carries the PR link, the pills and the failed checks as links. Forge text
+//! a section block carries the PR link, a merge's `done` record in its short form, the pills
+//! and the failed checks as links. Forge text
 //! is escaped for Slack's mrkdwn, so a title cannot mention `@channel` or forge a link.
 
 use std::time::Duration;
@@ -144,6 +145,9 @@ fn section(notice: &NoticePayload) -> String {
     if let Some(reason) = notice.reason.as_deref().filter(|r| !r.trim().is_empty()) {
         head.push(format!("Why: {}", escape(&clip(reason, MAX_REASON))));
     }
+    if let Some(done) = notice.done.as_deref().filter(|d| !d.trim().is_empty()) {
+        head.push(escape(&clip(done, MAX_REASON)));
+    }
     if let Some(pills) = notice.pills {
         let words: Vec<String> = pills.words().iter().map(|w| format!("`{w}`")).collect();
         if !words.is_empty() {
@@ -231,6 +235,20 @@ mod tests {
              <https://github.com/o/r/pull/342|Fix &lt;!channel&gt; &amp; stuff ¦ now>\n\
              `ci` `cmt:1`\n\
              Failed: <https://ci.example/1|lint>, e2e &lt;b&gt;"
+        );
+    }
+
+    #[test]
+    fn a_merge_says_its_done_record_under_the_link() {
+        let n = NoticePayload::parse(
+            r#"{"subject":"PR #342: merged · o/r","text":"t","url":"https://github.com/o/r/pull/342",
+            "title":"Fix","kind":"merge","done":"checks green (1/1) · no approvals · 1 review thread left <open>"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            body(&n)["blocks"][0]["text"]["text"],
+            "*PR #342: merged · o/r*\n<https://github.com/o/r/pull/342|Fix>\n\
+             checks green (1/1) · no approvals · 1 review thread left &lt;open&gt;"
         );
     }
 

@@ -21,14 +21,20 @@ use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::model::{Classification, ForgeKind};
 use crate::store::Store;
 
-/// Where a conflicting PR's conflict lies ([`crate::core::conflict::files`]): the PR's own
-/// changes and its base's since they parted, two comparisons read only for a PR that
-/// conflicts. `None` when that cannot be told: no conflict, a list the forge cut short, or a
-/// read that failed (said on stderr; the conflict is then told without its files).
+/// Where a conflicting PR's conflict lies ([`files_both_sides_changed`]), read only for a PR
+/// the forge says conflicts; `None` otherwise, or when that cannot be told.
 pub fn conflict_files(forge: &dyn Forge, snap: &Snapshot) -> Option<Vec<String>> {
-    if !snap.has_conflict() {
-        return None;
-    }
+    snap.has_conflict()
+        .then(|| files_both_sides_changed(forge, snap))
+        .flatten()
+}
+
+/// The files both the PR and its base changed since they parted
+/// ([`crate::core::conflict::files`]): two comparisons, for a conflict the forge reported,
+/// reading the PR or updating its branch. `None` when that cannot be told: a list the forge
+/// cut short, or a read that failed (said on stderr; the conflict is then told without its
+/// files).
+pub fn files_both_sides_changed(forge: &dyn Forge, snap: &Snapshot) -> Option<Vec<String>> {
     let side = |from: &str, to: &str| {
         forge
             .changed_files(&snap.pr, from, to)

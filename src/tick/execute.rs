@@ -114,9 +114,10 @@ fn write(
         Action::SendToAgent(req) => {
             let mut req = req.clone();
             if req.kind == MessageKind::Conflict {
-                // Read only now, when the conflict goes to the agent.
+                // Read only now, when the conflict goes to the agent: also when the forge
+                // found it updating the branch, though the PR itself still merges cleanly.
                 req.conflict_files =
-                    crate::tick::detect::conflict_files(forge, snap).unwrap_or_default();
+                    crate::tick::detect::files_both_sides_changed(forge, snap).unwrap_or_default();
             }
             let message = agent_outbox_message(&req, snap, env.owner, env.now);
             queue(out, env.now, message.map(|m| vec![m]));
@@ -137,6 +138,7 @@ fn write(
         Action::UpdateBranch {
             expected_head,
             method,
+            ..
         } => intend(
             writes,
             env,

@@ -1,8 +1,8 @@
 //! GitLab merge requests end to end: the real binary with `--now` against the fake GitLab —
 //! pills, the auto-merge trap, a merge without a pipeline, rebases after a reply lost or a crash,
-//! a vanished MR, rate limits, paging, and GitLab's own recorded shapes. The agent loop, infra
-//! retries, arming, `merge --now`, the rebase of a behind armed MR and discussions run against
-//! both fakes from one body in `forges.rs`.
+//! a vanished MR, paging, and GitLab's own recorded shapes. The agent loop, infra retries,
+//! arming, `merge --now`, the rebase of a behind armed MR, discussions, merge trains and rate
+//! limits run against both fakes from one body in `forges/`.
 
 use serde_json::{Value, json};
 
@@ -273,30 +273,6 @@ fn a_missing_mr_is_reported_and_no_longer_polled() {
 }
 
 #[test]
-fn a_429_with_retry_after_is_waited_out_and_5xx_is_retried() {
-    let env = GitLabEnv::new();
-    env.gl.world(|w| {
-        w.project(P);
-        w.mr(P, 1);
-    });
-    env.gl
-        .fault(Fault::rate_limit(1).on("GET /projects/{id}/merge_requests/{iid}"));
-    env.gl
-        .fault(Fault::status(502).on("GET /projects/{id}/merge_requests/{iid}/approvals"));
-    env.ok(&["watch", "add", "g/p!1"]);
-    env.ok(&["run"]);
-    let s = env.status("g/p!1");
-    assert_eq!(s["last_error"], json!(null), "{s}");
-    assert_eq!(s["state"], "open");
-    let log = env.gl.requests();
-    assert_eq!(log.count("GET /projects/{id}/merge_requests/{iid}"), 2);
-    assert_eq!(
-        log.count("GET /projects/{id}/merge_requests/{iid}/approvals"),
-        2
-    );
-}
-
-#[test]
 fn lists_are_paged_with_x_next_page() {
     let env = GitLabEnv::new();
     env.gl.world(|w| {
@@ -400,14 +376,7 @@ fn the_fakes_mr_has_the_fixtures_shape() {
         "source_project_id",
         "target_project_id",
     ] {
-        let kind = |v: &Value| match v {
-            Value::Null => "null",
-            Value::Bool(_) => "bool",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
+        let kind = crate::support::json_type;
         assert_eq!(kind(&fake[key]), kind(&real[key]), "`{key}`");
     }
     assert_eq!(
@@ -593,35 +562,4 @@ fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
         1,
         "a nested group's path is one URL-encoded id"
     );
-}
-
-#[test]
-fn a_429_an_hour_long_defers_the_mrs_to_the_reset_and_sends_nothing_more() {
-    let env = GitLabEnv::new();
-    env.gl.world(|w| {
-        w.project(P);
-        w.mr(P, 1);
-        w.mr(P, 2);
-    });
-    env.ok(&["watch", "add", "g/p!1", "g/p!2"]);
-    env.gl.fault(Fault::rate_limit(3600).always());
-    let out = env.run(&["run"]);
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert_eq!(
-        env.gl.requests().total(),
-        1,
-        "one request, then nothing until the reset"
-    );
-    for mr in ["g/p!1", "g/p!2"] {
-        let s = env.status(mr);
-        assert!(
-            s["last_error"].as_str().unwrap().contains("rate limited"),
-            "{mr}: {s}"
-        );
-        let next = s["next_tick_at"].as_str().unwrap().to_owned();
-        assert!(
-            next.as_str() > "2026-11-29T12:59:00Z",
-            "{mr}: next tick after the reset: {next}"
-        );
-    }
 }

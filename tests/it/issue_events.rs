@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::env::TestEnv;
+use crate::support::env::{Out, TestEnv};
 use crate::support::fake_gitlab::GitLabEnv;
 
 const EVENTS: &str = "GET /repos/{o}/{r}/issues/{n}/events";
@@ -29,6 +29,11 @@ fn summary(events: &Value) -> Vec<(String, String, Option<String>)> {
 
 /// `check octo/app#1 --full-payload`'s JSON.
 fn full_check(env: &TestEnv) -> Value {
+    full_check_run(env).json()
+}
+
+/// `check octo/app#1 --full-payload`, its output and diagnostics.
+fn full_check_run(env: &TestEnv) -> Out {
     env.ok(&[
         "check",
         "octo/app#1",
@@ -36,7 +41,6 @@ fn full_check(env: &TestEnv) -> Value {
         "--no-state",
         "--full-payload",
     ])
-    .json()
 }
 
 fn row(event: &str, actor: &str, label: Option<&str>) -> (String, String, Option<String>) {
@@ -128,4 +132,69 @@ fn gitlab_label_and_state_events_merge_by_time_in_the_full_payload() {
     assert!(full["issue_events"][1]["commit_id"].is_null());
     let log = env.gl.requests();
     assert_eq!((log.count(LABEL_EVENTS), log.count(STATE_EVENTS)), (1, 1));
+}
+
+/// `n` label events on octo/app#1.
+fn labels(env: &TestEnv, n: usize) {
+    env.gh.world(|w| {
+        for i in 0..n {
+            w.pr("octo/app", 1).label(&format!("l{i}"));
+        }
+    });
+}
+
+#[test]
+fn github_issue_events_are_read_to_the_end_past_a_thousand() {
+    let env = TestEnv::new();
+    labels(&env, 1050);
+    let out = full_check_run(&env);
+    let events = out.json()["issue_events"].as_array().unwrap().clone();
+    assert_eq!(events.len(), 1050);
+    assert_eq!(events[1049]["label"]["name"], "l1049");
+    assert_eq!(env.gh.requests().count(EVENTS), 11);
+    assert!(!out.stderr.contains("cut short"), "{}", out.stderr);
+}
+
+#[test]
+fn github_issue_events_stop_where_the_rest_budget_runs_low_and_say_so() {
+    let env = TestEnv::new();
+    labels(&env, 1050);
+    // 505 REST requests left: the pages stop before fewer than 500 are.
+    env.gh.world(|w| w.rate.core_used = w.rate.limit - 505);
+    let out = full_check_run(&env);
+    let read = out.json()["issue_events"].as_array().unwrap().len();
+    let pages = env.gh.requests().count(EVENTS);
+    assert!((1..11).contains(&pages), "{pages} pages");
+    assert_eq!(read, pages * 100, "the oldest, whole pages");
+    let left = env.gh.world(|w| w.rate.limit - w.rate.core_used);
+    assert!((495..500).contains(&left), "{left} left");
+    for words in [
+        "issue_events is cut short",
+        &format!("only the first {read} events were read"),
+        &format!("GitHub's REST budget is down to {left} requests"),
+    ] {
+        assert!(out.stderr.contains(words), "{words}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn a_failed_events_read_leaves_the_full_payload_without_them_and_says_so() {
+    use crate::support::fake_github::Fault;
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr("octo/app", 1).labeled_by("needs-review", "maintainer");
+        w.check_run("octo/app", 1, "test").success();
+    });
+    env.gh.fault(Fault::status(502).on(EVENTS).always());
+    let out = full_check_run(&env);
+    let full = out.json();
+    assert_eq!(full["issue_events"], serde_json::json!([]));
+    assert_eq!(full["prChecks"][0]["name"], "test", "the other lists stay");
+    assert_eq!(full["pr"]["number"], 1);
+    assert!(
+        out.stderr
+            .contains("the PR's events could not be read: issue_events is empty"),
+        "{}",
+        out.stderr
+    );
 }

@@ -4,11 +4,11 @@
 mod accounts;
 mod agent_loop;
 mod agreement;
-mod budget;
 mod caps;
 mod check;
 mod checkout;
 mod conformance;
+mod contract;
 mod economy;
 mod enterprise;
 mod fake_github_selftest;

@@ -1,12 +1,13 @@
 //! Reconcile merge end to end: re-arm the forge's auto-merge every tick, merge once where it
 //! cannot, disarm on a foreign push, update behind branches one at a time, never merge twice.
 //! Arming and the forge's own merge, a green PR merged at once and `merge --now` run against
-//! both forges in `forges.rs`.
+//! both forges in `forges/`.
 
 use serde_json::json;
 
 use crate::support::env::TestEnv;
 use crate::support::fake_github::{Fault, MergeMethod};
+use crate::support::http_sink::{HttpSink, SLACK_HOOK};
 use crate::support::smtp::SmtpServer;
 
 const REPO: &str = "octo/app";
@@ -487,10 +488,13 @@ fn a_refused_auto_merge_is_asked_once_per_head_and_pr_monitor_merges_itself() {
 #[test]
 fn a_merge_records_what_it_merged_with_and_names_the_thread_left_open() {
     let smtp = SmtpServer::start();
-    let env = TestEnv::with_config(&format!(
-        "notify:\n  email:\n    smtp_url: \"{}\"\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n",
+    let slack = HttpSink::start();
+    let mut env = TestEnv::with_config(&format!(
+        "notify:\n  email:\n    smtp_url: \"{}\"\n    from: pr-monitor@example.com\n    to: [owner@example.com]\n  slack:\n    webhook_url_env: PRM_TEST_SLACK\n",
         smtp.url()
     ));
+    env.vars
+        .push(("PRM_TEST_SLACK".into(), slack.url(SLACK_HOOK)));
     env.gh.world(|w| {
         w.pr(REPO, 1);
         w.check_run(REPO, 1, "test").success();
@@ -528,4 +532,26 @@ fn a_merge_records_what_it_merged_with_and_names_the_thread_left_open() {
     for words in ["checks green (1/1)", "approved by alice", open] {
         assert!(merged[0].contains(words), "{words}: {}", merged[0]);
     }
+    // Slack's short form: one message, the PR's link, the open threads counted.
+    let posted: Vec<serde_json::Value> = slack
+        .requests()
+        .iter()
+        .map(crate::support::http_sink::Recorded::json)
+        .filter(|b| {
+            b["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("PR #1: merged"))
+        })
+        .collect();
+    assert_eq!(posted.len(), 1, "{posted:?}");
+    let section = posted[0]["blocks"][0]["text"]["text"].as_str().unwrap();
+    assert_eq!(
+        section.lines().take(3).collect::<Vec<_>>(),
+        [
+            "*PR #1: merged · octo/app*",
+            "<https://github.com/octo/app/pull/1|Change #1>",
+            "checks green (1/1) · approved by alice · 1 review thread left open",
+        ],
+        "{section}"
+    );
 }

@@ -229,13 +229,27 @@ fn a_conflict_met_during_a_branch_update_follows_the_conflict_policy() {
             w.pr(REPO, 1)
                 .behind(2)
                 .rebase_conflicts()
+                .changed_on_both_sides(&["src/lib.rs"])
                 .head_commit(|c| c.by("fixer-bot"));
             w.check_run(REPO, 1, "test").success();
         });
         env.ok(&["watch", "add", "--job", "rebasing", "octo/app#1"]);
-        for _ in 0..3 {
-            env.ok(&["run", "--force"]);
+        let want: &[&str] = if handler == "agent" {
+            &["conflict"]
+        } else {
+            &[]
+        };
+        // The tick whose update found the conflict hands it on, with the files both sides
+        // changed.
+        env.ok(&["run"]);
+        assert_eq!(inbox_kinds(&env), want, "{handler}: in the same tick");
+        if handler == "agent" {
+            let msgs = env.inbox_messages();
+            assert_eq!(msgs[0]["conflict"]["files"], json!(["src/lib.rs"]));
+        }
+        for _ in 0..2 {
             env.advance(30);
+            env.ok(&["run", "--force"]);
         }
         assert_eq!(
             env.gh.requests().count("POST /graphql UpdateBranch"),
@@ -243,12 +257,7 @@ fn a_conflict_met_during_a_branch_update_follows_the_conflict_policy() {
             "{handler}: asked once"
         );
         assert_eq!(env.pills("octo/app#1")["cnf"], true, "{handler}");
-        let want: &[&str] = if handler == "agent" {
-            &["conflict"]
-        } else {
-            &[]
-        };
-        assert_eq!(inbox_kinds(&env), want, "{handler}");
+        assert_eq!(inbox_kinds(&env), want, "{handler}: sent once");
     }
 }
 

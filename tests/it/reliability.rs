@@ -1,7 +1,7 @@
 //! What pr-monitor guarantees when things go wrong: a slow or hanging batch does not hold the
 //! others' actions, overlapping runs never double a delivery, crashes are recovered from in
-//! seconds, rate limits are waited on a bounded number of times, and our own forge writes are
-//! recognised whatever their answer was.
+//! seconds, and our own forge writes are recognised whatever their answer was. (Rate limits
+//! waited on a bounded number of times: `forges::rate_limit`.)
 
 use crate::support::env::TestEnv;
 
@@ -78,33 +78,6 @@ fn a_slow_batch_holds_only_its_own_prs() {
     for n in 1..=30 {
         assert_eq!(env.gh.world(|w| w.merges(REPO, n)), 1, "PR {n}");
     }
-}
-
-#[test]
-fn a_persistent_rate_limit_with_retry_after_zero_is_waited_on_a_bounded_number_of_times() {
-    use crate::support::fake_github::Fault;
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").success();
-    });
-    env.ok(&["watch", "add", "octo/app#1"]);
-    env.gh.fault(Fault::rate_limit(0).always());
-    let out = env.run(&["run"]);
-    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
-    let sent = env.gh.requests().total();
-    assert!(
-        sent <= 8,
-        "a bounded number of requests, not a spin: {sent}"
-    );
-    let s = env.status("octo/app#1");
-    assert!(
-        s["last_error"]
-            .as_str()
-            .unwrap_or("")
-            .contains("rate limited"),
-        "{s}"
-    );
 }
 
 /// One watched PR whose lint failed on a commit of the command agent `slow`, which runs

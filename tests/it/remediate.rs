@@ -1,6 +1,6 @@
 //! Remediation end to end (what each failure gets, guards and clearing), through the binary
 //! against the fake GitHub with `--now`. The agent loop to `same_failure`, the infra re-run and
-//! an agent's thread reply run against both forges in `forges.rs`.
+//! an agent's thread reply run against both forges in `forges/`.
 
 use serde_json::json;
 

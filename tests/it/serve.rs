@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::env::TestEnv;
+use crate::support::fake_gitlab::GitLabEnv;
+use crate::support::forge::FakeForge as _;
 
 const REPO: &str = "octo/app";
 const SECRET: &str = "whsec-4f1c9a0be27d";
@@ -518,6 +520,52 @@ fn a_push_to_a_base_branch_makes_the_prs_on_it_due_and_an_armed_one_is_updated()
         !read_since_cleared(&env, 2),
         "{:?}",
         env.gh.requests().counts()
+    );
+    daemon.stop();
+}
+
+/// The note hook of `tests/fixtures/gitlab/webhooks`, about MR `iid` of the fake's `g/p`.
+fn gitlab_note(iid: u64) -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gitlab/webhooks/note_merge_request.json"
+    );
+    let mut event: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    event["project"]["path_with_namespace"] = json!("g/p");
+    event["merge_request"]["iid"] = json!(iid);
+    serde_json::to_vec_pretty(&event).unwrap()
+}
+
+#[test]
+fn a_gitlab_delivery_with_its_token_makes_its_mr_due_at_once_and_a_refused_one_changes_nothing() {
+    let f = GitLabEnv::with_config(CONFIG);
+    for n in [1, 2] {
+        f.open(n, "dev");
+        f.running(n, "test");
+        f.ok(&["watch", "add", &f.pr(n)]);
+    }
+    let mut daemon = Daemon::start(&f);
+    assert_eq!(f.pills(&f.pr(1))["ci"], json!(false));
+    // Both pipelines fail on the forge; the yearly schedule would not look for a year.
+    for n in [1, 2] {
+        f.fail(n, "test", "error: assertion failed\n");
+    }
+    let note = |token: &str, iid: u64| {
+        daemon.post(
+            "/webhooks/gitlab",
+            &[("X-Gitlab-Event", "Note Hook"), ("X-Gitlab-Token", token)],
+            &gitlab_note(iid),
+        )
+    };
+    assert_eq!(note("not-the-token", 1), 401);
+    assert_eq!(note(GITLAB_TOKEN, 2), 202);
+    daemon.wait("MR 2 read after its delivery", |_| {
+        f.pills(&f.pr(2))["ci"] == json!(true)
+    });
+    assert_eq!(
+        f.pills(&f.pr(1))["ci"],
+        json!(false),
+        "the refused delivery about MR 1 made nothing due"
     );
     daemon.stop();
 }

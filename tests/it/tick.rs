@@ -264,17 +264,6 @@ fn a_malformed_answer_fails_only_that_tick() {
 }
 
 #[test]
-fn transient_errors_are_retried_within_the_tick() {
-    let env = TestEnv::new();
-    env.with_pr("octo/app", 1);
-    env.gh
-        .fault(Fault::status(503).on("POST /graphql").times(2));
-    env.ok(&["watch", "add", "octo/app#1"]);
-    env.ok(&["run"]);
-    assert_eq!(env.status("octo/app#1")["last_error"], json!(null));
-}
-
-#[test]
 fn paused_watches_are_skipped_until_resumed() {
     let env = TestEnv::new();
     env.with_pr("octo/app", 1);
@@ -365,73 +354,6 @@ fn tokens_never_appear_in_output() {
     ] {
         assert!(!text.contains(&token), "token leaked: {text}");
     }
-}
-
-/// A rate limit whose reset is near (`short`) is waited out (real time) and the tick succeeds;
-/// one whose reset is an hour away (`long`, always) defers both PRs to the reset after one
-/// request, and the run fails fast.
-fn waited_out_then_deferred(short: Fault, long: Fault) {
-    let env = TestEnv::new();
-    env.gh.world(|w| {
-        w.pr("octo/app", 1);
-        w.pr("octo/app", 2);
-    });
-    env.ok(&["watch", "add", "octo/app#1"]);
-    env.ok(&["watch", "add", "octo/app#2"]);
-    env.gh.fault(short);
-    env.ok(&["run"]);
-    for pr in ["octo/app#1", "octo/app#2"] {
-        assert_eq!(env.status(pr)["last_error"], json!(null), "{pr}");
-    }
-    let counts = env.gh.requests().counts();
-    assert_eq!(
-        counts.get("POST /graphql PullRequestSummaries"),
-        Some(&2),
-        "the summary refused, then answered: {counts:?}"
-    );
-    assert_eq!(
-        counts.get("POST /graphql PullRequestSnapshots"),
-        Some(&1),
-        "{counts:?}"
-    );
-    env.gh.clear_requests();
-    env.gh.fault(long.always());
-    let out = env.run(&["run", "--force"]);
-    assert_eq!(out.code, 1);
-    assert_eq!(
-        env.gh.requests().total(),
-        1,
-        "one request, then nothing until the reset"
-    );
-    for pr in ["octo/app#1", "octo/app#2"] {
-        let s = env.status(pr);
-        assert!(
-            s["last_error"].as_str().unwrap().contains("rate limited"),
-            "{pr}: {s}"
-        );
-        let next = s["next_tick_at"].as_str().unwrap().to_owned();
-        assert!(
-            next.as_str() > "2026-11-29T12:59:00Z",
-            "{pr}: next tick after the reset: {next}"
-        );
-    }
-}
-
-#[test]
-fn a_short_rate_limit_is_waited_out_and_a_long_one_ends_the_tick() {
-    waited_out_then_deferred(
-        Fault::rate_limit(1).on("POST /graphql"),
-        Fault::primary_rate_limit(3600).on("POST /graphql"),
-    );
-}
-
-#[test]
-fn graphql_http_200_rate_limit_is_handled_like_rest_403() {
-    // HTTP 200, `errors[].type: RATE_LIMITED`, `x-ratelimit-remaining: 0`, a reset time.
-    waited_out_then_deferred(
-        Fault::graphql_rate_limit_resetting_in(2),
-        Fault::graphql_rate_limit_resetting_in(3600),
-    );
 }
 
 #[test]

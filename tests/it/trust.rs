@@ -4,7 +4,7 @@
 //! (`fix --head`, `watch add --trust-head`), and `config check` refusing the forge's own logins.
 
 use crate::support::env::TestEnv;
-use crate::support::fake_gitlab::{GitLabEnv, SignatureKind};
+use crate::support::fake_gitlab::{GitLabEnv, Signature, SignatureKind, World as GitLabWorld};
 use crate::watches::{branch_job, branch_row};
 
 const REPO: &str = "octo/app";
@@ -442,11 +442,11 @@ fn gitlab_signatures_vouch_only_verified_and_over_a_trusted_users_email() {
     }
 }
 
-#[test]
-fn a_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_last_trusted_head() {
+/// A watched octo/app@main whose failing head the owner pushed, ticked once (its head the
+/// last trusted one, its failure sent), five minutes ago.
+fn a_branch_whose_failing_head_the_owner_pushed() -> TestEnv {
     let mut env = TestEnv::new();
     branch_job(&env);
-    // The agent signs its commits; mallory pushes them.
     env.gh.world(|w| {
         let sha = w.push_branch(REPO, "main", "owner", |c| c);
         w.check_run_on(REPO, &sha, "test").failure();
@@ -454,6 +454,13 @@ fn a_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_last_trus
     env.ok(&["run"]);
     assert_eq!(branch_row(&env)["trusted_by"], "push by owner");
     env.advance(301);
+    env
+}
+
+#[test]
+fn a_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_last_trusted_head() {
+    let mut env = a_branch_whose_failing_head_the_owner_pushed();
+    // The agent signs its commits; mallory pushes them.
     env.gh.world(|w| {
         w.push_branch(REPO, "main", "fixer-bot", |c| {
             c.verified().pushed_by("mallory", None)
@@ -547,22 +554,12 @@ fn the_owner_vouches_for_a_branch_head_with_fix_head_and_a_moved_head_is_refused
 
 #[test]
 fn a_gitlab_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_last_trusted_head() {
-    use crate::support::fake_gitlab::Signature;
     let mut env = GitLabEnv::new();
-    env.job(
-        "main",
-        "name: main\nwatch:\n  - branch: g/p@main\n    forge: gitlab\npolicy:\n  agent: fixer\n",
-    );
+    gitlab_branch_job(&env);
     // The agent signs a commit; mallory pushes it.
-    let push_signed = |w: &mut crate::support::fake_gitlab::World, verified: bool| {
-        let (sha, pipeline) = w.push_branch("g/p", "main", "fixer-bot");
-        let c = w.commits.get_mut(&sha).expect("pushed");
-        c.pusher = Some("mallory".into());
-        c.signature = Some(Signature {
-            kind: SignatureKind::Gpg,
-            verified,
-        });
-        pipeline
+    let push_signed = |w: &mut GitLabWorld, verified: bool| {
+        let pushed = w.push_branch("g/p", "main", "fixer-bot");
+        signed_by_the_agent_pushed_by_mallory(w, pushed, verified)
     };
     env.gl.world(|w| {
         let pipeline = push_signed(w, true);
@@ -609,4 +606,108 @@ fn a_gitlab_branch_head_is_trusted_by_the_signatures_of_the_commits_since_the_la
     env.ok(&["run"]);
     assert_eq!(env.inbox_messages().len(), 2, "one unverified commit since");
     assert_eq!(branch_row(&env)["trusted_by"], serde_json::Value::Null);
+}
+
+/// The job watching g/p@main for the agent `fixer`.
+fn gitlab_branch_job(env: &GitLabEnv) {
+    env.job(
+        "main",
+        "name: main\nwatch:\n  - branch: g/p@main\n    forge: gitlab\npolicy:\n  agent: fixer\n",
+    );
+}
+
+/// The commit just pushed (`(sha, pipeline)`) made by the agent, signed (`verified` or not),
+/// pushed by mallory; returns its pipeline.
+fn signed_by_the_agent_pushed_by_mallory(
+    w: &mut GitLabWorld,
+    (sha, pipeline): (String, u64),
+    verified: bool,
+) -> u64 {
+    let c = w.commits.get_mut(&sha).expect("pushed");
+    c.pusher = Some("mallory".into());
+    c.signature = Some(Signature {
+        kind: SignatureKind::Gpg,
+        verified,
+    });
+    pipeline
+}
+
+/// A force push over the last trusted head leaves the comparison from it nothing to compare
+/// (404): the new head is judged alone, as when no head was trusted before.
+#[test]
+fn a_branch_head_force_pushed_over_the_trusted_one_is_judged_alone() {
+    let mut env = a_branch_whose_failing_head_the_owner_pushed();
+    env.gh.world(|w| {
+        let sha = w.force_push_branch(REPO, "main", "fixer-bot", |c| {
+            c.verified().pushed_by("mallory", None)
+        });
+        w.check_run_on(REPO, &sha, "test").failure();
+    });
+    env.gh.clear_requests();
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    sent_on_the_head_alone(
+        &env,
+        log.count("GET /repos/{o}/{r}/compare/{basehead}"),
+        log.count("GET /repos/{o}/{r}/commits/{ref}"),
+    );
+    // The head alone unsigned vouches for nothing.
+    env.advance(301);
+    env.gh.world(|w| {
+        let sha = w.force_push_branch(REPO, "main", "fixer-bot", |c| c.pushed_by("mallory", None));
+        w.check_run_on(REPO, &sha, "test").failure();
+    });
+    env.ok(&["run"]);
+    nothing_more_sent(&env);
+}
+
+/// The second message went, on the force-pushed head vouched for by its own signature: one
+/// comparison from the trusted head (404), then one read of the head commit.
+fn sent_on_the_head_alone(env: &TestEnv, compares: usize, head_reads: usize) {
+    let msgs = env.inbox_messages();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[1]["trusted_by"], "signatures");
+    assert_eq!(
+        (compares, head_reads),
+        (1, 1),
+        "compared, then the head alone"
+    );
+}
+
+/// An unsigned head alone vouches for nothing: no third message, the branch untrusted.
+fn nothing_more_sent(env: &TestEnv) {
+    assert_eq!(env.inbox_messages().len(), 2, "nothing more sent");
+    assert_eq!(branch_row(env)["trusted_by"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_gitlab_branch_head_force_pushed_over_the_trusted_one_is_judged_alone() {
+    let mut env = GitLabEnv::new();
+    gitlab_branch_job(&env);
+    let push = |w: &mut GitLabWorld, force: bool, verified: bool, log: &str| {
+        let pushed = if force {
+            w.force_push_branch("g/p", "main", "fixer-bot")
+        } else {
+            w.push_branch("g/p", "main", "fixer-bot")
+        };
+        let pipeline = signed_by_the_agent_pushed_by_mallory(w, pushed, verified);
+        w.pipeline_job(pipeline, "test").failed().trace(log);
+    };
+    env.gl.world(|w| push(w, false, true, "error: x\n"));
+    env.ok(&["run"]);
+    assert_eq!(env.inbox_messages().len(), 1, "the head alone is signed");
+    env.advance(301);
+    env.gl.world(|w| push(w, true, true, "error: y\n"));
+    env.gl.clear_requests();
+    env.ok(&["run"]);
+    let log = env.gl.requests();
+    sent_on_the_head_alone(
+        &env,
+        log.count("GET /projects/{id}/repository/compare"),
+        log.count("GET /projects/{id}/repository/commits/{sha}"),
+    );
+    env.advance(301);
+    env.gl.world(|w| push(w, true, false, "error: z\n"));
+    env.ok(&["run"]);
+    nothing_more_sent(&env);
 }

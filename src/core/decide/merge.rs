@@ -438,9 +438,11 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
         crate::model::ForgeKind::GitLab => crate::model::UpdateMethod::Rebase,
         crate::model::ForgeKind::GitHub => ctx.policy.update_method,
     };
+    let on_conflict = super::to_agent::conflict_handoff(d, snap, cond, ctx);
     d.actions.push(Action::UpdateBranch {
         expected_head: snap.head.sha.clone(),
         method,
+        on_conflict,
     });
     d.note(
         format!(

@@ -3,7 +3,7 @@
 
 use crate::core::answers;
 use crate::core::checks::Verdict;
-use crate::core::decide::{Action, AgentRequest, Condition, Context, Draft, Feedback, MessageKind};
+use crate::core::decide::{Action, Condition, Context, Draft, Feedback, MessageKind};
 use crate::core::feedback;
 use crate::core::hash::fnv64;
 use crate::core::report;
@@ -102,9 +102,7 @@ pub(super) fn remediate(
                 d,
                 snap,
                 ctx,
-                &agent,
-                MessageKind::Conflict,
-                Why::FixSent,
+                (&agent, MessageKind::Conflict, Why::FixSent),
                 (Vec::new(), Vec::new()),
                 trusted_by,
             );
@@ -538,9 +536,7 @@ fn send_fix(
         d,
         snap,
         ctx,
-        agent,
-        MessageKind::CiFailure,
-        why,
+        (agent, MessageKind::CiFailure, why),
         (checks, Vec::new()),
         trusted_by,
     );
@@ -570,7 +566,7 @@ fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
     let hour_ago = ctx.now - chrono::Duration::hours(1);
     let m = &mut d.status.memory;
     m.agent_messages.retain(|t| *t > hour_ago);
-    if m.agent_messages.len() < usize::try_from(cap).unwrap_or(usize::MAX) {
+    if !super::to_agent::at_cap(m, ctx) {
         return false;
     }
     if !m.cap_told {
@@ -584,37 +580,18 @@ fn capped(d: &mut Draft, ctx: &Context<'_>) -> bool {
 
 /// Queues a message to the agent (with its failed checks and feedback, on a head vouched for
 /// as `trusted_by` says); returns its id.
-#[allow(clippy::too_many_arguments)]
 fn send(
     d: &mut Draft,
     snap: &Snapshot,
     ctx: &Context<'_>,
-    agent: &str,
-    kind: MessageKind,
-    reason: Why,
-    (checks, feedback): (Vec<FailedCheck>, Vec<Feedback>),
+    what: (&str, MessageKind, Why),
+    lists: (Vec<FailedCheck>, Vec<Feedback>),
     trusted_by: String,
 ) -> String {
-    let id = snap.pr.message_id(&[
-        snap.head.sha.short(),
-        kind.id_word(),
-        &ctx.now.timestamp().to_string(),
-    ]);
-    let m = &mut d.status.memory;
-    m.agent_activity_at = Some(ctx.now);
-    m.agent_messages.push(ctx.now);
-    m.agent_messages_sent = m.agent_messages_sent.saturating_add(1);
-    m.cap_told = false;
-    d.actions.push(Action::SendToAgent(AgentRequest {
-        id: id.clone(),
-        agent: agent.to_owned(),
-        kind,
-        reason,
-        checks,
-        feedback,
-        trusted_by,
-        conflict_files: Vec::new(),
-    }));
+    let req = super::to_agent::request(snap, ctx, what, lists, trusted_by);
+    let id = req.id.clone();
+    d.status.memory.agent_message_sent(ctx.now);
+    d.actions.push(Action::SendToAgent(req));
     id
 }
 
@@ -763,9 +740,7 @@ fn reviews(d: &mut Draft, watch: &Watch, snap: &Snapshot, cond: &Condition, ctx:
         d,
         snap,
         ctx,
-        &agent,
-        MessageKind::ReviewFeedback,
-        Why::FixSent,
+        (&agent, MessageKind::ReviewFeedback, Why::FixSent),
         (Vec::new(), new.clone()),
         trusted_by,
     );

@@ -1184,6 +1184,50 @@ fn disarm_rules() {
     assert!(!plan.status.merge.is_armed());
 }
 
+/// With conflicts the agent's, a branch update carries the conflict message it would send,
+/// so a conflict the update finds reaches the agent in the same tick; only for a head the
+/// agent may have.
+#[test]
+fn a_branch_update_readies_the_conflict_message_for_the_agent() {
+    let mut c = Ctx::new();
+    let mut behind = Snapshot {
+        behind_by: Some(2),
+        merge_state: MergeState::Behind,
+        ..snap("a")
+    };
+    // The agent's own commit, pushed by its login.
+    behind.head.author_login = Some("fixer-bot".into());
+    behind.head.committer_login = Some("fixer-bot".into());
+    let readied = |c: &Ctx| {
+        c.decide(&armed("a"), &behind)
+            .actions
+            .into_iter()
+            .find_map(|a| match a {
+                Action::UpdateBranch { on_conflict, .. } => Some(on_conflict),
+                _ => None,
+            })
+            .expect("an update")
+    };
+    assert_eq!(readied(&c), None, "conflicts are the owner's");
+    c.policy.conflicts = crate::config::Handler::Agent;
+    let handoff = readied(&c).expect("readied");
+    assert_eq!(
+        (handoff.request.kind, handoff.request.agent.as_str()),
+        (MessageKind::Conflict, "fixer")
+    );
+    assert_eq!(handoff.at, c.now);
+    c.evidence = Some(crate::model::trust::Evidence {
+        pushes: vec![crate::model::trust::Push {
+            actor: "mallory".into(),
+            before: None,
+            after: Sha("a".into()),
+            at: None,
+        }],
+        commits: None,
+    });
+    assert_eq!(readied(&c), None, "a head pushed by an outsider");
+}
+
 #[test]
 fn behind_branches_update_one_at_a_time_per_base() {
     let mut c = Ctx::new();
@@ -1195,7 +1239,8 @@ fn behind_branches_update_one_at_a_time_per_base() {
     let plan = c.decide(&armed("a"), &behind);
     assert!(plan.actions.contains(&Action::UpdateBranch {
         expected_head: Sha("a".into()),
-        method: crate::model::UpdateMethod::Merge
+        method: crate::model::UpdateMethod::Merge,
+        on_conflict: None,
     }));
     assert!(plan.status.memory.holds_update_turn);
     assert!(

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::core::decide::tests::{armed, policy, snap};
+use crate::model::plan::{AgentRequest, ConflictHandoff, MessageKind};
+use crate::model::watch::Why;
 use crate::model::{MergeMethod, Sha, UpdateMethod};
 
 fn sha() -> Sha {
@@ -38,6 +40,7 @@ fn update() -> Action {
     Action::UpdateBranch {
         expected_head: sha(),
         method: UpdateMethod::Merge,
+        on_conflict: None,
     }
 }
 
@@ -295,6 +298,58 @@ fn answers_to_a_branch_update() {
         },
     ];
     check(rows);
+}
+
+/// A conflict message readied with the update goes in the same tick only when the update
+/// finds the conflict, counted as a message to the agent.
+#[test]
+fn a_conflict_found_by_an_update_hands_the_readied_message_on() {
+    let request = AgentRequest {
+        id: "m-1".into(),
+        agent: "fixer".into(),
+        kind: MessageKind::Conflict,
+        reason: Why::FixSent,
+        checks: Vec::new(),
+        feedback: Vec::new(),
+        trusted_by: "push by fixer-bot".into(),
+        conflict_files: Vec::new(),
+    };
+    let at = crate::core::decide::tests::t0();
+    let readied = Action::UpdateBranch {
+        expected_head: sha(),
+        method: UpdateMethod::Rebase,
+        on_conflict: Some(Box::new(ConflictHandoff {
+            request: request.clone(),
+            at,
+        })),
+    };
+    let mut status = claimed();
+    let conflict = fail(FailureKind::Conflict("in a.rs".into()), "conflict: in a.rs");
+    let fx = apply(&mut status, &readied, conflict, &snap("abc"), &policy());
+    assert_eq!(fx.then, Some(Action::SendToAgent(request)));
+    assert_eq!(
+        fx.notes,
+        [
+            "cnf lit: the branch update found a conflict (in a.rs)",
+            "sent the conflict with main to fixer",
+        ]
+    );
+    let m = &status.memory;
+    assert_eq!(m.conflict_sent_for, Some(sha()));
+    assert_eq!((m.agent_messages_sent, m.agent_activity_at), (1, Some(at)));
+    assert_eq!(m.agent_messages, [at]);
+
+    let mut status = claimed();
+    let fx = apply(
+        &mut status,
+        &readied,
+        Outcome::Done,
+        &snap("abc"),
+        &policy(),
+    );
+    assert_eq!(fx.then, None, "no conflict, nothing sent");
+    assert_eq!(status.memory.conflict_sent_for, None);
+    assert_eq!(status.memory.agent_messages_sent, 0);
 }
 
 #[test]

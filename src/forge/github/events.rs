@@ -1,6 +1,7 @@
 //! A PR's issue events (`GET /repos/{o}/{r}/issues/{n}/events`): labels added and removed,
 //! force pushes, closings, reopenings, merges… oldest first, as GitHub lists them. Read only
-//! for `check --full-payload`.
+//! for `check --full-payload`, page after page to the end of the history, unless GitHub's REST
+//! budget runs low: the list is then cut there, and says why.
 
 use serde::Deserialize;
 
@@ -8,12 +9,15 @@ use super::GitHub;
 use crate::forge::http::{Idempotency, status_error};
 use crate::forge::{ForgeError, wire_time};
 use crate::model::PrRef;
-use crate::model::issue_event::{EventLabel, IssueEvent};
+use crate::model::issue_event::{EventLabel, Events, IssueEvent};
 
 /// Events per page (GitHub's most).
 const PER_PAGE: usize = 100;
-/// Pages read at most: a longer history is cut there.
-const MAX_PAGES: usize = 10;
+/// The REST requests left (the last answer's `x-ratelimit-remaining`) below which no further
+/// page is read: what is left is the ticks' (logs, activity, comparisons).
+const KEEP_LEFT: u64 = 500;
+/// Pages read at most (100,000 events), so a server that never ends a list is left at last.
+const MAX_PAGES: usize = 1000;
 
 #[derive(Debug, Deserialize)]
 struct WireEvent {
@@ -54,7 +58,7 @@ impl WireEvent {
 }
 
 impl GitHub {
-    pub(super) fn issue_events(&self, pr: &PrRef) -> Result<Vec<IssueEvent>, ForgeError> {
+    pub(super) fn issue_events(&self, pr: &PrRef) -> Result<Events, ForgeError> {
         let mut events = Vec::new();
         for page in 1..=MAX_PAGES {
             let path = format!(
@@ -70,10 +74,28 @@ impl GitHub {
             let full = list.len() >= PER_PAGE;
             events.extend(list.into_iter().map(WireEvent::into_event));
             if !full {
-                break;
+                return Ok(Events::whole(events));
+            }
+            let left = self.http.usage().rate_limit_remaining;
+            if let Some(left) = left.filter(|left| *left < KEEP_LEFT) {
+                let cut = format!(
+                    "only the first {} events were read: GitHub's REST budget is down to {left} requests until its reset",
+                    events.len()
+                );
+                return Ok(Events {
+                    events,
+                    cut: Some(cut),
+                });
             }
         }
-        Ok(events)
+        let cut = format!(
+            "only the first {} events were read: the history goes on past {MAX_PAGES} pages",
+            events.len()
+        );
+        Ok(Events {
+            events,
+            cut: Some(cut),
+        })
     }
 }
 

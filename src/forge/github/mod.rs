@@ -225,10 +225,7 @@ impl Forge for GitHub {
         GitHub::changed_files(self, pr, from, to)
     }
 
-    fn issue_events(
-        &self,
-        pr: &PrRef,
-    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+    fn issue_events(&self, pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError> {
         let _acting = client::acting_for(&pr.repo);
         GitHub::issue_events(self, pr)
     }

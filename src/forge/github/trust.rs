@@ -128,8 +128,9 @@ impl GitHub {
     }
 
     /// The commits of `repo` after `since` up to `head` with their signatures (the head alone
-    /// without `since`). Empty, so vouching for nothing, when they are more than one page or
-    /// `since` is gone.
+    /// without `since`, or when `since` is gone: the comparison answers 404 once the trusted
+    /// head was force-pushed away and collected, and the head is then judged as if no head had
+    /// been trusted before). Empty, so vouching for nothing, when they are more than one page.
     pub(super) fn commits_since(
         &self,
         repo: &str,
@@ -153,7 +154,7 @@ impl GitHub {
         let path = format!("/repos/{repo}/compare/{since}...{head}?per_page=100");
         let resp = self.rest("GET", &path, None, Idempotency::Retry)?;
         if resp.status == 404 {
-            return Ok(Vec::new());
+            return self.commits_since(repo, None, head);
         }
         if resp.status != 200 {
             return Err(status_error(&resp));

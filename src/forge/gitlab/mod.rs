@@ -432,11 +432,9 @@ impl Forge for GitLab {
         ))
     }
 
-    fn issue_events(
-        &self,
-        pr: &PrRef,
-    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+    fn issue_events(&self, pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError> {
         self.events_of(pr)
+            .map(crate::model::issue_event::Events::whole)
     }
 
     /// The project's push events of the MR's source branch (in the source project), newest

@@ -7,7 +7,8 @@
 //! verified: one such commit is enough for the signatures to vouch for nothing. A watched
 //! branch's commits since its last trusted head come from a comparison
 //! (`GET /projects/:id/repository/compare?from=…&to=…&straight=false`), or the head commit
-//! alone (`GET /projects/:id/repository/commits/:sha`) when no head was trusted before.
+//! alone (`GET /projects/:id/repository/commits/:sha`) when no head was trusted before or the
+//! one that was is gone (the comparison answers 404 once it was force-pushed away).
 
 use super::{GitLab, project_id, wire};
 use crate::forge::ForgeError;
@@ -36,7 +37,8 @@ impl GitLab {
     }
 
     /// The commits of `branch` after `since` up to `head` with their signatures, newest first
-    /// (the head alone without `since`); empty, so vouching for nothing, past one page.
+    /// (the head alone without `since`, or when `since` is gone); empty, so vouching for
+    /// nothing, past one page.
     pub(super) fn branch_signed(
         &self,
         branch: &BranchRef,
@@ -44,23 +46,28 @@ impl GitLab {
         head: &Sha,
     ) -> Result<Vec<SignedCommit>, ForgeError> {
         let project = project_id(&branch.repo);
-        let commits = match since {
+        let compared = match since {
+            None => None,
+            Some(since) => match self.get::<wire::Comparison>(
+                &format!(
+                    "/projects/{project}/repository/compare?from={since}&to={head}&straight=false"
+                ),
+                "comparison",
+            ) {
+                Ok(c) => Some(c),
+                Err(ForgeError::NotFound(_)) => None,
+                Err(e) => return Err(e),
+            },
+        };
+        let commits = match compared {
             None => vec![self.get::<wire::ListedCommit>(
                 &format!("/projects/{project}/repository/commits/{head}"),
                 "commit",
             )?],
-            Some(since) => {
-                let c: wire::Comparison = self.get(
-                    &format!(
-                        "/projects/{project}/repository/compare?from={since}&to={head}&straight=false"
-                    ),
-                    "comparison",
-                )?;
-                if c.compare_timeout || c.commits.len() >= MAX_COMMITS {
-                    return Ok(Vec::new());
-                }
-                c.commits.into_iter().rev().collect()
+            Some(c) if c.compare_timeout || c.commits.len() >= MAX_COMMITS => {
+                return Ok(Vec::new());
             }
+            Some(c) => c.commits.into_iter().rev().collect(),
         };
         self.signatures(&branch.repo, commits)
     }

@@ -105,10 +105,7 @@ impl Forge for RecordingForge {
         no_read()
     }
 
-    fn issue_events(
-        &self,
-        _pr: &PrRef,
-    ) -> Result<Vec<crate::model::issue_event::IssueEvent>, ForgeError> {
+    fn issue_events(&self, _pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError> {
         no_read()
     }
 
@@ -263,6 +260,7 @@ fn update() -> Action {
     Action::UpdateBranch {
         expected_head: Sha("abc".into()),
         method: UpdateMethod::Merge,
+        on_conflict: None,
     }
 }
 

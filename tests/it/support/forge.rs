@@ -1,12 +1,37 @@
 //! One scenario, both forges: [`FakeForge`] is what a scenario that GitHub and GitLab share asks
 //! of a fake forge (open a PR or MR, run and fail its checks, start a review thread, read what
 //! the forge saw), in the words of neither. [`OnGitHub`] answers it with the fake GitHub,
-//! [`GitLabEnv`] with the fake GitLab. The scenarios themselves are in `tests/it/forges.rs`.
+//! [`GitLabEnv`] with the fake GitLab. The scenarios themselves are in `tests/it/forges/`.
 
 use std::ops::Deref;
 
 use super::env::TestEnv;
-use super::fake_gitlab::{Event, GitLabEnv};
+use super::fake_github::{self, MergeMethod};
+use super::fake_gitlab::{self, Event, GitLabEnv};
+use super::fake_server::Fault;
+
+/// How pr-monitor names a forge's changes and its merge line.
+pub struct Words {
+    /// `GitHub`, `GitLab`.
+    pub forge: &'static str,
+    /// What the forge's rate-limit budget counts: `points`, `requests`.
+    pub budget: &'static str,
+    /// `PR`, `MR`.
+    pub kind: &'static str,
+    /// What comes before a change's number: `#`, `!`.
+    pub sigil: char,
+    /// `queue`, `train`: the merge queue, the merge train.
+    pub line: &'static str,
+    /// Where the line's own checks run: `the merge group`, `the merge train`.
+    pub group: &'static str,
+}
+
+impl Words {
+    /// Change `n` as notices name it: `PR #1`, `MR !1`.
+    pub fn change(&self, n: u64) -> String {
+        format!("{} {}{n}", self.kind, self.sigil)
+    }
+}
 
 /// A fake forge and the environment that runs pr-monitor against it.
 pub trait FakeForge: Deref<Target = TestEnv> {
@@ -16,6 +41,8 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn repo(&self) -> &'static str;
     /// Change `n` as commands name it: `octo/app#1`, `g/p!1`.
     fn pr(&self, n: u64) -> String;
+    /// How pr-monitor's words name this forge's changes and merge line.
+    fn words(&self) -> Words;
     /// Moves pr-monitor's clock and the fake's by `secs`.
     fn advance(&mut self, secs: i64);
 
@@ -26,7 +53,7 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn open_behind(&self, n: u64, commits: u64);
     /// Opens change `n` as a draft.
     fn open_draft(&self, n: u64);
-    /// Opens change `n` conflicting with its base.
+    /// Opens change `n` conflicting with its base (an open change starts conflicting).
     fn open_conflicting(&self, n: u64);
     /// Change `n` (opened) conflicts with its base in `files`.
     fn conflicting_in(&self, n: u64, files: &[&str]);
@@ -76,6 +103,44 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn branch_updates(&self, n: u64) -> usize;
     /// Change `n`'s head commit.
     fn head(&self, n: u64) -> String;
+    /// How many direct merges of a change were asked for.
+    fn direct_merge_requests(&self) -> usize;
+    /// How many times bringing a change up to date (GitLab: a rebase) was asked for.
+    fn update_requests(&self) -> usize;
+
+    /// A base that merges only through the forge's merge queue (GitLab: merge train) and
+    /// requires `test`: change `ahead` (green, armed) is in line already, change `n` (head by
+    /// `author`, `test` passed) is not armed.
+    fn queued_behind(&self, ahead: u64, n: u64, author: &str);
+    /// How many times change `n` joined the merge queue (train).
+    fn enqueues(&self, n: u64) -> usize;
+    /// Check `name` of change `n`'s merge group (train pipeline) passed; the line moves.
+    fn group_passes(&self, n: u64, name: &str);
+    /// Check `name` of change `n`'s merge group is running; the line moves.
+    fn group_running(&self, n: u64, name: &str);
+    /// Check `name` of change `n`'s merge group failed with `log`; the line lets it go.
+    fn group_fails(&self, n: u64, name: &str, log: &str);
+    /// The line lets change `n` go without a failed check (auto-merge goes with it).
+    fn drop_from_queue(&self, n: u64);
+    /// Every try at reading the checks of change `n`'s merge group (train pipeline), for one
+    /// tick, is answered 500.
+    fn fail_group_reads(&self, n: u64);
+
+    /// Merges wait for an approval nobody gives, so an armed change stays open.
+    fn hold_merges(&self);
+    /// Only `left` of the budget is left, until a reset an hour away.
+    fn leave_budget(&self, left: u64);
+    /// The budget is whole again.
+    fn restore_budget(&self);
+
+    /// What the fake's faults are made of.
+    type FaultKind;
+    /// Queues `fault` for the requests it names.
+    fn fault(&self, fault: Fault<Self::FaultKind>);
+    /// How many queued faults have not struck yet.
+    fn pending_faults(&self) -> usize;
+    /// How many requests the forge received.
+    fn request_count(&self) -> usize;
 }
 
 /// The fake GitHub's side of a shared scenario: repository `octo/app`.
@@ -86,6 +151,11 @@ const GITHUB_REPO: &str = "octo/app";
 impl OnGitHub {
     pub fn new() -> Self {
         OnGitHub(TestEnv::new())
+    }
+
+    /// With `extra` YAML in the config.
+    pub fn with_config(extra: &str) -> Self {
+        OnGitHub(TestEnv::with_config(extra))
     }
 }
 
@@ -105,6 +175,16 @@ impl FakeForge for OnGitHub {
     }
     fn pr(&self, n: u64) -> String {
         format!("{GITHUB_REPO}#{n}")
+    }
+    fn words(&self) -> Words {
+        Words {
+            forge: "GitHub",
+            budget: "points",
+            kind: "PR",
+            sigil: '#',
+            line: "queue",
+            group: "the merge group",
+        }
     }
     fn advance(&mut self, secs: i64) {
         self.0.advance(secs);
@@ -244,6 +324,93 @@ impl FakeForge for OnGitHub {
         self.gh
             .world(|w| w.get_pr(GITHUB_REPO, n).head_sha().to_owned())
     }
+    fn direct_merge_requests(&self) -> usize {
+        self.gh
+            .requests()
+            .count("PUT /repos/{o}/{r}/pulls/{n}/merge")
+    }
+    fn update_requests(&self) -> usize {
+        let log = self.gh.requests();
+        log.count("POST /graphql UpdateBranch")
+            + log.count("PUT /repos/{o}/{r}/pulls/{n}/update-branch")
+    }
+
+    fn queued_behind(&self, ahead: u64, n: u64, author: &str) {
+        self.gh.world(|w| {
+            w.repo(GITHUB_REPO).required_checks(&["test"]).merge_queue();
+            w.pr(GITHUB_REPO, ahead).auto_merge(MergeMethod::Squash);
+            w.check_run(GITHUB_REPO, ahead, "test").success();
+            w.pr(GITHUB_REPO, n).head_commit(|c| c.by(author));
+            w.check_run(GITHUB_REPO, n, "test").success();
+            w.settle();
+        });
+    }
+    fn enqueues(&self, n: u64) -> usize {
+        self.gh.world(|w| w.enqueues(GITHUB_REPO, n))
+    }
+    fn group_passes(&self, n: u64, name: &str) {
+        self.gh.world(|w| {
+            let g = w.group_sha(GITHUB_REPO, n);
+            w.check_run_on(GITHUB_REPO, &g, name)
+                .event("merge_group")
+                .success();
+            w.settle();
+        });
+    }
+    fn group_running(&self, n: u64, name: &str) {
+        self.gh.world(|w| {
+            let g = w.group_sha(GITHUB_REPO, n);
+            w.check_run_on(GITHUB_REPO, &g, name)
+                .event("merge_group")
+                .in_progress();
+            w.settle();
+        });
+    }
+    fn group_fails(&self, n: u64, name: &str, log: &str) {
+        self.gh.world(|w| {
+            let g = w.group_sha(GITHUB_REPO, n);
+            w.check_run_on(GITHUB_REPO, &g, name)
+                .event("merge_group")
+                .failure()
+                .log(log);
+            w.settle();
+        });
+    }
+    fn drop_from_queue(&self, n: u64) {
+        self.gh.world(|w| w.drop_from_queue(GITHUB_REPO, n));
+    }
+    fn fail_group_reads(&self, _n: u64) {
+        // The first try and its three retries (only a merge group's checks are read alone).
+        self.gh.fault(
+            fake_github::Fault::status(500)
+                .on("POST /graphql CommitChecks")
+                .times(4),
+        );
+    }
+
+    fn hold_merges(&self) {
+        self.gh.world(|w| {
+            w.auto_merge_executes = false;
+            w.repo(GITHUB_REPO).required_approvals(1);
+        });
+    }
+    fn leave_budget(&self, left: u64) {
+        self.gh.world(|w| w.rate.graphql_used = w.rate.limit - left);
+    }
+    fn restore_budget(&self) {
+        self.gh.world(|w| w.rate.graphql_used = 0);
+    }
+
+    type FaultKind = fake_github::FaultKind;
+    fn fault(&self, fault: Fault<Self::FaultKind>) {
+        self.gh.fault(fault);
+    }
+    fn pending_faults(&self) -> usize {
+        self.gh.pending_faults()
+    }
+    fn request_count(&self) -> usize {
+        self.gh.requests().total()
+    }
 }
 
 /// The fake GitLab's side of a shared scenario: project `g/p`.
@@ -258,6 +425,16 @@ impl FakeForge for GitLabEnv {
     }
     fn pr(&self, n: u64) -> String {
         format!("{GITLAB_PROJECT}!{n}")
+    }
+    fn words(&self) -> Words {
+        Words {
+            forge: "GitLab",
+            budget: "requests",
+            kind: "MR",
+            sigil: '!',
+            line: "train",
+            group: "the merge train",
+        }
     }
     fn advance(&mut self, secs: i64) {
         GitLabEnv::advance(self, secs);
@@ -421,6 +598,91 @@ impl FakeForge for GitLabEnv {
     }
     fn head(&self, n: u64) -> String {
         self.gl.world(|w| w.get_mr(GITLAB_PROJECT, n).sha.clone())
+    }
+    fn direct_merge_requests(&self) -> usize {
+        self.gl
+            .requests()
+            .count("PUT /projects/{id}/merge_requests/{iid}/merge")
+    }
+    fn update_requests(&self) -> usize {
+        self.gl
+            .requests()
+            .count("PUT /projects/{id}/merge_requests/{iid}/rebase")
+    }
+
+    fn queued_behind(&self, ahead: u64, n: u64, author: &str) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT)
+                .pipelines_must_succeed()
+                .merge_trains();
+            w.mr(GITLAB_PROJECT, ahead);
+            w.job(GITLAB_PROJECT, ahead, "test").success();
+            w.add_to_train(&(GITLAB_PROJECT.to_owned(), ahead), None, false, true)
+                .expect("the change ahead joins its train");
+            w.mr(GITLAB_PROJECT, n).head_by(author);
+            w.job(GITLAB_PROJECT, n, "test").success();
+        });
+    }
+    fn enqueues(&self, n: u64) -> usize {
+        self.gl.world(|w| w.train_joins(GITLAB_PROJECT, n))
+    }
+    fn group_passes(&self, n: u64, name: &str) {
+        self.gl.world(|w| {
+            w.train_job(GITLAB_PROJECT, n, name).success();
+            w.settle();
+        });
+    }
+    fn group_running(&self, n: u64, name: &str) {
+        self.gl.world(|w| {
+            w.train_job(GITLAB_PROJECT, n, name).running();
+            w.settle();
+        });
+    }
+    fn group_fails(&self, n: u64, name: &str, log: &str) {
+        self.gl.world(|w| {
+            w.train_job(GITLAB_PROJECT, n, name).failed().trace(log);
+            w.settle();
+        });
+    }
+    fn drop_from_queue(&self, n: u64) {
+        self.gl.world(|w| w.drop_from_train(GITLAB_PROJECT, n));
+    }
+    fn fail_group_reads(&self, n: u64) {
+        let sha = self.gl.world(|w| w.train_sha(GITLAB_PROJECT, n));
+        let statuses = format!(
+            "GET /projects/{}/repository/commits/{sha}/statuses",
+            GITLAB_PROJECT.replace('/', "%2F")
+        );
+        // The first try and its three retries.
+        self.gl
+            .fault(fake_gitlab::Fault::status(500).on(&statuses).times(4));
+    }
+
+    fn hold_merges(&self) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT).approvals_required(1);
+        });
+    }
+    fn leave_budget(&self, left: u64) {
+        self.gl.world(|w| {
+            w.rate.used = w.rate.limit - left;
+            // GitLab's window is a minute: this one outlasts the test.
+            w.rate.reset_epoch = chrono::Utc::now().timestamp() + 3600;
+        });
+    }
+    fn restore_budget(&self) {
+        self.gl.world(|w| w.rate.used = 0);
+    }
+
+    type FaultKind = fake_gitlab::FaultKind;
+    fn fault(&self, fault: Fault<Self::FaultKind>) {
+        self.gl.fault(fault);
+    }
+    fn pending_faults(&self) -> usize {
+        self.gl.pending_faults()
+    }
+    fn request_count(&self) -> usize {
+        self.gl.requests().total()
     }
 }
 

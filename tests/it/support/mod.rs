@@ -10,3 +10,16 @@ pub mod forge;
 pub mod http_sink;
 pub mod smtp;
 pub mod tools;
+
+/// The JSON type of `v` in one word (`null`, `bool`, `number`, `string`, `array`, `object`).
+pub fn json_type(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

@@ -48,6 +48,23 @@ impl World {
             .count()
     }
 
+    /// The train lets the MR go without a failed pipeline (someone removed it, or it stopped
+    /// merging cleanly): its car goes and its auto-merge is cancelled.
+    pub fn drop_from_train(&mut self, project: &str, iid: u64) {
+        let key = self.train_key(project, iid);
+        self.leave_train(&key, iid);
+    }
+
+    /// The merged-results commit of the MR's latest train pipeline (kept after the car left).
+    pub fn train_sha(&self, project: &str, iid: u64) -> String {
+        let train_ref = format!("refs/merge-requests/{iid}/train");
+        self.pipelines
+            .values()
+            .rfind(|p| p.project == project && p.git_ref == train_ref)
+            .map(|p| p.sha.clone())
+            .expect("the MR was in its train")
+    }
+
     /// Job `name` of the MR's train pipeline (panics when the MR is not in its train).
     pub fn train_job(&mut self, project: &str, iid: u64, name: &str) -> JobBuilder<'_> {
         let pid = self

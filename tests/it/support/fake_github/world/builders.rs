@@ -170,6 +170,26 @@ impl World {
         sha
     }
 
+    /// `login` force-pushes a new commit in place of `branch`'s head: the old head leaves the
+    /// branch and, collected, the repository, so a comparison from it answers 404 as GitHub's
+    /// does. Returns the new sha.
+    pub fn force_push_branch(
+        &mut self,
+        repo: &str,
+        branch: &str,
+        login: &str,
+        f: impl for<'c> FnOnce(CommitBuilder<'c>) -> CommitBuilder<'c>,
+    ) -> String {
+        let r = self.repos.get_mut(repo).expect("repo");
+        let gone = r
+            .branches
+            .get_mut(branch)
+            .and_then(Vec::pop)
+            .expect("a pushed branch");
+        r.commits.remove(&gone);
+        self.push_branch(repo, branch, login, f)
+    }
+
     /// `login` pushes a new head commit to the PR now: no checks yet, a cleared merge-state
     /// override, mergeability and auto-merge kept, the next mergeability read UNKNOWN (GitHub
     /// recomputes it after a push). Returns the new sha.
@@ -718,9 +738,14 @@ impl PrBuilder<'_> {
         self.mergeable(Mergeable::Conflicting)
     }
 
-    /// Conflicting with its base in `files`: both sides changed them since they parted, and
-    /// each side changed one file of its own besides.
-    pub fn conflicting_in(mut self, files: &[&str]) -> Self {
+    /// Conflicting with its base in `files` (see [`PrBuilder::changed_on_both_sides`]).
+    pub fn conflicting_in(self, files: &[&str]) -> Self {
+        self.changed_on_both_sides(files).conflicting()
+    }
+
+    /// Both sides changed `files` since they parted, and each side changed one file of its
+    /// own besides (what the comparisons answer; mergeability is set on its own).
+    pub fn changed_on_both_sides(mut self, files: &[&str]) -> Self {
         let both = files.iter().map(|f| (*f).to_owned());
         let p = self.p();
         p.head_files = both
@@ -728,7 +753,7 @@ impl PrBuilder<'_> {
             .chain(["src/only_on_the_branch.rs".into()])
             .collect();
         p.base_files = both.chain(["docs/only_on_the_base.md".into()]).collect();
-        self.conflicting()
+        self
     }
 
     /// The next `reads` GraphQL reads of `mergeable` / `mergeStateStatus` answer UNKNOWN.

@@ -462,6 +462,24 @@ impl World {
         (sha, id)
     }
 
+    /// `username` force-pushes a new commit in place of `branch`'s head, as
+    /// [`World::push_branch`] pushes one: the old head leaves the branch and, collected, the
+    /// project, so a comparison from it answers 404 (`Ref Not Found`) as GitLab's does.
+    pub fn force_push_branch(
+        &mut self,
+        project: &str,
+        branch: &str,
+        username: &str,
+    ) -> (String, u64) {
+        let gone = self
+            .pushed_branches
+            .get_mut(&(project.to_owned(), branch.to_owned()))
+            .and_then(Vec::pop)
+            .expect("a pushed branch");
+        self.commits.remove(&gone);
+        self.push_branch(project, branch, username)
+    }
+
     /// A new pipeline with no jobs yet, on `sha` at `git_ref`; returns its id.
     fn new_pipeline(&mut self, project: &str, sha: String, git_ref: String) -> u64 {
         let id = self.id();

@@ -3,7 +3,13 @@
 //! on a failed check, an infrastructure failure re-run once, arming and the forge's merge, a
 //! green armed change merged at once, `merge --now`, an armed change brought up to date once,
 //! and an agent replying to and resolving a review thread. What only one forge shows (its request
-//! log, its recorded shapes) is asserted by that forge's test after the shared body.
+//! log, its recorded shapes) is asserted by that forge's test after the shared body. The merge
+//! queue (train) scenarios are in [`queue`], the rate-limit ones in [`rate_limit`] and
+//! [`budget`].
+
+mod budget;
+mod queue;
+mod rate_limit;
 
 use serde_json::{Value, json};
 
