@@ -47,7 +47,7 @@ impl Digest {
     }
 
     /// The digest, mixed so every bit of the input reaches every bit of the output.
-    pub(crate) fn finish(&self) -> u64 {
+    pub(crate) fn finish(self) -> u64 {
         let mut h = self.0;
         h ^= h >> 33;
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);

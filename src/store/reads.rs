@@ -54,6 +54,10 @@ impl Settled {
 
 /// A digest kept as 16 hex digits: JSON numbers lose the high bits of a `u64` in SQLite.
 mod hex {
+    #[expect(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's `with` hands the field by reference"
+    )]
     pub(super) fn serialize<S: serde::Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format!("{n:016x}"))
     }

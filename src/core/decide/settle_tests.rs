@@ -45,10 +45,14 @@ fn same_at(c: &Ctx, w: &Watch, s: &Snapshot, plan: &Plan, now: Instant) -> bool 
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one table test: its rows are its length"
+)]
 fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
     let long_ago = t0() - Duration::hours(3);
     let cap = t0() + secs(SETTLED_AT_MOST_SECS);
-    let plain = Ctx::plain();
+    let no_agent = Ctx::plain();
     let agent = Ctx::new();
     let pending = |started: Instant| {
         let mut c = check("e2e", CheckState::Pending);
@@ -63,7 +67,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         s.head.committed_at = Some(at);
         s
     };
-    let mut stuck = plain.clone();
+    let mut stuck = no_agent.clone();
     stuck.policy.stuck_after_sec = Some(2400);
     let mut capped = agent.clone();
     capped.policy.agent_messages_per_hour = Some(5);
@@ -82,10 +86,10 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         /// only safe but tight, to the second).
         turns_there: bool,
     }
-    let cases = [
+    let cases = vec![
         Case {
             what: "an idle PR: no rule turns, the cap holds",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", long_ago),
             snap: snap("a"),
             until: cap,
@@ -93,7 +97,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "a pending check times out an hour after it started",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", long_ago),
             snap: pending(t0() - secs(3000)),
             until: t0() + secs(601),
@@ -101,7 +105,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "a pending check's timeout counts from the head's first sight when later",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", t0() - secs(3500)),
             snap: pending(long_ago),
             until: t0() + secs(101),
@@ -109,7 +113,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "the no-checks grace ends",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", t0() - secs(500)),
             snap: Snapshot {
                 checks: vec![],
@@ -197,7 +201,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "a recent commit leaves the active window",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", long_ago),
             snap: committed(t0() - secs(90)),
             until: t0() + secs(31),
@@ -205,7 +209,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "a commit dated ahead of the clock enters the active window",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", long_ago),
             snap: committed(t0() + secs(600)),
             until: t0() + secs(479),
@@ -213,7 +217,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "a head first seen a minute ago leaves the active window",
-            ctx: plain.clone(),
+            ctx: no_agent.clone(),
             watch: watch_seen("a", t0() - secs(60)),
             snap: snap("a"),
             until: t0() + secs(61),
@@ -221,7 +225,7 @@ fn each_time_driven_rule_moves_the_bound_and_the_decision_holds_until_it() {
         },
         Case {
             what: "agent activity leaves the active window",
-            ctx: plain,
+            ctx: no_agent,
             watch: with_memory(long_ago, &|m| m.agent_activity_at = Some(t0() - secs(100))),
             snap: snap("a"),
             until: t0() + secs(21),
