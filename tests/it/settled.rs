@@ -76,8 +76,9 @@ fn a_pending_check_times_out_on_a_settled_pr_at_the_tick_it_passes_its_timeout()
     );
 }
 
-#[test]
-fn a_settled_pr_is_decided_again_when_its_watch_changes() {
+/// A green idle PR, settled, its kept read spoilt, and ticked `secs` later without loading
+/// it.
+fn settled_green_pr(secs: i64) -> TestEnv {
     let mut env = TestEnv::new();
     env.gh.world(|w| {
         w.pr(REPO, 1);
@@ -85,8 +86,14 @@ fn a_settled_pr_is_decided_again_when_its_watch_changes() {
     });
     settled(&mut env, &["octo/app#1"]);
     spoil_kept_snapshots(&env);
-    assert_eq!(run_after(&mut env, 600, &["run", "--force"]), 0);
+    assert_eq!(run_after(&mut env, secs, &["run", "--force"]), 0);
     assert!(env.gh.requests().writes().is_empty());
+    env
+}
+
+#[test]
+fn a_settled_pr_is_decided_again_when_its_watch_changes() {
+    let mut env = settled_green_pr(600);
     // Arming changes the stored watch: the decision is made again, and it arms the forge's
     // auto-merge.
     env.ok(&["merge", "octo/app#1", "--when-ready"]);
@@ -100,14 +107,7 @@ fn a_settled_pr_is_decided_again_when_its_watch_changes() {
 
 #[test]
 fn a_settled_pr_is_decided_again_when_the_config_changes() {
-    let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.pr(REPO, 1);
-        w.check_run(REPO, 1, "test").success();
-    });
-    settled(&mut env, &["octo/app#1"]);
-    spoil_kept_snapshots(&env);
-    assert_eq!(run_after(&mut env, 1200, &["run", "--force"]), 0);
+    let mut env = settled_green_pr(1200);
     // The same PR under a config that reports a head not moving for ten minutes: decided
     // again at once, and reported stuck.
     let stricter = env.dir.path().join("stricter.yaml");
