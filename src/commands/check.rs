@@ -138,7 +138,14 @@ fn poll_with(
     let mut snap = crate::app::read_snapshot(forge, app.snapshot_request(pr)?)?;
     let watch = app.store.watch(pr)?;
     let policy = app.policy_for_pr(watch.as_ref());
-    crate::tick::detect::failed_logs(forge, &mut app.store, &mut snap, &policy, true);
+    crate::tick::detect::failed_logs(
+        forge,
+        &mut app.store,
+        &mut snap,
+        &policy,
+        true,
+        &crate::tick::detect::Notes::new(),
+    );
     // The checks' verdict as the tick gives it, waiting counted from the same instant.
     let unwatched = crate::model::watch::WatchStatus::default();
     let before = watch.as_ref().map_or(&unwatched, |w| &w.status);
@@ -214,35 +221,30 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         }
         return Ok(0);
     }
+    watch(app, args, (&pr, &state), &mut seen, &criteria)
+}
+
+/// `check --watch`: one NDJSON line a tick until something is actionable, the PR is ready,
+/// merged or closed (exit 0), a read fails (2), or `--max-duration` passes (124).
+fn watch(
+    app: &mut App,
+    args: &CheckArgs,
+    (pr, state): (&PrRef, &State),
+    seen: &mut Seen,
+    criteria: &Criteria,
+) -> Result<u8> {
     let started = Clock::now();
     let limit = Duration::from_secs(args.max_duration);
     let mut tick = 0u64;
     loop {
         tick += 1;
-        match poll(app, &pr, &seen, &criteria, args.full_payload) {
+        match poll(app, pr, seen, criteria, args.full_payload) {
             Ok((mut p, marks)) => {
-                save(app, &state, &pr, &mut seen, &marks)?;
+                save(app, state, pr, seen, &marks)?;
                 p.tick = Some(tick);
                 crate::outln!("{}", crate::secrets::mask(&p.to_json()?.to_string()))?;
-                if p.has_actionable {
-                    crate::outln!(
-                        "{}",
-                        json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p.actionable, "pr": p.pr.url})
-                    )?;
-                    return Ok(0);
-                }
-                // A merged or closed PR will not change again, and a ready one has met the
-                // caller's criteria: say so at once, not at timeout.
-                let outcome = match p.pr.state {
-                    state @ ("merged" | "closed") => Some(state),
-                    _ if p.ready => Some("ready"),
-                    _ => None,
-                };
-                if let Some(outcome) = outcome {
-                    crate::outln!(
-                        "{}",
-                        json!({"final": true, "outcome": outcome, "tick": tick, "pr": p.pr.url})
-                    )?;
+                if let Some(last) = final_line(&p, tick) {
+                    crate::outln!("{last}")?;
                     return Ok(0);
                 }
             }
@@ -267,4 +269,21 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
             app.now = crate::clock::wall_now();
         }
     }
+}
+
+/// The watch's last line after this tick's payload, when it ends with it: something is
+/// actionable; or the PR is merged or closed (it will not change again) or ready (it met the
+/// caller's criteria), said at once, not at timeout.
+fn final_line(p: &Payload, tick: u64) -> Option<Value> {
+    if p.has_actionable {
+        return Some(
+            json!({"final": true, "outcome": "actionable", "tick": tick, "actionable": p.actionable, "pr": p.pr.url}),
+        );
+    }
+    let outcome = match p.pr.state {
+        state @ ("merged" | "closed") => state,
+        _ if p.ready => "ready",
+        _ => return None,
+    };
+    Some(json!({"final": true, "outcome": outcome, "tick": tick, "pr": p.pr.url}))
 }

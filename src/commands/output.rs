@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::core::text::one_line;
 use crate::holder::Holder;
 use crate::model::checkout::Standing;
-use crate::model::watch::{HistoryEntry, Watch, Why};
+use crate::model::watch::{HistoryEntry, Picture, Watch, Why};
 use crate::model::{Instant, PrState};
 use crate::terminal::Term;
 use crate::tick::PrOutcome;
@@ -140,10 +140,6 @@ pub fn pills_text(w: &Watch) -> String {
 ///
 /// `policy_auto_fix` is what the PR's policy says of auto-fix, shown beside an override;
 /// `checkout` is where the agent's checkout stands, when the watch names one.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one `status PR` section after another, in the order printed"
-)]
 pub fn status_detail(
     w: &Watch,
     history: &[HistoryEntry],
@@ -151,14 +147,38 @@ pub fn status_detail(
     policy_auto_fix: bool,
     checkout: Option<&Standing>,
 ) -> String {
-    let s = &w.status;
     let mut out = format!(
         "{}  {}\n",
         crate::view::chip::label(w),
-        one_line(s.title.as_deref().unwrap_or(""))
+        one_line(w.status.title.as_deref().unwrap_or(""))
     );
     out.push_str(&format!("  {}\n", w.pr.url()));
-    out.push_str(&format!("  state      {}\n", s.state.as_str()));
+    out.push_str(&detail_head(w, checkout));
+    out.push_str(&detail_picture(&w.status.memory.picture));
+    out.push_str(&detail_merge(w, policy_auto_fix));
+    out.push_str(&detail_ticks(w, now));
+    if !history.is_empty() {
+        out.push_str("  history\n");
+        for h in history {
+            out.push_str(&format!(
+                "    {:>8}  {}",
+                relative(h.at, now),
+                one_line(&h.what)
+            ));
+            if let Some(why) = &h.why {
+                out.push_str(&format!(" ({})", one_line(why)));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `status PR`'s state, head, who pushed it, where the agent's checkout stands, the pills
+/// and why.
+fn detail_head(w: &Watch, checkout: Option<&Standing>) -> String {
+    let s = &w.status;
+    let mut out = format!("  state      {}\n", s.state.as_str());
     out.push_str(&format!(
         "  head       {}{}\n",
         s.head_sha.as_ref().map_or("-", |h| h.short()),
@@ -194,53 +214,68 @@ pub fn status_detail(
             why.explain(s.attempts)
         ));
     }
-    let p = &s.memory.picture;
-    if !p.merge_state.is_empty() {
-        for (name, url) in &p.failed {
-            let log = p.failed_logs.iter().find(|l| &l.name == name);
-            out.push_str(&format!(
-                "  ✗ {}{}  {}\n",
-                one_line(name),
-                if log.is_some_and(|l| l.runner) {
-                    " (runner)"
-                } else {
-                    ""
-                },
-                one_line(url.as_deref().unwrap_or(""))
-            ));
-            for line in log.map_or("", |l| l.tail.as_str()).lines() {
-                out.push_str(&format!("      │ {}\n", one_line(line)));
-            }
-        }
-        for (name, evidence) in &p.flakes {
-            out.push_str(&format!(
-                "    {} is an infrastructure failure: {}\n",
-                one_line(name),
-                one_line(evidence)
-            ));
-        }
-        if !p.pending.is_empty() {
-            out.push_str(&format!(
-                "  ◌ running: {}\n",
-                one_line(&p.pending.join(", "))
-            ));
-        }
+    out
+}
+
+/// `status PR`'s last read: the failed checks with their links and log tails, the flakes,
+/// what runs, mergeability and reviews; nothing before a read.
+fn detail_picture(p: &Picture) -> String {
+    let mut out = String::new();
+    if p.merge_state.is_empty() {
+        return out;
+    }
+    for (name, url) in &p.failed {
+        let log = p.failed_logs.iter().find(|l| &l.name == name);
         out.push_str(&format!(
-            "  mergeable  {} {}{}{}\n",
-            p.mergeable,
-            p.merge_state,
-            p.behind_by
-                .filter(|b| *b > 0)
-                .map(|b| format!(", {b} behind"))
-                .unwrap_or_default(),
-            if p.draft { ", draft" } else { "" }
+            "  ✗ {}{}  {}\n",
+            one_line(name),
+            if log.is_some_and(|l| l.runner) {
+                " (runner)"
+            } else {
+                ""
+            },
+            one_line(url.as_deref().unwrap_or(""))
         ));
+        for line in log.map_or("", |l| l.tail.as_str()).lines() {
+            out.push_str(&format!("      │ {}\n", one_line(line)));
+        }
+    }
+    for (name, evidence) in &p.flakes {
         out.push_str(&format!(
-            "  reviews    {}; {} unresolved thread(s)\n",
-            p.review_decision.as_deref().unwrap_or("no decision"),
-            p.unresolved_threads
+            "    {} is an infrastructure failure: {}\n",
+            one_line(name),
+            one_line(evidence)
         ));
     }
+    if !p.pending.is_empty() {
+        out.push_str(&format!(
+            "  ◌ running: {}\n",
+            one_line(&p.pending.join(", "))
+        ));
+    }
+    out.push_str(&format!(
+        "  mergeable  {} {}{}{}\n",
+        p.mergeable,
+        p.merge_state,
+        p.behind_by
+            .filter(|b| *b > 0)
+            .map(|b| format!(", {b} behind"))
+            .unwrap_or_default(),
+        if p.draft { ", draft" } else { "" }
+    ));
+    out.push_str(&format!(
+        "  reviews    {}; {} unresolved thread(s)\n",
+        p.review_decision.as_deref().unwrap_or("no decision"),
+        p.unresolved_threads
+    ));
+    out
+}
+
+/// `status PR`'s auto-fix override, attempts, place in a queue, how the merge is armed, and
+/// the method it would use.
+fn detail_merge(w: &Watch, policy_auto_fix: bool) -> String {
+    let s = &w.status;
+    let mut out = String::new();
     if let Some(own) = w.auto_fix {
         out.push_str(&format!(
             "  auto-fix   {} for this PR (the policy says {}; `--auto-fix default` clears it)\n",
@@ -276,7 +311,13 @@ pub fn status_detail(
     {
         out.push_str(&format!("  method     {}\n", method.as_str()));
     }
-    out.push_str(&format!(
+    out
+}
+
+/// `status PR`'s last and next tick, the last error, and a deferral by the budget.
+fn detail_ticks(w: &Watch, now: Instant) -> String {
+    let s = &w.status;
+    let mut out = format!(
         "  last tick  {}\n  next tick  {}\n",
         both(w.last_tick_at, now),
         if s.state == PrState::Open && !w.paused {
@@ -284,12 +325,11 @@ pub fn status_detail(
         } else {
             "-".to_owned()
         }
-    ));
+    );
     if let Some(e) = &w.last_error {
         out.push_str(&format!("  error      {}\n", one_line(e)));
     }
-    if let Some(d) = w
-        .status
+    if let Some(d) = s
         .memory
         .budget_deferral
         .as_ref()
@@ -300,20 +340,6 @@ pub fn status_detail(
             both(Some(d.until), now),
             one_line(&d.why)
         ));
-    }
-    if !history.is_empty() {
-        out.push_str("  history\n");
-        for h in history {
-            out.push_str(&format!(
-                "    {:>8}  {}",
-                relative(h.at, now),
-                one_line(&h.what)
-            ));
-            if let Some(why) = &h.why {
-                out.push_str(&format!(" ({})", one_line(why)));
-            }
-            out.push('\n');
-        }
     }
     out
 }

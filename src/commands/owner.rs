@@ -8,6 +8,7 @@ use crate::app::{App, usage};
 use crate::core::checks;
 use crate::core::decide::merge as merge_rules;
 use crate::model::plan::{Disarm, Notice};
+use crate::model::watch::Watch;
 use crate::model::{CheckState, PrRef, Snapshot};
 use crate::store::{NewWatch, Selection};
 use crate::tick::execute::{self, Env};
@@ -293,87 +294,99 @@ fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
 pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
     let snap = app.snapshot(pr)?;
     let watch = app.store.watch(pr)?;
-    let policy = app.policy_for_pr(watch.as_ref());
     match request {
-        MergeRequest::WhenReady => {
-            if let Some(reason) = merge_rules::arming_refusal(&snap, policy.allow_non_default_base)
-            {
-                return Err(usage(format!("not armed: {} {reason}", pr.url())));
-            }
-            if snap.state != crate::model::PrState::Open {
-                return Err(usage(format!(
-                    "not armed: {} is {}",
-                    pr.url(),
-                    snap.state.as_str()
-                )));
-            }
-            if watch.is_none() {
-                app.store.add_watch(pr, &NewWatch::default(), app.now)?;
-            }
-            app.store.set_merge_armed(pr, true, app.now)?;
-            app.log(pr, "merge armed by the owner".into())?;
-            tell(app, &snap, &Notice::MergeArmed)?;
-            if !app.json {
-                crate::outln!("armed {} to merge when ready", pr.url())?;
-            }
-        }
-        MergeRequest::Cancel => {
-            let was_armed = watch.as_ref().is_some_and(|w| w.status.merge.is_armed());
-            app.store.set_merge_armed(pr, false, app.now)?;
-            if snap.auto_merge_enabled && was_armed {
-                let forge = app.forge(pr.forge)?;
-                forge.disable_auto_merge(&snap)?;
-            }
-            app.log(pr, "merge disarmed by the owner".into())?;
-            if was_armed {
-                tell(
-                    app,
-                    &snap,
-                    &Notice::Disarmed {
-                        reason: Disarm::Cancelled,
-                    },
-                )?;
-            }
-            if !app.json {
-                crate::outln!("disarmed {}", pr.url())?;
-            }
-        }
-        MergeRequest::Now => {
-            if let Some(reason) = merge_rules::merge_now_refusal(&snap) {
-                return Err(usage(format!("not merged: {} {reason}", pr.url())));
-            }
-            let method = merge_rules::method(policy.merge_method, &snap.repo.allowed_methods)
-                .ok_or_else(|| {
-                    usage(format!(
-                        "{}: the repository allows no merge method",
-                        pr.url()
-                    ))
-                })?;
-            let forge = app.forge(pr.forge)?;
-            forge
-                .merge(pr, &snap.head.sha, method)
-                .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
-            if let Some(w) = &watch {
-                app.log(
-                    pr,
-                    format!(
-                        "merged {} by the owner ({})",
-                        snap.head.sha.short(),
-                        method.as_str()
-                    ),
-                )?;
-                // The next run records the merge (state, notice, the `done` record) at once.
-                app.store.make_due(w.id, app.now)?;
-            }
-            if !app.json {
-                crate::outln!(
-                    "merged {} at {} ({})",
-                    pr.url(),
-                    snap.head.sha.short(),
-                    method.as_str()
-                )?;
-            }
-        }
+        MergeRequest::WhenReady => arm(app, pr, &snap, watch.as_ref())?,
+        MergeRequest::Cancel => disarm(app, pr, &snap, watch.as_ref())?,
+        MergeRequest::Now => merge_now(app, pr, &snap, watch.as_ref())?,
     }
     Ok(0)
+}
+
+/// `merge PR --when-ready`: arms an open PR whose base allows it, watching it if it was not.
+fn arm(app: &mut App, pr: &PrRef, snap: &Snapshot, watch: Option<&Watch>) -> Result<()> {
+    let policy = app.policy_for_pr(watch);
+    if let Some(reason) = merge_rules::arming_refusal(snap, policy.allow_non_default_base) {
+        return Err(usage(format!("not armed: {} {reason}", pr.url())));
+    }
+    if snap.state != crate::model::PrState::Open {
+        return Err(usage(format!(
+            "not armed: {} is {}",
+            pr.url(),
+            snap.state.as_str()
+        )));
+    }
+    if watch.is_none() {
+        app.store.add_watch(pr, &NewWatch::default(), app.now)?;
+    }
+    app.store.set_merge_armed(pr, true, app.now)?;
+    app.log(pr, "merge armed by the owner".into())?;
+    tell(app, snap, &Notice::MergeArmed)?;
+    if !app.json {
+        crate::outln!("armed {} to merge when ready", pr.url())?;
+    }
+    Ok(())
+}
+
+/// `merge PR --cancel`: disarms, and turns off the forge's auto-merge that the arming enabled.
+fn disarm(app: &mut App, pr: &PrRef, snap: &Snapshot, watch: Option<&Watch>) -> Result<()> {
+    let was_armed = watch.is_some_and(|w| w.status.merge.is_armed());
+    app.store.set_merge_armed(pr, false, app.now)?;
+    if snap.auto_merge_enabled && was_armed {
+        let forge = app.forge(pr.forge)?;
+        forge.disable_auto_merge(snap)?;
+    }
+    app.log(pr, "merge disarmed by the owner".into())?;
+    if was_armed {
+        tell(
+            app,
+            snap,
+            &Notice::Disarmed {
+                reason: Disarm::Cancelled,
+            },
+        )?;
+    }
+    if !app.json {
+        crate::outln!("disarmed {}", pr.url())?;
+    }
+    Ok(())
+}
+
+/// `merge PR --now`: merges the head read, with the policy's method, once.
+fn merge_now(app: &mut App, pr: &PrRef, snap: &Snapshot, watch: Option<&Watch>) -> Result<()> {
+    let policy = app.policy_for_pr(watch);
+    if let Some(reason) = merge_rules::merge_now_refusal(snap) {
+        return Err(usage(format!("not merged: {} {reason}", pr.url())));
+    }
+    let method =
+        merge_rules::method(policy.merge_method, &snap.repo.allowed_methods).ok_or_else(|| {
+            usage(format!(
+                "{}: the repository allows no merge method",
+                pr.url()
+            ))
+        })?;
+    let forge = app.forge(pr.forge)?;
+    forge
+        .merge(pr, &snap.head.sha, method)
+        .map_err(|e| anyhow!("{}: not merged: {e}", pr.url()))?;
+    if let Some(w) = watch {
+        app.log(
+            pr,
+            format!(
+                "merged {} by the owner ({})",
+                snap.head.sha.short(),
+                method.as_str()
+            ),
+        )?;
+        // The next run records the merge (state, notice, the `done` record) at once.
+        app.store.make_due(w.id, app.now)?;
+    }
+    if !app.json {
+        crate::outln!(
+            "merged {} at {} ({})",
+            pr.url(),
+            snap.head.sha.short(),
+            method.as_str()
+        )?;
+    }
+    Ok(())
 }

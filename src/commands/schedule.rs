@@ -43,10 +43,6 @@ fn sweeps(app: &App) -> Vec<(String, Option<String>)> {
 }
 
 /// Runs until a signal; returns the exit code (0).
-#[expect(
-    clippy::too_many_lines,
-    reason = "the daemon's setup and loop: each step a few lines, in the order they run"
-)]
 pub fn daemon(app: &mut App, database: &std::path::Path) -> Result<u8> {
     let (tx, rx) = mpsc::channel::<Wake>();
     let stop = Arc::new(AtomicBool::new(false));
@@ -55,34 +51,8 @@ pub fn daemon(app: &mut App, database: &std::path::Path) -> Result<u8> {
         .enable_all()
         .build()
         .context("cannot start the scheduler runtime")?;
-    let sweep_list = sweeps(app);
-    let scheduler = runtime.block_on(async {
-        let cron_jobs = JobScheduler::new().await?;
-        for (cron, job) in sweep_list {
-            let tx = tx.clone();
-            let entry = Job::new(cron.as_str(), move |_id, _lock| {
-                let _ = tx.send(Wake::Sweep(job.clone()));
-            })?;
-            cron_jobs.add(entry).await?;
-        }
-        cron_jobs.start().await?;
-        Ok::<_, tokio_cron_scheduler::JobSchedulerError>(cron_jobs)
-    });
-    let mut scheduler =
-        scheduler.map_err(|e| anyhow::anyhow!("cannot schedule the sweeps: {e}"))?;
-    {
-        let tx = tx.clone();
-        let stop = stop.clone();
-        runtime.spawn(async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                () = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
-            }
-            stop.store(true, Ordering::SeqCst);
-            let _ = tx.send(Wake::Stop);
-        });
-    }
+    let mut scheduler = schedule_sweeps(&runtime, sweeps(app), &tx)?;
+    stop_on_signal(&runtime, tx.clone(), stop.clone());
     let shared = Arc::new(Shared::default());
     if app.config.serve.is_some() {
         let tx = tx.clone();
@@ -115,31 +85,7 @@ pub fn daemon(app: &mut App, database: &std::path::Path) -> Result<u8> {
         match wake {
             Some(Wake::Stop) => break,
             Some(first) => {
-                // Coalesce sweeps and nudges that came while the last sweep ran.
-                let mut jobs = Vec::new();
-                let mut nudges = Vec::new();
-                let mut take = |w: Wake| match w {
-                    Wake::Sweep(j) => jobs.push(j),
-                    Wake::Nudge(n) => nudges.extend(n),
-                    Wake::Stop => stop.store(true, Ordering::SeqCst),
-                };
-                take(first);
-                while let Ok(w) = rx.try_recv() {
-                    take(w);
-                }
-                if !nudges.is_empty() {
-                    // The PRs named are due at once; the sweep reads whatever is due (a PR
-                    // that is not watched, or not open, is not among them).
-                    if let Err(e) = app.store.nudge(&nudges, app.now) {
-                        crate::logging::complain(&format!("a nudge failed: {e:#}"));
-                    }
-                    jobs.push(None);
-                }
-                jobs.sort();
-                jobs.dedup();
-                if jobs.contains(&None) {
-                    jobs = vec![None];
-                }
+                let jobs = coalesce(app, first, &rx, &stop);
                 for job in jobs {
                     if stop.load(Ordering::SeqCst) {
                         break;
@@ -165,6 +111,80 @@ pub fn daemon(app: &mut App, database: &std::path::Path) -> Result<u8> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     crate::logging::say("pr-monitor daemon: stopped");
     Ok(0)
+}
+
+/// Starts the cron scheduler on `runtime`: each sweep's schedule sends its wake to the worker.
+fn schedule_sweeps(
+    runtime: &tokio::runtime::Runtime,
+    sweep_list: Vec<(String, Option<String>)>,
+    tx: &mpsc::Sender<Wake>,
+) -> Result<JobScheduler> {
+    let scheduler = runtime.block_on(async {
+        let cron_jobs = JobScheduler::new().await?;
+        for (cron, job) in sweep_list {
+            let tx = tx.clone();
+            let entry = Job::new(cron.as_str(), move |_id, _lock| {
+                let _ = tx.send(Wake::Sweep(job.clone()));
+            })?;
+            cron_jobs.add(entry).await?;
+        }
+        cron_jobs.start().await?;
+        Ok::<_, tokio_cron_scheduler::JobSchedulerError>(cron_jobs)
+    });
+    scheduler.map_err(|e| anyhow::anyhow!("cannot schedule the sweeps: {e}"))
+}
+
+/// On SIGTERM or SIGINT: raises `stop` (the PR in hand finishes) and wakes the worker to stop.
+fn stop_on_signal(
+    runtime: &tokio::runtime::Runtime,
+    tx: mpsc::Sender<Wake>,
+    stop: Arc<AtomicBool>,
+) {
+    runtime.spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+        stop.store(true, Ordering::SeqCst);
+        let _ = tx.send(Wake::Stop);
+    });
+}
+
+/// The sweeps to run for `first` and every wake that came while the last sweep ran: each
+/// job's once, or one sweep of everything when a schedule or a nudge asks for it. The PRs a
+/// nudge names are made due first; a stop among them raises `stop`.
+fn coalesce(
+    app: &mut App,
+    first: Wake,
+    rx: &mpsc::Receiver<Wake>,
+    stop: &AtomicBool,
+) -> Vec<Option<String>> {
+    let mut jobs = Vec::new();
+    let mut nudges = Vec::new();
+    let mut take = |w: Wake| match w {
+        Wake::Sweep(j) => jobs.push(j),
+        Wake::Nudge(n) => nudges.extend(n),
+        Wake::Stop => stop.store(true, Ordering::SeqCst),
+    };
+    take(first);
+    while let Ok(w) = rx.try_recv() {
+        take(w);
+    }
+    if !nudges.is_empty() {
+        // The PRs named are due at once; the sweep reads whatever is due (a PR
+        // that is not watched, or not open, is not among them).
+        if let Err(e) = app.store.nudge(&nudges, app.now) {
+            crate::logging::complain(&format!("a nudge failed: {e:#}"));
+        }
+        jobs.push(None);
+    }
+    jobs.sort();
+    jobs.dedup();
+    if jobs.contains(&None) {
+        jobs = vec![None];
+    }
+    jobs
 }
 
 /// One sweep of the due PRs (of `job`, or all), its outcome lines said on standard error.

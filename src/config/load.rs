@@ -10,8 +10,8 @@ use serde::de::DeserializeOwned;
 
 use super::locate::{self, Seg, Target};
 use super::{
-    Config, DEFAULT_DATABASE, DEFAULT_JOBS_DIR, GitHubConfig, GitLabConfig, Job, LOCAL_CONFIG,
-    SYSTEM_CONFIG, TokenKeys, de, secret, state_dir,
+    AgentConfig, Config, DEFAULT_DATABASE, DEFAULT_JOBS_DIR, EmailConfig, GitHubConfig,
+    GitLabConfig, Job, LOCAL_CONFIG, SYSTEM_CONFIG, TokenKeys, de, secret, state_dir,
 };
 
 /// Why the configuration could not be loaded. Printed once, at the top; exit code 2.
@@ -215,81 +215,11 @@ impl Config {
     }
 
     /// The checks that compare values, each pointing at the offending key or value.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one check after another, each pointing at its own key"
-    )]
     fn validate(&self, src: &Source<'_>) -> Result<(), ConfigError> {
-        let github = &self.github;
-        for (block, keys) in [
-            (GitHubConfig::BLOCK, github.token_keys_given()),
-            (GitLabConfig::BLOCK, self.gitlab.token_keys_given()),
-        ] {
-            only_one(src, &[Seg::Key(block)], &keys)?;
-        }
-        if let Some(app) = &github.app {
-            for token_key in github.token_keys_given() {
-                only_one(
-                    src,
-                    &[Seg::Key(GitHubConfig::BLOCK)],
-                    &[token_key, ("app", true)],
-                )?;
-            }
-            let at = [Seg::Key("github"), Seg::Key("app")];
-            let keys = [
-                ("private_key_file", app.private_key_file.is_some()),
-                ("private_key_env", app.private_key_env.is_some()),
-            ];
-            if keys.iter().all(|(_, given)| !given) {
-                return Err(src.error(
-                    &at,
-                    Target::Value,
-                    "an App needs one of `private_key_file` or `private_key_env`",
-                ));
-            }
-            only_one(src, &at, &keys)?;
-        }
-
+        self.validate_forge_credentials(src)?;
         for (name, agent) in &self.agents {
-            let at = [Seg::Key("agents"), Seg::Key(name)];
-            de::check_name(name).map_err(|why| src.error(&at, Target::Key, why))?;
-            let deliveries = [
-                ("inbox", agent.inbox.is_some()),
-                ("webhook_url", agent.webhook_url.is_some()),
-                ("command", agent.command.is_some()),
-            ];
-            if deliveries.iter().all(|(_, given)| !given) {
-                return Err(src.error(
-                    &at,
-                    Target::Value,
-                    "an agent needs one of `inbox`, `webhook_url` or `command`",
-                ));
-            }
-            only_one(src, &at, &deliveries)?;
-            if agent.inbox.is_some() && agent.timeout_sec.is_some() {
-                return Err(src.error(
-                    &[Seg::Key("agents"), Seg::Key(name), Seg::Key("timeout_sec")],
-                    Target::Key,
-                    "`timeout_sec` goes with `webhook_url` or `command`, not with `inbox`",
-                ));
-            }
-            if agent.command.is_none() && !agent.env.is_empty() {
-                return Err(src.error(
-                    &[Seg::Key("agents"), Seg::Key(name), Seg::Key("env")],
-                    Target::Key,
-                    "`env` goes with `command` only",
-                ));
-            }
-            only_one(
-                src,
-                &at,
-                &[
-                    ("token_env", agent.token_env.is_some()),
-                    ("token_file", agent.token_file.is_some()),
-                ],
-            )?;
+            validate_agent(src, name, agent)?;
         }
-
         for (i, pattern) in self.pr.infra_patterns.iter().enumerate() {
             if pattern.trim().is_empty() {
                 return Err(src.error(
@@ -299,31 +229,44 @@ impl Config {
                 ));
             }
         }
-
         if let Some(email) = &self.notify.email {
-            let at = |key| [Seg::Key("notify"), Seg::Key("email"), Seg::Key(key)];
-            if email.to.is_empty() {
-                return Err(src.error(&at("to"), Target::Value, "needs at least one address"));
-            }
-            match (&email.username_env, &email.password_env) {
-                (Some(_), None) => {
-                    return Err(src.error(
-                        &at("username_env"),
-                        Target::Key,
-                        "`username_env` needs `password_env` too",
-                    ));
-                }
-                (None, Some(_)) => {
-                    return Err(src.error(
-                        &at("password_env"),
-                        Target::Key,
-                        "`password_env` needs `username_env` too",
-                    ));
-                }
-                _ => {}
-            }
+            validate_email(src, email)?;
         }
         Ok(())
+    }
+
+    /// One token source per forge, and a GitHub App (instead of a token) with one private key.
+    fn validate_forge_credentials(&self, src: &Source<'_>) -> Result<(), ConfigError> {
+        let github = &self.github;
+        for (block, keys) in [
+            (GitHubConfig::BLOCK, github.token_keys_given()),
+            (GitLabConfig::BLOCK, self.gitlab.token_keys_given()),
+        ] {
+            only_one(src, &[Seg::Key(block)], &keys)?;
+        }
+        let Some(app) = &github.app else {
+            return Ok(());
+        };
+        for token_key in github.token_keys_given() {
+            only_one(
+                src,
+                &[Seg::Key(GitHubConfig::BLOCK)],
+                &[token_key, ("app", true)],
+            )?;
+        }
+        let at = [Seg::Key("github"), Seg::Key("app")];
+        let keys = [
+            ("private_key_file", app.private_key_file.is_some()),
+            ("private_key_env", app.private_key_env.is_some()),
+        ];
+        if keys.iter().all(|(_, given)| !given) {
+            return Err(src.error(
+                &at,
+                Target::Value,
+                "an App needs one of `private_key_file` or `private_key_env`",
+            ));
+        }
+        only_one(src, &at, &keys)
     }
 
     /// Makes every relative path absolute against `base` (the config file's folder), and sets
@@ -426,6 +369,69 @@ impl Config {
         }
         self.jobs = jobs;
         Ok(())
+    }
+}
+
+/// An agent's checks: a name fit for a key, one way to deliver (and only the keys that go
+/// with it), one token source.
+fn validate_agent(src: &Source<'_>, name: &str, agent: &AgentConfig) -> Result<(), ConfigError> {
+    let at = [Seg::Key("agents"), Seg::Key(name)];
+    de::check_name(name).map_err(|why| src.error(&at, Target::Key, why))?;
+    let deliveries = [
+        ("inbox", agent.inbox.is_some()),
+        ("webhook_url", agent.webhook_url.is_some()),
+        ("command", agent.command.is_some()),
+    ];
+    if deliveries.iter().all(|(_, given)| !given) {
+        return Err(src.error(
+            &at,
+            Target::Value,
+            "an agent needs one of `inbox`, `webhook_url` or `command`",
+        ));
+    }
+    only_one(src, &at, &deliveries)?;
+    if agent.inbox.is_some() && agent.timeout_sec.is_some() {
+        return Err(src.error(
+            &[Seg::Key("agents"), Seg::Key(name), Seg::Key("timeout_sec")],
+            Target::Key,
+            "`timeout_sec` goes with `webhook_url` or `command`, not with `inbox`",
+        ));
+    }
+    if agent.command.is_none() && !agent.env.is_empty() {
+        return Err(src.error(
+            &[Seg::Key("agents"), Seg::Key(name), Seg::Key("env")],
+            Target::Key,
+            "`env` goes with `command` only",
+        ));
+    }
+    only_one(
+        src,
+        &at,
+        &[
+            ("token_env", agent.token_env.is_some()),
+            ("token_file", agent.token_file.is_some()),
+        ],
+    )
+}
+
+/// The email channel's checks: at least one address, and a username with a password.
+fn validate_email(src: &Source<'_>, email: &EmailConfig) -> Result<(), ConfigError> {
+    let at = |key| [Seg::Key("notify"), Seg::Key("email"), Seg::Key(key)];
+    if email.to.is_empty() {
+        return Err(src.error(&at("to"), Target::Value, "needs at least one address"));
+    }
+    match (&email.username_env, &email.password_env) {
+        (Some(_), None) => Err(src.error(
+            &at("username_env"),
+            Target::Key,
+            "`username_env` needs `password_env` too",
+        )),
+        (None, Some(_)) => Err(src.error(
+            &at("password_env"),
+            Target::Key,
+            "`password_env` needs `username_env` too",
+        )),
+        _ => Ok(()),
     }
 }
 

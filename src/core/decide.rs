@@ -267,6 +267,18 @@ impl Draft {
     pub(crate) fn notify(&mut self, notice: Notice) {
         self.actions.push(Action::Notify(notice));
     }
+    /// The finished plan, to be looked at again at `next_tick_at`.
+    fn into_plan(self, next_tick_at: Option<Instant>, needs_evidence: bool) -> Plan {
+        Plan {
+            status: self.status,
+            actions: self.actions,
+            history: self.history,
+            seen: self.seen,
+            next_tick_at,
+            resolved_intents: self.resolved_intents,
+            needs_evidence,
+        }
+    }
 }
 
 /// Decides one tick for `watch` given its fresh `snap`.
@@ -284,57 +296,12 @@ pub(crate) fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan 
         waiting_for_trust: false,
         now: ctx.now,
     };
-    {
-        let m = &mut d.status.memory;
-        let basis = trusted(ctx).basis();
-        if trust::narrowed(&m.trust_basis, &basis) {
-            m.vouched_heads.clear();
-            m.head_trust = None;
-        }
-        m.trust_basis = basis;
-        if let Some(t) = &cond.trust {
-            m.head_trust = Some(t.clone());
-        }
-    }
-
-    d.status.title = Some(snap.title.clone());
-    d.status.head_ref = Some(snap.head_ref.clone());
-    d.status.base_ref = Some(snap.base_ref.clone());
-    d.status.memory.cross_repository = snap.cross_repository;
-    d.status.memory.picture = picture(snap, &cond, ctx.policy);
-    if cond.new_head {
-        d.status.head_sha = Some(snap.head.sha.clone());
-        d.status.head_seen_at = Some(ctx.now);
-        let by = snap
-            .head
-            .author_login
-            .as_deref()
-            .or(snap.head.author_email.as_deref())
-            .unwrap_or("an unknown author");
-        d.note(format!("head {} by {by}", snap.head.sha.short()), None);
-    }
+    keep_trust(&mut d.status.memory, &cond, ctx);
+    take_in(&mut d, snap, &cond, ctx);
     intents::reconcile(&mut d, snap, ctx);
 
     if snap.state != PrState::Open {
-        if before.state != snap.state {
-            d.note(format!("{} ({})", snap.state.as_str(), snap.url), None);
-        }
-        merge::finish(&mut d, watch, snap);
-        d.status.state = snap.state;
-        d.status.pills = crate::model::watch::Pills::default();
-        d.status.why = None;
-        d.status.memory.fix = None;
-        let next_tick_at =
-            (snap.state == PrState::Closed).then(|| ctx.now + Duration::seconds(CLOSED_LOOK_SECS));
-        return Plan {
-            status: d.status,
-            actions: d.actions,
-            history: d.history,
-            seen: d.seen,
-            next_tick_at,
-            resolved_intents: d.resolved_intents,
-            needs_evidence: false,
-        };
+        return ended(d, watch, snap, ctx);
     }
     if before.state != PrState::Open {
         d.note("reopened", None);
@@ -346,15 +313,59 @@ pub(crate) fn decide(watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan 
     stuck(&mut d, snap, ctx);
 
     let next_tick_at = Some(next_tick(&d.status, snap, &cond, ctx.policy, ctx.now));
-    Plan {
-        status: d.status,
-        actions: d.actions,
-        history: d.history,
-        seen: d.seen,
-        next_tick_at,
-        resolved_intents: d.resolved_intents,
-        needs_evidence: d.needs_evidence,
+    let needs_evidence = d.needs_evidence;
+    d.into_plan(next_tick_at, needs_evidence)
+}
+
+/// Remembers whom the trust rests on: heads vouched for under a list that has since lost a
+/// login are forgotten; the head's judgement, when this tick has one, is kept.
+fn keep_trust(m: &mut crate::model::watch::Memory, cond: &Condition, ctx: &Context<'_>) {
+    let basis = trusted(ctx).basis();
+    if trust::narrowed(&m.trust_basis, &basis) {
+        m.vouched_heads.clear();
+        m.head_trust = None;
     }
+    m.trust_basis = basis;
+    if let Some(t) = &cond.trust {
+        m.head_trust = Some(t.clone());
+    }
+}
+
+/// Takes in what the read says of the PR: its title and branches, the picture `status PR`
+/// shows, and a new head (noted with who made it).
+fn take_in(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
+    d.status.title = Some(snap.title.clone());
+    d.status.head_ref = Some(snap.head_ref.clone());
+    d.status.base_ref = Some(snap.base_ref.clone());
+    d.status.memory.cross_repository = snap.cross_repository;
+    d.status.memory.picture = picture(snap, cond, ctx.policy);
+    if cond.new_head {
+        d.status.head_sha = Some(snap.head.sha.clone());
+        d.status.head_seen_at = Some(ctx.now);
+        let by = snap
+            .head
+            .author_login
+            .as_deref()
+            .or(snap.head.author_email.as_deref())
+            .unwrap_or("an unknown author");
+        d.note(format!("head {} by {by}", snap.head.sha.short()), None);
+    }
+}
+
+/// The PR merged or closed: the merge is finished (or disarmed), the pills clear, and a
+/// closed PR is looked at again later (it may reopen).
+fn ended(mut d: Draft, watch: &Watch, snap: &Snapshot, ctx: &Context<'_>) -> Plan {
+    if watch.status.state != snap.state {
+        d.note(format!("{} ({})", snap.state.as_str(), snap.url), None);
+    }
+    merge::finish(&mut d, watch, snap);
+    d.status.state = snap.state;
+    d.status.pills = crate::model::watch::Pills::default();
+    d.status.why = None;
+    d.status.memory.fix = None;
+    let next_tick_at =
+        (snap.state == PrState::Closed).then(|| ctx.now + Duration::seconds(CLOSED_LOOK_SECS));
+    d.into_plan(next_tick_at, false)
 }
 
 /// What `status PR` shows of the snapshot.

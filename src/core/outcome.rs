@@ -8,7 +8,7 @@ use crate::model::outcome::{Failure, FailureKind, Outcome, Refusal};
 use crate::model::plan::{Action, Notice, Plan};
 use crate::model::policy::Policy;
 use crate::model::watch::{MergeVia, Pills, WatchStatus};
-use crate::model::{PrState, Snapshot};
+use crate::model::{MergeMethod, PrState, Sha, Snapshot};
 
 /// What one answer adds to the tick besides the PR's state.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -146,37 +146,13 @@ fn failed(
                 merge_if_clean,
             },
             FailureKind::AutoMergeRefused(refusal),
-        ) => {
-            let unavailable = matches!(refusal, Refusal::Unavailable(_));
-            let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
-            if unavailable {
-                status.merge.choose(MergeVia::SelfMerge);
-            }
-            if merge_directly {
-                // Not asked again for this head: the merge falls to pr-monitor, as the job's
-                // self_merge says.
-                status.memory.arm_refused = Some(crate::core::decide::merge::arm_refused(
-                    snap,
-                    *method,
-                    !unavailable,
-                ));
-            }
-            fx.note(refusal_note(
-                refusal,
-                policy.self_merge,
-                merge_if_clean.is_some(),
-            ));
-            match merge_if_clean {
-                Some(sha) if merge_directly => {
-                    fx.then = Some(Action::Merge {
-                        sha: sha.clone(),
-                        method: *method,
-                    });
-                }
-                // Not ready yet: try again next tick rather than merging blind.
-                _ => status.memory.merge_attempted_for = None,
-            }
-        }
+        ) => auto_merge_refused(
+            status,
+            (*method, merge_if_clean.as_ref()),
+            refusal,
+            (snap, policy),
+            fx,
+        ),
         (Action::EnableAutoMerge { .. }, _) => {
             status.memory.merge_attempted_for = None;
             fx.failed(format!("enabling auto-merge failed: {said}"), failure);
@@ -198,6 +174,47 @@ fn failed(
         (Action::Notify(_) | Action::SendToAgent(_), _) => {
             fx.failed(format!("a message could not be written: {said}"), failure);
         }
+    }
+}
+
+/// The forge refused to enable auto-merge: where it has none, or the PR is already clean, the
+/// merge falls to pr-monitor for this head (merging now when the head was confirmed ready);
+/// otherwise it is asked again next tick.
+fn auto_merge_refused(
+    status: &mut WatchStatus,
+    (method, merge_if_clean): (MergeMethod, Option<&Sha>),
+    refusal: &Refusal,
+    (snap, policy): (&Snapshot, &Policy),
+    fx: &mut Effects,
+) {
+    let unavailable = matches!(refusal, Refusal::Unavailable(_));
+    let merge_directly = unavailable || matches!(refusal, Refusal::AlreadyClean(_));
+    if unavailable {
+        status.merge.choose(MergeVia::SelfMerge);
+    }
+    if merge_directly {
+        // Not asked again for this head: the merge falls to pr-monitor, as the job's
+        // self_merge says.
+        status.memory.arm_refused = Some(crate::core::decide::merge::arm_refused(
+            snap,
+            method,
+            !unavailable,
+        ));
+    }
+    fx.note(refusal_note(
+        refusal,
+        policy.self_merge,
+        merge_if_clean.is_some(),
+    ));
+    match merge_if_clean {
+        Some(sha) if merge_directly => {
+            fx.then = Some(Action::Merge {
+                sha: sha.clone(),
+                method,
+            });
+        }
+        // Not ready yet: try again next tick rather than merging blind.
+        _ => status.memory.merge_attempted_for = None,
     }
 }
 

@@ -213,25 +213,18 @@ mod tests {
         }
     }
 
-    #[test]
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one table test: its rows are its length"
-    )]
-    fn who_vouches_for_a_head() {
-        let agent = [Login::new("claude[bot]")];
-        let trust = ["Reviewer".to_owned()];
-        let emails = ["Bot@Example.com".to_owned()];
-        let trusted = Trusted {
-            owner: "owner",
-            agent: &agent,
-            trust: &trust,
-            emails: &emails,
-        };
-        let head = Sha("h".into());
-        let ev =
-            |pushes: Vec<Push>, commits: Option<Vec<SignedCommit>>| Evidence { pushes, commits };
-        let cases: Vec<(&str, Evidence, i64, &str)> = vec![
+    /// A row of [`who_vouches_for_a_head`]: what it shows, the evidence, seconds after the
+    /// first judgement, and the verdict in words.
+    type Case = (&'static str, Evidence, i64, &'static str);
+
+    fn ev(pushes: Vec<Push>, commits: Option<Vec<SignedCommit>>) -> Evidence {
+        Evidence { pushes, commits }
+    }
+
+    /// Pushes of the head: the newest one's pusher decides, and a forge's own actor vouches
+    /// for nothing.
+    fn push_cases() -> Vec<Case> {
+        vec![
             (
                 "the agent pushed it (REST spells [bot])",
                 ev(vec![push("claude[bot]", "h")], None),
@@ -268,6 +261,19 @@ mod tests {
                 0,
                 "unlisted",
             ),
+            (
+                "github-actions pushing vouches for nothing",
+                ev(vec![push("github-actions[bot]", "h")], None),
+                0,
+                "untrusted: pushed by github-actions[bot], who is not trusted",
+            ),
+        ]
+    }
+
+    /// Signed commits: every commit past the base verified, by a trusted login or over a
+    /// trusted email.
+    fn signature_cases() -> Vec<Case> {
+        vec![
             (
                 "signed, verified, committed by a trusted login",
                 ev(vec![], Some(vec![commit(true, "x", "reviewer")])),
@@ -344,12 +350,12 @@ mod tests {
                 0,
                 "unlisted",
             ),
-            (
-                "github-actions pushing vouches for nothing",
-                ev(vec![push("github-actions[bot]", "h")], None),
-                0,
-                "untrusted: pushed by github-actions[bot], who is not trusted",
-            ),
+        ]
+    }
+
+    /// Neither a push nor signatures: the grace before an unlisted head is refused.
+    fn grace_cases() -> Vec<Case> {
+        vec![
             (
                 "unlisted for ten minutes",
                 ev(vec![], None),
@@ -362,7 +368,25 @@ mod tests {
                 UNLISTED_GRACE_SECS - 1,
                 "unlisted",
             ),
-        ];
+        ]
+    }
+
+    #[test]
+    fn who_vouches_for_a_head() {
+        let agent = [Login::new("claude[bot]")];
+        let trust = ["Reviewer".to_owned()];
+        let emails = ["Bot@Example.com".to_owned()];
+        let trusted = Trusted {
+            owner: "owner",
+            agent: &agent,
+            trust: &trust,
+            emails: &emails,
+        };
+        let head = Sha("h".into());
+        let cases = push_cases()
+            .into_iter()
+            .chain(signature_cases())
+            .chain(grace_cases());
         for (what, evidence, later, want) in cases {
             let first = judge(&head, &evidence, &trusted, None, t(0));
             let got = judge(&head, &evidence, &trusted, Some(&first), t(later));

@@ -146,12 +146,8 @@ impl Forge for ReadsOnly<'_> {
         self.0.changed_files(pr, from, to)
     }
 
-    fn annotations(
-        &self,
-        pr: &PrRef,
-        check_node_ids: &[String],
-    ) -> Result<Vec<String>, ForgeError> {
-        self.0.annotations(pr, check_node_ids)
+    fn annotations(&self, runs: &[crate::forge::CheckRunRef]) -> Vec<Result<String, ForgeError>> {
+        self.0.annotations(runs)
     }
 
     fn issue_events(&self, pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError> {

@@ -191,9 +191,10 @@ pub trait Forge {
     fn job_log(&self, repo: &str, job_id: u64) -> Result<Option<String>, ForgeError>;
 
     /// The annotations each check run reported (a text per run, a line per annotation:
-    /// path, title and message), for classifying failures; one answer per id, in order.
-    fn annotations(&self, pr: &PrRef, check_node_ids: &[String])
-    -> Result<Vec<String>, ForgeError>;
+    /// path, title and message), for classifying failures: one answer per run, in order, the
+    /// runs of several PRs in as few requests as the forge allows (GitHub: one, or one per
+    /// owner signed in as an App). A request that fails fails each run it asked about.
+    fn annotations(&self, runs: &[CheckRunRef]) -> Vec<Result<String, ForgeError>>;
 
     /// The files `to` changed since it parted from `from` (a comparison from their merge base;
     /// each a ref or a sha of the PR's repository); `None` when the forge cannot list them whole.
@@ -250,6 +251,13 @@ pub trait Forge {
         &self,
         snap: &Snapshot,
     ) -> Result<Option<Vec<crate::model::trust::SignedCommit>>, ForgeError>;
+}
+
+/// A check run of a PR, by the forge's node id, whose annotations are asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckRunRef {
+    pub pr: PrRef,
+    pub node_id: String,
 }
 
 /// A branch's head commit and the checks on it.

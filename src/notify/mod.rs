@@ -275,40 +275,9 @@ pub fn deliver_pending(
             store.mark_delivered(&ids, now)?;
             report.sent += 1;
         }
-        for row in &members {
-            match &outcome {
-                Ok(_) => {}
-                Err(e) => {
-                    let next = real_now().saturating_add(retry_delay_secs(e));
-                    let attempts = row.attempts.saturating_add(1);
-                    let agent = match row.message.channel.parse::<Channel>() {
-                        Ok(Channel::Agent(name)) => Some(name),
-                        _ => None,
-                    };
-                    let gave_up = agent
-                        .filter(|_| e.command_run.is_some() && !e.permanent)
-                        .filter(|_| attempts >= COMMAND_AGENT_TRIES);
-                    let error = if gave_up.is_some() {
-                        format!("{} (failed {attempts} times: not tried again)", e.message)
-                    } else {
-                        e.message.clone()
-                    };
-                    store.mark_failed(
-                        &[row.message.id.as_str()],
-                        &error,
-                        next,
-                        e.permanent || gave_up.is_some(),
-                    )?;
-                    if let Some(agent) = gave_up {
-                        report.gave_up.push(GaveUp {
-                            pr: row.message.pr.clone(),
-                            agent,
-                            attempts,
-                            error: e.message.clone(),
-                        });
-                    }
-                    report.failed.push((row.message.id.clone(), error));
-                }
+        if let Err(e) = &outcome {
+            for row in &members {
+                record_failure(store, row, e, &mut report)?;
             }
         }
         let Some(run) = run else { continue };
@@ -331,6 +300,46 @@ pub fn deliver_pending(
         anyhow::bail!("an agent's run was not recorded: {}", unrecorded.join("; "));
     }
     Ok(report)
+}
+
+/// A message not delivered: retried after the error's delay, or never when it is permanent or
+/// an agent's command failed [`COMMAND_AGENT_TRIES`] times (then the owner hears who gave up).
+fn record_failure(
+    store: &mut Store,
+    row: &OutboxRow,
+    e: &DeliveryError,
+    report: &mut Delivered,
+) -> Result<()> {
+    let next = real_now().saturating_add(retry_delay_secs(e));
+    let attempts = row.attempts.saturating_add(1);
+    let agent = match row.message.channel.parse::<Channel>() {
+        Ok(Channel::Agent(name)) => Some(name),
+        _ => None,
+    };
+    let gave_up = agent
+        .filter(|_| e.command_run.is_some() && !e.permanent)
+        .filter(|_| attempts >= COMMAND_AGENT_TRIES);
+    let error = if gave_up.is_some() {
+        format!("{} (failed {attempts} times: not tried again)", e.message)
+    } else {
+        e.message.clone()
+    };
+    store.mark_failed(
+        &[row.message.id.as_str()],
+        &error,
+        next,
+        e.permanent || gave_up.is_some(),
+    )?;
+    if let Some(agent) = gave_up {
+        report.gave_up.push(GaveUp {
+            pr: row.message.pr.clone(),
+            agent,
+            attempts,
+            error: e.message.clone(),
+        });
+    }
+    report.failed.push((row.message.id.clone(), error));
+    Ok(())
 }
 
 /// The first email about the PR an email is about, which it answers; none for a digest (about

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use crate::config::Policy;
 use crate::core::checks;
 use crate::core::flake;
-use crate::forge::Forge;
+use crate::forge::{CheckRunRef, Forge};
 use crate::model::watch::WatchStatus;
 use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::model::{Classification, ForgeKind};
@@ -188,19 +188,54 @@ fn stamp(c: &Check) -> String {
     c.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default()
 }
 
-/// Fills `snap.failed_logs` when every check on the head is done and some failed. With
-/// `remember` false (a dry run) the cache is read but never written.
+/// Annotations read ahead of the logs, by check run node id: the run's text, or why the read
+/// failed (masked).
+pub type Notes = BTreeMap<String, Result<String, String>>;
+
+/// The check runs whose annotations [`failed_logs`] would ask for on `snap`: its judged failed
+/// checks (once every one is done) whose verdict `cache` does not hold, those with a node id.
+pub fn unread_runs(snap: &Snapshot, policy: &Policy, cache: &dyn LogCache) -> Vec<CheckRunRef> {
+    let failed = to_read(snap, policy).unwrap_or_default();
+    unread(cache, snap, &failed)
+        .into_iter()
+        .map(|node_id| CheckRunRef {
+            pr: snap.pr.clone(),
+            node_id,
+        })
+        .collect()
+}
+
+/// The annotations of `runs`, in one read of the forge's (as few as it allows); a read that
+/// fails says why for each run it asked about.
+pub fn read_notes(forge: &dyn Forge, runs: &[CheckRunRef]) -> Notes {
+    if runs.is_empty() {
+        return Notes::new();
+    }
+    runs.iter()
+        .zip(forge.annotations(runs))
+        .map(|(run, answer)| {
+            let answer = answer
+                .map_err(|e| format!("annotations: {}", crate::secrets::mask(&e.to_string())));
+            (run.node_id.clone(), answer)
+        })
+        .collect()
+}
+
+/// Fills `snap.failed_logs` when every check on the head is done and some failed; the
+/// annotations of a check not in `notes` (read ahead) are read here. With `remember` false (a
+/// dry run) the cache is read but never written.
 pub fn failed_logs(
     forge: &dyn Forge,
     store: &mut dyn LogCache,
     snap: &mut Snapshot,
     policy: &Policy,
     remember: bool,
+    notes: &Notes,
 ) {
     let Some(failed) = to_read(snap, policy) else {
         return;
     };
-    snap.failed_logs = read_failures(forge, store, snap, policy, &failed, remember);
+    snap.failed_logs = read_failures(forge, store, snap, policy, &failed, remember, notes);
 }
 
 /// Fills `snap.queue_failures` when the PR's head, last seen in the merge queue or train, is no
@@ -245,10 +280,34 @@ pub fn queue_failures(
         .take(MAX_FAILED_LOGS)
         .cloned()
         .collect();
-    snap.queue_failures = read_failures(forge, store, snap, policy, &failed, remember);
+    snap.queue_failures =
+        read_failures(forge, store, snap, policy, &failed, remember, &Notes::new());
 }
 
-/// The `failed` checks (up to five), each with its log tail and classification.
+/// The kept verdict of check `c` of `snap`: a kept verdict that no longer reads back is no
+/// verdict (the log is read again).
+fn kept_verdict(
+    store: &dyn LogCache,
+    snap: &Snapshot,
+    c: &Check,
+) -> Option<(KeptLog, Classification)> {
+    let kept = store.kept_log(&(snap.pr.forge, c.job_id?, stamp(c)))?;
+    let class = serde_json::from_str(&kept.classification).ok()?;
+    Some((kept, class))
+}
+
+/// The node ids of the `failed` checks of `snap` without a kept verdict: their annotations
+/// are read with their logs.
+fn unread(store: &dyn LogCache, snap: &Snapshot, failed: &[Check]) -> Vec<String> {
+    failed
+        .iter()
+        .filter(|c| kept_verdict(store, snap, c).is_none())
+        .filter_map(|c| c.node_id.clone())
+        .collect()
+}
+
+/// The `failed` checks (up to five), each with its log tail and classification; the
+/// annotations of those not read before and not in `notes` in one request.
 fn read_failures(
     forge: &dyn Forge,
     store: &mut dyn LogCache,
@@ -256,37 +315,31 @@ fn read_failures(
     policy: &Policy,
     failed: &[Check],
     remember: bool,
+    notes: &Notes,
 ) -> Vec<FailedCheck> {
-    // A kept verdict that no longer reads back is no verdict: the log is read again.
     let cached: Vec<Option<(KeptLog, Classification)>> = failed
         .iter()
-        .map(|c| {
-            let kept = store.kept_log(&(snap.pr.forge, c.job_id?, stamp(c)))?;
-            let class = serde_json::from_str(&kept.classification).ok()?;
-            Some((kept, class))
+        .map(|c| kept_verdict(store, snap, c))
+        .collect();
+    let missing: Vec<CheckRunRef> = unread(store, snap, failed)
+        .into_iter()
+        .filter(|id| !notes.contains_key(id))
+        .map(|node_id| CheckRunRef {
+            pr: snap.pr.clone(),
+            node_id,
         })
         .collect();
-    // One request for the annotations of every check not read before.
-    let unread: Vec<String> = failed
-        .iter()
-        .zip(&cached)
-        .filter(|(_, hit)| hit.is_none())
-        .filter_map(|(c, _)| c.node_id.clone())
-        .collect();
+    let read_here = read_notes(forge, &missing);
     // A failed annotations read leaves every check it was for unjudged (and uncached): its
     // annotations may be what tells a runner loss from a real failure.
-    let notes = if unread.is_empty() {
-        Ok(Vec::new())
-    } else {
-        forge
-            .annotations(&snap.pr, &unread)
-            .map_err(|e| format!("annotations: {}", crate::secrets::mask(&e.to_string())))
-    };
     let notes_for = |c: &Check| -> Result<Option<String>, String> {
-        let Some(i) = unread.iter().position(|id| Some(id) == c.node_id.as_ref()) else {
+        let Some(id) = c.node_id.as_ref() else {
             return Ok(None);
         };
-        Ok(notes.as_ref().map_err(Clone::clone)?.get(i).cloned())
+        match read_here.get(id).or_else(|| notes.get(id)) {
+            Some(answer) => answer.clone().map(Some),
+            None => Ok(None),
+        }
     };
 
     let mut out = Vec::new();

@@ -25,15 +25,28 @@ use crate::store::{Due, Lease, Leased};
 /// How long a lease lasts: far longer than one PR's tick, short enough to recover a crash.
 const LEASE_SECS: i64 = 600;
 
+/// One PR's failed checks' logs to read ahead of the acting phase: its forge client, read,
+/// policy and the logs the database holds for it.
+struct LogJob {
+    forge: SharedForge,
+    snapshot: Box<Snapshot>,
+    policy: Box<Policy>,
+    cache: detect::ReadAhead,
+}
+
 /// A read a pool thread makes.
 enum PoolRead {
-    /// One PR's failed checks' logs, read ahead of the acting phase.
-    Logs {
+    /// The annotations of a chunk's failed checks not read before, in one request.
+    Notes {
         chunk: usize,
         forge: SharedForge,
-        snapshot: Box<Snapshot>,
-        policy: Box<Policy>,
-        cache: detect::ReadAhead,
+        runs: Vec<crate::forge::CheckRunRef>,
+    },
+    /// One PR's failed checks' logs, with their annotations read ahead.
+    Logs {
+        chunk: usize,
+        job: LogJob,
+        notes: detect::Notes,
     },
     Summaries {
         group: usize,
@@ -49,6 +62,10 @@ enum PoolRead {
 
 /// What a pool thread read.
 enum Answer {
+    Notes {
+        chunk: usize,
+        notes: detect::Notes,
+    },
     Logs {
         chunk: usize,
         read: BTreeMap<detect::LogKey, detect::KeptLog>,
@@ -65,14 +82,22 @@ enum Answer {
 
 fn read_in_pool(job: PoolRead) -> Answer {
     match job {
+        PoolRead::Notes { chunk, forge, runs } => Answer::Notes {
+            chunk,
+            notes: detect::read_notes(&*forge, &runs),
+        },
         PoolRead::Logs {
             chunk,
-            forge,
-            mut snapshot,
-            policy,
-            mut cache,
+            job:
+                LogJob {
+                    forge,
+                    mut snapshot,
+                    policy,
+                    mut cache,
+                },
+            notes,
         } => {
-            detect::failed_logs(&*forge, &mut cache, &mut snapshot, &policy, true);
+            detect::failed_logs(&*forge, &mut cache, &mut snapshot, &policy, true, &notes);
             Answer::Logs {
                 chunk,
                 read: cache.read,
@@ -122,10 +147,12 @@ struct Reading {
 }
 
 /// A read chunk whose failed checks' logs are being read ahead: its leases and reads, the
-/// logs read so far, and how many PRs' logs are still out.
+/// log reads waiting for the chunk's annotations, the logs read so far, and how many reads
+/// are still out.
 struct AwaitingLogs {
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
+    waiting: Vec<LogJob>,
     ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
     out: usize,
 }
@@ -286,34 +313,25 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     ));
                     acted |= on_chunk_read(app, pool, &mut awaiting, chunk, leased, reads, run)?;
                 }
+                Answer::Notes { chunk, notes } => {
+                    let Some(a) = awaiting.get_mut(&chunk) else {
+                        continue;
+                    };
+                    a.out -= 1;
+                    for job in std::mem::take(&mut a.waiting) {
+                        let notes = notes.clone();
+                        pool.send(PoolRead::Logs { chunk, job, notes });
+                        a.out += 1;
+                    }
+                    acted |= logs_back(app, &mut awaiting, chunk, run)?;
+                }
                 Answer::Logs { chunk, read } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
                         continue;
                     };
                     a.ahead.extend(read);
                     a.out -= 1;
-                    if a.out > 0 {
-                        continue;
-                    }
-                    let Some(AwaitingLogs {
-                        leased,
-                        reads,
-                        ahead,
-                        ..
-                    }) = awaiting.remove(&chunk)
-                    else {
-                        continue;
-                    };
-                    // The logs read are kept for the next ticks, in one commit; a cache, so a
-                    // commit that fails only means they are read again next tick.
-                    let _ = app.store.batch(|store| {
-                        for (key, log) in &ahead {
-                            detect::LogCache::keep_log(store, key.clone(), log.clone());
-                        }
-                        Ok(())
-                    });
-                    act_on_chunk(app, chunk, leased, reads, ahead, run)?;
-                    acted = true;
+                    acted |= logs_back(app, &mut awaiting, chunk, run)?;
                 }
             }
         }
@@ -322,8 +340,9 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
 }
 
 /// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
-/// are read ahead on the pool (one job per PR), and the chunk is acted on when they are back;
-/// a chunk that needs none (or a dry run) is acted on at once. Whether it was acted on.
+/// are read ahead on the pool, the annotations of all of them first in one request, then one
+/// job per PR, and the chunk is acted on when they are back; a chunk that needs none (or a
+/// dry run) is acted on at once. Whether it was acted on.
 fn on_chunk_read(
     app: &mut App,
     pool: &mut pool::Pool<PoolRead, Answer>,
@@ -333,65 +352,120 @@ fn on_chunk_read(
     reads: Vec<Result<Read, TickFailure>>,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
-    let mut jobs = Vec::new();
-    // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
-    // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
-    // read again, so neither is read ahead either.
-    if !run.opts.dry_run && !stopped(run.opts) {
-        for ((watch, _), read) in leased.iter().zip(&reads) {
-            let Ok(Read::Fresh { snapshot, .. }) = read else {
-                continue;
-            };
-            if watch.unreadable.is_some() {
-                continue;
-            }
-            let policy = app.policy_for(watch);
-            let Some(keys) = detect::wanted_logs(snapshot, &policy) else {
-                continue;
-            };
-            let mut cache = detect::ReadAhead::default();
-            let mut missing = false;
-            for key in keys {
-                match detect::LogCache::kept_log(&app.store, &key) {
-                    Some(log) => {
-                        cache.held.insert(key, log);
-                    }
-                    None => missing = true,
-                }
-            }
-            if missing {
-                jobs.push((watch.pr.forge, snapshot.clone(), policy, cache));
-            }
-        }
-    }
-    let mut sent = 0;
-    for (kind, snapshot, policy, cache) in jobs {
-        // Without a client the acting phase reports why.
-        if let Ok(forge) = app.forges.shared(kind, &app.config) {
-            pool.send(PoolRead::Logs {
-                chunk,
-                forge,
-                snapshot: Box::new(snapshot),
-                policy: Box::new(policy),
-                cache,
-            });
-            sent += 1;
-        }
-    }
-    if sent == 0 {
+    let jobs = log_jobs(app, &leased, &reads, run);
+    let Some(forge) = jobs.first().map(|j| j.forge.clone()) else {
         act_on_chunk(app, chunk, leased, reads, BTreeMap::new(), run)?;
         return Ok(true);
-    }
+    };
+    let runs: Vec<crate::forge::CheckRunRef> = jobs
+        .iter()
+        .flat_map(|j| detect::unread_runs(&j.snapshot, &j.policy, &j.cache))
+        .collect();
+    let (waiting, out) = if runs.is_empty() {
+        let out = jobs.len();
+        for job in jobs {
+            pool.send(PoolRead::Logs {
+                chunk,
+                job,
+                notes: detect::Notes::new(),
+            });
+        }
+        (Vec::new(), out)
+    } else {
+        pool.send(PoolRead::Notes { chunk, forge, runs });
+        (jobs, 1)
+    };
     awaiting.insert(
         chunk,
         AwaitingLogs {
             leased,
             reads,
+            waiting,
             ahead: BTreeMap::new(),
-            out: sent,
+            out,
         },
     );
     Ok(false)
+}
+
+/// The log reads a chunk's fresh reads need: one per PR whose failed checks' logs the
+/// database lacks (all of one forge, whose client each carries).
+fn log_jobs(
+    app: &mut App,
+    leased: &[(Watch, Option<Lease>)],
+    reads: &[Result<Read, TickFailure>],
+    run: &Run<'_, '_>,
+) -> Vec<LogJob> {
+    let mut jobs = Vec::new();
+    // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
+    // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
+    // read again, so neither is read ahead either.
+    if run.opts.dry_run || stopped(run.opts) {
+        return jobs;
+    }
+    for ((watch, _), read) in leased.iter().zip(reads) {
+        let Ok(Read::Fresh { snapshot, .. }) = read else {
+            continue;
+        };
+        if watch.unreadable.is_some() {
+            continue;
+        }
+        let policy = app.policy_for(watch);
+        let Some(keys) = detect::wanted_logs(snapshot, &policy) else {
+            continue;
+        };
+        let mut cache = detect::ReadAhead::default();
+        let mut missing = false;
+        for key in keys {
+            match detect::LogCache::kept_log(&app.store, &key) {
+                Some(log) => {
+                    cache.held.insert(key, log);
+                }
+                None => missing = true,
+            }
+        }
+        // Without a client the acting phase reports why.
+        if let (true, Ok(forge)) = (missing, app.forges.shared(watch.pr.forge, &app.config)) {
+            jobs.push(LogJob {
+                forge,
+                snapshot: Box::new(snapshot.clone()),
+                policy: Box::new(policy),
+                cache,
+            });
+        }
+    }
+    jobs
+}
+
+/// A chunk whose reads ahead are all back is acted on, the logs read kept for the next ticks
+/// in one commit (a cache, so a commit that fails only means they are read again next tick).
+/// Whether it was acted on.
+fn logs_back(
+    app: &mut App,
+    awaiting: &mut BTreeMap<usize, AwaitingLogs>,
+    chunk: usize,
+    run: &mut Run<'_, '_>,
+) -> Result<bool> {
+    if awaiting.get(&chunk).is_none_or(|a| a.out > 0) {
+        return Ok(false);
+    }
+    let Some(AwaitingLogs {
+        leased,
+        reads,
+        ahead,
+        ..
+    }) = awaiting.remove(&chunk)
+    else {
+        return Ok(false);
+    };
+    let _ = app.store.batch(|store| {
+        for (key, log) in &ahead {
+            detect::LogCache::keep_log(store, key.clone(), log.clone());
+        }
+        Ok(())
+    });
+    act_on_chunk(app, chunk, leased, reads, ahead, run)?;
+    Ok(true)
 }
 
 /// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the

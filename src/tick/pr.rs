@@ -100,7 +100,14 @@ fn detect_and_decide(
             ahead,
             store: &mut app.store,
         };
-        detect::failed_logs(forge, &mut logs, &mut snap, policy, !opts.dry_run);
+        detect::failed_logs(
+            forge,
+            &mut logs,
+            &mut snap,
+            policy,
+            !opts.dry_run,
+            &detect::Notes::new(),
+        );
         detect::queue_failures(
             forge,
             &mut logs,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::core::text::one_line;
-use crate::model::watch::{HistoryEntry, Watch};
+use crate::model::watch::{HistoryEntry, Picture, Watch};
 use crate::model::web::WebRoots;
 use crate::model::{Instant, PrState};
 use crate::store::OutboxRow;
@@ -145,29 +145,59 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
         title = escape(&one_line(s.title.as_deref().unwrap_or(""))),
         why = escape(&why_words(w)),
     );
-    let picture = &s.memory.picture;
-    if !picture.failed.is_empty() && s.state == PrState::Open {
-        out.push_str("<ul class=\"checks\">");
-        for (name, link) in &picture.failed {
-            let tail = picture.failed_logs.iter().find(|l| &l.name == name);
-            let _ = write!(out, "<li>✗ {}", escape(name));
-            if tail.is_some_and(|l| l.runner) {
-                out.push_str(" (runner)");
-            }
-            if let Some(link) = link.as_deref().and_then(web_link) {
-                let (run, log) = check_links(link);
-                let _ = write!(out, " — <a href=\"{}\">run</a>", escape(&run));
-                if let Some(log) = log {
-                    let _ = write!(out, " · <a href=\"{}\">log</a>", escape(&log));
-                }
-            }
-            if let Some(tail) = tail.filter(|l| !l.tail.is_empty()) {
-                let _ = write!(out, "<pre class=\"tail\">{}</pre>", escape(&tail.tail));
-            }
-            out.push_str("</li>");
+    if s.state == PrState::Open {
+        failed_checks(out, &s.memory.picture);
+    }
+    let facts = facts(w, input.now);
+    if !facts.is_empty() {
+        let _ = writeln!(out, "<p class=\"facts\">{}</p>", escape(&facts.join(" · ")));
+    }
+    if let Some(h) = input.history.get(&w.id).filter(|h| !h.is_empty()) {
+        out.push_str("<ul class=\"history\">");
+        for e in h.iter().rev().take(LAST_ACTIONS) {
+            let _ = write!(
+                out,
+                "<li>{} — {}</li>",
+                escape(&relative(e.at, input.now)),
+                escape(&one_line(&e.what))
+            );
         }
         out.push_str("</ul>\n");
     }
+    out.push_str("</li>\n");
+}
+
+/// A card's failed checks, each linked to its run and log, with its log's tail.
+fn failed_checks(out: &mut String, picture: &Picture) {
+    if picture.failed.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"checks\">");
+    for (name, link) in &picture.failed {
+        let tail = picture.failed_logs.iter().find(|l| &l.name == name);
+        let _ = write!(out, "<li>✗ {}", escape(name));
+        if tail.is_some_and(|l| l.runner) {
+            out.push_str(" (runner)");
+        }
+        if let Some(link) = link.as_deref().and_then(web_link) {
+            let (run, log) = check_links(link);
+            let _ = write!(out, " — <a href=\"{}\">run</a>", escape(&run));
+            if let Some(log) = log {
+                let _ = write!(out, " · <a href=\"{}\">log</a>", escape(&log));
+            }
+        }
+        if let Some(tail) = tail.filter(|l| !l.tail.is_empty()) {
+            let _ = write!(out, "<pre class=\"tail\">{}</pre>", escape(&tail.tail));
+        }
+        out.push_str("</li>");
+    }
+    out.push_str("</ul>\n");
+}
+
+/// A card's facts line: head and branches, who pushed it, the arming, the PR's own auto-fix
+/// setting, and the next and last look.
+fn facts(w: &Watch, now: Instant) -> Vec<String> {
+    let s = &w.status;
     let mut facts = Vec::new();
     if let Some(head) = &s.head_sha {
         let branch = s
@@ -200,27 +230,12 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
     } else if s.state == PrState::Open
         && let Some(next) = w.next_tick_at
     {
-        facts.push(format!("next look {}", relative(next, input.now)));
+        facts.push(format!("next look {}", relative(next, now)));
     }
     if let Some(last) = w.last_tick_at {
-        facts.push(format!("last look {}", relative(last, input.now)));
+        facts.push(format!("last look {}", relative(last, now)));
     }
-    if !facts.is_empty() {
-        let _ = writeln!(out, "<p class=\"facts\">{}</p>", escape(&facts.join(" · ")));
-    }
-    if let Some(h) = input.history.get(&w.id).filter(|h| !h.is_empty()) {
-        out.push_str("<ul class=\"history\">");
-        for e in h.iter().rev().take(LAST_ACTIONS) {
-            let _ = write!(
-                out,
-                "<li>{} — {}</li>",
-                escape(&relative(e.at, input.now)),
-                escape(&one_line(&e.what))
-            );
-        }
-        out.push_str("</ul>\n");
-    }
-    out.push_str("</li>\n");
+    facts
 }
 
 /// The earliest next look among open, unpaused PRs.

@@ -1,6 +1,8 @@
 //! REST conformance: the validator the fake GitHub runs on every REST request, against the
 //! vendored cut of GitHub's REST OpenAPI description (`tests/fixtures/github/rest-openapi-subset.json`).
 //! Wrong requests must be refused here, or the scenario tests prove nothing about the real API.
+//! The fake GitLab's check against its table of GitLab's API reference (`support/fake_gitlab/api.rs`)
+//! is tested here too.
 
 use serde_json::{Value, json};
 
@@ -8,6 +10,7 @@ use crate::fake_github_selftest::agent;
 use crate::support::fake_github::openapi::{self, Refusal, RestSpec};
 use crate::support::fake_github::rest::{Route, route};
 use crate::support::fake_github::{FakeGitHub, MergeMethod};
+use crate::support::fake_gitlab::api as gitlab_api;
 
 fn check(method: &str, path: &str, query: Option<&str>, body: &str) -> Result<String, Refusal> {
     openapi::spec().check(method, path, query, body)
@@ -257,4 +260,260 @@ fn a_test_that_takes_its_wrong_requests_passes() {
     let taken = gh.take_nonconforming();
     assert_eq!(taken.len(), 1, "{taken:?}");
     assert!(taken[0].contains("branch"), "{taken:?}");
+}
+
+// ── GitLab ──────────────────────────────────────────────────────────────────────────────────
+
+fn gitlab(
+    method: &str,
+    tmpl: &str,
+    query: Option<&str>,
+    body: &str,
+) -> Result<(), gitlab_api::Refusal> {
+    gitlab_api::check(method, tmpl, query, body)
+}
+
+#[test]
+fn the_requests_pr_monitor_sends_to_gitlab_conform() {
+    let merge = json!({"sha": "0123abcd", "merge_when_pipeline_succeeds": true, "auto_merge": true, "squash": true}).to_string();
+    let train = json!({"sha": "0123abcd", "auto_merge": true, "when_pipeline_succeeds": true, "squash": false}).to_string();
+    let note = json!({"body": "Renamed."}).to_string();
+    for (method, tmpl, query, body) in [
+        ("GET", "/user", None, ""),
+        (
+            "GET",
+            "/merge_requests",
+            Some("scope=created_by_me&state=opened&per_page=100&page=2"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/merge_requests",
+            Some("per_page=100&iids[]=1&iids%5B%5D=2"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/merge_requests/{iid}",
+            Some("include_diverged_commits_count=true&include_rebase_in_progress=true"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/pipelines",
+            Some("order_by=updated_at&sort=desc&per_page=100"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/pipelines/{pid}/jobs",
+            Some("per_page=100&include_retried=false"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/repository/compare",
+            Some("from=a1&to=b2&straight=false"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/events",
+            Some("action=pushed&per_page=100"),
+            "",
+        ),
+        (
+            "GET",
+            "/projects/{id}/merge_trains/{branch}",
+            Some("scope=active&sort=asc&per_page=100"),
+            "",
+        ),
+        (
+            "PUT",
+            "/projects/{id}/merge_requests/{iid}/merge",
+            None,
+            merge.as_str(),
+        ),
+        (
+            "POST",
+            "/projects/{id}/merge_trains/merge_requests/{iid}",
+            None,
+            &train,
+        ),
+        (
+            "POST",
+            "/projects/{id}/merge_requests/{iid}/discussions/{did}/notes",
+            None,
+            &note,
+        ),
+        (
+            "PUT",
+            "/projects/{id}/merge_requests/{iid}/discussions/{did}",
+            Some("resolved=true"),
+            "",
+        ),
+        ("POST", "/projects/{id}/pipelines/{pid}/retry", None, ""),
+    ] {
+        assert_eq!(gitlab(method, tmpl, query, body), Ok(()), "{method} {tmpl}");
+    }
+}
+
+#[test]
+fn gitlab_refuses_an_unknown_operation_a_bad_value_and_a_missing_one_and_an_undeclared_one_is_caught()
+ {
+    use gitlab_api::Refusal;
+    assert!(matches!(
+        gitlab("DELETE", "/projects/{id}/merge_requests/{iid}", None, ""),
+        Err(Refusal::NotFound(_))
+    ));
+    assert!(matches!(
+        gitlab(
+            "GET",
+            "/projects/{id}/merge_requests/{iid}/reviewers",
+            None,
+            ""
+        ),
+        Err(Refusal::NotFound(_))
+    ));
+    for (method, tmpl, query, body, why) in [
+        (
+            "GET",
+            "/projects/{id}/merge_requests",
+            Some("state=open"),
+            "",
+            "state is invalid",
+        ),
+        (
+            "GET",
+            "/projects/{id}/merge_requests",
+            Some("iids[]=one"),
+            "",
+            "iids is invalid",
+        ),
+        (
+            "GET",
+            "/projects/{id}/merge_requests/{iid}/discussions",
+            Some("per_page=all"),
+            "",
+            "per_page is invalid",
+        ),
+        (
+            "PUT",
+            "/projects/{id}/merge_requests/{iid}/merge",
+            None,
+            r#"{"squash": "yes"}"#,
+            "squash is invalid",
+        ),
+        (
+            "GET",
+            "/projects/{id}/repository/compare",
+            Some("from=a1"),
+            "",
+            "to is missing",
+        ),
+        (
+            "PUT",
+            "/projects/{id}/merge_requests/{iid}/discussions/{did}",
+            None,
+            "",
+            "resolved is missing",
+        ),
+        (
+            "POST",
+            "/projects/{id}/merge_requests/{iid}/discussions/{did}/notes",
+            None,
+            "{}",
+            "body is missing",
+        ),
+    ] {
+        assert_eq!(
+            gitlab(method, tmpl, query, body),
+            Err(Refusal::Invalid(why.into())),
+            "{method} {tmpl}"
+        );
+    }
+    // GitLab ignores what it does not declare; the request then does not say what was meant.
+    for (method, tmpl, query, body) in [
+        (
+            "PUT",
+            "/projects/{id}/merge_requests/{iid}/merge",
+            None,
+            r#"{"merge_method": "squash"}"#,
+        ),
+        (
+            "GET",
+            "/projects/{id}/merge_requests/{iid}",
+            Some("per_page=100"),
+            "",
+        ),
+        ("GET", "/projects/{id}/pipelines", Some("branch=main"), ""),
+    ] {
+        assert!(
+            matches!(
+                gitlab(method, tmpl, query, body),
+                Err(Refusal::Undeclared(_))
+            ),
+            "{method} {tmpl} {query:?} {body}"
+        );
+    }
+}
+
+/// Wrong requests sent to the fake GitLab over HTTP: answered as GitLab answers them, and kept
+/// to fail the test that sent them.
+#[test]
+fn the_fake_gitlab_answers_a_wrong_request_as_gitlab_does_and_fails_the_test() {
+    let gl = crate::support::fake_gitlab::FakeGitLab::start();
+    gl.world(|w| {
+        w.project("g/p");
+        w.mr("g/p", 1);
+    });
+    let call = |method: &str, path: &str, body: Option<Value>| {
+        let url = format!("{}{path}", gl.url());
+        let auth = format!("Bearer {}", gl.token());
+        let mut resp = match body {
+            Some(b) => agent()
+                .put(&url)
+                .header("Authorization", &auth)
+                .send_json(b),
+            None if method == "GET" => agent().get(&url).header("Authorization", &auth).call(),
+            None => agent().delete(&url).header("Authorization", &auth).call(),
+        }
+        .unwrap();
+        (
+            resp.status().as_u16(),
+            resp.body_mut().read_to_string().unwrap_or_default(),
+        )
+    };
+    let (status, body) = call("GET", "/projects/g%2Fp/merge_requests?state=open", None);
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"],
+        "state is invalid"
+    );
+    assert_eq!(
+        call("DELETE", "/projects/g%2Fp/merge_requests/1", None).0,
+        404
+    );
+    let (status, _) = call(
+        "PUT",
+        "/projects/g%2Fp/merge_requests/1/merge",
+        Some(json!({"merge_methd": "squash"})),
+    );
+    assert_eq!(
+        status, 200,
+        "an undeclared attribute is ignored, as GitLab does"
+    );
+    let taken = gl.take_nonconforming();
+    assert_eq!(taken.len(), 3, "{taken:?}");
+    assert!(taken[2].contains("merge_methd"), "{taken:?}");
+
+    let (status, _) = call("GET", "/projects/g%2Fp/merge_requests/1?per_pag=5", None);
+    assert_eq!(status, 200);
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(gl)));
+    let message = dropped.expect_err("dropping the fake fails the test");
+    let text = message
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+    assert!(text.contains("per_pag"), "{text}");
 }

@@ -802,3 +802,100 @@ fn a_branch_failure_and_its_row_have_the_shape_of_every_message_and_row() {
     shaped("branch row", &row, &[("branch", "string")]);
     assert_eq!(row["branch"], "main");
 }
+
+/// The first line of each message `slack` received, in order.
+fn slack_openings(slack: &crate::support::http_sink::HttpSink) -> Vec<String> {
+    slack
+        .requests()
+        .iter()
+        .map(|r| {
+            let text = r.json()["text"].as_str().unwrap_or_default().to_owned();
+            text.lines().next().unwrap_or_default().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn conflicts_and_comments_notify_only_when_notify_on_names_them_and_a_jobless_pr_notifies_every_channel()
+ {
+    let slack = crate::support::http_sink::HttpSink::start();
+    let env = TestEnv::with_slack(&slack.url("/services/T0/B0/hook"), "");
+    env.job("quiet", "name: quiet\nnotify: [slack]\n");
+    env.job(
+        "loud",
+        "name: loud\nnotify: [slack]\nnotify_on: [ci, guard, merge, stuck, error, conflict, review]\n",
+    );
+    // 1 and 2 conflict, 4 and 5 have a reviewer's open thread; the quiet job has 1 and 4.
+    env.gh.world(|w| {
+        for n in [1, 2] {
+            w.pr("octo/app", n).conflicting();
+        }
+        for n in [4, 5] {
+            w.pr("octo/app", n);
+            w.thread("octo/app", n)
+                .comment("reviewer", "why this way?")
+                .unresolved();
+        }
+        w.pr("octo/app", 3).head_commit(|c| c.by("dev"));
+        w.check_run("octo/app", 3, "test")
+            .failure()
+            .log("error: boom\n");
+    });
+    env.ok(&["watch", "add", "--job", "quiet", "octo/app#1", "octo/app#4"]);
+    env.ok(&["watch", "add", "--job", "loud", "octo/app#2", "octo/app#5"]);
+    env.ok(&["watch", "add", "octo/app#3"]);
+    env.ok(&["run"]);
+    for n in [1, 2] {
+        assert_eq!(env.pills(&format!("octo/app#{n}"))["cnf"], true, "{n}");
+    }
+    for n in [4, 5] {
+        assert_eq!(env.pills(&format!("octo/app#{n}"))["cmt"], 1, "{n}");
+    }
+    let told = slack_openings(&slack);
+    assert!(
+        told.iter().any(|t| t.starts_with("PR #3: test failed")),
+        "a PR watched without a job notifies through every channel: {told:?}"
+    );
+    let about = |n: u64| {
+        told.iter()
+            .filter(|t| t.starts_with(&format!("PR #{n}:")))
+            .count()
+    };
+    assert_eq!(
+        (about(1), about(4)),
+        (0, 0),
+        "the default kinds leave cnf and cmt quiet: {told:?}"
+    );
+    assert_eq!(
+        (about(2), about(5)),
+        (1, 1),
+        "conflict and review named: one notice each: {told:?}"
+    );
+}
+
+#[test]
+fn a_token_is_read_from_a_file_or_a_command_as_well_as_a_variable() {
+    let mut env = TestEnv::new();
+    env.with_pr("octo/app", 1);
+    let file = env.dir.path().join("github.token");
+    std::fs::write(&file, format!("{}\n", env.gh.token())).unwrap();
+    for source in [
+        format!("token_file: {}", file.display()),
+        format!("token_command: \"cat {}\"", file.display()),
+    ] {
+        // The variable the config names by default is gone: only `source` holds the token.
+        env.set_github_keys(&format!("  {source}\n"));
+        let yaml = std::fs::read_to_string(env.config_path()).unwrap();
+        std::fs::write(
+            env.config_path(),
+            yaml.replace("  token_env: PRM_TEST_GITHUB_TOKEN\n", ""),
+        )
+        .unwrap();
+        env.ok(&["watch", "add", "octo/app#1"]);
+        env.ok(&["run", "--force"]);
+        let row = env.status("octo/app#1");
+        assert_eq!(row["last_error"], Value::Null, "{source}: {row}");
+        assert_eq!(row["last_tick_at"], env.now.as_str(), "{source}");
+        env.advance(60);
+    }
+}

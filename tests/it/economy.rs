@@ -143,6 +143,75 @@ fn a_finished_check_is_read_in_full() {
     assert_eq!(env.pills(&format!("{REPO}#60"))["ci"], json!(true));
 }
 
+/// The failed checks of a chunk of ten PRs have their annotations read in one query, each
+/// check judged by its own: of three failing PRs (one with two failed checks), the one whose
+/// runner was lost (an annotation says so) is re-run, the others light their pill.
+#[test]
+fn a_chunks_failed_checks_have_their_annotations_read_in_one_query() {
+    use crate::support::fake_github::AnnotationLevel;
+    let env = TestEnv::new();
+    let lost = env.gh.world(|w| {
+        w.repo(REPO);
+        let mut lost = None;
+        for n in 1..=10 {
+            w.pr(REPO, n).head_commit(|c| c.by("human"));
+            let test = w.check_run(REPO, n, "test");
+            match n {
+                3 | 9 => {
+                    test.failure().log("error: assertion failed\n");
+                }
+                6 => {
+                    lost = test
+                        .failure()
+                        .log("Process completed.\n")
+                        .annotation(
+                            AnnotationLevel::Failure,
+                            ".github",
+                            1,
+                            "The runner has received a shutdown signal.",
+                        )
+                        .run_id();
+                }
+                _ => {
+                    test.success();
+                }
+            }
+        }
+        w.check_run(REPO, 9, "lint")
+            .failure()
+            .log("error: unused import\n");
+        lost
+    });
+    let refs: Vec<String> = (1..=10).map(|n| format!("{REPO}#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(refs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    assert_eq!(
+        log.count("POST /graphql Annotations"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(
+        log.count("GET /repos/{o}/{r}/actions/jobs/{id}/logs"),
+        4,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(
+        env.status(&format!("{REPO}#6"))["why"],
+        json!("infra_rerun")
+    );
+    assert_eq!(env.gh.world(|w| w.reruns(lost.unwrap())), 1);
+    for n in [3, 9] {
+        let pr = format!("{REPO}#{n}");
+        assert_eq!(env.pills(&pr)["ci"], json!(true), "{pr}");
+        assert_ne!(env.status(&pr)["why"], json!("infra_rerun"), "{pr}");
+    }
+}
+
 #[test]
 fn an_armed_pr_whose_base_moved_is_read_in_full_and_updated() {
     let mut env = TestEnv::new();

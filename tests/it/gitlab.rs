@@ -1,12 +1,12 @@
 //! GitLab merge requests end to end: the real binary with `--now` against the fake GitLab —
-//! pills, the auto-merge trap, a merge without a pipeline, rebases after a reply lost or a crash,
-//! a vanished MR, paging, and GitLab's own recorded shapes. The agent loop, infra retries,
-//! arming, `merge --now`, the rebase of a behind armed MR, discussions, merge trains and rate
+//! pills, the auto-merge trap, a merge without a pipeline, a vanished MR, paging, and GitLab's
+//! own recorded shapes. The agent loop, infra retries, arming, `merge --now`, the rebase of a
+//! behind armed MR (and after a reply lost or a crash), discussions, merge trains and rate
 //! limits run against both fakes from one body in `forges/`.
 
 use serde_json::{Value, json};
 
-use crate::support::fake_gitlab::{Event, Fault, GitLabEnv};
+use crate::support::fake_gitlab::{Event, GitLabEnv};
 
 const P: &str = "g/p";
 
@@ -412,22 +412,6 @@ fn the_fake_merges_at_once_when_armed_without_a_pipeline() {
     assert!(merged_at_once);
 }
 
-/// An armed MR on a fast-forward project, its pipeline running, recorded once by a tick that
-/// arms auto-merge; then two commits land on its target: the next tick rebases it.
-fn armed_mr_about_to_rebase() -> GitLabEnv {
-    let mut env = GitLabEnv::new();
-    env.gl.world(|w| {
-        w.project(P).merge_method("ff");
-        w.mr(P, 1).head_by("Dana Dev");
-        w.job(P, 1, "test").running();
-    });
-    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
-    env.ok(&["run"]);
-    env.advance(30);
-    env.gl.world(|w| w.advance_target(P, "main", 2));
-    env
-}
-
 /// How many rebases were asked for (`PUT …/rebase`).
 pub(crate) fn rebases(env: &GitLabEnv) -> usize {
     env.gl
@@ -437,97 +421,6 @@ pub(crate) fn rebases(env: &GitLabEnv) -> usize {
 
 /// The rebase happened once: its head gets a green pipeline, and the MR must merge once and
 /// never be disarmed.
-fn merges_after_our_rebase(env: &mut GitLabEnv) {
-    assert_eq!(
-        env.gl.world(|w| w
-            .events
-            .iter()
-            .filter(|e| matches!(e, Event::Rebased { .. }))
-            .count()),
-        1
-    );
-    env.advance(30);
-    env.ok(&["run", "--force"]);
-    env.advance(30);
-    env.gl.world(|w| {
-        w.job(P, 1, "test").success();
-    });
-    for _ in 0..2 {
-        env.run(&["run", "--force"]);
-        env.advance(30);
-    }
-    let history = env.history_text("g/p!1");
-    assert!(!history.contains("disarmed"), "{history}");
-    assert_eq!(env.gl.world(|w| w.merges(P, 1)), 1, "{history}");
-    assert_eq!(env.status("g/p!1")["state"], "merged", "{history}");
-    assert_eq!(rebases(env), 1, "rebased once");
-}
-
-/// GitLab rebases and answers 502: the new head (no parent link to the recorded one, committed
-/// as the token user's display name and commit email) is still pr-monitor's own.
-#[test]
-fn a_rebase_answered_502_after_it_applied_never_disarms() {
-    let mut env = armed_mr_about_to_rebase();
-    env.gl.fault(
-        Fault::status_after_handling(502).on("PUT /projects/{id}/merge_requests/{iid}/rebase"),
-    );
-    env.run(&["run", "--force"]);
-    merges_after_our_rebase(&mut env);
-}
-
-/// GitLab accepts the rebase (202) and does it only twenty minutes later, after ticks that saw
-/// the old head: the late head (committed then, by the token user) is still pr-monitor's own.
-#[test]
-fn a_rebase_gitlab_shows_twenty_minutes_late_never_disarms() {
-    let mut env = armed_mr_about_to_rebase();
-    env.gl
-        .fault(Fault::status(202).on("PUT /projects/{id}/merge_requests/{iid}/rebase"));
-    env.ok(&["run", "--force"]);
-    for _ in 0..3 {
-        env.advance(400);
-        env.ok(&["run", "--force"]);
-    }
-    env.gl.world(|w| {
-        w.rebase(&(P.to_owned(), 1))
-            .expect("the late rebase applies");
-    });
-    merges_after_our_rebase(&mut env);
-}
-
-/// The process dies after GitLab rebased and before anything was recorded.
-#[test]
-fn a_crash_between_a_rebase_and_its_record_never_disarms() {
-    let mut env = armed_mr_about_to_rebase();
-    env.gl
-        .fault(Fault::apply_then_hang().on("PUT /projects/{id}/merge_requests/{iid}/rebase"));
-    let mut child = env.spawn(&["run", "--force"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while env.gl.world(|w| w.held_answers) == 0 {
-        assert!(std::time::Instant::now() < deadline, "no rebase");
-        std::thread::yield_now();
-    }
-    child.kill().expect("SIGKILL the run");
-    child.wait().expect("reap the run");
-    merges_after_our_rebase(&mut env);
-}
-
-/// Someone pushes on top of pr-monitor's rebase before the next tick sees it: that head is
-/// not pr-monitor's, and the merge is disarmed.
-#[test]
-fn a_push_on_top_of_our_rebase_still_disarms() {
-    let mut env = armed_mr_about_to_rebase();
-    env.ok(&["run", "--force"]);
-    assert_eq!(rebases(&env), 1);
-    env.advance(30);
-    env.gl.world(|w| {
-        w.push(P, 1, "Dana Dev");
-    });
-    env.ok(&["run", "--force"]);
-    let s = env.status("g/p!1");
-    assert_eq!(s["merge_armed"], false, "{s}");
-    assert!(env.history_text("g/p!1").contains("disarmed"), "{s}");
-}
-
 #[test]
 fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
     let slack = crate::support::http_sink::HttpSink::start();

@@ -6,6 +6,7 @@ mod agent_loop;
 mod agreement;
 mod caps;
 mod check;
+mod check_golden;
 mod checkout;
 mod conformance;
 mod contract;

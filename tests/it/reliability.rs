@@ -1,7 +1,8 @@
 //! What pr-monitor guarantees when things go wrong: a slow or hanging batch does not hold the
 //! others' actions, overlapping runs never double a delivery, crashes are recovered from in
-//! seconds, and our own forge writes are recognised whatever their answer was. (Rate limits
-//! waited on a bounded number of times: `forges::rate_limit`.)
+//! seconds, and our own forge writes are recognised whatever their answer was. (Branch updates
+//! recognised so on both forges: `forges::update`; rate limits waited on a bounded number of
+//! times: `forges::rate_limit`.)
 
 use crate::support::env::TestEnv;
 
@@ -281,69 +282,6 @@ fn a_run_killed_while_delivering_leaves_its_messages_to_the_next_run() {
     assert!(!again.stdout.contains("message"), "{}", again.stdout);
 }
 
-/// An armed PR, recorded once on its head with its check running, then behind its base with
-/// the check green: the next tick updates the branch. Self-merge, so the fake never merges on
-/// its own and only pr-monitor's decision can merge it.
-fn armed_pr_about_to_update() -> TestEnv {
-    armed_pr_about_to_update_under(None)
-}
-
-/// [`armed_pr_about_to_update`], watched under the job `job` (YAML) when one is given.
-fn armed_pr_about_to_update_under(job: Option<&str>) -> TestEnv {
-    let mut env = TestEnv::new();
-    env.gh.world(|w| {
-        w.repo(REPO)
-            .auto_merge_allowed(false)
-            .required_checks(&["test"])
-            .strict();
-        w.pr(REPO, 1).head_commit(|c| c.by("dev"));
-        w.check_run(REPO, 1, "test").in_progress();
-    });
-    let mut add = vec!["watch", "add", "--merge-when-ready", "octo/app#1"];
-    if let Some(yaml) = job {
-        let name = yaml
-            .strip_prefix("name: ")
-            .and_then(|r| r.lines().next())
-            .expect("a job names itself first");
-        env.job(name, yaml);
-        add.extend(["--job", name]);
-    }
-    env.ok(&add);
-    env.ok(&["run"]);
-    env.advance(30);
-    env.gh.world(|w| {
-        w.update_check_run(REPO, 1, "test").success();
-        w.advance_base(REPO, "main", 1);
-    });
-    env
-}
-
-/// The update happened: its new head goes green, the next tick must merge it, never disarm.
-fn merges_after_our_update(env: &mut TestEnv) {
-    assert_eq!(env.gh.world(|w| w.branch_updates(REPO, 1)), 1);
-    env.advance(30);
-    env.gh.world(|w| {
-        w.check_run(REPO, 1, "test").success();
-    });
-    let out = env.run(&["run", "--force"]);
-    let history = env.history_text("octo/app#1");
-    assert!(!history.contains("disarmed"), "{history}\n{}", out.stderr);
-    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1, "{history}");
-    assert_eq!(env.status("octo/app#1")["state"], "merged");
-}
-
-/// GitHub applies `update-branch` and answers 502: the head it made (parent: the recorded
-/// head, made by the token's login) is still pr-monitor's own.
-#[test]
-fn a_branch_update_answered_502_after_it_applied_never_disarms() {
-    use crate::support::fake_github::Fault;
-    let mut env = armed_pr_about_to_update();
-    env.gh
-        .fault(Fault::status_after_handling(502).on("PUT /repos/{o}/{r}/pulls/{n}/update-branch"));
-    env.run(&["run"]);
-    merges_after_our_update(&mut env);
-}
-
 /// Starts `run` with the fake applying the first request on `route` and then never answering,
 /// and kills the run with SIGKILL once `done` sees the write in the forge's world.
 fn run_killed_after(
@@ -353,61 +291,7 @@ fn run_killed_after(
 ) {
     use crate::support::fake_github::Fault;
     env.gh.fault(Fault::apply_then_hang().on(route));
-    let mut child = env.spawn(&["run"]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !env.gh.world(|w| done(w)) {
-        assert!(std::time::Instant::now() < deadline, "no write on {route}");
-        std::thread::yield_now();
-    }
-    child.kill().expect("SIGKILL the run");
-    child.wait().expect("reap the run");
-}
-
-/// The process dies after GitHub applied the update and before anything was recorded: the
-/// intent recorded before the call is enough to know the new head as pr-monitor's own.
-#[test]
-fn a_crash_between_a_branch_update_and_its_record_never_disarms() {
-    let mut env = armed_pr_about_to_update();
-    run_killed_after(&env, "PUT /repos/{o}/{r}/pulls/{n}/update-branch", |w| {
-        w.branch_updates(REPO, 1) > 0
-    });
-    merges_after_our_update(&mut env);
-}
-
-/// GitHub accepts `update-branch` (202) and applies it only twenty minutes later, after ticks
-/// that saw the old head: the late head is still pr-monitor's own update, however late.
-#[test]
-fn a_branch_update_the_forge_shows_twenty_minutes_late_never_disarms() {
-    use crate::support::fake_github::{Fault, UpdateMethod};
-    let mut env = armed_pr_about_to_update();
-    env.gh
-        .fault(Fault::status(202).on("PUT /repos/{o}/{r}/pulls/{n}/update-branch"));
-    env.ok(&["run"]);
-    for _ in 0..3 {
-        env.advance(400);
-        env.ok(&["run", "--force"]);
-    }
-    env.gh.world(|w| {
-        w.update_branch(REPO, 1, None, UpdateMethod::Merge)
-            .expect("the late update applies");
-    });
-    env.ok(&["run", "--force"]);
-    let history = env.ok(&["status", "octo/app#1", "--json"]).json()["history"].to_string();
-    assert!(!history.contains("disarmed"), "{history}");
-    assert_eq!(env.status("octo/app#1")["merge_armed"], true, "{history}");
-    env.advance(30);
-    env.gh.world(|w| {
-        w.check_run(REPO, 1, "test").success();
-    });
-    env.ok(&["run", "--force"]);
-    assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1, "{history}");
-    assert_eq!(
-        env.gh
-            .requests()
-            .count("PUT /repos/{o}/{r}/pulls/{n}/update-branch"),
-        1,
-        "updated once"
-    );
+    env.run_killed_when(&["run"], || env.gh.world(|w| done(w)));
 }
 
 /// A Slack sink, and an env whose owner notices go to it.
@@ -524,34 +408,6 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
     env.advance(30);
     env.ok(&["run"]);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
-}
-
-/// Like [`armed_pr_about_to_update`], under a job whose branch updates rebase: the new head
-/// has no parent link to the recorded head, and the token's login committed it.
-fn armed_pr_about_to_rebase() -> TestEnv {
-    armed_pr_about_to_update_under(Some("name: rebasing\npolicy:\n  update_method: rebase\n"))
-}
-
-/// A rebase update (`update_method: rebase`) applied and answered 502: its head, rewritten
-/// with no parent link, is known as pr-monitor's own by who committed it.
-#[test]
-fn a_rebase_update_answered_502_after_it_applied_never_disarms() {
-    use crate::support::fake_github::Fault;
-    let mut env = armed_pr_about_to_rebase();
-    env.gh
-        .fault(Fault::status_after_handling(502).on("POST /graphql UpdateBranch"));
-    env.run(&["run"]);
-    merges_after_our_update(&mut env);
-}
-
-/// The process dies after GitHub rebased the branch and before anything was recorded.
-#[test]
-fn a_crash_between_a_rebase_update_and_its_record_never_disarms() {
-    let mut env = armed_pr_about_to_rebase();
-    run_killed_after(&env, "POST /graphql UpdateBranch", |w| {
-        w.branch_updates(REPO, 1) > 0
-    });
-    merges_after_our_update(&mut env);
 }
 
 /// The process dies right after GitHub accepted auto-merge and before anything was recorded:

@@ -1,10 +1,11 @@
 //! The README's systemd install steps, followed in a scratch root (a temporary folder standing
-//! for `/`): every command of the section's `sh` block runs, its absolute paths moved under the
-//! root and the system tools pointed at it (`systemd-sysusers --root`, `systemd-tmpfiles
+//! for `/`): every command of the section's `sh` blocks runs, its absolute paths moved under
+//! the root and the system tools pointed at it (`systemd-sysusers --root`, `systemd-tmpfiles
 //! --root`, `systemctl --root`, `usermod -R`). Then one tick runs as the unit would start it
 //! (its user, its umask, its state folder and credential), and the page and the metrics it
-//! writes are read by a member of the report group, and by nobody else. As root the users are
-//! real uids; otherwise only the modes are checked.
+//! writes are read by a member of the report group, and by nobody else. The upgrade from the
+//! old `DynamicUser=` units runs over such an install and keeps its state. As root the users
+//! are real uids; otherwise only the modes are checked.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -14,8 +15,9 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The commands of the README's "systemd" section's first `sh` block.
-fn readme_steps() -> Vec<String> {
+/// The commands of the README's "systemd" section's `sh` block number `n` (from 1): the
+/// install, then the upgrade from the `DynamicUser=` units.
+fn readme_steps(n: usize) -> Vec<String> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let section = readme
         .split("\n### systemd\n")
@@ -24,7 +26,7 @@ fn readme_steps() -> Vec<String> {
         .expect("the README has a systemd section");
     let block = section
         .split("```sh\n")
-        .nth(1)
+        .nth(n)
         .and_then(|s| s.split("\n```").next())
         .expect("the systemd section has an sh block");
     block
@@ -42,6 +44,9 @@ fn confined(step: &str, root: &Path) -> String {
         "install ",
         "(umask 077; ",
         "systemctl daemon-reload && systemctl enable --now ",
+        "systemctl disable --now ",
+        "if [ -L /var/lib/pr-monitor ]; then ",
+        "rm -rf /var/lib/pr-monitor/",
         "usermod -aG ",
     ];
     assert!(
@@ -68,6 +73,10 @@ fn confined(step: &str, root: &Path) -> String {
         .replace(
             "systemctl enable --now ",
             &format!("systemctl --root={root} enable "),
+        )
+        .replace(
+            "systemctl disable --now ",
+            &format!("systemctl --root={root} disable "),
         )
         .replace("usermod -aG ", &format!("usermod -R {root} -aG "))
 }
@@ -130,21 +139,13 @@ fn as_user(uid: u32, groups: &[u32], argv: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "the README's steps in order, each checked where it runs"
-)]
-fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_group_only() {
-    if !tools_available() {
-        return;
-    }
+/// A scratch root standing for the system before the install: its folders, root, and
+/// node_exporter's user from its package; and whether the test runs as root (real owners).
+fn scratch_system() -> (tempfile::TempDir, bool) {
     let scratch = tempfile::tempdir().unwrap();
     let root = scratch.path();
     std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
     let as_root = std::fs::metadata(root).unwrap().uid() == 0;
-    // The system before the install: its folders, root, and node_exporter's user from its
-    // package.
     for folder in ["etc/systemd/system", "usr/local/bin", "var/lib", "run"] {
         std::fs::create_dir_all(root.join(folder)).unwrap();
     }
@@ -154,8 +155,12 @@ fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_g
     )
     .unwrap();
     std::fs::write(root.join("etc/group"), "root:x:0:\nprometheus:x:120:\n").unwrap();
+    (scratch, as_root)
+}
 
-    for step in readme_steps() {
+/// Runs every command of the README's `sh` block `n` in `root`, each confined to it.
+fn run_steps(root: &Path, n: usize, as_root: bool) {
+    for step in readme_steps(n) {
         let line = confined(&step, root);
         let out = Command::new("bash")
             .args(["-euc", &line])
@@ -174,16 +179,24 @@ fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_g
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    assert_eq!(mode(&root.join("etc/pr-monitor/github-token")), 0o600);
-    assert!(
-        root.join("etc/systemd/system/timers.target.wants/pr-monitor.timer")
-            .symlink_metadata()
-            .is_ok(),
-        "the timer is enabled"
-    );
+}
 
-    // What systemd does when it starts the unit: the state folder (StateDirectory=, with its
-    // mode, owned by User=), the credential, the umask; the report folder is the tmpfiles one.
+/// The tick's service as systemd starts it.
+struct Unit {
+    /// `User=`, and its uid and gid when the test runs as root.
+    user: String,
+    ids: Option<(u32, u32)>,
+    state: PathBuf,
+    credentials: PathBuf,
+    config: PathBuf,
+    report_dir: PathBuf,
+    umask: String,
+}
+
+/// What systemd does when it starts the installed `pr-monitor.service`: the state folder
+/// (StateDirectory=, with its mode, given to User= whoever owned it), the credential, the
+/// umask; the report folder is the tmpfiles one. The config's paths move under the root.
+fn started(root: &Path, as_root: bool) -> Unit {
     let service = "pr-monitor.service";
     let user = unit_value(root, service, "User");
     let state = root
@@ -213,19 +226,8 @@ fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_g
         std::fs::create_dir_all(&report_dir).unwrap();
         std::fs::set_permissions(&report_dir, std::fs::Permissions::from_mode(0o2750)).unwrap();
     }
-    let tick = format!(
-        "umask {umask} && cd {} && exec {}/usr/local/bin/pr-monitor --config {} --now 2026-12-01T12:00:00Z run",
-        state.display(),
-        root.display(),
-        config.display()
-    );
-    let mut argv = vec!["env".to_owned()];
-    argv.push(format!("CREDENTIALS_DIRECTORY={}", credentials.display()));
-    argv.extend(["bash".to_owned(), "-c".to_owned(), tick]);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let ran = if as_root {
-        let uid = id(root, "passwd", &user);
-        let gid = id(root, "group", &user);
+    let ids = as_root.then(|| (id(root, "passwd", &user), id(root, "group", &user)));
+    if let Some((uid, gid)) = ids {
         for p in [&state, &credentials] {
             Command::new("chown")
                 .arg("-R")
@@ -234,29 +236,77 @@ fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_g
                 .status()
                 .unwrap();
         }
-        as_user(uid, &[gid], &argv)
-    } else {
-        Command::new(argv[0]).args(&argv[1..]).output().unwrap()
-    };
-    assert!(
-        ran.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&ran.stdout),
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    }
+    Unit {
+        user,
+        ids,
+        state,
+        credentials,
+        config,
+        report_dir,
+        umask,
+    }
+}
 
+/// `pr-monitor ARGS` (shell words) run as the unit runs it: its user, its umask, in its
+/// state folder, with its credential.
+fn as_unit(root: &Path, unit: &Unit, args: &str) -> std::process::Output {
+    let line = format!(
+        "umask {} && cd {} && exec {}/usr/local/bin/pr-monitor --config {} {args}",
+        unit.umask,
+        unit.state.display(),
+        root.display(),
+        unit.config.display()
+    );
+    let credentials = format!("CREDENTIALS_DIRECTORY={}", unit.credentials.display());
+    let words = ["env", credentials.as_str(), "bash", "-c", line.as_str()];
+    match unit.ids {
+        Some((uid, gid)) => as_user(uid, &[gid], &words),
+        None => Command::new(words[0]).args(&words[1..]).output().unwrap(),
+    }
+}
+
+fn succeeded(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_group_only() {
+    if !tools_available() {
+        return;
+    }
+    let (scratch, as_root) = scratch_system();
+    let root = scratch.path();
+    run_steps(root, 1, as_root);
+    assert_eq!(mode(&root.join("etc/pr-monitor/github-token")), 0o600);
+    assert!(
+        root.join("etc/systemd/system/timers.target.wants/pr-monitor.timer")
+            .symlink_metadata()
+            .is_ok(),
+        "the timer is enabled"
+    );
+    let unit = started(root, as_root);
+    succeeded(&as_unit(root, &unit, "--now 2026-12-01T12:00:00Z run"));
+
+    let (state, report_dir) = (&unit.state, &unit.report_dir);
     let page = report_dir.join("status.html");
     let metrics = report_dir.join("pr_monitor.prom");
-    assert_eq!(mode(&report_dir), 0o2750, "{}", report_dir.display());
+    assert_eq!(mode(report_dir), 0o2750, "{}", report_dir.display());
     assert_eq!((mode(&page), mode(&metrics)), (0o640, 0o640));
-    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(state), 0o700);
     assert_eq!(mode(&state.join("pr-monitor.db")), 0o600);
     if !as_root {
         return;
     }
     let report_gid = id(root, "group", "pr-monitor-report");
-    let owner = id(root, "passwd", &user);
-    for p in [&report_dir, &page, &metrics] {
+    let owner = id(root, "passwd", &unit.user);
+    for p in [report_dir, &page, &metrics] {
         let m = std::fs::metadata(p).unwrap();
         assert_eq!((m.uid(), m.gid()), (owner, report_gid), "{}", p.display());
     }
@@ -281,4 +331,104 @@ fn the_readmes_systemd_steps_leave_the_page_and_metrics_readable_by_the_report_g
     assert!(!as_user(prometheus, &reader, &["cat", &db]).status.success());
     let page = page.display().to_string();
     assert!(!as_user(65534, &[65534], &["cat", &page]).status.success());
+}
+
+/// An install of the old units, which ran under `DynamicUser=`: their state in
+/// `/var/lib/private/pr-monitor` (a dynamic uid's, owner-only, in a folder only root enters),
+/// reached through the symlink `/var/lib/pr-monitor` systemd leaves; a watched PR, a message
+/// in the agent's inbox, and the page and metrics the old config wrote there. The timer
+/// enabled.
+fn old_dynamic_user_install(root: &Path, as_root: bool) {
+    let private = root.join("var/lib/private");
+    let old = private.join("pr-monitor");
+    std::fs::create_dir_all(old.join("inbox/fixer/new")).unwrap();
+    std::fs::create_dir_all(old.join("metrics")).unwrap();
+    for (file, text) in [
+        ("inbox/fixer/new/m-1.json", "{}"),
+        ("status.html", "<html>old</html>"),
+        ("metrics/pr_monitor.prom", "# old\n"),
+    ] {
+        std::fs::write(old.join(file), text).unwrap();
+    }
+    let config = root.join("old-config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "database: {}/pr-monitor.db\ngithub:\n  token_env: OLD_TOKEN\n",
+            old.display()
+        ),
+    )
+    .unwrap();
+    let added = Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+        .args(["--config", &config.display().to_string(), "watch", "add"])
+        .arg("octo/app#1")
+        .env("OLD_TOKEN", "ghp_old")
+        .output()
+        .unwrap();
+    succeeded(&added);
+    for folder in [&private, &old] {
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    if as_root {
+        let dynamic = "61184:61184";
+        let chown = Command::new("chown")
+            .args(["-R", dynamic])
+            .arg(&old)
+            .status();
+        assert!(chown.unwrap().success());
+    }
+    std::os::unix::fs::symlink("private/pr-monitor", root.join("var/lib/pr-monitor")).unwrap();
+    for unit in ["pr-monitor.service", "pr-monitor.timer"] {
+        std::fs::copy(
+            repo().join("systemd").join(unit),
+            root.join("etc/systemd/system").join(unit),
+        )
+        .unwrap();
+    }
+    let root_arg = format!("--root={}", root.display());
+    let enabled = Command::new("systemctl")
+        .args([root_arg.as_str(), "enable", "pr-monitor.timer"])
+        .output()
+        .unwrap();
+    succeeded(&enabled);
+}
+
+#[test]
+fn the_readmes_upgrade_from_the_dynamic_user_units_keeps_their_state() {
+    if !tools_available() {
+        return;
+    }
+    let (scratch, as_root) = scratch_system();
+    let root = scratch.path();
+    old_dynamic_user_install(root, as_root);
+    run_steps(root, 2, as_root);
+    let state = root.join("var/lib/pr-monitor");
+    assert!(
+        state.symlink_metadata().unwrap().is_dir(),
+        "a folder, no longer the symlink"
+    );
+    assert!(!root.join("var/lib/private/pr-monitor").exists());
+    assert!(!state.join("status.html").exists() && !state.join("metrics").exists());
+    run_steps(root, 1, as_root);
+    let unit = started(root, as_root);
+    // The unit's user reads and writes the database the dynamic user left.
+    succeeded(&as_unit(root, &unit, "watch add octo/app#2"));
+    let listed = succeeded(&as_unit(root, &unit, "status --json"));
+    let rows: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let mut numbers: Vec<u64> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["number"].as_u64())
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, [1, 2], "{listed}");
+    assert!(
+        state.join("inbox/fixer/new/m-1.json").exists(),
+        "the agent's inbox kept"
+    );
+    if let Some((uid, _)) = unit.ids {
+        let db = std::fs::metadata(state.join("pr-monitor.db")).unwrap();
+        assert_eq!(db.uid(), uid);
+    }
 }

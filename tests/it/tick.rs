@@ -357,7 +357,13 @@ fn tokens_never_appear_in_output() {
 }
 
 #[test]
-fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
+fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm_or_sigint() {
+    for signal in ["-TERM", "-INT"] {
+        the_daemon_sweeps_and_stops_on(signal);
+    }
+}
+
+fn the_daemon_sweeps_and_stops_on(signal: &str) {
     let env = TestEnv::with_config("schedule: \"* * * * * *\"\n");
     env.with_pr("octo/app", 1);
     env.ok(&["watch", "add", "octo/app#1"]);
@@ -388,7 +394,7 @@ fn the_daemon_sweeps_on_its_schedule_and_stops_on_sigterm() {
     let pid = child.id().to_string();
     assert!(
         std::process::Command::new("kill")
-            .args(["-TERM", &pid])
+            .args([signal, &pid])
             .status()
             .unwrap()
             .success()

@@ -245,10 +245,8 @@ pub(super) fn finish(d: &mut Draft, watch: &Watch, snap: &Snapshot) {
     d.status.memory.holds_update_turn = false;
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "the merge states in one match, each arm short; splitting would hide their order"
-)]
+/// While armed: keep the arming (or disarm on a foreign push or a base that refuses it), choose
+/// how the merge happens, ask for it, and update a behind branch on this PR's turn.
 pub(super) fn reconcile(
     d: &mut Draft,
     watch: &Watch,
@@ -263,22 +261,8 @@ pub(super) fn reconcile(
         update_branch(d, snap, cond, ctx, false);
         return;
     }
-    if let Some(reason) = arming_refusal(snap, ctx.policy.allow_non_default_base) {
-        disarm(d, snap, &format!("not armed: {reason}"));
+    if !stays_armed(d, watch, snap, cond, ctx) {
         return;
-    }
-    if cond.new_head && watch.status.head_sha.is_some() {
-        // pr-monitor's own branch update moved the head (told by its recorded intent, see
-        // `intents`): never a reason to disarm. Any other new head is.
-        if !d.own_update && !cond.agent_commit {
-            let by = snap.head.author_login.as_deref().unwrap_or("someone else");
-            disarm(
-                d,
-                snap,
-                &format!("{by} pushed a new head {}", snap.head.sha.short()),
-            );
-            return;
-        }
     }
     if cond.new_head {
         d.status.memory.update_requested_for = None;
@@ -291,9 +275,42 @@ pub(super) fn reconcile(
         queued(d, watch, snap, cond, ctx, method);
         return;
     }
-    let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
-    // A refusal to arm this head is not asked again: the merge falls to pr-monitor (as the
-    // job's self_merge says) until the head or the settings change.
+    let via = choose_via(d, snap, method);
+    ask_to_merge(d, watch, snap, cond, ctx, (via, method));
+    update_branch(d, snap, cond, ctx, true);
+}
+
+/// Whether an armed PR stays armed: it is disarmed when the arming cannot apply to it (its
+/// base) or when someone else pushed a new head. pr-monitor's own branch update (told by its
+/// recorded intent, see `intents`) and the agent's commits never disarm.
+fn stays_armed(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+) -> bool {
+    if let Some(reason) = arming_refusal(snap, ctx.policy.allow_non_default_base) {
+        disarm(d, snap, &format!("not armed: {reason}"));
+        return false;
+    }
+    if cond.new_head && watch.status.head_sha.is_some() && !d.own_update && !cond.agent_commit {
+        let by = snap.head.author_login.as_deref().unwrap_or("someone else");
+        disarm(
+            d,
+            snap,
+            &format!("{by} pushed a new head {}", snap.head.sha.short()),
+        );
+        return false;
+    }
+    true
+}
+
+/// How the merge happens: the forge's auto-merge where the repository allows it and it was
+/// not refused for this head, else pr-monitor merging itself. A refusal to arm this head is not
+/// asked again: the merge falls to pr-monitor (as the job's self_merge says) until the head or
+/// the settings change. A change of way is noted.
+fn choose_via(d: &mut Draft, snap: &Snapshot, method: MergeMethod) -> MergeVia {
     let refused = d
         .status
         .memory
@@ -315,6 +332,20 @@ pub(super) fn reconcile(
         );
         d.status.merge.choose(via);
     }
+    via
+}
+
+/// Asks for the merge the chosen way: (re-)enables the forge's auto-merge while it is off
+/// (not while the PR conflicts), or merges a ready head once itself where the job allows it.
+fn ask_to_merge(
+    d: &mut Draft,
+    watch: &Watch,
+    snap: &Snapshot,
+    cond: &Condition,
+    ctx: &Context<'_>,
+    (via, method): (MergeVia, MergeMethod),
+) {
+    let is_ready = readiness(snap, &cond.verdict, &Criteria::of(ctx.policy)).ready;
     let untried = d.status.memory.merge_attempted_for.as_ref() != Some(&snap.head.sha);
     match via {
         MergeVia::AutoMerge if !snap.auto_merge_enabled && !snap.draft && cond.conflict => {
@@ -367,7 +398,6 @@ pub(super) fn reconcile(
             }
         }
     }
-    update_branch(d, snap, cond, ctx, true);
 }
 
 /// On a queued base the forge merges, in line: pr-monitor puts the head in line once its own

@@ -82,7 +82,6 @@ pub(super) fn track(
     ctx: &Context<'_>,
 ) -> bool {
     let head = &snap.head.sha;
-    let noun = snap.pr.forge.queue_noun();
     if d.status
         .memory
         .queue_left_head
@@ -102,7 +101,11 @@ pub(super) fn track(
                     format!(": {} in line", ordinal(entry.position))
                 };
                 d.note(
-                    format!("entered the {noun} at {}{place}", head.short()),
+                    format!(
+                        "entered the {} at {}{place}",
+                        snap.pr.forge.queue_noun(),
+                        head.short()
+                    ),
                     None,
                 );
             }
@@ -110,39 +113,7 @@ pub(super) fn track(
         }
         None if was_queued && wait_for_group(d, watch, snap) => false,
         None if was_queued => {
-            d.status.memory.queue_exit_waits = 0;
-            d.status.memory.queued_head = None;
-            d.status.memory.queue_left_head = Some(head.clone());
-            let why = exit_reason(snap);
-            let tails: Vec<String> = snap
-                .queue_failures
-                .iter()
-                .filter(|f| !f.log_tail.is_empty())
-                .map(|f| {
-                    format!(
-                        "{}:\n{}",
-                        f.name,
-                        crate::core::text::strip_controls(&f.log_tail)
-                    )
-                })
-                .collect();
-            let evidence = tails.join("\n");
-            d.note(
-                format!(
-                    "left the {noun}: {why}; {} is not queued again",
-                    head.short()
-                ),
-                (!evidence.is_empty()).then_some(evidence.as_str()),
-            );
-            if super::remediate::merge_group_to_agent(d, snap, cond, ctx, &snap.queue_failures) {
-                return false;
-            }
-            d.notify(Notice::LeftQueue {
-                forge: snap.pr.forge,
-                why,
-                head: head.clone(),
-                evidence,
-            });
+            left_in_sight(d, snap, cond, ctx);
             false
         }
         None => {
@@ -150,36 +121,86 @@ pub(super) fn track(
             if d.status.memory.queue_left_head.as_ref() == Some(head) {
                 return false;
             }
-            let asked = d
-                .status
-                .merge
-                .armed_at()
-                .max(d.status.memory.queue_asked_at);
-            let seen = (d.status.head_seen_at, asked);
-            let Some(removal) = removed_between_looks(snap, seen) else {
-                return true;
-            };
-            d.status.memory.queue_left_head = Some(head.clone());
-            let why = removal.reason.as_deref().map_or_else(
-                || "removed by the forge".to_owned(),
-                |r| format!("removed by the forge ({r})"),
-            );
-            d.note(
-                format!(
-                    "left the {noun} between two looks, as its timeline says: {why}; {} is not queued again",
-                    head.short()
-                ),
-                None,
-            );
-            d.notify(Notice::LeftQueue {
-                forge: snap.pr.forge,
-                why,
-                head: head.clone(),
-                evidence: String::new(),
-            });
-            false
+            !left_between_looks(d, snap)
         }
     }
+}
+
+/// The head a look saw in line is out of it: why (with the failed checks' log tails as
+/// evidence), said once; a merge group's failure on the agent's own commit goes to the agent,
+/// anything else to the owner. The head is not queued again.
+fn left_in_sight(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
+    let head = &snap.head.sha;
+    d.status.memory.queue_exit_waits = 0;
+    d.status.memory.queued_head = None;
+    d.status.memory.queue_left_head = Some(head.clone());
+    let why = exit_reason(snap);
+    let tails: Vec<String> = snap
+        .queue_failures
+        .iter()
+        .filter(|f| !f.log_tail.is_empty())
+        .map(|f| {
+            format!(
+                "{}:\n{}",
+                f.name,
+                crate::core::text::strip_controls(&f.log_tail)
+            )
+        })
+        .collect();
+    let evidence = tails.join("\n");
+    d.note(
+        format!(
+            "left the {}: {why}; {} is not queued again",
+            snap.pr.forge.queue_noun(),
+            head.short()
+        ),
+        (!evidence.is_empty()).then_some(evidence.as_str()),
+    );
+    if super::remediate::merge_group_to_agent(d, snap, cond, ctx, &snap.queue_failures) {
+        return;
+    }
+    d.notify(Notice::LeftQueue {
+        forge: snap.pr.forge,
+        why,
+        head: head.clone(),
+        evidence,
+    });
+}
+
+/// Whether the forge's timeline says the head left the queue between two looks (no look saw
+/// it in line since the merge was armed or last asked for): then it is said once, and the
+/// head is not queued again.
+fn left_between_looks(d: &mut Draft, snap: &Snapshot) -> bool {
+    let head = &snap.head.sha;
+    let asked = d
+        .status
+        .merge
+        .armed_at()
+        .max(d.status.memory.queue_asked_at);
+    let seen = (d.status.head_seen_at, asked);
+    let Some(removal) = removed_between_looks(snap, seen) else {
+        return false;
+    };
+    d.status.memory.queue_left_head = Some(head.clone());
+    let why = removal.reason.as_deref().map_or_else(
+        || "removed by the forge".to_owned(),
+        |r| format!("removed by the forge ({r})"),
+    );
+    d.note(
+        format!(
+            "left the {} between two looks, as its timeline says: {why}; {} is not queued again",
+            snap.pr.forge.queue_noun(),
+            head.short()
+        ),
+        None,
+    );
+    d.notify(Notice::LeftQueue {
+        forge: snap.pr.forge,
+        why,
+        head: head.clone(),
+        evidence: String::new(),
+    });
+    true
 }
 
 /// The removal of the current head from the queue that the forge's timeline records since

@@ -188,13 +188,29 @@ impl Forge for GitHub {
         GitHub::job_log(self, repo, job_id)
     }
 
-    fn annotations(
-        &self,
-        pr: &PrRef,
-        check_node_ids: &[String],
-    ) -> Result<Vec<String>, ForgeError> {
-        let _acting = client::acting_for(&pr.repo);
-        GitHub::annotations(self, pr, check_node_ids)
+    fn annotations(&self, runs: &[crate::forge::CheckRunRef]) -> Vec<Result<String, ForgeError>> {
+        let repos: Vec<&str> = runs.iter().map(|r| r.pr.repo.as_str()).collect();
+        let mut out: Vec<Result<String, ForgeError>> = runs
+            .iter()
+            .map(|_| Err(ForgeError::Unexpected("no answer for this check".into())))
+            .collect();
+        for (repo, members) in self.by_owner(&repos) {
+            let _acting = repo.map(client::acting_for);
+            let ids: Vec<&str> = members.iter().map(|&i| runs[i].node_id.as_str()).collect();
+            match GitHub::annotations(self, &ids) {
+                Ok(texts) => {
+                    for (text, &i) in texts.into_iter().zip(&members) {
+                        out[i] = Ok(text);
+                    }
+                }
+                Err(e) => {
+                    for &i in &members {
+                        out[i] = Err(e.clone());
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {

@@ -67,7 +67,7 @@ pub const ROLLUP: &str = "query Rollup($id: ID!) {
 ";
 
 /// The annotations of several check runs in one request: `a{i}` answers `ids[i]`.
-pub fn annotations_query(ids: &[String]) -> String {
+pub fn annotations_query(ids: &[&str]) -> String {
     let mut q = format!("query Annotations {{\n{RATE_LIMIT}");
     for (i, id) in ids.iter().enumerate() {
         q.push_str(&format!(
@@ -443,7 +443,7 @@ pub fn all_documents() -> Vec<(String, String)> {
         ("merge queue line".to_owned(), QUEUE_LINE.to_owned()),
         (
             "annotations".to_owned(),
-            annotations_query(&["CR_1".to_owned(), "CR_2".to_owned()]),
+            annotations_query(&["CR_1", "CR_2"]),
         ),
     ];
     for p in Paged::ALL {

@@ -563,11 +563,8 @@ impl GitHub {
         ))
     }
 
-    pub(super) fn annotations(
-        &self,
-        _pr: &PrRef,
-        check_node_ids: &[String],
-    ) -> Result<Vec<String>, ForgeError> {
+    /// The annotations of check runs by node id, in one request: one text per id, in order.
+    pub(super) fn annotations(&self, check_node_ids: &[&str]) -> Result<Vec<String>, ForgeError> {
         let answer = self.graphql(
             &queries::annotations_query(check_node_ids),
             &json!({}),

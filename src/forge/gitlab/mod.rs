@@ -597,13 +597,9 @@ impl Forge for GitLab {
         self.http.get_tail(&format!("{}{path}", self.api_url))
     }
 
-    /// GitLab jobs carry no annotations: an empty text per id.
-    fn annotations(
-        &self,
-        _pr: &PrRef,
-        check_node_ids: &[String],
-    ) -> Result<Vec<String>, ForgeError> {
-        Ok(vec![String::new(); check_node_ids.len()])
+    /// GitLab jobs carry no annotations: an empty text per run.
+    fn annotations(&self, runs: &[crate::forge::CheckRunRef]) -> Vec<Result<String, ForgeError>> {
+        runs.iter().map(|_| Ok(String::new())).collect()
     }
 
     /// Retries the failed and canceled jobs of pipeline `run_id`.

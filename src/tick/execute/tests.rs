@@ -92,8 +92,8 @@ impl Forge for RecordingForge {
         no_read()
     }
 
-    fn annotations(&self, _pr: &PrRef, _ids: &[String]) -> Result<Vec<String>, ForgeError> {
-        no_read()
+    fn annotations(&self, runs: &[crate::forge::CheckRunRef]) -> Vec<Result<String, ForgeError>> {
+        runs.iter().map(|_| no_read()).collect()
     }
 
     fn changed_files(

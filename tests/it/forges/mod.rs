@@ -5,11 +5,12 @@
 //! and an agent replying to and resolving a review thread. What only one forge shows (its request
 //! log, its recorded shapes) is asserted by that forge's test after the shared body. The merge
 //! queue (train) scenarios are in [`queue`], the rate-limit ones in [`rate_limit`] and
-//! [`budget`].
+//! [`budget`], pr-monitor's own branch updates recognised whatever their answer in [`update`].
 
 mod budget;
 mod queue;
 mod rate_limit;
+mod update;
 
 use serde_json::{Value, json};
 

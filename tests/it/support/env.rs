@@ -221,6 +221,21 @@ impl TestEnv {
             .expect("start pr-monitor")
     }
 
+    /// Starts `pr-monitor ARGS` and kills it with SIGKILL once `done` says it got far enough.
+    pub fn run_killed_when(&self, args: &[&str], done: impl Fn() -> bool) {
+        let mut child = self.spawn(args);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !done() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{args:?} never got that far"
+            );
+            std::thread::yield_now();
+        }
+        child.kill().expect("SIGKILL the run");
+        child.wait().expect("reap the run");
+    }
+
     /// `pr-monitor --config … --now … ARGS`, ready to run, for a test that wires its own
     /// standard streams (a pseudo-terminal).
     pub fn command_for(&self, args: &[&str]) -> Command {

@@ -126,6 +126,15 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     /// tick, is answered 500.
     fn fail_group_reads(&self, n: u64);
 
+    /// Opens change `n` (head by `dev`, `test` running) on a base that takes only changes up to
+    /// date (GitHub: strict protection, and no auto-merge, so only pr-monitor merges; GitLab:
+    /// fast-forward merges).
+    fn open_updatable(&self, n: u64);
+    /// The base moves ahead of change `n` (GitHub: as `test` passes).
+    fn base_moves_ahead(&self, n: u64);
+    /// The forge applies the update of change `n` it accepted earlier.
+    fn apply_late_update(&self, n: u64);
+
     /// Merges wait for an approval nobody gives, so an armed change stays open.
     fn hold_merges(&self);
     /// Only `left` of the budget is left, until a reset an hour away.
@@ -386,6 +395,29 @@ impl FakeForge for OnGitHub {
                 .on("POST /graphql CommitChecks")
                 .times(4),
         );
+    }
+
+    fn open_updatable(&self, n: u64) {
+        self.gh.world(|w| {
+            w.repo(GITHUB_REPO)
+                .auto_merge_allowed(false)
+                .required_checks(&["test"])
+                .strict();
+            w.pr(GITHUB_REPO, n).head_commit(|c| c.by("dev"));
+            w.check_run(GITHUB_REPO, n, "test").in_progress();
+        });
+    }
+    fn base_moves_ahead(&self, n: u64) {
+        self.gh.world(|w| {
+            w.update_check_run(GITHUB_REPO, n, "test").success();
+            w.advance_base(GITHUB_REPO, "main", 1);
+        });
+    }
+    fn apply_late_update(&self, n: u64) {
+        self.gh.world(|w| {
+            w.update_branch(GITHUB_REPO, n, None, fake_github::UpdateMethod::Merge)
+                .expect("the late update applies");
+        });
     }
 
     fn hold_merges(&self) {
@@ -656,6 +688,24 @@ impl FakeForge for GitLabEnv {
         // The first try and its three retries.
         self.gl
             .fault(fake_gitlab::Fault::status(500).on(&statuses).times(4));
+    }
+
+    fn open_updatable(&self, n: u64) {
+        self.gl.world(|w| {
+            w.project(GITLAB_PROJECT).merge_method("ff");
+            w.mr(GITLAB_PROJECT, n).head_by("dev");
+            w.job(GITLAB_PROJECT, n, "test").running();
+        });
+    }
+    fn base_moves_ahead(&self, _n: u64) {
+        self.gl
+            .world(|w| w.advance_target(GITLAB_PROJECT, "main", 2));
+    }
+    fn apply_late_update(&self, n: u64) {
+        self.gl.world(|w| {
+            w.rebase(&(GITLAB_PROJECT.to_owned(), n))
+                .expect("the late rebase applies");
+        });
     }
 
     fn hold_merges(&self) {

@@ -39,7 +39,10 @@
 //! pipeline passes, and a direct `PUT …/merge` is refused (405).
 //!
 //! # Requests and faults
-//! Every request needs `Authorization: Bearer <token>` (401 otherwise). Lists page with
+//! Every request needs `Authorization: Bearer <token>` (401 otherwise), and is checked against
+//! GitLab's API reference ([`api`]): an operation GitLab has not is answered 404, a value of the
+//! wrong type or a missing required one 400, an undeclared attribute is ignored as GitLab does;
+//! each is recorded and fails the test unless the test takes it (`take_nonconforming`). Lists page with
 //! `per_page` (capped by `w.max_per_page`) and answer `x-page`, `x-per-page`, `x-next-page`
 //! (empty on the last page), `x-total`, `x-total-pages`. The [`RequestLog`] counts by route
 //! template (`GET /projects/{id}/merge_requests/{iid}`) or `METHOD /concrete/path`.
@@ -59,6 +62,7 @@
 //! fails (`.rebase_fails()`, or a conflict) leaves the head and sets `merge_error`.
 #![allow(dead_code)] // A support API: each test uses a different part of it.
 
+pub mod api;
 pub mod train;
 pub mod world;
 
@@ -285,6 +289,20 @@ fn handled(
     w.rate.used += 1;
     w.settle();
     let query = req.query.as_deref();
+    // A request GitLab's API reference refuses is recorded (failing the test) and answered
+    // the way GitLab answers it.
+    if let Err(refusal) = api::check(&req.method, tmpl, query, &req.body) {
+        let q = query.map_or(String::new(), |q| format!("?{q}"));
+        shared.nonconforming(format!(
+            "{} {tmpl}{q} {}: {refusal:?}",
+            req.method, req.body
+        ));
+        match refusal {
+            api::Refusal::NotFound(_) => return message(404, "404 Not Found"),
+            api::Refusal::Invalid(why) => return json(400, &json!({ "error": why })),
+            api::Refusal::Undeclared(_) => {}
+        }
+    }
     let mut r = route(&mut w, &req.method, tmpl, params, query, &req.body);
     if tmpl == "/projects/{id}/jobs/{job}/trace" && r.status == 200 {
         r = Reply::ranged(&r.body, req.header("range"), w.traces_ignore_range);
