@@ -847,19 +847,20 @@ fn jobs_folder_rules() {
     );
 }
 
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one resolution test: each key's inheritance, one assertion each"
-)]
-fn policy_resolution() {
-    let config = Config::parse(
+/// The config [`a_policy_without_a_job_is_the_configs`] and the job tests resolve against:
+/// `pr` settings, an agent and a Slack channel.
+fn policy_config() -> Config {
+    Config::parse(
         "pr:\n  auto_fix: false\n  max_attempts: 5\n  merge_method: rebase\n  stuck_after_sec: 7200\n  infra_patterns: [runner lost]\n\
          agents:\n  fixer:\n    inbox: i\nnotify:\n  slack: {webhook_url_env: HOOK}\n",
         Path::new("/c.yaml"),
     )
-    .unwrap();
+    .unwrap()
+}
 
+#[test]
+fn a_policy_without_a_job_is_the_configs() {
+    let config = policy_config();
     let none = config.policy(None);
     assert_eq!(none.job, None);
     assert_eq!(none.agent, None);
@@ -895,7 +896,16 @@ fn policy_resolution() {
     assert_eq!(none.notify_on, NotifyKind::DEFAULT);
     assert!(none.notifies(NotifyKind::Ci));
     assert!(!none.notifies(NotifyKind::Review));
+    assert!(
+        none.self_merge,
+        "merges itself where the forge cannot, by default"
+    );
+    assert_eq!(none.checks, ChecksScope::All);
+}
 
+#[test]
+fn a_jobs_policy_overrides_the_config_key_by_key() {
+    let config = policy_config();
     let job = Job::parse(
         "name: j\npolicy:\n  agent: fixer\n  auto_fix: true\n  max_attempts: 1\n  merge_method: \"\"\n  \
          reviews: agent\n  conflicts: agent\n  update_branch: never\n  update_method: rebase\n  \
@@ -928,17 +938,10 @@ fn policy_resolution() {
         "the job's own cadence"
     );
     assert!(!p.self_merge);
-    assert!(
-        none.self_merge,
-        "merges itself where the forge cannot, by default"
-    );
     assert_eq!(p.trust, ["alice"]);
     assert!(p.allow_non_default_base && p.merge_when_ready);
     assert_eq!(p.edits, Edits::Never);
-    assert_eq!(
-        (p.checks, none.checks),
-        (ChecksScope::Required, ChecksScope::All)
-    );
+    assert_eq!(p.checks, ChecksScope::Required);
     assert_eq!(p.agent_messages_per_hour, None, "0: no cap");
     assert_eq!(p.notify, []);
     assert_eq!(p.notify_on, [NotifyKind::Review, NotifyKind::Conflict]);
@@ -946,8 +949,12 @@ fn policy_resolution() {
         !p.notifies(NotifyKind::Review),
         "no channels, no notifications"
     );
+}
 
-    // A job that sets nothing inherits everything.
+#[test]
+fn a_job_that_sets_nothing_inherits_everything() {
+    let config = policy_config();
+    let none = config.policy(None);
     let plain = Job::parse("name: plain\n", Path::new("/p.yaml"), &config).unwrap();
     let inherited = config.policy(Some(&plain));
     assert_eq!(

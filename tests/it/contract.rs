@@ -899,3 +899,57 @@ fn a_token_is_read_from_a_file_or_a_command_as_well_as_a_variable() {
         env.advance(60);
     }
 }
+
+/// The daemon on the real clock (no `--now`): the config's schedule sweeps once a year, and
+/// the job `fast` has its own, every second, for its PR whose idle cadence is one second.
+#[test]
+fn the_daemon_runs_each_job_on_its_own_schedule() {
+    let env = TestEnv::with_config("schedule: \"0 0 0 1 1 *\"\n");
+    env.job(
+        "fast",
+        "name: fast\nschedule: \"* * * * * *\"\nwatch:\n  - pr: octo/app#1\npolicy:\n  poll_sec: 1\n  idle_poll_sec: 1\n",
+    );
+    env.with_pr("octo/app", 1);
+    env.with_pr("octo/app", 2);
+    env.ok(&["watch", "add", "octo/app#2"]);
+    let config = env.config_path();
+    let mut daemon = std::process::Command::new(env!("CARGO_BIN_EXE_pr-monitor"))
+        .current_dir(env.dir.path())
+        .args(["--config", config.to_str().unwrap(), "daemon"])
+        .env("PRM_TEST_GITHUB_TOKEN", env.gh.token())
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env_remove("PR_MONITOR_NOW")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the daemon");
+    // Null until the PR is watched and ticked.
+    let last_tick = |n: u64| {
+        let rows = env.ok(&["status", "--json"]).json();
+        rows.as_array()
+            .and_then(|rows| rows.iter().find(|r| r["number"] == n))
+            .map_or(Value::Null, |r| r["last_tick_at"].clone())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 3 {
+        // The first sweep ticks both; only the job's schedule ticks PR 1 again.
+        if let Value::String(t) = last_tick(1) {
+            seen.insert(t);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = daemon.kill();
+            panic!("PR 1 ticked at {seen:?} only");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let second = last_tick(2);
+    let pid = daemon.id().to_string();
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
+    assert!(stopped.unwrap().success());
+    assert_eq!(daemon.wait().unwrap().code(), Some(0));
+    assert!(second.is_string(), "the first sweep ticked PR 2");
+    assert_eq!(last_tick(2), second, "the yearly schedule ticked PR 2 once");
+}

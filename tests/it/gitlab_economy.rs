@@ -133,6 +133,33 @@ fn an_mr_with_a_running_pipeline_costs_only_its_share_of_the_summary() {
 }
 
 #[test]
+fn arming_auto_merge_reads_the_mr_once() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.project(P);
+        w.mr(P, 1);
+        w.job(P, 1, "test").running();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "g/p!1"]);
+    env.ok(&["run"]);
+    let log = env.gl.requests();
+    assert_eq!(
+        log.count("PUT /projects/{id}/merge_requests/{iid}/merge"),
+        1,
+        "armed: {:?}",
+        log.counts()
+    );
+    assert!(env.gl.world(|w| w.get_mr_mut(P, 1).auto_merge.is_some()));
+    assert_eq!(
+        log.count("GET /projects/{id}/merge_requests/{iid}"),
+        1,
+        "the MR once: {:?}",
+        log.counts()
+    );
+    assert_eq!(log.total(), SUMMARY + FULL + 1 + 1, "{:?}", log.counts());
+}
+
+#[test]
 fn an_armed_mr_is_read_in_full_each_tick_and_rebased_once_behind() {
     let mut env = GitLabEnv::new();
     env.gl.world(|w| {

@@ -790,14 +790,23 @@ fn pushed(s: &Snapshot, actor: &str, at: Instant) -> crate::model::trust::Eviden
     }
 }
 
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one table test: its rows are its length"
-)]
-fn whose_failure_and_whether_it_reaches_the_agent() {
+/// A head's shape in [`whose_failure_and_whether_it_reaches_the_agent`].
+type Shape = fn(&mut Snapshot);
+
+/// A row of [`whose_failure_and_whether_it_reaches_the_agent`]: what it shows, the head's
+/// shape, the forge's evidence (else a push by the agent, or by an outsider when the row says
+/// so), the `why` wanted (none: it waits for the head's judgement) and who vouched for what
+/// was sent.
+type WhoseCase = (
+    &'static str,
+    Shape,
+    Option<crate::model::trust::Evidence>,
+    Option<Why>,
+    Option<&'static str>,
+);
+
+fn whose_failure_cases() -> Vec<WhoseCase> {
     use crate::model::trust::{Evidence, SignedCommit};
-    let w = watch_seen("z", t0() - Duration::hours(1));
     let app_bot = |s: &mut Snapshot| {
         s.head.author_login = None;
         s.head.committer_login = None;
@@ -814,21 +823,13 @@ fn whose_failure_and_whether_it_reaches_the_agent() {
             committer_email: None,
         }]),
     };
-    type Shape = fn(&mut Snapshot);
-    type Case<'a> = (
-        &'a str,
-        Shape,
-        Option<Evidence>,
-        Option<Why>,
-        Option<&'a str>,
-    );
     let none: Shape = |_| {};
     let agent_email: Shape = |s| {
         s.head.author_login = Some("mallory".into());
         s.head.committer_login = Some("mallory".into());
         s.head.author_email = Some("1+claude[bot]@users.noreply.github.com".into());
     };
-    let cases: Vec<Case<'_>> = vec![
+    vec![
         (
             "an App bot's commit (user null) it pushed",
             app_bot,
@@ -874,7 +875,13 @@ fn whose_failure_and_whether_it_reaches_the_agent() {
             None,
             None,
         ),
-    ];
+    ]
+}
+
+#[test]
+fn whose_failure_and_whether_it_reaches_the_agent() {
+    let w = watch_seen("z", t0() - Duration::hours(1));
+    let cases = whose_failure_cases();
     let mut c = Ctx::new();
     c.logins = vec!["claude[bot]".into()];
     for (what, shape, evidence, why, by) in cases {

@@ -18,8 +18,10 @@
 //! branch per run when an MR with auto-merge on targets it (its place in the train).
 //! A merged or closed MR costs request 1 only. So a tick over N open MRs in one project costs
 //! 5N + 1 requests when no head has a pipeline yet, 6N + 1 otherwise. Arming auto-merge
-//! re-reads the MR once more before the `PUT` (see [`GitLab::enable_auto_merge`]).
+//! checks what the snapshot just read of the MR, so it costs the `PUT` alone (see
+//! [`GitLab::enable_auto_merge`]).
 
+mod arm;
 mod branch;
 mod events;
 mod pipelines;
@@ -36,7 +38,7 @@ use serde_json::{Value, json};
 
 use crate::forge::http::{HttpClient, Idempotency, Response, status_error};
 use crate::forge::{
-    Forge, ForgeError, OpenPr, Refusal, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
+    Forge, ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest, UpdateMethod,
 };
 use crate::locked::Locked;
 use crate::model::{Check, ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snapshot};
@@ -61,6 +63,9 @@ pub struct GitLab {
     /// Whether a user may write to a project (Developer or more), read this run, by (project
     /// path, user id).
     writers: Locked<BTreeMap<(String, u64), bool>>,
+    /// What this run's snapshot of an MR showed that arming auto-merge checks, by (project
+    /// path, iid), taken when it is armed: the MR is read once per read, not again to arm it.
+    armable: Locked<BTreeMap<(String, u64), arm::Armable>>,
 }
 
 /// A merge train's cars, front first.
@@ -106,6 +111,7 @@ impl GitLab {
             projects: Locked::new(BTreeMap::new()),
             trains: Locked::new(BTreeMap::new()),
             writers: Locked::new(BTreeMap::new()),
+            armable: Locked::new(BTreeMap::new()),
         })
     }
 
@@ -245,7 +251,9 @@ impl GitLab {
             snap.queue_entry = self.train_entry(pr, &mr.target_branch)?;
         }
 
-        if let Some((pipeline, merged_result)) = self.head_pipeline(&pr.repo, &mr)? {
+        let head_pipeline = self.head_pipeline(&pr.repo, &mr)?;
+        self.remember_armable(pr, &mr, head_pipeline.is_some());
+        if let Some((pipeline, merged_result)) = head_pipeline {
             let jobs: Vec<wire::Job> = self.get_all(
                 &format!(
                     "/projects/{pid}/pipelines/{}/jobs?per_page=100&include_retried=false",
@@ -653,30 +661,10 @@ impl Forge for GitLab {
         }
     }
 
-    /// Arms "merge when pipeline succeeds" guarded by the head sha, and only once the head's
-    /// pipeline exists: GitLab merges at once when armed while the MR's pipeline is missing or
-    /// belongs to an older head (gitlab-org/gitlab#37292). The MR is re-read first, so the
-    /// check is as fresh as it can be. An MR without any pipeline that GitLab calls mergeable
-    /// is refused as already clean, which lets the caller merge it directly once ready.
+    /// Arms "merge when pipeline succeeds" (or joins the train) guarded by the head sha, and
+    /// only once the head's pipeline exists (see [`GitLab::check_armable`]).
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError> {
-        let mr = self.merge_request(&snap.pr)?;
-        if mr.head_sha() != Some(snap.head.sha.as_str()) {
-            return Err(ForgeError::HeadMoved(format!(
-                "the head moved from {} since the snapshot",
-                snap.head.sha.short()
-            )));
-        }
-        if self.head_pipeline(&snap.pr.repo, &mr)?.is_none() {
-            let no_pipeline_and_mergeable = mr.head_pipeline.is_none()
-                && mr.detailed_merge_status.as_deref() == Some("mergeable");
-            return Err(ForgeError::AutoMergeRefused(if no_pipeline_and_mergeable {
-                Refusal::AlreadyClean(
-                    "the merge request has no pipeline and GitLab calls it mergeable".into(),
-                )
-            } else {
-                Refusal::Other("the head's pipeline has not started".into())
-            }));
-        }
+        self.check_armable(snap)?;
         if snap.merge_queue {
             return self.join_train(snap, method);
         }

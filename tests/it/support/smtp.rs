@@ -182,10 +182,73 @@ fn path_arg(line: &str) -> String {
     line[start..end].to_owned()
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "one SMTP session: one short arm per command"
-)]
+/// `AUTH PLAIN` (its initial response on the line, or asked for): the user and password, or
+/// none when the mechanism or the response is refused (said to the client).
+fn auth_plain(
+    cmd: &str,
+    r: &mut BufReader<TcpStream>,
+    w: &mut TcpStream,
+) -> std::io::Result<Option<(String, String)>> {
+    let mut parts = cmd.split(' ').skip(1);
+    let mech = parts.next().unwrap_or("").to_ascii_uppercase();
+    let mut initial = parts.next().map(str::to_owned);
+    if mech != "PLAIN" {
+        reply(w, "504 5.5.4 only PLAIN")?;
+        return Ok(None);
+    }
+    if initial.is_none() {
+        reply(w, "334 ")?;
+        let mut l = String::new();
+        r.read_line(&mut l)?;
+        initial = Some(l.trim().to_owned());
+    }
+    let decoded = base64_decode(&initial.unwrap_or_default());
+    let fields: Vec<String> = decoded
+        .split(|b| *b == 0)
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect();
+    if fields.len() == 3 {
+        reply(w, "235 2.7.0 Authentication successful")?;
+        Ok(Some((fields[1].clone(), fields[2].clone())))
+    } else {
+        reply(w, "501 5.5.2 malformed AUTH PLAIN")?;
+        Ok(None)
+    }
+}
+
+/// The message after `DATA`, up to the lone `.` (dot-stuffing undone); none when the client
+/// hung up first.
+fn read_data(r: &mut BufReader<TcpStream>) -> std::io::Result<Option<String>> {
+    let mut data = String::new();
+    loop {
+        let mut l = String::new();
+        if r.read_line(&mut l)? == 0 {
+            return Ok(None);
+        }
+        if l == ".\r\n" || l == ".\n" {
+            return Ok(Some(data));
+        }
+        data.push_str(l.strip_prefix('.').unwrap_or(&l));
+    }
+}
+
+/// When the test asked to hold the next messages, the session waits (up to a minute) before
+/// answering the message just taken, until the test releases them.
+fn hold_if_asked(shared: &Shared) {
+    let mut h = shared.hold.lock().expect("lock");
+    if h.next > 0 {
+        h.next -= 1;
+        h.held += 1;
+        let (h, _) = shared
+            .released
+            .wait_timeout_while(h, std::time::Duration::from_secs(60), |h| !h.released)
+            .expect("lock");
+        drop(h);
+    } else {
+        drop(h);
+    }
+}
+
 fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut w = stream.try_clone()?;
     let mut r = BufReader::new(stream);
@@ -206,29 +269,8 @@ fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
             "EHLO" => reply(&mut w, "250-sink.test\r\n250-8BITMIME\r\n250 AUTH PLAIN")?,
             "HELO" | "NOOP" => reply(&mut w, "250 OK")?,
             "AUTH" => {
-                let mut parts = cmd.split(' ').skip(1);
-                let mech = parts.next().unwrap_or("").to_ascii_uppercase();
-                let mut initial = parts.next().map(str::to_owned);
-                if mech != "PLAIN" {
-                    reply(&mut w, "504 5.5.4 only PLAIN")?;
-                    continue;
-                }
-                if initial.is_none() {
-                    reply(&mut w, "334 ")?;
-                    let mut l = String::new();
-                    r.read_line(&mut l)?;
-                    initial = Some(l.trim().to_owned());
-                }
-                let decoded = base64_decode(&initial.unwrap_or_default());
-                let fields: Vec<String> = decoded
-                    .split(|b| *b == 0)
-                    .map(|f| String::from_utf8_lossy(f).into_owned())
-                    .collect();
-                if fields.len() == 3 {
-                    auth = Some((fields[1].clone(), fields[2].clone()));
-                    reply(&mut w, "235 2.7.0 Authentication successful")?;
-                } else {
-                    reply(&mut w, "501 5.5.2 malformed AUTH PLAIN")?;
+                if let Some(login) = auth_plain(cmd, &mut r, &mut w)? {
+                    auth = Some(login);
                 }
             }
             "MAIL" => {
@@ -254,17 +296,9 @@ fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                     continue;
                 }
                 reply(&mut w, "354 end with <CRLF>.<CRLF>")?;
-                let mut data = String::new();
-                loop {
-                    let mut l = String::new();
-                    if r.read_line(&mut l)? == 0 {
-                        return Ok(());
-                    }
-                    if l == ".\r\n" || l == ".\n" {
-                        break;
-                    }
-                    data.push_str(l.strip_prefix('.').unwrap_or(&l));
-                }
+                let Some(data) = read_data(&mut r)? else {
+                    return Ok(());
+                };
                 shared.mails.lock().expect("lock").push(Mail {
                     from: from.take().unwrap_or_default(),
                     to: std::mem::take(&mut to),
@@ -272,18 +306,7 @@ fn session(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
                     password: auth.as_ref().map(|a| a.1.clone()),
                     data,
                 });
-                let mut h = shared.hold.lock().expect("lock");
-                if h.next > 0 {
-                    h.next -= 1;
-                    h.held += 1;
-                    let (h, _) = shared
-                        .released
-                        .wait_timeout_while(h, std::time::Duration::from_secs(60), |h| !h.released)
-                        .expect("lock");
-                    drop(h);
-                } else {
-                    drop(h);
-                }
+                hold_if_asked(shared);
                 reply(&mut w, "250 2.0.0 queued")?;
             }
             "RSET" => {

@@ -539,10 +539,6 @@ fn secondary_limit() -> Reply {
 }
 
 #[allow(clippy::too_many_arguments)]
-#[expect(
-    clippy::too_many_lines,
-    reason = "an answer's headers, budget and body, in the order they are written"
-)]
 fn answer(
     shared: &GitHubShared,
     route: &Route,
@@ -553,90 +549,14 @@ fn answer(
     authorization: Option<&str>,
 ) -> Reply {
     let is_graphql = *route == Route::Graphql;
-    match fault {
-        Some(FaultKind::Status(code)) => return server_error(*code, is_graphql),
-        Some(FaultKind::SecondaryRateLimit { retry_after_secs }) => {
-            let mut r = secondary_limit();
-            r.headers
-                .push(("retry-after".into(), retry_after_secs.to_string()));
-            return r;
-        }
-        Some(FaultKind::SecondaryRateLimitBare) => return secondary_limit(),
-        Some(FaultKind::PrimaryRateLimit { .. }) => {
-            let login = shared.world().viewer.clone();
-            return rest::message(
-                403,
-                &format!("API rate limit exceeded for user ID 1 ({login})."),
-                "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
-            );
-        }
-        Some(FaultKind::GraphqlRateLimited { .. }) if is_graphql => {
-            return Reply::json(
-                200,
-                &serde_json::json!({"errors": [{"type": "RATE_LIMITED", "code": "graphql_rate_limit", "message": "API rate limit already exceeded for user ID 1."}]}),
-            );
-        }
-        Some(FaultKind::Delay(d)) => std::thread::sleep(*d),
-        Some(FaultKind::EchoAuthorization(code)) => {
-            return Reply::text(
-                *code,
-                &format!(
-                    "proxy error: the upstream refused the request\nAuthorization: {}\n",
-                    authorization.unwrap_or("")
-                ),
-            );
-        }
-        _ => {}
+    if let Some(early) = fault_before(shared, fault, is_graphql, authorization) {
+        return early;
     }
-
     let mut w = shared.world();
-    if route.is_api() {
-        let token = authorization.and_then(|a| {
-            a.strip_prefix("Bearer ")
-                .or_else(|| a.strip_prefix("bearer "))
-                .or_else(|| a.strip_prefix("token "))
-        });
-        let doc = if is_graphql {
-            "https://docs.github.com/graphql"
-        } else {
-            "https://docs.github.com/rest"
-        };
-        let app_route = matches!(route, Route::App(_));
-        let caller = match token {
-            None => return rest::message(401, "Requires authentication", doc),
-            Some(t) => match w.caller(t.trim(), app_route, doc) {
-                Ok(caller) => caller,
-                Err(refused) => return refused,
-            },
-        };
-        w.acting = match &caller {
-            app::Caller::Person(login) => Some(login.clone()),
-            _ => None,
-        };
-        if let app::Caller::Installation { account, .. } = &caller {
-            if *route == Route::User {
-                return rest::message(403, "Resource not accessible by integration", doc);
-            }
-            let mentioned = match &prepared {
-                Some(p) => p.mentions(&w),
-                None => rest::mentions(route, &w),
-            };
-            if let Some((repo, _)) = mentioned.iter().find(|(repo, _)| {
-                !repo
-                    .to_ascii_lowercase()
-                    .starts_with(&format!("{account}/"))
-            }) {
-                return if is_graphql {
-                    Reply::json(
-                        200,
-                        &serde_json::json!({"data": null, "errors": [{"type": "NOT_FOUND", "message": format!("Could not resolve to a Repository with the name '{repo}'.")}]}),
-                    )
-                } else {
-                    rest::not_found()
-                };
-            }
-        }
-        w.settle();
+    if route.is_api()
+        && let Err(refused) = authenticate(&mut w, route, prepared.as_ref(), authorization)
+    {
+        return refused;
     }
     match refusal {
         Some(openapi::Refusal::NotFound(_)) => return rest::not_found(),
@@ -667,6 +587,120 @@ fn answer(
         ),
     };
     drop(w);
+    fault_after(shared, fault, is_graphql, reply)
+}
+
+/// A fault that answers before the request is handled (a status, a rate limit, an echo of the
+/// authorization), or delays it; none when the request goes on.
+fn fault_before(
+    shared: &GitHubShared,
+    fault: Option<&FaultKind>,
+    is_graphql: bool,
+    authorization: Option<&str>,
+) -> Option<Reply> {
+    match fault {
+        Some(FaultKind::Status(code)) => Some(server_error(*code, is_graphql)),
+        Some(FaultKind::SecondaryRateLimit { retry_after_secs }) => {
+            let mut r = secondary_limit();
+            r.headers
+                .push(("retry-after".into(), retry_after_secs.to_string()));
+            Some(r)
+        }
+        Some(FaultKind::SecondaryRateLimitBare) => Some(secondary_limit()),
+        Some(FaultKind::PrimaryRateLimit { .. }) => {
+            let login = shared.world().viewer.clone();
+            Some(rest::message(
+                403,
+                &format!("API rate limit exceeded for user ID 1 ({login})."),
+                "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+            ))
+        }
+        Some(FaultKind::GraphqlRateLimited { .. }) if is_graphql => Some(Reply::json(
+            200,
+            &serde_json::json!({"errors": [{"type": "RATE_LIMITED", "code": "graphql_rate_limit", "message": "API rate limit already exceeded for user ID 1."}]}),
+        )),
+        Some(FaultKind::Delay(d)) => {
+            std::thread::sleep(*d);
+            None
+        }
+        Some(FaultKind::EchoAuthorization(code)) => Some(Reply::text(
+            *code,
+            &format!(
+                "proxy error: the upstream refused the request\nAuthorization: {}\n",
+                authorization.unwrap_or("")
+            ),
+        )),
+        _ => None,
+    }
+}
+
+/// Who calls, from the token: a person acts as themselves, an App installation reaches only
+/// its account's repositories (GitHub's 403 or not-found otherwise); then the world settles.
+fn authenticate(
+    w: &mut World,
+    route: &Route,
+    prepared: Option<&graphql::Prepared>,
+    authorization: Option<&str>,
+) -> Result<(), Reply> {
+    let is_graphql = *route == Route::Graphql;
+    let token = authorization.and_then(|a| {
+        a.strip_prefix("Bearer ")
+            .or_else(|| a.strip_prefix("bearer "))
+            .or_else(|| a.strip_prefix("token "))
+    });
+    let doc = if is_graphql {
+        "https://docs.github.com/graphql"
+    } else {
+        "https://docs.github.com/rest"
+    };
+    let app_route = matches!(route, Route::App(_));
+    let caller = match token {
+        None => return Err(rest::message(401, "Requires authentication", doc)),
+        Some(t) => w.caller(t.trim(), app_route, doc)?,
+    };
+    w.acting = match &caller {
+        app::Caller::Person(login) => Some(login.clone()),
+        _ => None,
+    };
+    if let app::Caller::Installation { account, .. } = &caller {
+        if *route == Route::User {
+            return Err(rest::message(
+                403,
+                "Resource not accessible by integration",
+                doc,
+            ));
+        }
+        let mentioned = match prepared {
+            Some(p) => p.mentions(w),
+            None => rest::mentions(route, w),
+        };
+        if let Some((repo, _)) = mentioned.iter().find(|(repo, _)| {
+            !repo
+                .to_ascii_lowercase()
+                .starts_with(&format!("{account}/"))
+        }) {
+            return Err(if is_graphql {
+                Reply::json(
+                    200,
+                    &serde_json::json!({"data": null, "errors": [{"type": "NOT_FOUND", "message": format!("Could not resolve to a Repository with the name '{repo}'.")}]}),
+                )
+            } else {
+                rest::not_found()
+            });
+        }
+    }
+    w.settle();
+    Ok(())
+}
+
+/// A fault that spoils the answer after the request was handled (its writes made): a status,
+/// a hang, or a body cut short.
+fn fault_after(
+    shared: &GitHubShared,
+    fault: Option<&FaultKind>,
+    is_graphql: bool,
+    reply: Reply,
+) -> Reply {
     match fault {
         Some(FaultKind::StatusAfterHandling(code)) => server_error(*code, is_graphql),
         Some(FaultKind::HangAfterHandling(d)) => {
