@@ -107,6 +107,10 @@ pub struct Summary {
     /// How many of the threads the summary was asked about are still unresolved (`None`
     /// when it was asked about none).
     pub unresolved_threads: Option<usize>,
+    /// The base and head branch names the summary saw (`None` for a fork, whose branch name
+    /// means nothing in the base, or a forge that does not say): a first look's full read
+    /// compares them in its own request.
+    pub branches: Option<(String, String)>,
 }
 
 /// The read batch of a forge that does not say otherwise.

@@ -169,7 +169,12 @@ pub fn plan_chunk(
         } else {
             plan.slots.push(None);
             plan.wanted.push(w.id);
-            requests.push(snapshot_request(app, w));
+            let mut request = snapshot_request(app, w);
+            // A first look compares the branches its summary named in the same request.
+            if request.branches.is_none() {
+                request.branches = by_watch.get(&w.id).and_then(|s| s.branches.clone());
+            }
+            requests.push(request);
         }
     }
     (plan, requests)
@@ -270,6 +275,7 @@ mod tests {
             fingerprint: fingerprint.to_owned(),
             behind_by,
             unresolved_threads: None,
+            branches: None,
         }
     }
 

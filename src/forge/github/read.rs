@@ -37,10 +37,15 @@ fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
     let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
     let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
     let unclear = failed || more("/statusCheckRollup/contexts/pageInfo/hasNextPage");
+    let name = |field: &str| pr.get(field).and_then(Value::as_str).map(str::to_owned);
+    let branches = (pr.get("isCrossRepository").and_then(Value::as_bool) == Some(false))
+        .then(|| name("baseRefName").zip(name("headRefName")))
+        .flatten();
     (!unclear).then(|| Summary {
         fingerprint: value.to_string(),
         behind_by,
         unresolved_threads: None,
+        branches,
     })
 }
 

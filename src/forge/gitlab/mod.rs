@@ -526,6 +526,7 @@ impl Forge for GitLab {
                     fingerprint: fingerprint.clone(),
                     behind_by: r.behind_by,
                     unresolved_threads: None,
+                    branches: None,
                 })
             })
             .collect())
