@@ -278,6 +278,10 @@ pub struct App {
     pub forges: Forges,
     /// `run --dry-run`: nothing is written, caches included.
     pub dry_run: bool,
+    /// The viewers [`App::viewer`] found remembered in the database (when, for which
+    /// credential, who), so a run reads each once rather than once per PR.
+    pub viewers_read:
+        std::collections::BTreeMap<ForgeKind, (i64, String, crate::model::viewer::Viewer)>,
 }
 
 impl App {
@@ -299,10 +303,13 @@ impl App {
             .get(kind, &self.config)
             .map_err(ClientFailure::Setup)?;
         let credential = self.forges.credential(kind).unwrap_or_default().to_owned();
-        let fresh = self
-            .cached_viewer(kind)
-            .filter(|(at, c, _)| *c == credential && real_now - at < FRESH_SECS);
-        if let Some((_, _, viewer)) = fresh {
+        let fresh = |(at, c, _): &(i64, String, _)| *c == credential && real_now - at < FRESH_SECS;
+        if let Some((_, _, viewer)) = self.viewers_read.get(&kind).filter(|v| fresh(v)) {
+            return Ok(viewer.clone());
+        }
+        if let Some(read) = self.cached_viewer(kind).filter(fresh) {
+            let viewer = read.2.clone();
+            self.viewers_read.insert(kind, read);
             return Ok(viewer);
         }
         let viewer = self.forges.viewer(kind, &self.config)?;

@@ -218,6 +218,7 @@ fn run(cli: Cli) -> Result<u8> {
         json: cli.json,
         forges: Forges::default(),
         dry_run: false,
+        viewers_read: std::collections::BTreeMap::new(),
     };
     dispatch(app, command, &db, cli.db.as_deref())
 }

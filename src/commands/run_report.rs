@@ -44,12 +44,13 @@ pub struct OutcomeLines {
 }
 
 impl OutcomeLines {
-    /// One more PR's line and whether it changed: the lines to print now.
-    pub fn add(&mut self, line: String, changed: bool) -> Vec<String> {
+    /// One more PR's line (written only if it may be printed) and whether it changed: the
+    /// lines to print now.
+    pub fn add(&mut self, line: impl FnOnce() -> String, changed: bool) -> Vec<String> {
         if self.large {
-            return if changed { vec![line] } else { Vec::new() };
+            return if changed { vec![line()] } else { Vec::new() };
         }
-        self.held.push((line, changed));
+        self.held.push((line(), changed));
         if self.held.len() <= LIST_ALL_UP_TO {
             return Vec::new();
         }
@@ -313,7 +314,7 @@ impl Report for RunPrinter {
             RunOutput::Human => {}
         }
         self.counts.add(&o);
-        let line = outcome_line(&o, self.now, self.term);
+        let line = || outcome_line(&o, self.now, self.term);
         for line in self.lines.add(line, changed(&o)) {
             self.write(format_args!("{line}\n"));
         }
@@ -330,14 +331,14 @@ mod tests {
     fn a_small_run_lists_every_pr_and_a_large_one_the_changed_ones() {
         let mut small = OutcomeLines::default();
         for i in 0..LIST_ALL_UP_TO {
-            assert!(small.add(format!("pr {i}"), i == 3).is_empty());
+            assert!(small.add(|| format!("pr {i}"), i == 3).is_empty());
         }
         assert_eq!(small.finish().len(), LIST_ALL_UP_TO);
 
         let mut large = OutcomeLines::default();
         let mut printed = Vec::new();
         for i in 0..25 {
-            printed.extend(large.add(format!("pr {i}"), i % 4 == 0));
+            printed.extend(large.add(|| format!("pr {i}"), i % 4 == 0));
         }
         printed.extend(large.finish());
         assert_eq!(

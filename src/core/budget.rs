@@ -237,6 +237,7 @@ mod tests {
             last_tick_at: Some(now - chrono::Duration::hours(1)),
             last_error: None,
             unreadable: None,
+            row_digest: None,
         };
         let with = |f: &dyn Fn(&mut Watch)| {
             let mut w = base.clone();

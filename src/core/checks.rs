@@ -82,6 +82,37 @@ pub(crate) fn overdue(
         .collect()
 }
 
+/// The instants at which [`verdict`] and [`overdue`] of `checks` (waited on since `since`)
+/// can turn with the clock alone: the no-checks grace ending while there is no check, and each
+/// pending check passing its timeout.
+pub(crate) fn turns(
+    checks: &[Check],
+    since: Instant,
+    grace_secs: u64,
+    pending_timeout_secs: Option<u64>,
+) -> Vec<Instant> {
+    let later = |t: Instant, secs: u64| {
+        let secs = chrono::Duration::try_seconds(i64::try_from(secs).ok()?)?;
+        t.checked_add_signed(secs)
+    };
+    let current = newest(checks);
+    if current.is_empty() {
+        return later(since, grace_secs).into_iter().collect();
+    }
+    let Some(timeout) = pending_timeout_secs else {
+        return Vec::new();
+    };
+    current
+        .into_iter()
+        .filter(|c| c.state == CheckState::Pending)
+        // Overdue once more than `timeout` whole seconds have passed.
+        .filter_map(|c| {
+            later(c.started_at.map_or(since, |s| s.max(since)), timeout)?
+                .checked_add_signed(chrono::Duration::seconds(1))
+        })
+        .collect()
+}
+
 /// The verdict on `checks`, for a head first seen at `head_seen_at`; checks pending past
 /// `pending_timeout_secs` count as failed.
 pub(crate) fn verdict(

@@ -11,10 +11,12 @@ pub(crate) mod intents;
 pub(crate) mod merge;
 pub(crate) mod queue;
 mod remediate;
+mod settle;
 mod to_agent;
 
 pub(crate) use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
 pub(crate) use failure::{Retry, after_acting, after_failure, keeps_erroring};
+pub(crate) use settle::settled_until;
 
 use crate::model::watch::Ci;
 use chrono::Duration;

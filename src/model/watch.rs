@@ -594,6 +594,10 @@ pub struct Watch {
     /// state). Such a watch is shown but never ticked: its tick fails with this in
     /// `last_error`, and the row is left as it is.
     pub unreadable: Option<String>,
+    /// A digest of the stored row as it was read, its tick times and lease aside (`None` for a
+    /// watch not read from the database): a settled decision holds only over the row it was
+    /// made on (see [`crate::core::decide::settled_until`]).
+    pub row_digest: Option<u64>,
 }
 
 impl Watch {

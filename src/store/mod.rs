@@ -24,7 +24,7 @@ pub use branches::BranchLook;
 pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
-pub use reads::{KeptHints, KeptRead};
+pub use reads::{KeptHints, KeptRead, Settled};
 pub use seen::{CHECK_SEEN, Seen};
 pub use ticks::{Lease, Leased, TickRecord};
 pub use watches::{AutoFixChoice, Due, NewWatch, Selection};

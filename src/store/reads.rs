@@ -10,7 +10,7 @@ use anyhow::Result;
 use rusqlite::params;
 
 use super::Store;
-use crate::model::Snapshot;
+use crate::model::{Instant, Snapshot};
 
 /// A kept read: the summary fingerprint and the snapshot read after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,12 +20,52 @@ pub struct KeptRead {
 }
 
 /// What a summary read needs of a kept read, without its snapshot: the fingerprint it was
-/// read after, how far behind its base the branch was, and the threads it left unresolved.
+/// read after, how far behind its base the branch was, the threads it left unresolved, and
+/// the quiet decision last made on it, if it holds.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeptHints {
     pub summary: String,
     pub behind_by: Option<u64>,
     pub unresolved_threads: Vec<String>,
+    pub settled: Option<Settled>,
+}
+
+/// A quiet decision made on a kept read (see [`crate::core::decide::settled_until`]): made at
+/// `at` over the watch's stored row `row` and the context `context` (digests), it holds until
+/// `until` while both are the same, and the PR is then next due `every` seconds after its tick
+/// (`None`: never again).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Settled {
+    pub at: Instant,
+    pub until: Instant,
+    #[serde(with = "hex")]
+    pub row: u64,
+    #[serde(with = "hex")]
+    pub context: u64,
+    pub every: Option<i64>,
+}
+
+impl Settled {
+    /// Whether it holds at `now` over a watch whose stored row has the digest `row`.
+    pub fn holds(&self, now: Instant, row: Option<u64>) -> bool {
+        self.at <= now && now < self.until && row == Some(self.row)
+    }
+}
+
+/// A digest kept as 16 hex digits: JSON numbers lose the high bits of a `u64` in SQLite.
+mod hex {
+    #[expect(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's `with` hands the field by reference"
+    )]
+    pub(super) fn serialize<S: serde::Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{n:016x}"))
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        let text: std::borrow::Cow<'de, str> = serde::Deserialize::deserialize(d)?;
+        u64::from_str_radix(&text, 16).map_err(serde::de::Error::custom)
+    }
 }
 
 /// The stored form of [`KeptHints`] beside the fingerprint.
@@ -33,6 +73,8 @@ pub struct KeptHints {
 struct StoredHints {
     behind_by: Option<u64>,
     unresolved_threads: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    settled: Option<Settled>,
 }
 
 impl KeptHints {
@@ -45,6 +87,7 @@ impl KeptHints {
                 .unresolved_threads()
                 .map(|t| t.id.clone())
                 .collect(),
+            settled: None,
         }
     }
 }
@@ -71,6 +114,7 @@ impl Store {
                             summary,
                             behind_by: h.behind_by,
                             unresolved_threads: h.unresolved_threads,
+                            settled: h.settled,
                         })
                 }
                 (None, Some(snapshot)) => serde_json::from_str(&snapshot)
@@ -114,6 +158,7 @@ impl Store {
         let hints = crate::secrets::mask(&serde_json::to_string(&StoredHints {
             behind_by: hints.behind_by,
             unresolved_threads: hints.unresolved_threads,
+            settled: None,
         })?);
         self.conn
             .prepare_cached(
@@ -126,6 +171,29 @@ impl Store {
                 kept,
                 hints
             ])?;
+        Ok(())
+    }
+
+    /// Keeps with each kept read named (watch id, the fingerprint it was read after, as
+    /// kept) the quiet decision just made on it, or forgets the one it had (`None`), in one
+    /// statement. A read replaced since (another fingerprint) is left alone.
+    pub fn settle(&mut self, reads: &[(i64, &str, Option<&Settled>)]) -> Result<()> {
+        let rows = reads
+            .iter()
+            .map(|(id, summary, settled)| {
+                Ok((id, summary, settled.map(serde_json::to_string).transpose()?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.conn
+            .prepare_cached(
+                "UPDATE last_reads
+                 SET hints = json_set(COALESCE(hints, '{}'), '$.settled', json(COALESCE(t.settled, 'null')))
+                 FROM (SELECT value ->> 0 AS id, value ->> 1 AS summary, value ->> 2 AS settled
+                       FROM json_each(?1)) AS t
+                 WHERE last_reads.watch_id = t.id AND last_reads.summary = t.summary
+                   AND last_reads.hints IS NOT NULL",
+            )?
+            .execute([serde_json::to_string(&rows)?])?;
         Ok(())
     }
 
@@ -178,6 +246,7 @@ mod tests {
             summary: "fp".into(),
             behind_by: Some(2),
             unresolved_threads: vec!["T1".into(), "T3".into()],
+            settled: None,
         };
         let hints = s.kept_hints(&ids).unwrap();
         assert_eq!(hints.get(&ids[0]), Some(&want));
@@ -188,5 +257,41 @@ mod tests {
         );
         assert_eq!(hints.get(&ids[2]), None, "a snapshot that no longer parses");
         assert_eq!(KeptHints::of("fp", &snapshot), want);
+    }
+
+    /// A settled decision is kept beside the read it was made on, and goes with it: another
+    /// fingerprint's read is left alone, `None` forgets it, and a new read has none. Its
+    /// digests keep all 64 bits.
+    #[test]
+    fn a_settled_decision_is_kept_beside_its_read_and_goes_with_it() {
+        let mut s = Store::open_in_memory().unwrap();
+        let now = crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap();
+        let pr = crate::model::PrRef::github("o/r", 1);
+        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+        let id = s.watch(&pr).unwrap().unwrap().id;
+        let snapshot = crate::core::decide::tests::snap("aaa");
+        s.keep_read(id, "fp", &snapshot).unwrap();
+        let settled = Settled {
+            at: now,
+            until: now + chrono::Duration::hours(1),
+            row: u64::MAX - 1,
+            context: 1 << 63,
+            every: Some(300),
+        };
+        let kept = |s: &Store| s.kept_hints(&[id]).unwrap().remove(&id).unwrap().settled;
+        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
+        assert_eq!(kept(&s), Some(settled.clone()));
+        assert_eq!(
+            s.kept_reads(&[id]).unwrap()[&id].snapshot,
+            snapshot,
+            "the read is as it was"
+        );
+        s.settle(&[(id, "another", None)]).unwrap();
+        assert_eq!(kept(&s), Some(settled.clone()), "another read's");
+        s.settle(&[(id, "fp", None)]).unwrap();
+        assert_eq!(kept(&s), None);
+        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
+        s.keep_read(id, "fp2", &snapshot).unwrap();
+        assert_eq!(kept(&s), None, "a new read");
     }
 }

@@ -671,3 +671,41 @@ fn a_record_that_changes_only_times_is_told_from_one_that_changes_more() {
         assert!(!changed.only_times(&w), "{changed:?}");
     }
 }
+
+/// A watch row's digest covers what a tick decides on and nothing of when it ticked: a record
+/// of times alone keeps it, arming the watch or recording a tick that changed its state does
+/// not.
+#[test]
+fn a_watch_rows_digest_leaves_out_its_tick_times_only() {
+    let mut s = Store::open_in_memory().unwrap();
+    let now = t("2026-11-29T12:00:00Z");
+    let pr = PrRef::github("o/r", 1);
+    s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+    let digest = |s: &Store| s.watch(&pr).unwrap().unwrap().row_digest.unwrap();
+    let first = digest(&s);
+    let id = s.watch(&pr).unwrap().unwrap().id;
+    let lease = taken(s.lease(id, &holder("me"), 60, &never));
+    let times = TickRecord {
+        next_tick_at: Some(t("2026-11-29T12:05:00Z")),
+        ..TickRecord::bare(WatchStatus::default(), now)
+    };
+    s.record_times(vec![(lease, &times)])
+        .unwrap()
+        .remove(0)
+        .unwrap();
+    assert_eq!(s.watch(&pr).unwrap().unwrap().last_tick_at, Some(now));
+    assert_eq!(digest(&s), first, "only its times moved");
+    s.set_merge_armed(&pr, true, now).unwrap();
+    let armed = digest(&s);
+    assert_ne!(armed, first);
+    let lease = taken(s.lease(id, &holder("me"), 60, &never));
+    let mut status = s.watch(&pr).unwrap().unwrap().status;
+    status.memory.behind = true;
+    s.record(
+        lease,
+        &crate::model::watch::Memory::default(),
+        &TickRecord::bare(status, now),
+    )
+    .unwrap();
+    assert_ne!(digest(&s), armed, "its memory changed");
+}

@@ -85,69 +85,138 @@ const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paus
      title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
      why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
 
+/// The position of each column of [`WATCH_COLUMNS`]: a row is read by position (a name is
+/// looked up among all the columns on every read).
+mod at {
+    pub(super) const ID: usize = 0;
+    pub(super) const FORGE: usize = 1;
+    pub(super) const REPO: usize = 2;
+    pub(super) const NUMBER: usize = 3;
+    pub(super) const JOB: usize = 4;
+    pub(super) const AGENT: usize = 5;
+    pub(super) const AUTO_FIX: usize = 6;
+    pub(super) const PAUSED: usize = 7;
+    pub(super) const ADDED_AT: usize = 8;
+    pub(super) const STATE: usize = 9;
+    pub(super) const TITLE: usize = 10;
+    pub(super) const HEAD_SHA: usize = 11;
+    pub(super) const HEAD_SEEN_AT: usize = 12;
+    pub(super) const HEAD_REF: usize = 13;
+    pub(super) const BASE_REF: usize = 14;
+    pub(super) const PILL_CI: usize = 15;
+    pub(super) const PILL_CI_FIXING: usize = 16;
+    pub(super) const PILL_CNF: usize = 17;
+    pub(super) const PILL_CMT: usize = 18;
+    pub(super) const WHY: usize = 19;
+    pub(super) const ATTEMPTS: usize = 20;
+    pub(super) const MERGE_ARMED: usize = 21;
+    pub(super) const MERGE_VIA: usize = 22;
+    pub(super) const ARMED_AT: usize = 23;
+    pub(super) const MEMORY: usize = 24;
+    pub(super) const NEXT_TICK_AT: usize = 25;
+    pub(super) const LAST_TICK_AT: usize = 26;
+    pub(super) const LAST_ERROR: usize = 27;
+}
+
+/// The positions in [`WATCH_COLUMNS`] of `next_tick_at` and `last_tick_at`, which a row's
+/// digest leaves out.
+const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
+
+/// The digest of a watch row as read (see [`Watch::row_digest`]): every column of
+/// [`WATCH_COLUMNS`] but the tick times (the lease is not among them), each with its type.
+fn row_digest(row: &Row<'_>) -> rusqlite::Result<u64> {
+    use rusqlite::types::ValueRef;
+    let mut d = crate::core::hash::Digest::default();
+    for i in (0..row.as_ref().column_count()).filter(|i| !TICK_TIMES.contains(i)) {
+        match row.get_ref(i)? {
+            ValueRef::Null => d.part(b"n"),
+            ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),
+            ValueRef::Real(x) => d.part(b"r").part(&x.to_le_bytes()),
+            ValueRef::Text(t) => d.part(b"t").part(t),
+            ValueRef::Blob(b) => d.part(b"b").part(b),
+        };
+    }
+    Ok(d.finish())
+}
+
 /// A watch row. What cannot be read (an unknown forge or state, a corrupt `memory`) is never
 /// guessed silently: the watch carries it in `unreadable`, and the tick refuses to act on it.
 fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
-    let forge: String = row.get("forge")?;
-    let state: String = row.get("state")?;
-    let memory: String = row.get("memory")?;
+    let text = |i: usize| -> rusqlite::Result<&str> {
+        row.get_ref(i)?.as_str().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+        })
+    };
+    let time = |i: usize| -> rusqlite::Result<Option<Instant>> {
+        Ok(row
+            .get_ref(i)?
+            .as_str_or_null()
+            .ok()
+            .flatten()
+            .and_then(|s| crate::model::parse_instant(s).ok()))
+    };
     let mut unreadable = Vec::new();
-    let forge = forge.parse::<ForgeKind>().unwrap_or_else(|e| {
+    let forge = text(at::FORGE)?.parse::<ForgeKind>().unwrap_or_else(|e| {
         unreadable.push(format!("forge: {e}"));
         ForgeKind::GitHub
     });
-    let state = state.parse::<PrState>().unwrap_or_else(|e| {
+    let state = text(at::STATE)?.parse::<PrState>().unwrap_or_else(|e| {
         unreadable.push(format!("state: {e}"));
         PrState::Open
     });
-    let memory = serde_json::from_str::<Memory>(&memory).unwrap_or_else(|e| {
+    let memory = serde_json::from_str::<Memory>(text(at::MEMORY)?).unwrap_or_else(|e| {
         unreadable.push(format!("memory: {e}"));
         Memory::default()
     });
-    let added_at = parse_ts(row.get("added_at")?).unwrap_or_default();
+    let added_at = time(at::ADDED_AT)?.unwrap_or_default();
     Ok(Watch {
-        id: row.get("id")?,
+        id: row.get(at::ID)?,
         pr: PrRef {
             forge,
-            repo: row.get("repo")?,
-            number: row.get::<_, Uint>("number")?.0,
+            repo: row.get(at::REPO)?,
+            number: row.get::<_, Uint>(at::NUMBER)?.0,
         },
-        job: row.get("job")?,
-        agent: row.get("agent")?,
-        auto_fix: row.get("auto_fix")?,
-        paused: row.get("paused")?,
+        job: row.get(at::JOB)?,
+        agent: row.get(at::AGENT)?,
+        auto_fix: row.get(at::AUTO_FIX)?,
+        paused: row.get(at::PAUSED)?,
         added_at,
         status: WatchStatus {
             state,
-            title: row.get("title")?,
-            head_sha: row.get::<_, Option<String>>("head_sha")?.map(Sha),
-            head_seen_at: parse_ts(row.get("head_seen_at")?),
-            head_ref: row.get("head_ref")?,
-            base_ref: row.get("base_ref")?,
+            title: row.get(at::TITLE)?,
+            head_sha: row.get::<_, Option<String>>(at::HEAD_SHA)?.map(Sha),
+            head_seen_at: time(at::HEAD_SEEN_AT)?,
+            head_ref: row.get(at::HEAD_REF)?,
+            base_ref: row.get(at::BASE_REF)?,
             pills: Pills {
-                ci: Ci::from_flags(row.get("pill_ci")?, row.get("pill_ci_fixing")?),
-                cnf: row.get("pill_cnf")?,
-                cmt: row.get("pill_cmt")?,
+                ci: Ci::from_flags(row.get(at::PILL_CI)?, row.get(at::PILL_CI_FIXING)?),
+                cnf: row.get(at::PILL_CNF)?,
+                cmt: row.get(at::PILL_CMT)?,
             },
             why: row
-                .get::<_, Option<String>>("why")?
-                .as_deref()
+                .get_ref(at::WHY)?
+                .as_str_or_null()
+                .ok()
+                .flatten()
                 .and_then(Why::parse),
-            attempts: row.get("attempts")?,
+            attempts: row.get(at::ATTEMPTS)?,
             merge: Merge::from_columns(
-                row.get("merge_armed")?,
-                row.get::<_, Option<String>>("merge_via")?
-                    .as_deref()
+                row.get(at::MERGE_ARMED)?,
+                row.get_ref(at::MERGE_VIA)?
+                    .as_str_or_null()
+                    .ok()
+                    .flatten()
                     .and_then(MergeVia::parse),
-                parse_ts(row.get("armed_at")?),
+                time(at::ARMED_AT)?,
                 added_at,
             ),
             memory,
         },
-        next_tick_at: parse_ts(row.get("next_tick_at")?),
-        last_tick_at: parse_ts(row.get("last_tick_at")?),
-        last_error: row.get("last_error")?,
+        next_tick_at: time(at::NEXT_TICK_AT)?,
+        last_tick_at: time(at::LAST_TICK_AT)?,
+        last_error: row.get(at::LAST_ERROR)?,
         unreadable: (!unreadable.is_empty()).then(|| unreadable.join("; ")),
+        row_digest: Some(row_digest(row)?),
     })
 }
 
@@ -526,5 +595,50 @@ impl Store {
             params![id, ts(at)],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each position names its column of [`WATCH_COLUMNS`].
+    #[test]
+    fn the_positions_name_the_columns() {
+        let columns: Vec<&str> = WATCH_COLUMNS.split(',').map(str::trim).collect();
+        let positions = [
+            ("id", at::ID),
+            ("forge", at::FORGE),
+            ("repo", at::REPO),
+            ("number", at::NUMBER),
+            ("job", at::JOB),
+            ("agent", at::AGENT),
+            ("auto_fix", at::AUTO_FIX),
+            ("paused", at::PAUSED),
+            ("added_at", at::ADDED_AT),
+            ("state", at::STATE),
+            ("title", at::TITLE),
+            ("head_sha", at::HEAD_SHA),
+            ("head_seen_at", at::HEAD_SEEN_AT),
+            ("head_ref", at::HEAD_REF),
+            ("base_ref", at::BASE_REF),
+            ("pill_ci", at::PILL_CI),
+            ("pill_ci_fixing", at::PILL_CI_FIXING),
+            ("pill_cnf", at::PILL_CNF),
+            ("pill_cmt", at::PILL_CMT),
+            ("why", at::WHY),
+            ("attempts", at::ATTEMPTS),
+            ("merge_armed", at::MERGE_ARMED),
+            ("merge_via", at::MERGE_VIA),
+            ("armed_at", at::ARMED_AT),
+            ("memory", at::MEMORY),
+            ("next_tick_at", at::NEXT_TICK_AT),
+            ("last_tick_at", at::LAST_TICK_AT),
+            ("last_error", at::LAST_ERROR),
+        ];
+        assert_eq!(columns.len(), positions.len());
+        for (name, at) in positions {
+            assert_eq!(columns[at], name);
+        }
     }
 }

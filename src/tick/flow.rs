@@ -404,12 +404,14 @@ fn log_jobs(
         return jobs;
     }
     for ((watch, _), read) in leased.iter().zip(reads) {
-        let Ok(read) = read else { continue };
-        if read.reused || watch.unreadable.is_some() {
+        let Ok(Read::Fresh { snapshot, .. }) = read else {
+            continue;
+        };
+        if watch.unreadable.is_some() {
             continue;
         }
         let policy = app.policy_for(watch);
-        let Some(keys) = detect::wanted_logs(&read.snapshot, &policy) else {
+        let Some(keys) = detect::wanted_logs(snapshot, &policy) else {
             continue;
         };
         let mut cache = detect::ReadAhead::default();
@@ -426,7 +428,7 @@ fn log_jobs(
         if let (true, Ok(forge)) = (missing, app.forges.shared(watch.pr.forge, &app.config)) {
             jobs.push(LogJob {
                 forge,
-                snapshot: Box::new(read.snapshot.clone()),
+                snapshot: Box::new(snapshot.clone()),
                 policy: Box::new(policy),
                 cache,
             });
@@ -480,7 +482,7 @@ fn act_on_chunk(
 ) -> Result<()> {
     let turns = chunk_turns(app, &leased, &reads)?;
     let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
-    let inputs = pr::ChunkInputs::load(app, &watches, &reads, turns, ahead);
+    let inputs = pr::ChunkInputs::load(app, &watches, &reads, (turns, run.config), ahead);
     let mut acted = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
@@ -585,7 +587,9 @@ fn chunk_turns(
     let fresh: BTreeMap<i64, &Snapshot> = leased
         .iter()
         .zip(reads)
-        .filter_map(|((w, _), r)| r.as_ref().ok().map(|r| (w.id, &r.snapshot)))
+        // A settled read stands for a decision that left the stored state as its snapshot
+        // says: the stored state tells.
+        .filter_map(|((w, _), r)| Some((w.id, r.as_ref().ok()?.snapshot()?)))
         .collect();
     Ok(decide::update_turns(&all, &fresh))
 }

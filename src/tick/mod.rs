@@ -31,6 +31,7 @@ mod pr;
 pub mod read;
 mod record;
 mod run;
+mod settle;
 
 use anyhow::Result;
 
@@ -84,6 +85,7 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
         outcomes: Outcomes::new(report),
         done: 0,
         total,
+        config: settle::config(&app.config),
     };
     if total > 0 {
         let before = app.store.statements();

@@ -9,12 +9,20 @@ use super::failure::{TickFailure, error_notice, failed_tick};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::RunOptions;
+use super::settle::{self, Settlement};
 use crate::app::App;
 use crate::config::Policy;
 use crate::core::decide::{self, Context, Plan};
 use crate::model::watch::Watch;
 use crate::model::{Login, Snapshot};
-use crate::store::TickRecord;
+use crate::store::{Settled, TickRecord};
+
+/// One PR acted on: its outcome, the record to write, and what to keep beside its kept read.
+pub(super) struct Acted {
+    pub(super) outcome: PrOutcome,
+    pub(super) record: TickRecord,
+    pub(super) settlement: Option<Settlement>,
+}
 
 /// Detect → decide → apply for one PR of a chunk, whatever its read gave: its outcome and the
 /// record to write.
@@ -24,16 +32,16 @@ pub(super) fn act(
     read: Result<Read, TickFailure>,
     chunk: &ChunkInputs,
     opts: &RunOptions,
-) -> (PrOutcome, TickRecord) {
+) -> Acted {
     let now = app.now;
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
     let ticked = read.and_then(|read| tick_one(app, &watch, read, chunk, opts));
-    let (plan, error, mut record) = match ticked {
-        Ok((plan, error, record)) => (Some(plan), error, record),
+    let (plan, error, mut record, settlement) = match ticked {
+        Ok(t) => (Some(t.plan), t.error, t.record, t.settlement),
         Err(e) => {
             let policy = app.policy_for(&watch);
             let (record, message) = failed_tick(&watch, &e, now, &policy);
-            (None, Some(message), record)
+            (None, Some(message), record, None)
         }
     };
     // A tick ends any deferral for budget: the PR had its turn.
@@ -46,15 +54,25 @@ pub(super) fn act(
             }
         }
     }
-    (
-        PrOutcome {
+    Acted {
+        outcome: PrOutcome {
             watch,
             plan,
             error,
             cut_off,
         },
         record,
-    )
+        settlement,
+    }
+}
+
+/// A PR's decision: the snapshot it was made on, the plan, and its bound when it is quiet
+/// and was made on the tick's read (see [`decide::settled_until`]).
+struct Decision {
+    snap: Snapshot,
+    plan: Plan,
+    until: Option<crate::model::Instant>,
+    on_read: bool,
 }
 
 /// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
@@ -63,11 +81,12 @@ pub(super) fn act(
 fn detect_and_decide(
     app: &mut App,
     watch: &Watch,
-    read: Read,
+    snapshot: Snapshot,
+    reused: bool,
     ctx: &Context<'_>,
     ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
     opts: &RunOptions,
-) -> Result<(Snapshot, Plan), TickFailure> {
+) -> Result<Decision, TickFailure> {
     // The forge's word on a head is read at most once per tick, also when a kept read is
     // read again in full.
     let mut read_evidence: Option<(crate::model::Sha, crate::model::trust::Evidence)> = None;
@@ -99,7 +118,8 @@ fn detect_and_decide(
         );
         let plan = decide::decide(watch, &snap, ctx);
         if !plan.needs_evidence {
-            return Ok((snap, plan));
+            let until = decide::settled_until(watch, &snap, ctx, &plan);
+            return Ok::<_, TickFailure>((snap, plan, until));
         }
         // Something would reach the agent: what the forge says of the head's push (and, when
         // no trusted push settles it, of its commits' signatures) decides whether it may.
@@ -125,40 +145,142 @@ fn detect_and_decide(
         };
         let plan = decide::decide(watch, &snap, &judged);
         read_evidence = Some((snap.head.sha.clone(), evidence));
-        Ok((snap, plan))
+        Ok((snap, plan, None))
     };
-    let (snap, plan) = decided(app, read.snapshot)?;
+    let (snap, plan, until) = decided(app, snapshot)?;
     // A recorded write not yet reconciled is reconciled against a fresh read too.
-    if !read.reused
+    if !reused
         || (plan.actions.is_empty() && !decide::intents::wants_fresh_read(ctx.intents, ctx.now))
     {
-        return Ok((snap, plan));
+        return Ok(Decision {
+            snap,
+            plan,
+            until,
+            on_read: true,
+        });
     }
     let fresh = read::reread(app, watch)?;
-    decided(app, fresh)
+    let (snap, plan, until) = decided(app, fresh)?;
+    Ok(Decision {
+        snap,
+        plan,
+        until,
+        on_read: false,
+    })
 }
 
-/// Detect → decide → apply for one PR whose snapshot was read: its plan, the error that left
-/// its actions incomplete, and the record to write; or why it failed before it could act.
+/// What one PR's tick gave when it could act.
+struct Ticked {
+    plan: Plan,
+    /// The error that left its actions incomplete.
+    error: Option<String>,
+    record: TickRecord,
+    settlement: Option<Settlement>,
+}
+
+/// A read to decide on: its snapshot, whether it is a kept one, and the kept read it is (its
+/// fingerprint as kept, and what was settled on it), if any.
+struct ToDecide {
+    snapshot: Snapshot,
+    reused: bool,
+    kept: Option<(String, Option<Settled>)>,
+}
+
+impl ToDecide {
+    /// A settled read whose decision does not hold in this context: the kept read it stands
+    /// for, loaded now (or, when it is gone, a full read).
+    fn unsettle(
+        app: &mut App,
+        watch: &Watch,
+        settled: Settled,
+        summary: String,
+    ) -> Result<Self, TickFailure> {
+        let kept = app
+            .store
+            .kept_reads(&[watch.id])
+            .unwrap_or_default()
+            .remove(&watch.id)
+            .filter(|k| k.summary == summary);
+        Ok(match kept {
+            Some(k) => ToDecide {
+                snapshot: k.snapshot,
+                reused: true,
+                kept: Some((summary, Some(settled))),
+            },
+            None => ToDecide {
+                snapshot: read::reread(app, watch)?,
+                reused: false,
+                kept: None,
+            },
+        })
+    }
+}
+
+/// Detect → decide → apply for one PR whose snapshot was read (or whose settled decision
+/// holds): its plan, the error that left its actions incomplete, the record to write and what
+/// to keep beside its kept read; or why it failed before it could act.
 fn tick_one(
     app: &mut App,
     watch: &Watch,
     read: Read,
     chunk: &ChunkInputs,
     opts: &RunOptions,
-) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
+) -> Result<Ticked, TickFailure> {
     let now = app.now;
     let policy = app.policy_for(watch);
     let update_turn = chunk.turns.contains(&watch.id);
-    let ahead = &chunk.logs;
+    let settled_read = matches!(read, Read::Settled { .. });
     let PrInputs {
         agent_logins,
         agent_emails,
         owner,
         commits_as,
-        seen,
+        mut seen,
         intents,
-    } = pr_inputs(app, watch, &policy, chunk)?;
+    } = pr_inputs(app, watch, &policy, chunk, !settled_read)?;
+    let context = settle::Context {
+        config: chunk.config,
+        owner: &owner,
+        commits_as: &commits_as,
+        agent_logins: &agent_logins,
+        agent_emails: &agent_emails,
+        update_turn,
+    }
+    .digest();
+    let ToDecide {
+        snapshot,
+        reused,
+        kept,
+    } = match read {
+        Read::Settled { settled, summary } => {
+            let asked = (!intents.is_empty(), opts.fix_asked);
+            if let Some((plan, record)) = settle::quiet(watch, &settled, context, asked, now) {
+                return Ok(Ticked {
+                    plan,
+                    error: None,
+                    record,
+                    settlement: None,
+                });
+            }
+            // Decided after all: on what was already handled, too.
+            seen = app.store.seen(&watch.pr).map_err(TickFailure::Store)?;
+            ToDecide::unsettle(app, watch, settled, summary)?
+        }
+        Read::Fresh { snapshot, kept } => ToDecide {
+            snapshot,
+            reused: false,
+            kept: kept.map(|k| (k, None)),
+        },
+        Read::Kept {
+            snapshot,
+            summary,
+            settled,
+        } => ToDecide {
+            snapshot,
+            reused: true,
+            kept: Some((summary, settled)),
+        },
+    };
     let ctx = Context {
         policy: &policy,
         now,
@@ -173,7 +295,35 @@ fn tick_one(
         intents: &intents,
         held: crate::secrets::mask,
     };
-    let (snap, mut plan) = detect_and_decide(app, watch, read, &ctx, ahead, opts)?;
+    let decision = detect_and_decide(app, watch, snapshot, reused, &ctx, &chunk.logs, opts)?;
+    let (until, on_read) = (decision.until, decision.on_read);
+    let (plan, error, record) = apply(app, watch, &policy, &owner, decision, opts)?;
+    let decided = settle::Decided {
+        plan: &plan,
+        until,
+        on_read,
+    };
+    let settlement = Settlement::after(watch, kept, &decided, &record, context, now);
+    Ok(Ticked {
+        plan,
+        error,
+        record,
+        settlement,
+    })
+}
+
+/// Applies a decision's plan: the plan as applied, the error that left it incomplete, and the
+/// record to write.
+fn apply(
+    app: &mut App,
+    watch: &Watch,
+    policy: &Policy,
+    owner: &str,
+    decision: Decision,
+    opts: &RunOptions,
+) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
+    let now = app.now;
+    let Decision { snap, mut plan, .. } = decision;
     let forge = app
         .forges
         .get(watch.pr.forge, &app.config)
@@ -181,8 +331,8 @@ fn tick_one(
     let env = Env {
         watch_id: watch.id,
         config: &app.config,
-        policy: &policy,
-        owner: &owner,
+        policy,
+        owner,
         now,
         dry_run: opts.dry_run,
     };
@@ -196,7 +346,7 @@ fn tick_one(
     decide::after_acting(
         &mut plan,
         applied.error.as_deref(),
-        &policy,
+        policy,
         now,
         &mut history,
     );
@@ -234,6 +384,8 @@ struct PrInputs {
 #[derive(Debug)]
 pub(super) struct ChunkInputs {
     pub turns: Vec<i64>,
+    /// The digest of the run's configuration (see [`settle::Context`]).
+    pub config: u64,
     /// By the PR's address; an error fails each PR's tick.
     pub seen: Result<BTreeMap<String, crate::store::Seen>, String>,
     pub intents: Result<BTreeMap<i64, Vec<crate::model::intent::Intent>>, String>,
@@ -241,26 +393,32 @@ pub(super) struct ChunkInputs {
 }
 
 impl ChunkInputs {
-    /// Loads the inputs of `watches` (those whose stored state reads) and their `reads`;
-    /// `ahead` are the logs read ahead this run.
+    /// Loads the inputs of `watches` (those whose stored state reads) and their `reads`
+    /// (what settled reads already handled is left out); `ahead` are the logs read ahead this
+    /// run, `config` the digest of the run's configuration.
     pub(super) fn load(
         app: &App,
         watches: &[&Watch],
         reads: &[Result<Read, TickFailure>],
-        turns: Vec<i64>,
+        (turns, config): (Vec<i64>, u64),
         mut ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
     ) -> Self {
-        let readable: Vec<&Watch> = watches
+        let readable: Vec<(&Watch, bool)> = watches
             .iter()
             .copied()
-            .filter(|w| w.unreadable.is_none())
+            .zip(reads.iter().map(|r| matches!(r, Ok(Read::Settled { .. }))))
+            .filter(|(w, _)| w.unreadable.is_none())
             .collect();
-        let prs: Vec<&crate::model::PrRef> = readable.iter().map(|w| &w.pr).collect();
-        let ids: Vec<i64> = readable.iter().map(|w| w.id).collect();
+        let prs: Vec<&crate::model::PrRef> = readable
+            .iter()
+            .filter(|(_, settled)| !settled)
+            .map(|(w, _)| &w.pr)
+            .collect();
+        let ids: Vec<i64> = readable.iter().map(|(w, _)| w.id).collect();
         let keys: Vec<detect::LogKey> = reads
             .iter()
-            .filter_map(|r| r.as_ref().ok())
-            .flat_map(|r| detect::log_keys(&r.snapshot))
+            .filter_map(|r| r.as_ref().ok()?.snapshot())
+            .flat_map(detect::log_keys)
             .filter(|k| !ahead.contains_key(k))
             .collect();
         // A cache: logs it cannot give are looked up again, one by one, when they are needed.
@@ -276,6 +434,7 @@ impl ChunkInputs {
         let text = |e: anyhow::Error| format!("{e:#}");
         ChunkInputs {
             turns,
+            config,
             seen: if prs.is_empty() {
                 Ok(BTreeMap::new())
             } else {
@@ -291,11 +450,14 @@ impl ChunkInputs {
     }
 }
 
+/// A PR's inputs; with `chunk_seen` false (a settled read) what it already handled is left
+/// empty: it is loaded only if the PR is decided after all.
 fn pr_inputs(
     app: &mut App,
     watch: &Watch,
     policy: &Policy,
     chunk: &ChunkInputs,
+    chunk_seen: bool,
 ) -> Result<PrInputs, TickFailure> {
     if let Some(damage) = &watch.unreadable {
         return Err(TickFailure::Damaged(format!(
@@ -336,6 +498,7 @@ fn pr_inputs(
         crate::model::viewer::Viewer::by_login("")
     };
     let seen = match &chunk.seen {
+        _ if !chunk_seen => crate::store::Seen::new(),
         Ok(by_pr) => by_pr.get(&watch.pr.url()).cloned().unwrap_or_default(),
         Err(e) => {
             return Err(TickFailure::Store(anyhow::anyhow!(

@@ -13,13 +13,37 @@ use crate::app::App;
 use crate::forge::{ForgeError, SnapshotRequest, Summary, SummaryRequest};
 use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Snapshot};
-use crate::store::KeptHints;
+use crate::store::{KeptHints, Settled};
 
-/// One PR's snapshot for this tick, and whether it is a kept one rather than read now.
+/// One PR's read for this tick.
 #[derive(Debug, Clone)]
-pub struct Read {
-    pub snapshot: Snapshot,
-    pub reused: bool,
+pub enum Read {
+    /// Read in full now; `kept` is its summary's fingerprint as kept beside it, when it is.
+    Fresh {
+        snapshot: Snapshot,
+        kept: Option<String>,
+    },
+    /// The kept read: its summary is the one just read. `summary` is its fingerprint as
+    /// kept, `settled` the quiet decision last made on it (which did not hold).
+    Kept {
+        snapshot: Snapshot,
+        summary: String,
+        settled: Option<Settled>,
+    },
+    /// The kept read, not loaded: its summary is the one just read, and the quiet decision
+    /// last made on it holds over the watch's stored row now; the tick makes it again only if
+    /// its context changed. `summary` is the kept read's fingerprint, as kept.
+    Settled { settled: Settled, summary: String },
+}
+
+impl Read {
+    /// The snapshot to decide on, when it is loaded.
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        match self {
+            Read::Fresh { snapshot, .. } | Read::Kept { snapshot, .. } => Some(snapshot),
+            Read::Settled { .. } => None,
+        }
+    }
 }
 
 /// What the full read of `w` asks: the branches seen last tick let the client compare them
@@ -143,12 +167,33 @@ pub fn plan_chunk(
             return (plan, Vec::new());
         }
     };
+    // A kept read whose last decision holds is not loaded: the acting phase makes that
+    // decision again only if its context changed (and then loads it).
+    let now = app.now;
+    let settled = |w: &Watch| {
+        let kept = summaries.hints.get(&w.id)?;
+        let settled = kept
+            .settled
+            .as_ref()
+            .filter(|s| s.holds(now, w.row_digest))?;
+        reusable(Some(kept), by_watch.get(&w.id)).then(|| Read::Settled {
+            settled: settled.clone(),
+            summary: kept.summary.clone(),
+        })
+    };
+    let settled: Vec<Option<Read>> = watches
+        .iter()
+        .map(|w| if fresh { None } else { settled(w) })
+        .collect();
     // The kept snapshots this chunk may reuse, loaded now; each is checked again, whole, in
     // case another run kept a newer read since the group's hints were loaded.
     let candidates: Vec<i64> = watches
         .iter()
-        .filter(|w| !fresh && reusable(summaries.hints.get(&w.id), by_watch.get(&w.id)))
-        .map(|w| w.id)
+        .zip(&settled)
+        .filter(|(w, s)| {
+            s.is_none() && !fresh && reusable(summaries.hints.get(&w.id), by_watch.get(&w.id))
+        })
+        .map(|(w, _)| w.id)
         .collect();
     let mut kept = if candidates.is_empty() {
         BTreeMap::new()
@@ -156,15 +201,24 @@ pub fn plan_chunk(
         app.store.kept_reads(&candidates).unwrap_or_default()
     };
     let mut requests = Vec::new();
-    for w in watches {
+    for (w, settled) in watches.iter().zip(settled) {
         let holds = kept.get(&w.id).is_some_and(|k| {
             let hints = KeptHints::of(&k.summary, &k.snapshot);
             reusable(Some(&hints), by_watch.get(&w.id))
         });
-        if let Some(k) = kept.remove(&w.id).filter(|_| holds) {
-            plan.slots.push(Some(Ok(Read {
+        if let Some(settled) = settled {
+            plan.slots.push(Some(Ok(settled)));
+        } else if let Some(k) = kept.remove(&w.id).filter(|_| holds) {
+            // What was settled on it, when it is the read the hints were loaded with.
+            let settled = summaries
+                .hints
+                .get(&w.id)
+                .filter(|h| h.summary == k.summary)
+                .and_then(|h| h.settled.clone());
+            plan.slots.push(Some(Ok(Read::Kept {
                 snapshot: k.snapshot,
-                reused: true,
+                summary: k.summary,
+                settled,
             })));
         } else {
             plan.slots.push(None);
@@ -212,12 +266,15 @@ pub fn finish_chunk(
             let Some((id, answer)) = answers.next() else {
                 return Err(ForgeError::Unexpected("no answer for this PR".into()));
             };
+            let summary = by_watch.and_then(|b| b.get(&id));
             if keep && answer.is_ok() {
                 fresh.push((id, place));
             }
-            answer.map(|snapshot| Read {
+            answer.map(|snapshot| Read::Fresh {
                 snapshot,
-                reused: false,
+                kept: summary
+                    .filter(|_| keep)
+                    .map(|s| crate::secrets::mask(&s.fingerprint)),
             })
         })
         .collect();
@@ -226,11 +283,11 @@ pub fn finish_chunk(
         // tick.
         let _ = app.store.batch(|store| {
             for (id, place) in &fresh {
-                let Some(Ok(read)) = out.get(*place) else {
+                let Some(Ok(Read::Fresh { snapshot, .. })) = out.get(*place) else {
                     continue;
                 };
                 let _ = match by_watch.and_then(|b| b.get(id)) {
-                    Some(summary) => store.keep_read(*id, &summary.fingerprint, &read.snapshot),
+                    Some(summary) => store.keep_read(*id, &summary.fingerprint, snapshot),
                     None => store.forget_read(*id),
                 };
             }

@@ -4,20 +4,24 @@
 //! unasked given back.
 
 use super::outcomes::PrOutcome;
+use super::pr::Acted;
 use crate::app::App;
-use crate::store::{Lease, TickRecord};
+use crate::store::{Lease, Settled};
 
 /// Records the chunk's `acted` PRs (outcome, record, lease) and releases the `unasked`
-/// leases; each outcome carries the error that kept it from being recorded, if any.
+/// leases; each outcome carries the error that kept it from being recorded, if any. What
+/// the recorded ones settled is kept beside their kept reads, in one statement.
 pub(super) fn chunk(
     app: &mut App,
-    acted: Vec<((PrOutcome, TickRecord), Option<Lease>)>,
+    acted: Vec<(Acted, Option<Lease>)>,
     unasked: Vec<Lease>,
 ) -> Vec<PrOutcome> {
     let (mut outcomes, mut records, mut leases) = (Vec::new(), Vec::new(), Vec::new());
-    for ((outcome, record), lease) in acted {
-        outcomes.push(outcome);
-        records.push(record);
+    let mut settlements = Vec::new();
+    for (acted, lease) in acted {
+        settlements.push(acted.settlement);
+        outcomes.push(acted.outcome);
+        records.push(acted.record);
         leases.push(lease);
     }
     let recorded = app.store.batch(|store| {
@@ -51,6 +55,19 @@ pub(super) fn chunk(
             for (place, result) in quiet_places.into_iter().zip(store.record_times(quiet)?) {
                 results[place] = result;
             }
+        }
+        let settled: Vec<(i64, &str, Option<&Settled>)> = outcomes
+            .iter()
+            .zip(&settlements)
+            .zip(&results)
+            .filter(|(_, result)| result.is_ok())
+            .filter_map(|((outcome, settlement), _)| {
+                let s = settlement.as_ref()?;
+                Some((outcome.watch.id, s.summary.as_str(), s.settled.as_ref()))
+            })
+            .collect();
+        if !settled.is_empty() {
+            store.settle(&settled)?;
         }
         Ok(results)
     });

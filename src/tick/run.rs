@@ -104,6 +104,8 @@ pub(super) struct Run<'r, 'o> {
     pub(super) outcomes: Outcomes<'o>,
     pub(super) done: usize,
     pub(super) total: usize,
+    /// The digest of the configuration the run decides under (see [`super::settle`]).
+    pub(super) config: u64,
 }
 
 /// Whether a signal asked the run to stop after the PR in hand.

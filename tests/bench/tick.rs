@@ -46,6 +46,8 @@
 //! `PRM_BENCH_BEFORE=/path/to/pr-monitor` measures another build too (an earlier one, built
 //! the same way), scenario for scenario on its own folder and fake, its rows beside this
 //! build's (`build` column: `before`, `after`), so both come from one run.
+//! `PRM_BENCH_AFTER=/path/to/pr-monitor` measures that build in place of the one cargo built
+//! (so an optimised pair can be measured by a harness built without optimisation).
 //!
 //! `stmts` is the SQL statements the run's ticks started, from the debug line of
 //! `pr_monitor::store` (a build that does not say reads `n/a`).
@@ -579,7 +581,7 @@ fn hour(gnu_time: bool) {
     let mut args = vec!["watch", "add"];
     args.extend(refs.iter().map(String::as_str));
     env.ok(&args);
-    let bin = env!("CARGO_BIN_EXE_pr-monitor");
+    let bin = &measured_bin();
     timed_run(&env, &["run"], false, bin);
     env.gh.clear_requests();
     let ticks = 3600 / STEP_SECS;
@@ -610,11 +612,16 @@ fn hour(gnu_time: bool) {
     );
 }
 
+/// The build measured as `after`: `PRM_BENCH_AFTER`, else the one cargo built.
+fn measured_bin() -> String {
+    std::env::var("PRM_BENCH_AFTER").unwrap_or_else(|_| env!("CARGO_BIN_EXE_pr-monitor").to_owned())
+}
+
 fn main() {
     let gnu_time = Path::new(GNU_TIME).exists();
     let cpus = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!("pr-monitor tick benchmark: one run on {cpus} CPUs, figures not assertions");
-    println!("binary: {}", env!("CARGO_BIN_EXE_pr-monitor"));
+    println!("binary: {}", measured_bin());
     if !gnu_time {
         println!("cpu ms and peak KiB: n/a without {GNU_TIME} (Debian: apt-get install time)");
     }
@@ -651,7 +658,7 @@ fn main() {
     }
     builds.push(Build {
         label: "after",
-        bin: env!("CARGO_BIN_EXE_pr-monitor").to_owned(),
+        bin: measured_bin(),
     });
     let mut rows = Vec::new();
     let mut choices = Vec::new();

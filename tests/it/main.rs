@@ -40,6 +40,7 @@ mod remediate;
 mod report;
 mod rotation;
 mod serve;
+mod settled;
 mod status;
 mod support;
 mod systemd_install;

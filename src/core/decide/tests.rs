@@ -39,6 +39,7 @@ pub(crate) fn watch() -> Watch {
         last_tick_at: None,
         last_error: None,
         unreadable: None,
+        row_digest: None,
     }
 }
 
@@ -409,6 +410,7 @@ fn failing(sha: &str, author: &str, tail: &str, infra: bool) -> Snapshot {
     s
 }
 
+#[derive(Clone)]
 pub(crate) struct Ctx {
     pub policy: Policy,
     pub logins: Vec<Login>,

@@ -1,0 +1,127 @@
+//! Settled decisions: a PR whose summary, stored state and context are unchanged is not
+//! decided again until one of its time-driven rules could turn. To show the kept read is not
+//! even loaded, these tests make it unreadable in the database: a PR that loads it is read in
+//! full instead.
+
+use serde_json::json;
+
+use crate::support::env::TestEnv;
+
+const REPO: &str = "octo/app";
+const SNAPSHOTS: &str = "POST /graphql PullRequestSnapshots";
+
+/// Makes every kept snapshot unparseable (its hints stay): loading one fails, and the PR is
+/// read in full.
+fn spoil_kept_snapshots(env: &TestEnv) {
+    let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
+    db.execute("UPDATE last_reads SET snapshot = '{'", [])
+        .expect("spoil the kept reads");
+}
+
+/// Moves the clock by `secs` and runs; the full reads that run made.
+fn run_after(env: &mut TestEnv, secs: i64, args: &[&str]) -> usize {
+    env.advance(secs);
+    env.gh.clear_requests();
+    env.ok(args);
+    env.gh.requests().count(SNAPSHOTS)
+}
+
+/// Watches `prs`: read once, then, past the two minutes a new head keeps a PR on the fast
+/// cadence, decided once more on the kept read: settled.
+fn settled(env: &mut TestEnv, prs: &[&str]) {
+    let mut args = vec!["watch", "add"];
+    args.extend_from_slice(prs);
+    env.ok(&args);
+    env.ok(&["run"]);
+    assert_eq!(
+        run_after(env, 200, &["run", "--force"]),
+        0,
+        "the summary is the same"
+    );
+}
+
+#[test]
+fn a_pending_check_times_out_on_a_settled_pr_at_the_tick_it_passes_its_timeout() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "lint").success();
+        w.check_run(REPO, 1, "e2e").in_progress();
+    });
+    // First seen now: `pending_timeout_sec` (an hour) counts from here.
+    settled(&mut env, &["octo/app#1"]);
+    spoil_kept_snapshots(&env);
+    // Polled every 30 s while the check runs; the settled decision holds, so the spoilt kept
+    // read is never loaded.
+    assert_eq!(run_after(&mut env, 600, &["run"]), 0);
+    // Forced, to the second: still running an hour in.
+    assert_eq!(
+        run_after(&mut env, 2800, &["run", "--force"]),
+        0,
+        "an hour in"
+    );
+    assert_eq!(env.pills("octo/app#1")["ci"], json!(false));
+    // One second past the hour the check is overdue: the PR is decided again (its kept read
+    // no longer loads, so it is read in full) and the owner hears.
+    assert_eq!(
+        run_after(&mut env, 1, &["run", "--force"]),
+        1,
+        "an hour and a second in"
+    );
+    assert_eq!(env.pills("octo/app#1")["ci"], json!(true));
+    assert!(
+        env.history_text("octo/app#1").contains("e2e"),
+        "{}",
+        env.history_text("octo/app#1")
+    );
+}
+
+/// A green idle PR, settled, its kept read spoilt, and ticked `secs` later without loading
+/// it.
+fn settled_green_pr(secs: i64) -> TestEnv {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    settled(&mut env, &["octo/app#1"]);
+    spoil_kept_snapshots(&env);
+    assert_eq!(run_after(&mut env, secs, &["run", "--force"]), 0);
+    assert!(env.gh.requests().writes().is_empty());
+    env
+}
+
+#[test]
+fn a_settled_pr_is_decided_again_when_its_watch_changes() {
+    let mut env = settled_green_pr(600);
+    // Arming changes the stored watch: the decision is made again, and it arms the forge's
+    // auto-merge.
+    env.ok(&["merge", "octo/app#1", "--when-ready"]);
+    assert_eq!(run_after(&mut env, 60, &["run", "--force"]), 1);
+    assert!(
+        !env.gh.requests().writes().is_empty(),
+        "{:?}",
+        env.gh.requests().counts()
+    );
+}
+
+#[test]
+fn a_settled_pr_is_decided_again_when_the_config_changes() {
+    let mut env = settled_green_pr(1200);
+    // The same PR under a config that reports a head not moving for ten minutes: decided
+    // again at once, and reported stuck.
+    let stricter = env.dir.path().join("stricter.yaml");
+    let config = std::fs::read_to_string(env.config_path()).expect("the config");
+    std::fs::write(&stricter, format!("{config}pr:\n  stuck_after_sec: 600\n"))
+        .expect("write the config");
+    env.advance(60);
+    env.gh.clear_requests();
+    let out = env.run_with_config(&stricter, &["run", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(env.gh.requests().count(SNAPSHOTS), 1);
+    assert!(
+        env.history_text("octo/app#1").contains("stuck"),
+        "{}",
+        env.history_text("octo/app#1")
+    );
+}
