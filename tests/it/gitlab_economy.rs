@@ -160,7 +160,7 @@ fn arming_auto_merge_reads_the_mr_once() {
 }
 
 #[test]
-fn an_armed_mr_is_read_in_full_each_tick_and_rebased_once_behind() {
+fn an_armed_idle_mr_costs_its_share_of_the_summary_and_is_rebased_once_behind() {
     let mut env = GitLabEnv::new();
     env.gl.world(|w| {
         w.project(P).merge_method("ff");
@@ -175,18 +175,53 @@ fn an_armed_mr_is_read_in_full_each_tick_and_rebased_once_behind() {
     args.extend(refs.iter().map(String::as_str));
     env.ok(&args);
     env.ok(&["run"]);
-    // GitLab's auto-merge, once set, hides what would move it: an MR armed on the forge is
-    // read in full at every tick; the 29 others cost their share of the summary.
+    assert!(env.gl.world(|w| w.get_mr_mut(P, 1).auto_merge.is_some()));
+    // Arming changed its summary: it is read once more, then, armed on the forge, it costs
+    // what the 29 others do: its share of the summary.
+    assert_eq!(
+        next_run(&mut env),
+        SUMMARY + FULL + 1,
+        "armed since its read"
+    );
     for _ in 0..2 {
         assert_eq!(
             next_run(&mut env),
-            SUMMARY + FULL + 1,
-            "armed: read in full"
+            SUMMARY,
+            "armed and idle: {:?}",
+            env.gl.requests().counts()
         );
     }
-    env.gl.world(|w| w.get_mr_mut(P, 1).diverged = 2);
+    // Auto-merge turned off on the forge: that MR alone is read in full, and armed again.
+    env.gl.world(|w| w.get_mr_mut(P, 1).auto_merge = None);
+    assert_eq!(
+        next_run(&mut env),
+        SUMMARY + FULL + 1 + 1,
+        "read and re-armed"
+    );
+    let log = env.gl.requests();
+    assert_eq!(
+        log.count("PUT /projects/g%2Fp/merge_requests/1/merge"),
+        1,
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(
+        next_run(&mut env),
+        SUMMARY + FULL + 1,
+        "armed since its read"
+    );
+    assert_eq!(next_run(&mut env), SUMMARY, "idle again");
+    // The target branch moves: every MR's summary says so, and the armed one, now behind on
+    // a fast-forward project, is rebased in the same tick.
+    env.gl.world(|w| w.advance_target(P, "main", 2));
     let sent = next_run(&mut env);
     let log = env.gl.requests();
+    assert_eq!(
+        log.count("PUT /projects/g%2Fp/merge_requests/1/rebase"),
+        1,
+        "{:?}",
+        log.counts()
+    );
     assert_eq!(
         log.count("PUT /projects/{id}/merge_requests/{iid}/rebase"),
         1,
@@ -195,8 +230,8 @@ fn an_armed_mr_is_read_in_full_each_tick_and_rebased_once_behind() {
     );
     assert_eq!(
         sent,
-        SUMMARY + FULL + 1 + 1,
-        "and the rebase: {:?}",
+        SUMMARY + 30 * FULL + 1 + 1,
+        "every MR read, and the rebase: {:?}",
         log.counts()
     );
 }

@@ -3,34 +3,39 @@
 //! of each target branch, folded into one fingerprint per MR. An equal fingerprint means the
 //! MR's full read still holds: its head, update time (notes, pushes, state, labels), merge
 //! status, the head's newest pipeline and its status, and the target branch (so how far behind
-//! it is) are all as they were. An MR with auto-merge on is never summarised: its pipeline
-//! guard and train place need the full read.
+//! it is) are all as they were. An MR with auto-merge on is summarised too: whether it is on,
+//! and its newest train pipeline, are in its fingerprint (a car's place in its train changes
+//! only when a car ahead merges, which moves the target branch, or leaves, which restarts the
+//! pipelines behind it), so auto-merge turned off on the forge reads it in full again.
 
 use std::collections::BTreeMap;
 
 use super::wire;
 
-/// The fingerprint of `mr`, or `None` when a summary cannot tell (auto-merge on, no head).
+/// The fingerprint of `mr`, or `None` when a summary cannot tell (no tip for its target).
 /// `pipelines` are the project's, newest first; `tips` the target branches' tip commits.
 pub(super) fn fingerprint(
     mr: &wire::MergeRequest,
     pipelines: &[wire::Pipeline],
     tips: &BTreeMap<String, String>,
 ) -> Option<String> {
-    if mr.merge_when_pipeline_succeeds == Some(true) || mr.auto_merge == Some(true) {
-        return None;
-    }
+    let armed = mr.merge_when_pipeline_succeeds == Some(true) || mr.auto_merge == Some(true);
     let sha = mr.head_sha().unwrap_or_default();
     let merged_results = format!("refs/merge-requests/{}/merge", mr.iid);
-    let pipeline = pipelines
-        .iter()
-        .find(|p| {
-            !sha.is_empty() && (p.sha == sha || p.git_ref.as_deref() == Some(&merged_results))
-        })
-        .map_or_else(
-            || "-".to_owned(),
-            |p| format!("{}:{}", p.id, p.status.as_deref().unwrap_or("?")),
-        );
+    let train = format!("refs/merge-requests/{}/train", mr.iid);
+    let newest = |of: &dyn Fn(&wire::Pipeline) -> bool| {
+        pipelines
+            .iter()
+            .find(|p| !sha.is_empty() && of(p))
+            .map_or_else(
+                || "-".to_owned(),
+                |p| format!("{}:{}", p.id, p.status.as_deref().unwrap_or("?")),
+            )
+    };
+    let pipeline = newest(&|p| p.sha == sha || p.git_ref.as_deref() == Some(&merged_results));
+    // An armed MR's car in a train runs its own pipeline: a car ahead that leaves restarts it,
+    // one ahead that merges moves the target branch.
+    let car = newest(&|p| p.git_ref.as_deref() == Some(&train));
     let tip = if mr.is_open() {
         Some(tips.get(&mr.target_branch)?.as_str())
     } else {
@@ -53,6 +58,8 @@ pub(super) fn fingerprint(
             &mr.title,
             &mr.user_notes_count.map_or("?".into(), |n| n.to_string()),
             &pipeline,
+            &armed.to_string(),
+            &car,
             tip.unwrap_or("-"),
         ]
         .join("\u{1f}"),
@@ -145,10 +152,26 @@ mod tests {
         }
         let mut armed = mr();
         armed.merge_when_pipeline_succeeds = Some(true);
-        assert_eq!(
-            fingerprint(&armed, &pipes, &tips),
-            None,
-            "armed: read in full"
+        let armed_print = fingerprint(&armed, &pipes, &tips);
+        assert!(
+            armed_print.as_ref().is_some_and(|f| *f != base),
+            "armed: summarised, and auto-merge turned off changes it"
+        );
+        let car = wire::Pipeline {
+            git_ref: Some("refs/merge-requests/7/train".into()),
+            ..pipeline(12, "t1", "running")
+        };
+        let in_train = [car.clone(), pipeline(9, "aaa", "running")];
+        let restarted = [
+            wire::Pipeline { id: 13, ..car },
+            pipeline(9, "aaa", "running"),
+        ];
+        let train_print = fingerprint(&armed, &in_train, &tips);
+        assert_ne!(train_print, armed_print, "a car's train pipeline");
+        assert_ne!(
+            fingerprint(&armed, &restarted, &tips),
+            train_print,
+            "the train restarted behind a car that left"
         );
         assert_eq!(
             fingerprint(&mr(), &pipes, &BTreeMap::new()),
