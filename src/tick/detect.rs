@@ -196,7 +196,7 @@ pub type Notes = BTreeMap<String, Result<String, String>>;
 /// checks (once every one is done) whose verdict `cache` does not hold, those with a node id.
 pub fn unread_runs(snap: &Snapshot, policy: &Policy, cache: &dyn LogCache) -> Vec<CheckRunRef> {
     let failed = to_read(snap, policy).unwrap_or_default();
-    unread(cache, snap, &failed)
+    unread(&failed, &kept_verdicts(cache, snap, &failed))
         .into_iter()
         .map(|node_id| CheckRunRef {
             pr: snap.pr.clone(),
@@ -296,13 +296,26 @@ fn kept_verdict(
     Some((kept, class))
 }
 
-/// The node ids of the `failed` checks of `snap` without a kept verdict: their annotations
-/// are read with their logs.
-fn unread(store: &dyn LogCache, snap: &Snapshot, failed: &[Check]) -> Vec<String> {
+/// The kept verdict of each of the `failed` checks of `snap`, in order.
+fn kept_verdicts(
+    store: &dyn LogCache,
+    snap: &Snapshot,
+    failed: &[Check],
+) -> Vec<Option<(KeptLog, Classification)>> {
     failed
         .iter()
-        .filter(|c| kept_verdict(store, snap, c).is_none())
-        .filter_map(|c| c.node_id.clone())
+        .map(|c| kept_verdict(store, snap, c))
+        .collect()
+}
+
+/// The node ids of the `failed` checks without a kept verdict (`cached`, in the same order):
+/// their annotations are read with their logs.
+fn unread(failed: &[Check], cached: &[Option<(KeptLog, Classification)>]) -> Vec<String> {
+    failed
+        .iter()
+        .zip(cached)
+        .filter(|(_, hit)| hit.is_none())
+        .filter_map(|(c, _)| c.node_id.clone())
         .collect()
 }
 
@@ -317,11 +330,8 @@ fn read_failures(
     remember: bool,
     notes: &Notes,
 ) -> Vec<FailedCheck> {
-    let cached: Vec<Option<(KeptLog, Classification)>> = failed
-        .iter()
-        .map(|c| kept_verdict(store, snap, c))
-        .collect();
-    let missing: Vec<CheckRunRef> = unread(store, snap, failed)
+    let cached = kept_verdicts(store, snap, failed);
+    let missing: Vec<CheckRunRef> = unread(failed, &cached)
         .into_iter()
         .filter(|id| !notes.contains_key(id))
         .map(|node_id| CheckRunRef {

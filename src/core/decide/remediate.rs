@@ -9,9 +9,11 @@
 mod failed_checks;
 mod review_feedback;
 
-#[cfg(test)]
-pub(super) use failed_checks::MAX_LOG_WAITS;
 pub(super) use failed_checks::merge_group_to_agent;
+
+/// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
+/// on with what could be read.
+pub(super) const MAX_LOG_WAITS: u32 = 3;
 
 use crate::core::answers;
 use crate::core::decide::{Action, Condition, Context, Draft, Feedback, MessageKind};

@@ -10,7 +10,7 @@ use crate::model::plan::{Guard, Notice};
 use crate::model::watch::{Ci, FixInFlight, Why};
 use crate::model::{FailedCheck, Snapshot};
 
-use super::{Gate, capped, feedback_out, gate, note_untrusted, send};
+use super::{Gate, MAX_LOG_WAITS, capped, feedback_out, gate, note_untrusted, send};
 
 pub(super) fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context<'_>) {
     match &cond.verdict {
@@ -84,10 +84,6 @@ pub(super) fn checks(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Con
         }
     }
 }
-
-/// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
-/// on with what could be read.
-pub(in crate::core::decide) const MAX_LOG_WAITS: u32 = 3;
 
 /// A failed check's log could not be read this tick: the failure waits for the next tick
 /// (nothing sent, no attempt spent, no re-run, no guard moved), and the history says why.
