@@ -280,13 +280,7 @@ fn dispatch(mut app: App, command: Command, db: &Path, cli_db: Option<&Path>) ->
 
 /// `merge PR`: now, when ready, or `--cancel`.
 fn merge(app: &mut App, args: &MergeArgs) -> Result<u8> {
-    let how = if args.when_ready {
-        owner::MergeRequest::WhenReady
-    } else if args.cancel {
-        owner::MergeRequest::Cancel
-    } else {
-        owner::MergeRequest::Now
-    };
+    let how = args.how().map_err(usage)?;
     let pr = app.pr(&args.pr)?;
     owner::merge(app, &pr, how)
 }
