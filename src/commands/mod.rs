@@ -75,7 +75,14 @@ pub fn main() -> ExitCode {
             let usage = e
                 .chain()
                 .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());
-            ExitCode::from(if usage { 2 } else { 1 })
+            let nothing_read = e.downcast_ref::<crate::app::NothingRead>().is_some();
+            ExitCode::from(if usage {
+                2
+            } else if nothing_read {
+                3
+            } else {
+                1
+            })
         }
     }
 }
