@@ -184,6 +184,43 @@ fn many_changes_in_one_tick_arrive_as_one_digest() {
     }
 }
 
+/// A merge among more notices than go out one by one keeps its `done` record in the digest:
+/// the mail's line for the PR and Slack's say it in its short form.
+#[test]
+fn a_merged_prs_done_record_survives_the_digest() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let env = env_with_channels(smtp.port(), &slack);
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=6 {
+            w.pr(REPO, n).head_commit(|c| c.by("human"));
+            w.check_run(REPO, n, "lint").failure();
+        }
+        w.pr(REPO, 7).title("Ship it").merged();
+        w.check_run(REPO, 7, "lint").success();
+    });
+    let prs: Vec<String> = (1..=7).map(|n| format!("octo/app#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(prs.iter().map(String::as_str));
+    env.ok(&args);
+    env.ok(&["run"]);
+    let done = "checks green (1/1) · no approvals · no review thread left open";
+    let mails = smtp.mails();
+    assert_eq!(mails.len(), 1, "one digest: {:?}", smtp.subjects());
+    let text = mails[0].part("text/plain").unwrap();
+    assert!(text.contains("PR #7: merged"), "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let at = lines.iter().position(|l| l.starts_with("- PR #7: merged"));
+    assert_eq!(
+        at.map(|i| &lines[i + 1..i + 3]),
+        Some(&["  Ship it", &*format!("  {done}")][..]),
+        "{text}"
+    );
+    let blocks = slack.requests()[0].json()["blocks"].to_string();
+    assert!(blocks.contains(&format!("Ship it — {done}")), "{blocks}");
+}
+
 #[test]
 fn an_email_says_what_happened_in_its_subject_and_both_parts() {
     let smtp = SmtpServer::start();
