@@ -44,11 +44,8 @@ fn intents(env: &TestEnv) -> (i64, i64) {
     .expect("count the intents")
 }
 
-#[test]
-fn a_chunks_armed_prs_are_armed_in_one_request() {
-    let prs: Vec<(&str, u64)> = (1..=5).map(|n| (REPO, n)).collect();
-    let env = armed_and_running(&prs);
-    env.ok(&["run"]);
+/// The run armed its PRs in one request.
+fn one_arming_request(env: &TestEnv) {
     let log = env.gh.requests();
     assert_eq!(
         log.count("POST /graphql EnableAutoMerges"),
@@ -56,7 +53,15 @@ fn a_chunks_armed_prs_are_armed_in_one_request() {
         "{:?}",
         log.counts()
     );
-    assert_eq!(log.count("POST /graphql EnableAutoMerge"), 0);
+}
+
+#[test]
+fn a_chunks_armed_prs_are_armed_in_one_request() {
+    let prs: Vec<(&str, u64)> = (1..=5).map(|n| (REPO, n)).collect();
+    let env = armed_and_running(&prs);
+    env.ok(&["run"]);
+    one_arming_request(&env);
+    assert_eq!(env.gh.requests().count("POST /graphql EnableAutoMerge"), 0);
     assert_eq!(enables(&env, &prs), [1; 5]);
     for (repo, n) in &prs {
         let pr = format!("{repo}#{n}");
@@ -88,13 +93,7 @@ fn a_refused_arming_does_not_spoil_the_others() {
         w.repo("octo/bare").unprotected();
     });
     env.ok(&["run"]);
-    let log = env.gh.requests();
-    assert_eq!(
-        log.count("POST /graphql EnableAutoMerges"),
-        1,
-        "{:?}",
-        log.counts()
-    );
+    one_arming_request(&env);
     assert_eq!(enables(&env, &prs), [1, 0, 1]);
     let bare = env.status("octo/bare#1");
     assert_eq!(bare["merge_via"], "self", "{bare}");
@@ -163,12 +162,7 @@ fn a_request_that_failed_whole_is_asked_again_on_the_next_run() {
 fn armings_whose_intents_cannot_be_recorded_are_not_asked() {
     let prs = [(REPO, 1), (REPO, 2)];
     let mut env = armed_and_running(&prs);
-    let db = || rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
-    db().execute_batch(
-        "CREATE TRIGGER refuse_intents BEFORE INSERT ON intents
-         BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
-    )
-    .expect("a refusing trigger");
+    env.refuse_intents(true);
     let out = env.run(&["run"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(env.gh.requests().count("POST /graphql EnableAutoMerges"), 0);
@@ -180,8 +174,7 @@ fn armings_whose_intents_cannot_be_recorded_are_not_asked() {
             "{history}"
         );
     }
-    db().execute_batch("DROP TRIGGER refuse_intents")
-        .expect("drop the trigger");
+    env.refuse_intents(false);
     env.advance(60);
     env.ok(&["run", "--force"]);
     assert_eq!(enables(&env, &prs), [1, 1]);

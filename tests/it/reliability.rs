@@ -385,12 +385,7 @@ fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
 #[test]
 fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
     let mut env = armed_pr_ready_to_merge();
-    let db = || rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
-    db().execute_batch(
-        "CREATE TRIGGER refuse_intents BEFORE INSERT ON intents
-         BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
-    )
-    .expect("a refusing trigger");
+    env.refuse_intents(true);
     let out = env.run(&["run"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(
@@ -403,8 +398,7 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
         history.contains("its intent could not be recorded first"),
         "{history}"
     );
-    db().execute_batch("DROP TRIGGER refuse_intents")
-        .expect("drop the trigger");
+    env.refuse_intents(false);
     env.advance(30);
     env.ok(&["run"]);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
