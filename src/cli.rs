@@ -178,9 +178,14 @@ pub struct MergeArgs {
     /// Disarm.
     #[arg(long)]
     pub cancel: bool,
-    /// `--now` after `merge PR`, rewritten by [`normalize_args`]; also its unambiguous
-    /// spelling.
-    #[arg(long = "merge-now", hide = true)]
+    /// Merge at once: `--now` after `merge PR`, as [`normalize_args`] rewrites it, and its
+    /// unambiguous spelling. Hidden from `--help`, which shows the contract's `--now`; what
+    /// the completions say of it is `help`.
+    #[arg(
+        long = "merge-now",
+        hide = true,
+        help = "Merge at once (the same as `--now` after `merge PR`)"
+    )]
     pub merge_now: bool,
 }
 
@@ -529,11 +534,17 @@ mod tests {
                     );
                 }
             }
-            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+            // Hidden ones too: the completion scripts say them.
+            for arg in command.get_arguments() {
+                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
                 assert!(
-                    arg.get_help()
-                        .is_some_and(|h| !h.to_string().trim().is_empty()),
+                    !help.trim().is_empty(),
                     "{path:?}: `{}` has no description",
+                    arg.get_id()
+                );
+                assert!(
+                    !help.contains("[`"),
+                    "{path:?}: `{}`'s description is the code's: {help}",
                     arg.get_id()
                 );
             }
