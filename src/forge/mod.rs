@@ -228,6 +228,18 @@ pub trait Forge {
     /// Turn the forge's auto-merge on with `method`.
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError>;
 
+    /// Turn the forge's auto-merge on for each PR with its method: one answer per PR, in
+    /// order, each as [`Forge::enable_auto_merge`] would give it, in as few requests as the
+    /// forge allows (GitHub: one document; by default one write after another).
+    fn enable_auto_merge_many(
+        &self,
+        prs: &[(&Snapshot, MergeMethod)],
+    ) -> Vec<Result<(), ForgeError>> {
+        prs.iter()
+            .map(|(snap, method)| self.enable_auto_merge(snap, *method))
+            .collect()
+    }
+
     /// The checks of any commit of the PR's repository by sha (a merge group's, or a merge
     /// train pipeline's).
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError>;

@@ -16,6 +16,7 @@
 //! [`read`], [`detect`], [`execute`] and [`outcomes`].
 
 mod ahead;
+mod arm;
 pub mod branches;
 pub mod deferral;
 pub mod detect;
