@@ -313,7 +313,7 @@ pub fn held_failures(
 }
 
 /// Check `c` failed, with its log's tail, classification and why its read failed.
-fn failed_check(
+pub fn failed_check(
     c: &Check,
     log_tail: String,
     classification: Classification,

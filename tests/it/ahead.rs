@@ -4,25 +4,10 @@
 //! only for the head it was read for, so a head that moved before the act is judged on its own.
 
 use crate::support::env::TestEnv;
-use crate::support::fake_github::{AnnotationLevel, World};
 
 const REPO: &str = "octo/app";
 const ACTIVITY: &str = "GET /repos/{o}/{r}/activity";
 const RERUN: &str = "POST /repos/{o}/{r}/actions/runs/{id}/rerun-failed-jobs";
-
-/// Fails PR `n`'s newest `test` run as a runner lost mid-job (an annotation says so): the
-/// acting phase re-runs it, whoever made the commit, without asking who pushed it.
-fn lose_runner(w: &mut World, n: u64) {
-    w.update_check_run(REPO, n, "test")
-        .failure()
-        .log("Process completed.\n")
-        .annotation(
-            AnnotationLevel::Failure,
-            ".github",
-            1,
-            "The runner has received a shutdown signal.",
-        );
-}
 
 /// #1 a human's head whose runner was lost; #2 and #3 the agent's failing heads, watched for
 /// the agent `fixer`. Read ahead one after another, the two evidence reads would each wait for
@@ -31,8 +16,8 @@ fn a_chunk_with_two_heads_for_the_agent() -> TestEnv {
     let env = TestEnv::new();
     env.gh.world(|w| {
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
-        w.check_run(REPO, 1, "test").in_progress();
-        lose_runner(w, 1);
+        // Re-run by the acting phase, whoever made the commit, without asking who pushed it.
+        w.check_run(REPO, 1, "test").runner_lost();
         for n in 2..=3 {
             w.pr(REPO, n).head_commit(|c| c.by("fixer-bot"));
             w.check_run(REPO, n, "test")
