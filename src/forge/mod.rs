@@ -69,6 +69,14 @@ impl ForgeError {
     pub fn is_gone(&self) -> bool {
         matches!(self, ForgeError::NotFound(_))
     }
+
+    /// Whether the forge refused the token or could not be reached: nothing of the PR is known.
+    pub fn cuts_off(&self) -> bool {
+        matches!(
+            self,
+            ForgeError::Unauthorized(_) | ForgeError::Unreachable(_)
+        )
+    }
 }
 
 /// What a batched read needs to know about one PR beyond its reference.
