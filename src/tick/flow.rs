@@ -58,6 +58,8 @@ enum PoolRead {
         forge: SharedForge,
         requests: Vec<SnapshotRequest>,
     },
+    /// A chunk's armings, asked together (a write, the one the pool sends).
+    Arm { chunk: usize, arming: arm::Arming },
     /// A job of a chunk's stage ahead of its acting phase.
     Ahead { chunk: usize, job: ahead::Job },
 }
@@ -79,6 +81,10 @@ enum Answer {
     Snapshots {
         chunk: usize,
         answer: Vec<Result<Snapshot, ForgeError>>,
+    },
+    Armed {
+        chunk: usize,
+        results: Vec<Result<(), ForgeError>>,
     },
     Ahead {
         chunk: usize,
@@ -124,6 +130,10 @@ fn read_in_pool(job: PoolRead) -> Answer {
         } => Answer::Snapshots {
             chunk,
             answer: forge.snapshots(&requests),
+        },
+        PoolRead::Arm { chunk, arming } => Answer::Armed {
+            chunk,
+            results: arm::send(&arming.forge, &arming.prs),
         },
         PoolRead::Ahead { chunk, job } => Answer::Ahead {
             chunk,
@@ -194,6 +204,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
         let mut open: Vec<Group> = Vec::new();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
         let mut awaiting: BTreeMap<usize, Awaiting> = BTreeMap::new();
+        let mut line = arm::Line::default();
         let (mut groups_started, mut chunks_formed) = (0, 0);
         let mut acted = false;
         loop {
@@ -246,7 +257,15 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                                 .collect(),
                         }
                     };
-                    acted |= on_chunk_read(app, pool, &mut awaiting, seq, leased, reads, run)?;
+                    acted |= on_chunk_read(
+                        app,
+                        pool,
+                        (&mut awaiting, &mut line),
+                        seq,
+                        leased,
+                        reads,
+                        run,
+                    )?;
                     continue;
                 }
                 if open.len() >= GROUPS_AHEAD {
@@ -292,6 +311,9 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 open.push(group);
             }
             open.retain(|g| !g.finished());
+            if let Some((chunk, arming)) = line.next() {
+                pool.send(PoolRead::Arm { chunk, arming });
+            }
             let Some(answer) = pool.recv() else {
                 break;
             };
@@ -324,7 +346,15 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         answer,
                         !run.opts.dry_run,
                     ));
-                    acted |= on_chunk_read(app, pool, &mut awaiting, chunk, leased, reads, run)?;
+                    acted |= on_chunk_read(
+                        app,
+                        pool,
+                        (&mut awaiting, &mut line),
+                        chunk,
+                        leased,
+                        reads,
+                        run,
+                    )?;
                 }
                 Answer::Notes { chunk, notes } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
@@ -336,7 +366,13 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         pool.send(PoolRead::Logs { chunk, job, notes });
                         a.out += 1;
                     }
-                    acted |= chunk_back(app, pool, &mut awaiting, chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
+                }
+                Answer::Armed { chunk, results } => {
+                    if let Some((steps, answers)) = line.answered(chunk, results) {
+                        apply_chunk(app, chunk, steps, answers, run);
+                        acted = true;
+                    }
                 }
                 Answer::Logs { chunk, read } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
@@ -344,7 +380,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     };
                     a.ahead.extend(read);
                     a.out -= 1;
-                    acted |= chunk_back(app, pool, &mut awaiting, chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
                 }
                 Answer::Ahead { chunk, done } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
@@ -352,7 +388,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     };
                     a.answers.add(done);
                     a.out -= 1;
-                    acted |= chunk_back(app, pool, &mut awaiting, chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
                 }
             }
         }
@@ -363,11 +399,11 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
 /// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
 /// are read ahead on the pool, the annotations of all of them first in one request, then one
 /// job per PR; when they are back, the chunk's stage ahead (see [`chunk_back`]). Whether it was
-/// acted on.
+/// acted on (see [`act_on_chunk`]).
 fn on_chunk_read(
     app: &mut App,
     pool: &mut pool::Pool<PoolRead, Answer>,
-    awaiting: &mut BTreeMap<usize, Awaiting>,
+    (awaiting, line): (&mut BTreeMap<usize, Awaiting>, &mut arm::Line),
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
@@ -407,7 +443,7 @@ fn on_chunk_read(
             out,
         },
     );
-    chunk_back(app, pool, awaiting, chunk, run)
+    chunk_back(app, pool, (awaiting, line), chunk, run)
 }
 
 /// The log reads a chunk's fresh reads need: one per PR whose failed checks' logs the
@@ -463,11 +499,12 @@ fn log_jobs(
 /// next ticks in one commit (a cache, so a commit that fails only means they are read again
 /// next tick; a dry run keeps none), its inputs are loaded and its PRs decided ahead, and the
 /// jobs those decisions ask for are sent (see [`ahead`]). Once those are back too (or when
-/// there are none), it is acted on. Whether it was acted on.
+/// there are none), it is acted on. Whether it was acted on (a chunk whose armings are out is
+/// not yet).
 fn chunk_back(
     app: &mut App,
     pool: &mut pool::Pool<PoolRead, Answer>,
-    awaiting: &mut BTreeMap<usize, Awaiting>,
+    (awaiting, line): (&mut BTreeMap<usize, Awaiting>, &mut arm::Line),
     chunk: usize,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
@@ -480,8 +517,15 @@ fn chunk_back(
     if let Some(mut inputs) = a.inputs {
         // Other chunks were recorded while its jobs were out: whose turn it is may have moved.
         inputs.turns = chunk_turns(app, &a.leased, &a.reads)?;
-        act_on_chunk(app, chunk, a.leased, a.reads, (inputs, a.answers), run);
-        return Ok(true);
+        let inputs = (inputs, a.answers);
+        return Ok(act_on_chunk(
+            app,
+            line,
+            chunk,
+            (a.leased, a.reads),
+            inputs,
+            run,
+        ));
     }
     if !run.opts.dry_run {
         let _ = app.store.batch(|store| {
@@ -497,8 +541,15 @@ fn chunk_back(
     let inputs = pr::ChunkInputs::load(app, &watches, &a.reads, (turns, run.config), ahead_logs);
     let jobs = pr::ahead_jobs(app, &a.leased, &a.reads, &inputs, run.opts);
     if jobs.is_empty() {
-        act_on_chunk(app, chunk, a.leased, a.reads, (inputs, a.answers), run);
-        return Ok(true);
+        let inputs = (inputs, a.answers);
+        return Ok(act_on_chunk(
+            app,
+            line,
+            chunk,
+            (a.leased, a.reads),
+            inputs,
+            run,
+        ));
     }
     a.out = jobs.len();
     for job in jobs {
@@ -509,18 +560,19 @@ fn chunk_back(
     Ok(false)
 }
 
-/// Detect → decide for every PR of a read chunk, in the chunk's order, the armings their plans
-/// ask first asked together ([`arm`]), each plan applied, then the chunk's outcomes recorded
-/// in one commit (each forge write's intent was recorded before the write) and handed on; a
-/// stop asked for releases the leases of the PRs not yet decided.
+/// Detect → decide for every PR of a read chunk, in the chunk's order; the armings their plans
+/// ask first are asked together on the pool ([`arm`]) and the chunk waits for them, else each
+/// plan is applied at once and the chunk's outcomes recorded in one commit (each forge
+/// write's intent was recorded before the write) and handed on. A stop asked for releases
+/// the leases of the PRs not yet decided. Whether the chunk was acted on.
 fn act_on_chunk(
     app: &mut App,
+    line: &mut arm::Line,
     chunk: usize,
-    leased: Vec<(Watch, Option<Lease>)>,
-    reads: Vec<Result<Read, TickFailure>>,
+    (leased, reads): (Vec<(Watch, Option<Lease>)>, Vec<Result<Read, TickFailure>>),
     (inputs, mut answers): (pr::ChunkInputs, ahead::Answers),
     run: &mut Run<'_, '_>,
-) {
+) -> bool {
     let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
@@ -543,10 +595,30 @@ fn act_on_chunk(
             lease,
         ));
     }
-    let armed = arm::ask_together(app, &steps, run.opts);
+    match arm::prepare(app, &steps, run.opts) {
+        arm::Armings::Ready(answers) => {
+            apply_chunk(app, chunk, (steps, unasked), answers, run);
+            true
+        }
+        arm::Armings::Send(places, arming) => {
+            line.park(chunk, (steps, unasked), places, arming);
+            false
+        }
+    }
+}
+
+/// Applies each decided plan of a chunk (`answers`: to the arming each asks first, when it
+/// was asked together), then records the chunk's outcomes in one commit and hands them on.
+fn apply_chunk(
+    app: &mut App,
+    chunk: usize,
+    (steps, unasked): arm::Steps,
+    answers: Vec<Option<crate::model::outcome::Outcome>>,
+    run: &mut Run<'_, '_>,
+) {
     let acted = steps
         .into_iter()
-        .zip(armed)
+        .zip(answers)
         .map(|((step, lease), armed)| (pr::act(app, step, armed, run.opts), lease))
         .collect();
     let outcomes = record::chunk(app, acted, unasked);

@@ -516,7 +516,17 @@ fn route(
                 .iter()
                 .map(World::discussion_json)
                 .collect();
-            paged(w, query, items)
+            let mut reply = paged(w, query, items);
+            if w.endless_discussions {
+                let page = param(query, "page").and_then(|p| p.parse::<u64>().ok());
+                let next = (page.unwrap_or(1) + 1).to_string();
+                for (name, value) in &mut reply.headers {
+                    if name == "X-Next-Page" {
+                        value.clone_from(&next);
+                    }
+                }
+            }
+            reply
         }
         ("POST", "/projects/{id}/merge_requests/{iid}/discussions/{did}/notes") => {
             let text = json_field(body, "body")
