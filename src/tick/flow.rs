@@ -569,7 +569,8 @@ fn act_on_chunk(
     app: &mut App,
     line: &mut arm::Line,
     chunk: usize,
-    (leased, reads): (Vec<(Watch, Option<Lease>)>, Vec<Result<Read, TickFailure>>),
+    leased: Vec<(Watch, Option<Lease>)>,
+    reads: Vec<Result<Read, TickFailure>>,
     (inputs, mut answers): (pr::ChunkInputs, ahead::Answers),
     run: &mut Run<'_, '_>,
 ) -> bool {
