@@ -519,12 +519,7 @@ fn chunk_back(
         inputs.turns = chunk_turns(app, &a.leased, &a.reads)?;
         let inputs = (inputs, a.answers);
         return Ok(act_on_chunk(
-            app,
-            line,
-            chunk,
-            (a.leased, a.reads),
-            inputs,
-            run,
+            app, line, chunk, a.leased, a.reads, inputs, run,
         ));
     }
     if !run.opts.dry_run {
@@ -543,12 +538,7 @@ fn chunk_back(
     if jobs.is_empty() {
         let inputs = (inputs, a.answers);
         return Ok(act_on_chunk(
-            app,
-            line,
-            chunk,
-            (a.leased, a.reads),
-            inputs,
-            run,
+            app, line, chunk, a.leased, a.reads, inputs, run,
         ));
     }
     a.out = jobs.len();
