@@ -11,7 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
-use super::{detect, pr, record};
+use super::{arm, detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
 use crate::core::decide;
@@ -468,10 +468,10 @@ fn logs_back(
     Ok(true)
 }
 
-/// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the
-/// chunk's outcomes recorded in one commit (each forge write's intent was recorded on its own
-/// before the write) and handed on; a stop asked for releases the leases of the PRs not yet
-/// decided.
+/// Detect → decide for every PR of a read chunk, in the chunk's order, the armings their plans
+/// ask first asked together ([`arm`]), each plan applied, then the chunk's outcomes recorded
+/// in one commit (each forge write's intent was recorded before the write) and handed on; a
+/// stop asked for releases the leases of the PRs not yet decided.
 fn act_on_chunk(
     app: &mut App,
     chunk: usize,
@@ -483,7 +483,7 @@ fn act_on_chunk(
     let turns = chunk_turns(app, &leased, &reads)?;
     let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
     let inputs = pr::ChunkInputs::load(app, &watches, &reads, (turns, run.config), ahead);
-    let mut acted = Vec::with_capacity(leased.len());
+    let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
         run.done += 1;
@@ -499,8 +499,14 @@ fn act_on_chunk(
             unasked.extend(lease);
             continue;
         }
-        acted.push((pr::act(app, watch, read, &inputs, run.opts), lease));
+        steps.push((pr::decide(app, watch, read, &inputs, run.opts), lease));
     }
+    let armed = arm::ask_together(app, &steps, run.opts);
+    let acted = steps
+        .into_iter()
+        .zip(armed)
+        .map(|((step, lease), armed)| (pr::act(app, step, armed, run.opts), lease))
+        .collect();
     let outcomes = record::chunk(app, acted, unasked);
     run.outcomes.chunk_done(chunk, outcomes);
     Ok(())
