@@ -9,6 +9,18 @@ pub(crate) fn fnv64(text: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// Hands each whole eight-byte word of `bytes` (little-endian) to `each`, in order: the bytes
+/// left over.
+fn words(bytes: &[u8], mut each: impl FnMut(u64)) -> &[u8] {
+    let mut words = bytes.chunks_exact(8);
+    for w in words.by_ref() {
+        let mut b = [0; 8];
+        b.copy_from_slice(w);
+        each(u64::from_le_bytes(b));
+    }
+    words.remainder()
+}
+
 /// A stable 64-bit digest of a sequence of byte strings, eight bytes at a step (FNV-1a's
 /// constants over words, then a final mix): the same across builds and machines, for telling
 /// whether something kept in the database is still what it was. Each part is closed by its
@@ -32,13 +44,7 @@ impl Digest {
 
     /// Adds one part.
     pub(crate) fn part(&mut self, bytes: &[u8]) -> &mut Self {
-        let mut words = bytes.chunks_exact(8);
-        for w in words.by_ref() {
-            let mut b = [0; 8];
-            b.copy_from_slice(w);
-            self.word(u64::from_le_bytes(b));
-        }
-        let rest = words.remainder();
+        let rest = words(bytes, |w| self.word(w));
         let mut b = [0; 8];
         b[..rest.len()].copy_from_slice(rest);
         self.word(u64::from_le_bytes(b));
@@ -123,13 +129,7 @@ impl Fingerprint {
             self.word(u64::from_le_bytes(self.pending));
             self.held = 0;
         }
-        let mut words = bytes.chunks_exact(8);
-        for w in words.by_ref() {
-            let mut b = [0; 8];
-            b.copy_from_slice(w);
-            self.word(u64::from_le_bytes(b));
-        }
-        let rest = words.remainder();
+        let rest = words(bytes, |w| self.word(w));
         self.pending[..rest.len()].copy_from_slice(rest);
         self.held = rest.len();
     }
