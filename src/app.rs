@@ -23,6 +23,23 @@ pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// Nothing could be read: the forge the command needed refused its token, could not be
+/// reached, or its client could not be built (the token unreadable). Exit code 3, as a run's.
+#[derive(Debug, thiserror::Error)]
+#[error("nothing could be read")]
+pub(crate) struct NothingRead;
+
+impl ClientFailure {
+    /// Whether this failure leaves nothing read: the setup, or a forge that refused the token
+    /// or could not be reached ([`crate::forge::ForgeError::cuts_off`]).
+    pub(crate) fn cuts_off(&self) -> bool {
+        match self {
+            ClientFailure::Setup(_) => true,
+            ClientFailure::Forge(e) => e.cuts_off(),
+        }
+    }
+}
+
 /// Reads a forge token; the error names where it was looked for, never a value.
 fn read_token(source: &crate::config::TokenSource, forge: &str) -> Result<String, String> {
     source

@@ -110,8 +110,13 @@ pub enum Command {
         #[arg(value_name = "PR")]
         pr: PrArg,
     },
-    /// Arm, disarm, or merge at once (`merge PR --now`).
+    /// Arm (`--when-ready`), disarm (`--cancel`), or merge at once (`--now`).
+    ///
+    /// After `merge`, a `--now` not followed by an RFC 3339 instant is the merge flag; one
+    /// followed by an instant is the global clock (`merge PR --now --now 2026-11-29T12:00:00Z`
+    /// does both).
     #[command(
+        override_usage = "pr-monitor merge <PR> <--when-ready|--cancel|--now>",
         after_help = "Examples:\n  pr-monitor merge octo/app#342 --when-ready\n  pr-monitor merge octo/app#342 --cancel\n  pr-monitor merge octo/app#342 --now"
     )]
     Merge(MergeArgs),
@@ -160,8 +165,9 @@ pub enum Command {
     },
 }
 
+/// `merge`'s arguments. Which of `--when-ready`, `--cancel` and `--now` was given is checked
+/// by [`MergeArgs::how`], not by a clap group, so a refusal names `--now` as the user wrote it.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("how").required(true).args(["when_ready", "cancel", "merge_now"])))]
 pub struct MergeArgs {
     /// The PR (o/r#N, g/p!N or its address).
     #[arg(value_name = "PR")]
@@ -172,9 +178,33 @@ pub struct MergeArgs {
     /// Disarm.
     #[arg(long)]
     pub cancel: bool,
-    /// Merge now (written `--now` after `merge PR`).
-    #[arg(long = "merge-now")]
+    /// `--now` after `merge PR`, rewritten by [`normalize_args`]; also its unambiguous
+    /// spelling.
+    #[arg(long = "merge-now", hide = true)]
     pub merge_now: bool,
+}
+
+/// How `merge` was asked to act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeHow {
+    WhenReady,
+    Cancel,
+    Now,
+}
+
+impl MergeArgs {
+    /// The one way asked of `--when-ready`, `--cancel` and `--now`, or why the arguments say none.
+    pub fn how(&self) -> Result<MergeHow, &'static str> {
+        match (self.when_ready, self.cancel, self.merge_now) {
+            (true, false, false) => Ok(MergeHow::WhenReady),
+            (false, true, false) => Ok(MergeHow::Cancel),
+            (false, false, true) => Ok(MergeHow::Now),
+            (false, false, false) => {
+                Err("`merge` needs one of `--when-ready`, `--cancel` or `--now`")
+            }
+            _ => Err("`merge` takes only one of `--when-ready`, `--cancel` or `--now`"),
+        }
+    }
 }
 
 #[derive(Debug, Args)]

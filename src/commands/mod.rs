@@ -77,7 +77,14 @@ pub fn main() -> ExitCode {
             let usage = e
                 .chain()
                 .any(|c| c.is::<UsageError>() || c.is::<crate::store::NewerDatabase>());
-            ExitCode::from(if usage { 2 } else { 1 })
+            let nothing_read = e.downcast_ref::<crate::app::NothingRead>().is_some();
+            ExitCode::from(if usage {
+                2
+            } else if nothing_read {
+                3
+            } else {
+                1
+            })
         }
     }
 }
@@ -282,13 +289,7 @@ fn dispatch(mut app: App, command: Command, db: &Path, cli_db: Option<&Path>) ->
 
 /// `merge PR`: now, when ready, or `--cancel`.
 fn merge(app: &mut App, args: &MergeArgs) -> Result<u8> {
-    let how = if args.when_ready {
-        owner::MergeRequest::WhenReady
-    } else if args.cancel {
-        owner::MergeRequest::Cancel
-    } else {
-        owner::MergeRequest::Now
-    };
+    let how = args.how().map_err(usage)?;
     let pr = app.pr(&args.pr)?;
     owner::merge(app, &pr, how)
 }

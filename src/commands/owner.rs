@@ -5,6 +5,7 @@
 use anyhow::{Result, anyhow};
 
 use crate::app::{App, usage};
+use crate::cli::MergeHow;
 use crate::core::checks;
 use crate::core::decide::merge as merge_rules;
 use crate::model::plan::{Disarm, Notice};
@@ -262,14 +263,6 @@ pub fn rerun(app: &mut App, pr: &PrRef) -> Result<u8> {
     Ok(0)
 }
 
-/// How `merge` was asked to act.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MergeRequest {
-    WhenReady,
-    Cancel,
-    Now,
-}
-
 /// Queues the owner's notice about `pr` and delivers it.
 fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
     let watch = app.store.watch(&snap.pr)?;
@@ -291,13 +284,13 @@ fn tell(app: &mut App, snap: &Snapshot, notice: &Notice) -> Result<()> {
 }
 
 /// `merge PR --when-ready | --cancel | --now`.
-pub fn merge(app: &mut App, pr: &PrRef, request: MergeRequest) -> Result<u8> {
+pub fn merge(app: &mut App, pr: &PrRef, request: MergeHow) -> Result<u8> {
     let snap = app.snapshot(pr)?;
     let watch = app.store.watch(pr)?;
     match request {
-        MergeRequest::WhenReady => arm(app, pr, &snap, watch.as_ref())?,
-        MergeRequest::Cancel => disarm(app, pr, &snap, watch.as_ref())?,
-        MergeRequest::Now => merge_now(app, pr, &snap, watch.as_ref())?,
+        MergeHow::WhenReady => arm(app, pr, &snap, watch.as_ref())?,
+        MergeHow::Cancel => disarm(app, pr, &snap, watch.as_ref())?,
+        MergeHow::Now => merge_now(app, pr, &snap, watch.as_ref())?,
     }
     Ok(0)
 }

@@ -69,6 +69,14 @@ impl ForgeError {
     pub fn is_gone(&self) -> bool {
         matches!(self, ForgeError::NotFound(_))
     }
+
+    /// Whether the forge refused the token or could not be reached: nothing of the PR is known.
+    pub fn cuts_off(&self) -> bool {
+        matches!(
+            self,
+            ForgeError::Unauthorized(_) | ForgeError::Unreachable(_)
+        )
+    }
 }
 
 /// What a batched read needs to know about one PR beyond its reference.
@@ -227,6 +235,18 @@ pub trait Forge {
 
     /// Turn the forge's auto-merge on with `method`.
     fn enable_auto_merge(&self, snap: &Snapshot, method: MergeMethod) -> Result<(), ForgeError>;
+
+    /// Turn the forge's auto-merge on for each PR with its method: one answer per PR, in
+    /// order, each as [`Forge::enable_auto_merge`] would give it, in as few requests as the
+    /// forge allows (GitHub: one document; by default one write after another).
+    fn enable_auto_merge_many(
+        &self,
+        prs: &[(&Snapshot, MergeMethod)],
+    ) -> Vec<Result<(), ForgeError>> {
+        prs.iter()
+            .map(|(snap, method)| self.enable_auto_merge(snap, *method))
+            .collect()
+    }
 
     /// The checks of any commit of the PR's repository by sha (a merge group's, or a merge
     /// train pipeline's).

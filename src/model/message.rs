@@ -70,13 +70,16 @@ pub struct CheckLink {
     pub log_excerpt: String,
 }
 
-/// One notice of a digest: its subject, its PR's address and title.
+/// One notice of a digest: its subject, its PR's address and title, and a merge's `done`
+/// record in its short form (empty for other notices).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DigestItem {
     pub subject: String,
     pub url: String,
     pub title: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub done: String,
 }
 
 /// The version of the agent message's shape, carried as `schema`; raised only when a field

@@ -371,6 +371,24 @@ pub struct Plan {
     /// with them (this plan is not to be applied).
     pub needs_evidence: bool,
 }
+/// The method of the forge's auto-merge that `actions` turn on, when that is the first thing
+/// they ask of the forge (messages and notices aside): a chunk's such armings can be asked
+/// together before each plan is applied.
+pub fn arms_first(actions: &[Action]) -> Option<MergeMethod> {
+    match actions.iter().find(|a| a.writes_to_forge())? {
+        Action::EnableAutoMerge { method, .. } => Some(*method),
+        _ => None,
+    }
+}
+
+impl Action {
+    /// Whether this action asks the forge to change something (a message to the agent and a
+    /// notice go to the outbox).
+    pub fn writes_to_forge(&self) -> bool {
+        !matches!(self, Action::SendToAgent(_) | Action::Notify(_))
+    }
+}
+
 /// A notification channel, configured in the config's `notify` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -433,4 +451,34 @@ impl NotifyKind {
         NotifyKind::Stuck,
         NotifyKind::Error,
     ];
+}
+
+#[cfg(test)]
+mod arming_tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_arms_first_only_when_arming_is_its_first_forge_write() {
+        let arm = Action::EnableAutoMerge {
+            method: MergeMethod::Squash,
+            merge_if_clean: None,
+        };
+        let notice = Action::Notify(Notice::Stuck { for_secs: 60 });
+        let update = Action::UpdateBranch {
+            expected_head: Sha("a".repeat(40)),
+            method: UpdateMethod::Merge,
+            on_conflict: None,
+        };
+        assert_eq!(
+            arms_first(std::slice::from_ref(&arm)),
+            Some(MergeMethod::Squash)
+        );
+        assert_eq!(
+            arms_first(&[notice.clone(), arm.clone()]),
+            Some(MergeMethod::Squash)
+        );
+        assert_eq!(arms_first(&[update, arm]), None);
+        assert_eq!(arms_first(&[notice]), None);
+        assert_eq!(arms_first(&[]), None);
+    }
 }

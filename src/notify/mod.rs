@@ -171,14 +171,16 @@ pub fn digest(rows: &[OutboxRow]) -> serde_json::Result<OutboxRow> {
         let member: NoticePayload = serde_json::from_str(&r.message.payload).unwrap_or_default();
         let url = member.url.unwrap_or_default();
         let title = member.title.unwrap_or_default();
+        let done = member.done.unwrap_or_default();
         text.push_str(&format!("- {}  {url}\n", r.message.subject));
-        if !title.is_empty() {
-            text.push_str(&format!("  {}\n", crate::core::text::one_line(&title)));
+        for line in [&title, &done].into_iter().filter(|l| !l.is_empty()) {
+            text.push_str(&format!("  {}\n", crate::core::text::one_line(line)));
         }
         items.push(DigestItem {
             subject: r.message.subject.clone(),
             url,
             title,
+            done,
         });
     }
     let payload = NoticePayload {

@@ -52,6 +52,7 @@ impl NoticePayload {
                     subject: one_line(&i.subject),
                     url: one_line(&i.url),
                     title: one_line(&i.title),
+                    done: one_line(&i.done),
                 })
                 .collect(),
             ..self

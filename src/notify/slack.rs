@@ -74,11 +74,13 @@ fn digest_body(notice: &NoticePayload) -> Value {
                 Some(url) => link(url, &subject),
                 None => escape(&subject),
             };
-            if item.title.trim().is_empty() {
-                format!("• {head}")
-            } else {
-                format!("• {head} — {}", escape(&clip(&item.title, MAX_TEXT)))
+            let mut line = format!("• {head}");
+            for said in [&item.title, &item.done] {
+                if !said.trim().is_empty() {
+                    line.push_str(&format!(" — {}", escape(&clip(said, MAX_TEXT))));
+                }
             }
+            line
         })
         .collect();
     let mut sections: Vec<String> = vec![format!("*{}*", escape(&clip(&notice.subject, MAX_TEXT)))];
@@ -315,6 +317,7 @@ mod tests {
                     subject: format!("PR #{i}: lint failed · o/r"),
                     url: format!("https://github.com/o/r/pull/{i}"),
                     title: format!("Title {i} <!here>"),
+                    done: String::new(),
                 })
                 .collect(),
             ..NoticePayload::default()

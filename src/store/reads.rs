@@ -176,7 +176,9 @@ impl Store {
 
     /// Keeps with each kept read named (watch id, the fingerprint it was read after, as
     /// kept) the quiet decision just made on it, or forgets the one it had (`None`), in one
-    /// statement. A read replaced since (another fingerprint) is left alone.
+    /// statement. A read replaced since (another fingerprint) is left alone. A read kept
+    /// before hints were, which the statement cannot touch, gets its hints whole, worked out
+    /// from its snapshot, with the decision (a second statement, only when there is one).
     pub fn settle(&mut self, reads: &[(i64, &str, Option<&Settled>)]) -> Result<()> {
         let rows = reads
             .iter()
@@ -184,16 +186,64 @@ impl Store {
                 Ok((id, summary, settled.map(serde_json::to_string).transpose()?))
             })
             .collect::<Result<Vec<_>>>()?;
-        self.conn
+        let updated = self
+            .conn
             .prepare_cached(
                 "UPDATE last_reads
-                 SET hints = json_set(COALESCE(hints, '{}'), '$.settled', json(COALESCE(t.settled, 'null')))
+                 SET hints = json_set(hints, '$.settled', json(COALESCE(t.settled, 'null')))
                  FROM (SELECT value ->> 0 AS id, value ->> 1 AS summary, value ->> 2 AS settled
                        FROM json_each(?1)) AS t
                  WHERE last_reads.watch_id = t.id AND last_reads.summary = t.summary
-                   AND last_reads.hints IS NOT NULL",
+                   AND last_reads.hints IS NOT NULL
+                 RETURNING last_reads.watch_id",
             )?
-            .execute([serde_json::to_string(&rows)?])?;
+            .query_map([serde_json::to_string(&rows)?], |r| r.get::<_, i64>(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?;
+        let unhinted: BTreeMap<i64, (&str, &Settled)> = reads
+            .iter()
+            .filter(|(id, ..)| !updated.contains(id))
+            .filter_map(|(id, summary, settled)| Some((*id, (*summary, (*settled)?))))
+            .collect();
+        if !unhinted.is_empty() {
+            self.hint_old_reads(&unhinted)?;
+        }
+        Ok(())
+    }
+
+    /// Gives each read of `reads` (watch id → the fingerprint it was read after, the quiet
+    /// decision made on it) that was kept before hints were its hints, with the decision.
+    fn hint_old_reads(&mut self, reads: &BTreeMap<i64, (&str, &Settled)>) -> Result<()> {
+        let ids: Vec<i64> = reads.keys().copied().collect();
+        let old: Vec<(i64, String, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT watch_id, summary, snapshot FROM last_reads
+                 WHERE watch_id IN (SELECT value FROM json_each(?1)) AND hints IS NULL",
+            )?
+            .query_map([serde_json::to_string(&ids)?], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, summary, snapshot) in old {
+            let Some((_, settled)) = reads.get(&id).filter(|(s, _)| *s == summary) else {
+                continue;
+            };
+            let Ok(snapshot) = serde_json::from_str::<Snapshot>(&snapshot) else {
+                continue;
+            };
+            let hints = KeptHints::of(&summary, &snapshot);
+            let hints = crate::secrets::mask(&serde_json::to_string(&StoredHints {
+                behind_by: hints.behind_by,
+                unresolved_threads: hints.unresolved_threads,
+                settled: Some((*settled).clone()),
+            })?);
+            self.conn
+                .prepare_cached(
+                    "UPDATE last_reads SET hints = ?3
+                     WHERE watch_id = ?1 AND summary = ?2 AND hints IS NULL",
+                )?
+                .execute(params![id, summary, hints])?;
+        }
         Ok(())
     }
 
@@ -293,5 +343,21 @@ mod tests {
         s.settle(&[(id, "fp", Some(&settled))]).unwrap();
         s.keep_read(id, "fp2", &snapshot).unwrap();
         assert_eq!(kept(&s), None, "a new read");
+        // A read kept before hints were gets them whole with its first settled decision; a
+        // decision on another read leaves it without.
+        s.conn
+            .execute("UPDATE last_reads SET hints = NULL", [])
+            .unwrap();
+        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
+        assert_eq!(kept(&s), None, "another read's");
+        s.settle(&[(id, "fp2", Some(&settled))]).unwrap();
+        let hints = s.kept_hints(&[id]).unwrap().remove(&id).unwrap();
+        assert_eq!(
+            hints,
+            KeptHints {
+                settled: Some(settled),
+                ..KeptHints::of("fp2", &snapshot)
+            }
+        );
     }
 }

@@ -44,6 +44,9 @@ pub struct Env<'a> {
 pub struct Writes<'a> {
     pub forge: &'a dyn Forge,
     pub intents: &'a mut dyn IntentLog,
+    /// The answer to the arming the plan asks first, when it was already asked (its intent
+    /// recorded) together with its chunk's others (see [`super::arm`]).
+    pub armed: Option<Outcome>,
 }
 
 impl std::fmt::Debug for Writes<'_> {
@@ -147,10 +150,11 @@ fn write(
             method.as_str(),
         )
         .map(|()| answer(forge.update_branch(snap, expected_head, *method))),
-        Action::EnableAutoMerge { method, .. } => {
-            intend(writes, env, IntentKind::Arm, head, method.as_str())
-                .map(|()| answer(forge.enable_auto_merge(snap, *method)))
-        }
+        Action::EnableAutoMerge { method, .. } => match writes.armed.take() {
+            Some(armed) => Ok(armed),
+            None => intend(writes, env, IntentKind::Arm, head, method.as_str())
+                .map(|()| answer(forge.enable_auto_merge(snap, *method))),
+        },
         Action::DisableAutoMerge => intend(writes, env, IntentKind::Disarm, head, "")
             .map(|()| answer(forge.disable_auto_merge(snap))),
         Action::Merge { sha, method } => {
@@ -162,7 +166,7 @@ fn write(
 }
 
 /// A forge's answer to a write, as the rules read it.
-fn answer(result: Result<(), ForgeError>) -> Outcome {
+pub(super) fn answer(result: Result<(), ForgeError>) -> Outcome {
     match result {
         Ok(()) => Outcome::Done,
         Err(e) => Outcome::Failed(failure(&e)),
@@ -212,13 +216,16 @@ fn intend(
     writes
         .intents
         .record_intent(env.watch_id, kind, head, detail, env.now)
-        .map_err(|e| {
-            format!(
-                "{} on {} not asked: its intent could not be recorded first ({e:#})",
-                kind.as_str(),
-                head.short()
-            )
-        })
+        .map_err(|e| not_recorded(kind, head, &e))
+}
+
+/// Why a write was not asked: its intent could not be recorded first.
+pub(super) fn not_recorded(kind: IntentKind, head: &Sha, e: &anyhow::Error) -> String {
+    format!(
+        "{} on {} not asked: its intent could not be recorded first ({e:#})",
+        kind.as_str(),
+        head.short()
+    )
 }
 
 /// The outbox row of a message for the PR's agent.

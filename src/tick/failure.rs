@@ -44,11 +44,11 @@ impl TickFailure {
     /// The PR's read never reached the forge, or the forge refused the token or could not be
     /// reached: nothing of it is known.
     pub(super) fn cuts_off(&self) -> bool {
-        matches!(
-            self,
-            TickFailure::Setup(_)
-                | TickFailure::Forge(ForgeError::Unauthorized(_) | ForgeError::Unreachable(_))
-        )
+        match self {
+            TickFailure::Setup(_) => true,
+            TickFailure::Forge(e) => e.cuts_off(),
+            TickFailure::Damaged(_) | TickFailure::Store(_) => false,
+        }
     }
 }
 

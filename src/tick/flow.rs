@@ -11,7 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
-use super::{detect, pr, record};
+use super::{arm, detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
 use crate::core::decide;
@@ -58,6 +58,8 @@ enum PoolRead {
         forge: SharedForge,
         requests: Vec<SnapshotRequest>,
     },
+    /// A chunk's armings, asked together (a write, the one the pool sends).
+    Arm { chunk: usize, arming: arm::Arming },
 }
 
 /// What a pool thread read.
@@ -77,6 +79,10 @@ enum Answer {
     Snapshots {
         chunk: usize,
         answer: Vec<Result<Snapshot, ForgeError>>,
+    },
+    Armed {
+        chunk: usize,
+        results: Vec<Result<(), ForgeError>>,
     },
 }
 
@@ -118,6 +124,10 @@ fn read_in_pool(job: PoolRead) -> Answer {
         } => Answer::Snapshots {
             chunk,
             answer: forge.snapshots(&requests),
+        },
+        PoolRead::Arm { chunk, arming } => Answer::Armed {
+            chunk,
+            results: arm::send(&arming.forge, &arming.prs),
         },
     }
 }
@@ -181,6 +191,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
         let mut open: Vec<Group> = Vec::new();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
         let mut awaiting: BTreeMap<usize, AwaitingLogs> = BTreeMap::new();
+        let mut line = arm::Line::default();
         let (mut groups_started, mut chunks_formed) = (0, 0);
         let mut acted = false;
         loop {
@@ -233,7 +244,15 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                                 .collect(),
                         }
                     };
-                    acted |= on_chunk_read(app, pool, &mut awaiting, seq, leased, reads, run)?;
+                    acted |= on_chunk_read(
+                        app,
+                        pool,
+                        (&mut awaiting, &mut line),
+                        seq,
+                        leased,
+                        reads,
+                        run,
+                    )?;
                     continue;
                 }
                 if open.len() >= GROUPS_AHEAD {
@@ -279,6 +298,9 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 open.push(group);
             }
             open.retain(|g| !g.finished());
+            if let Some((chunk, arming)) = line.next() {
+                pool.send(PoolRead::Arm { chunk, arming });
+            }
             let Some(answer) = pool.recv() else {
                 break;
             };
@@ -311,7 +333,15 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         answer,
                         !run.opts.dry_run,
                     ));
-                    acted |= on_chunk_read(app, pool, &mut awaiting, chunk, leased, reads, run)?;
+                    acted |= on_chunk_read(
+                        app,
+                        pool,
+                        (&mut awaiting, &mut line),
+                        chunk,
+                        leased,
+                        reads,
+                        run,
+                    )?;
                 }
                 Answer::Notes { chunk, notes } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
@@ -323,7 +353,13 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         pool.send(PoolRead::Logs { chunk, job, notes });
                         a.out += 1;
                     }
-                    acted |= logs_back(app, &mut awaiting, chunk, run)?;
+                    acted |= logs_back(app, (&mut awaiting, &mut line), chunk, run)?;
+                }
+                Answer::Armed { chunk, results } => {
+                    if let Some((steps, answers)) = line.answered(chunk, results) {
+                        apply_chunk(app, chunk, steps, answers, run);
+                        acted = true;
+                    }
                 }
                 Answer::Logs { chunk, read } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
@@ -331,7 +367,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     };
                     a.ahead.extend(read);
                     a.out -= 1;
-                    acted |= logs_back(app, &mut awaiting, chunk, run)?;
+                    acted |= logs_back(app, (&mut awaiting, &mut line), chunk, run)?;
                 }
             }
         }
@@ -342,11 +378,11 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
 /// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
 /// are read ahead on the pool, the annotations of all of them first in one request, then one
 /// job per PR, and the chunk is acted on when they are back; a chunk that needs none (or a
-/// dry run) is acted on at once. Whether it was acted on.
+/// dry run) is acted on at once. Whether it was acted on (see [`act_on_chunk`]).
 fn on_chunk_read(
     app: &mut App,
     pool: &mut pool::Pool<PoolRead, Answer>,
-    awaiting: &mut BTreeMap<usize, AwaitingLogs>,
+    (awaiting, line): (&mut BTreeMap<usize, AwaitingLogs>, &mut arm::Line),
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
@@ -354,8 +390,7 @@ fn on_chunk_read(
 ) -> Result<bool> {
     let jobs = log_jobs(app, &leased, &reads, run);
     let Some(forge) = jobs.first().map(|j| j.forge.clone()) else {
-        act_on_chunk(app, chunk, leased, reads, BTreeMap::new(), run)?;
-        return Ok(true);
+        return act_on_chunk(app, line, chunk, leased, reads, BTreeMap::new(), run);
     };
     let runs: Vec<crate::forge::CheckRunRef> = jobs
         .iter()
@@ -439,10 +474,10 @@ fn log_jobs(
 
 /// A chunk whose reads ahead are all back is acted on, the logs read kept for the next ticks
 /// in one commit (a cache, so a commit that fails only means they are read again next tick).
-/// Whether it was acted on.
+/// Whether it was acted on (a chunk whose armings are out is not yet).
 fn logs_back(
     app: &mut App,
-    awaiting: &mut BTreeMap<usize, AwaitingLogs>,
+    (awaiting, line): (&mut BTreeMap<usize, AwaitingLogs>, &mut arm::Line),
     chunk: usize,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
@@ -464,26 +499,27 @@ fn logs_back(
         }
         Ok(())
     });
-    act_on_chunk(app, chunk, leased, reads, ahead, run)?;
-    Ok(true)
+    act_on_chunk(app, line, chunk, leased, reads, ahead, run)
 }
 
-/// Detect → decide → apply for every PR of a read chunk, in the chunk's order, then the
-/// chunk's outcomes recorded in one commit (each forge write's intent was recorded on its own
-/// before the write) and handed on; a stop asked for releases the leases of the PRs not yet
-/// decided.
+/// Detect → decide for every PR of a read chunk, in the chunk's order; the armings their plans
+/// ask first are asked together on the pool ([`arm`]) and the chunk waits for them, else each
+/// plan is applied at once and the chunk's outcomes recorded in one commit (each forge
+/// write's intent was recorded before the write) and handed on. A stop asked for releases
+/// the leases of the PRs not yet decided. Whether the chunk was acted on.
 fn act_on_chunk(
     app: &mut App,
+    line: &mut arm::Line,
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
     ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
     run: &mut Run<'_, '_>,
-) -> Result<()> {
+) -> Result<bool> {
     let turns = chunk_turns(app, &leased, &reads)?;
     let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
     let inputs = pr::ChunkInputs::load(app, &watches, &reads, (turns, run.config), ahead);
-    let mut acted = Vec::with_capacity(leased.len());
+    let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
         run.done += 1;
@@ -499,11 +535,36 @@ fn act_on_chunk(
             unasked.extend(lease);
             continue;
         }
-        acted.push((pr::act(app, watch, read, &inputs, run.opts), lease));
+        steps.push((pr::decide(app, watch, read, &inputs, run.opts), lease));
     }
+    match arm::prepare(app, &steps, run.opts) {
+        arm::Armings::Ready(answers) => {
+            apply_chunk(app, chunk, (steps, unasked), answers, run);
+            Ok(true)
+        }
+        arm::Armings::Send(places, arming) => {
+            line.park(chunk, (steps, unasked), places, arming);
+            Ok(false)
+        }
+    }
+}
+
+/// Applies each decided plan of a chunk (`answers`: to the arming each asks first, when it
+/// was asked together), then records the chunk's outcomes in one commit and hands them on.
+fn apply_chunk(
+    app: &mut App,
+    chunk: usize,
+    (steps, unasked): arm::Steps,
+    answers: Vec<Option<crate::model::outcome::Outcome>>,
+    run: &mut Run<'_, '_>,
+) {
+    let acted = steps
+        .into_iter()
+        .zip(answers)
+        .map(|((step, lease), armed)| (pr::act(app, step, armed, run.opts), lease))
+        .collect();
     let outcomes = record::chunk(app, acted, unasked);
     run.outcomes.chunk_done(chunk, outcomes);
-    Ok(())
 }
 
 /// A tick's unit of work: up to one read batch of one forge's due watches, numbered in the

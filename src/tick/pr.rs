@@ -24,18 +24,81 @@ pub(super) struct Acted {
     pub(super) settlement: Option<Settlement>,
 }
 
-/// Detect → decide → apply for one PR of a chunk, whatever its read gave: its outcome and the
-/// record to write.
-pub(super) fn act(
+/// One PR of a chunk after its decision: acted on already (nothing to apply, or it failed),
+/// or decided, its plan still to apply.
+pub(super) enum Step {
+    Acted(Box<Acted>),
+    Decided(Box<Decided>),
+}
+
+/// A PR decided on its read, its plan not yet applied.
+pub(super) struct Decided {
+    watch: Watch,
+    judged: Judged,
+}
+
+/// What applying a PR's decision needs besides its watch.
+struct Judged {
+    policy: Policy,
+    owner: String,
+    decision: Decision,
+    /// The kept read it was decided on (its fingerprint as kept, and what was settled on it).
+    kept: Option<(String, Option<Settled>)>,
+    /// The digest of the PR's context (see [`settle::Context`]).
+    context: u64,
+}
+
+impl Decided {
+    /// The watch's id, the snapshot decided on and the method of the auto-merge its plan
+    /// turns on, when that is the first thing the plan asks of the forge.
+    pub(super) fn arming(&self) -> Option<(i64, &Snapshot, crate::model::MergeMethod)> {
+        let decision = &self.judged.decision;
+        let method = crate::model::plan::arms_first(&decision.plan.actions)?;
+        Some((self.watch.id, &decision.snap, method))
+    }
+}
+
+/// Detect → decide for one PR of a chunk, whatever its read gave: acted on already when
+/// nothing is left to apply or it failed, else decided.
+pub(super) fn decide(
     app: &mut App,
     watch: Watch,
     read: Result<Read, TickFailure>,
     chunk: &ChunkInputs,
     opts: &RunOptions,
-) -> Acted {
-    let now = app.now;
+) -> Step {
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
-    let ticked = read.and_then(|read| tick_one(app, &watch, read, chunk, opts));
+    match read.and_then(|read| decide_one(app, &watch, read, chunk, opts)) {
+        Ok(Decide::Ticked(t)) => Step::Acted(Box::new(acted(app, watch, Ok(*t), cut_off))),
+        Ok(Decide::Decided(judged)) => Step::Decided(Box::new(Decided {
+            watch,
+            judged: *judged,
+        })),
+        Err(e) => Step::Acted(Box::new(acted(app, watch, Err(e), cut_off))),
+    }
+}
+
+/// Applies a decided PR's plan: `armed` is the answer to the arming it asks first, when that
+/// was asked together with the chunk's others (its intent recorded then).
+pub(super) fn act(
+    app: &mut App,
+    step: Step,
+    armed: Option<crate::model::outcome::Outcome>,
+    opts: &RunOptions,
+) -> Acted {
+    match step {
+        Step::Acted(acted) => *acted,
+        Step::Decided(d) => {
+            let Decided { watch, judged } = *d;
+            let ticked = finish_one(app, &watch, judged, armed, opts);
+            acted(app, watch, ticked, false)
+        }
+    }
+}
+
+/// A PR's outcome and record, whatever its tick gave.
+fn acted(app: &mut App, watch: Watch, ticked: Result<Ticked, TickFailure>, cut_off: bool) -> Acted {
+    let now = app.now;
     let (plan, error, mut record, settlement) = match ticked {
         Ok(t) => (Some(t.plan), t.error, t.record, t.settlement),
         Err(e) => {
@@ -216,16 +279,23 @@ impl ToDecide {
     }
 }
 
-/// Detect → decide → apply for one PR whose snapshot was read (or whose settled decision
-/// holds): its plan, the error that left its actions incomplete, the record to write and what
-/// to keep beside its kept read; or why it failed before it could act.
-fn tick_one(
+/// What deciding one PR gave: a tick already whole (a settled decision holds), or a decision
+/// to apply.
+enum Decide {
+    Ticked(Box<Ticked>),
+    Decided(Box<Judged>),
+}
+
+/// Detect → decide for one PR whose snapshot was read (or whose settled decision holds): the
+/// tick when the settled decision holds, else the decision to apply; or why it failed before
+/// it could act.
+fn decide_one(
     app: &mut App,
     watch: &Watch,
     read: Read,
     chunk: &ChunkInputs,
     opts: &RunOptions,
-) -> Result<Ticked, TickFailure> {
+) -> Result<Decide, TickFailure> {
     let now = app.now;
     let policy = app.policy_for(watch);
     let update_turn = chunk.turns.contains(&watch.id);
@@ -255,12 +325,12 @@ fn tick_one(
         Read::Settled { settled, summary } => {
             let asked = (!intents.is_empty(), opts.fix_asked);
             if let Some((plan, record)) = settle::quiet(watch, &settled, context, asked, now) {
-                return Ok(Ticked {
+                return Ok(Decide::Ticked(Box::new(Ticked {
                     plan,
                     error: None,
                     record,
                     settlement: None,
-                });
+                })));
             }
             // Decided after all: on what was already handled, too.
             seen = app.store.seen(&watch.pr).map_err(TickFailure::Store)?;
@@ -296,8 +366,34 @@ fn tick_one(
         held: crate::secrets::mask,
     };
     let decision = detect_and_decide(app, watch, snapshot, reused, &ctx, &chunk.logs, opts)?;
+    Ok(Decide::Decided(Box::new(Judged {
+        policy,
+        owner,
+        decision,
+        kept,
+        context,
+    })))
+}
+
+/// Applies a PR's decision: its plan, the error that left its actions incomplete, the record
+/// to write and what to keep beside its kept read.
+fn finish_one(
+    app: &mut App,
+    watch: &Watch,
+    judged: Judged,
+    armed: Option<crate::model::outcome::Outcome>,
+    opts: &RunOptions,
+) -> Result<Ticked, TickFailure> {
+    let now = app.now;
+    let Judged {
+        policy,
+        owner,
+        decision,
+        kept,
+        context,
+    } = judged;
     let (until, on_read) = (decision.until, decision.on_read);
-    let (plan, error, record) = apply(app, watch, &policy, &owner, decision, opts)?;
+    let (plan, error, record) = apply(app, watch, (&policy, &owner), decision, armed, opts)?;
     let decided = settle::Decided {
         plan: &plan,
         until,
@@ -317,9 +413,9 @@ fn tick_one(
 fn apply(
     app: &mut App,
     watch: &Watch,
-    policy: &Policy,
-    owner: &str,
+    (policy, owner): (&Policy, &str),
     decision: Decision,
+    armed: Option<crate::model::outcome::Outcome>,
     opts: &RunOptions,
 ) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
     let now = app.now;
@@ -339,6 +435,7 @@ fn apply(
     let mut writes = execute::Writes {
         forge,
         intents: &mut app.store,
+        armed,
     };
     let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
     let mut history = plan.history.clone();

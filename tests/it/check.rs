@@ -1,10 +1,13 @@
 //! `pr-monitor check` end to end: the focused payload of a busy PR, nothing new on the second
-//! run, seen state in the database or a state file or none, and watch mode's exit codes.
+//! run, seen state in the database or a state file or none, watch mode's exit codes, and exit
+//! 3 when nothing could be read, on both forges.
 
 use serde_json::{Value, json};
 
-use crate::support::env::TestEnv;
+use crate::support::env::{Out, TestEnv};
 use crate::support::fake_github::{Fault, at};
+use crate::support::fake_gitlab::GitLabEnv;
+use crate::support::forge::{FakeForge, OnGitHub};
 
 const REPO: &str = "octo/app";
 
@@ -503,4 +506,89 @@ fn a_conflict_whose_files_the_forge_does_not_name_says_so() {
     assert_eq!(clean["merge"]["conflictAnalysisAvailable"], true);
     assert_eq!(clean["merge_conflicts"], json!([]));
     assert!(clean["review_comments"].is_array());
+}
+
+/// One-shot `check` that reads nothing exits 3, as `run` does, with the reason on stderr and
+/// nothing on stdout: the forge refuses the token, the token cannot be read (its variable
+/// empty), or the forge cannot be reached. `check --watch` keeps the contract's exit 2 for a
+/// forge failure. `token_var` is where the config reads the forge's token from; `api_url` the
+/// fake's address in the config.
+fn one_shot_check_exits_3_when_nothing_can_be_read(
+    f: &impl FakeForge,
+    token_var: &str,
+    api_url: &str,
+) {
+    f.open(1, "dev");
+    let pr = f.pr(1);
+    f.ok(&["check", &pr, "--json"]);
+    let with_token = |token: &str, args: &[&str]| -> Out {
+        f.command_for(args)
+            .env(token_var, token)
+            .output()
+            .unwrap()
+            .into()
+    };
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let unreachable = f.dir.path().join("unreachable.yaml");
+    let config = std::fs::read_to_string(f.config_path()).unwrap();
+    assert!(config.contains(api_url), "{config}");
+    std::fs::write(
+        &unreachable,
+        config.replace(api_url, &format!("http://127.0.0.1:{port}")),
+    )
+    .unwrap();
+    for (what, out, says) in [
+        (
+            "a refused token",
+            with_token("wrong-token", &["check", &pr, "--json"]),
+            "not authorized",
+        ),
+        (
+            "an empty token variable",
+            with_token("", &["check", &pr, "--json"]),
+            token_var,
+        ),
+        (
+            "an unreachable forge",
+            f.run_with_config(&unreachable, &["check", &pr, "--json"]),
+            "forge unreachable",
+        ),
+    ] {
+        assert_eq!(out.code, 3, "{what}: {out:?}");
+        assert!(out.stdout.is_empty(), "{what}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("error: nothing could be read") && out.stderr.contains(says),
+            "{what}: want {says:?} in {}",
+            out.stderr
+        );
+    }
+    let out = with_token(
+        "wrong-token",
+        &[
+            "check",
+            &pr,
+            "--watch",
+            "--interval",
+            "0",
+            "--max-duration",
+            "60",
+        ],
+    );
+    assert_eq!(out.code, 2, "watch mode: {out:?}");
+    let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "error", "{last}");
+}
+
+#[test]
+fn one_shot_check_exits_3_when_nothing_can_be_read_on_github() {
+    let f = OnGitHub::new();
+    one_shot_check_exits_3_when_nothing_can_be_read(&f, "PRM_TEST_GITHUB_TOKEN", &f.gh.url());
+}
+
+#[test]
+fn one_shot_check_exits_3_when_nothing_can_be_read_on_gitlab() {
+    let f = GitLabEnv::new();
+    one_shot_check_exits_3_when_nothing_can_be_read(&f, "PRM_TEST_GITLAB_TOKEN", &f.gl.url());
 }

@@ -144,7 +144,7 @@ fn status_rows_carry_every_key_of_the_contract_on_github() {
 fn status_rows_carry_every_key_of_the_contract_on_gitlab() {
     status_rows_carry_every_key_of_the_contract(
         &GitLabEnv::new(),
-        "https://gitlab.com/g/p/-/merge_requests/1",
+        "https://gitlab.example.com/g/p/-/merge_requests/1",
     );
 }
 
@@ -952,4 +952,125 @@ fn the_daemon_runs_each_job_on_its_own_schedule() {
     assert_eq!(daemon.wait().unwrap().code(), Some(0));
     assert!(second.is_string(), "the first sweep ticked PR 2");
     assert_eq!(last_tick(2), second, "the yearly schedule ticked PR 2 once");
+}
+
+/// The contract's command table, as each command's `--help` must show it: the arguments and
+/// flags with their value names. `merge` shows the contract's `--now` and never its internal
+/// spelling.
+const COMMAND_LINES: &[(&[&str], &[&str])] = &[
+    (
+        &["watch", "add"],
+        &[
+            "<PR>...",
+            "--job <NAME>",
+            "--agent <NAME>",
+            "--merge-when-ready",
+            "--auto-fix <on|off|default>",
+            "--trust-head <SHA>",
+        ],
+    ),
+    (&["watch", "ls"], &[]),
+    (&["watch", "rm"], &["<PR>"]),
+    (&["watch", "pause"], &["<PR>"]),
+    (&["watch", "resume"], &["<PR>"]),
+    (
+        &["run"],
+        &["--job <NAME>", "--pr <PR>", "--force", "--dry-run"],
+    ),
+    (&["daemon"], &[]),
+    (&["status"], &["[PR]"]),
+    (
+        &["check"],
+        &[
+            "<PR>",
+            "--full-payload",
+            "--state-file <P>",
+            "--no-state",
+            "--watch",
+            "--interval <S>",
+            "--max-duration <S>",
+        ],
+    ),
+    (&["fix"], &["<PR>", "--head <SHA>"]),
+    (&["rerun"], &["<PR>"]),
+    (
+        &["merge"],
+        &[
+            "Usage: pr-monitor merge <PR> <--when-ready|--cancel|--now>",
+            "--when-ready",
+            "--cancel",
+        ],
+    ),
+    (&["inbox", "done"], &["<ID>", "--note <TEXT>"]),
+    (
+        &["thread", "reply"],
+        &["<PR>", "<THREAD>", "--body-file <F>", "--agent <NAME>"],
+    ),
+    (
+        &["thread", "resolve"],
+        &["<PR>", "<THREAD>", "--agent <NAME>"],
+    ),
+    (&["config", "check"], &[]),
+    (&["notify", "test"], &[]),
+    (&["mcp"], &["--agent <NAME>"]),
+];
+
+#[test]
+fn every_commands_help_shows_the_contracts_arguments_and_flags() {
+    let env = TestEnv::new();
+    for (words, wants) in COMMAND_LINES {
+        let mut args = words.to_vec();
+        args.push("--help");
+        let out = env.ok(&args);
+        let globals = [
+            "--config <PATH>",
+            "--db <PATH>",
+            "--now <RFC3339>",
+            "--json",
+        ];
+        for want in wants.iter().chain(&globals) {
+            assert!(
+                out.stdout.contains(want),
+                "{words:?}: no `{want}` in\n{}",
+                out.stdout
+            );
+        }
+        assert!(
+            !out.stdout.contains("--merge-now"),
+            "{words:?}: the internal spelling shows:\n{}",
+            out.stdout
+        );
+    }
+    let top = env.ok(&["--help"]).stdout;
+    for (words, _) in COMMAND_LINES {
+        assert!(
+            top.lines().any(|l| l.trim_start().starts_with(words[0])),
+            "`{}` is not listed:\n{top}",
+            words[0]
+        );
+    }
+}
+
+/// A `merge` asked no way, or more than one, is refused in the contract's words (`--now`, as the
+/// user wrote it); `--merge-now`, the spelling the README gives, still merges.
+#[test]
+fn merge_is_refused_in_the_contracts_words_and_merge_now_still_merges() {
+    let f = OnGitHub::new();
+    f.open(1, "dev");
+    for args in [
+        &["merge", "octo/app#1"][..],
+        &["merge", "octo/app#1", "--now", "--cancel"],
+    ] {
+        let out = f.run(args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(out.stderr.contains("`--now`"), "{args:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("merge-now"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(f.merges(1), 0);
+    f.ok(&["merge", "octo/app#1", "--merge-now"]);
+    assert_eq!(f.merges(1), 1);
 }

@@ -662,6 +662,66 @@ fn enabling_auto_merge_follows_githubs_refusals_and_github_merges_when_ready() {
 }
 
 #[test]
+fn a_document_of_several_arming_mutations_applies_each_and_answers_per_alias() {
+    use pr_monitor::forge::github::queries::{Arming, auto_merge_many};
+    let gh = FakeGitHub::start();
+    let prs = gh.world(|w| {
+        w.repo("octo/app").required_checks(&["lint"]);
+        w.repo("octo/off").auto_merge_allowed(false);
+        let mut prs = Vec::new();
+        for (repo, n) in [("octo/app", 1), ("octo/off", 1), ("octo/app", 2)] {
+            w.check_run(repo, n, "lint").in_progress();
+            w.pr(repo, n).merge_state(MergeState::Blocked);
+            let pr = w.get_pr(repo, n);
+            prs.push((pr.node_id.clone(), pr.head_sha().to_owned()));
+        }
+        prs
+    });
+    let arming: Vec<Arming<'_>> = prs
+        .iter()
+        .map(|(id, head)| Arming {
+            pull_request_id: id,
+            expected_head: head,
+            method: "SQUASH",
+        })
+        .collect();
+    let (status, body) = graphql(&gh, &auto_merge_many(&arming), &json!({}), None);
+    assert_eq!(status, 200);
+    let armed = |alias: &str| &body["data"][alias]["pullRequest"]["autoMergeRequest"];
+    assert_eq!(armed("arm0")["mergeMethod"], "SQUASH", "{body}");
+    assert_eq!(body["data"]["arm1"], Value::Null);
+    assert_eq!(armed("arm2")["mergeMethod"], "SQUASH", "{body}");
+    let errors = body["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{body}");
+    assert_eq!(errors[0]["path"], json!(["arm1"]));
+    assert_eq!(errors[0]["type"], "UNPROCESSABLE");
+    assert_eq!(
+        errors[0]["message"],
+        "Pull request Auto merge is not allowed for this repository"
+    );
+    gh.world(|w| {
+        assert_eq!(w.auto_merge_enables("octo/app", 1), 1);
+        assert_eq!(w.auto_merge_enables("octo/off", 1), 0);
+        assert_eq!(w.auto_merge_enables("octo/app", 2), 1);
+    });
+    // One request, charged by GitHub's formula: no connection, so one point.
+    let log = gh.requests();
+    assert_eq!(log.count("POST /graphql EnableAutoMerges"), 1);
+    assert_eq!(log.points("POST /graphql EnableAutoMerges"), 1);
+    assert!(log.entries.last().is_some_and(|r| r.mutation));
+
+    // A document GitHub's schema refuses is refused whole: nothing is applied.
+    let wrong = auto_merge_many(&arming).replacen("mergeMethod: SQUASH", "mergeMethod: FAST", 1);
+    let (_, body) = graphql(&gh, &wrong, &json!({}), None);
+    assert!(body["data"].is_null(), "{body}");
+    assert!(body["errors"][0]["message"].is_string(), "{body}");
+    gh.world(|w| {
+        assert_eq!(w.auto_merge_enables("octo/app", 1), 1);
+        assert_eq!(w.auto_merge_enables("octo/app", 2), 1);
+    });
+}
+
+#[test]
 fn merging_guards_the_head_sha_and_never_merges_twice() {
     let gh = FakeGitHub::start();
     let head = gh.world(|w| w.pr("octo/app", 1).head_sha());

@@ -39,7 +39,7 @@ fn a_run_reads_state_and_lights_pills_for_each_mr() {
         "add",
         "g/p!1",
         "g/p!2",
-        "https://gitlab.com/g/p/-/merge_requests/3",
+        "https://gitlab.example.com/g/p/-/merge_requests/3",
     ]);
     env.ok(&["run"]);
 
@@ -295,6 +295,43 @@ fn lists_are_paged_with_x_next_page() {
     );
 }
 
+/// A list is read to its end past a hundred pages; only a server that never ends one is left at
+/// a thousand pages, and stderr names the list that was cut.
+#[test]
+fn lists_are_read_past_a_hundred_pages_and_a_list_cut_at_a_thousand_says_so() {
+    let env = GitLabEnv::new();
+    env.gl.world(|w| {
+        w.max_per_page = 1;
+        w.project(P);
+        w.mr(P, 1);
+        for n in 0..150 {
+            w.job(P, 1, &format!("job-{n}")).success();
+        }
+        for n in 0..3 {
+            w.thread(P, 1).note("reviewer", &format!("note {n}"));
+        }
+        w.endless_discussions = true;
+    });
+    let out = env.ok(&["check", "g/p!1", "--json", "--no-state"]);
+    let v = out.json();
+    assert_eq!(v["checks"]["total"], 150, "read to the end");
+    assert_eq!(v["threads"]["unresolved"], 3);
+    let log = env.gl.requests();
+    assert_eq!(log.count("GET /projects/{id}/pipelines/{pid}/jobs"), 150);
+    assert_eq!(
+        log.count("GET /projects/{id}/merge_requests/{iid}/discussions"),
+        1000
+    );
+    assert!(
+        out.stderr.contains(
+            "the discussions list is cut short: only its first 3 items were read, and it goes on past 1000 pages"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("jobs list"), "{}", out.stderr);
+}
+
 #[test]
 fn gitlabs_recorded_shapes_are_read_by_the_client() {
     let env = GitLabEnv::new();
@@ -437,7 +474,7 @@ fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
     env.ok(&[
         "watch",
         "add",
-        "https://gitlab.com/g/sub/p/-/merge_requests/57",
+        "https://gitlab.example.com/g/sub/p/-/merge_requests/57",
     ]);
     env.ok(&["watch", "add", "g/sub/p!57"]);
     let all = env.ok(&["status", "--json"]).json();

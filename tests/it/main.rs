@@ -4,6 +4,7 @@
 mod accounts;
 mod agent_loop;
 mod agreement;
+mod arming;
 mod caps;
 mod check;
 mod check_golden;

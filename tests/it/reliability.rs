@@ -385,12 +385,7 @@ fn a_crash_between_a_merge_and_its_record_never_merges_twice() {
 #[test]
 fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
     let mut env = armed_pr_ready_to_merge();
-    let db = || rusqlite::Connection::open(env.dir.path().join("state.db")).expect("the database");
-    db().execute_batch(
-        "CREATE TRIGGER refuse_intents BEFORE INSERT ON intents
-         BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
-    )
-    .expect("a refusing trigger");
+    env.refuse_intents(true);
     let out = env.run(&["run"]);
     assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(
@@ -403,8 +398,7 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
         history.contains("its intent could not be recorded first"),
         "{history}"
     );
-    db().execute_batch("DROP TRIGGER refuse_intents")
-        .expect("drop the trigger");
+    env.refuse_intents(false);
     env.advance(30);
     env.ok(&["run"]);
     assert_eq!(env.gh.world(|w| w.merges(REPO, 1)), 1);
@@ -450,6 +444,53 @@ fn a_crash_right_after_arming_auto_merge_neither_arms_twice_nor_loses_the_merge(
     let told = posted(&slack);
     assert_eq!(told.len(), 1, "{told:?}");
     assert!(told[0].contains("merged"), "{told:?}");
+}
+
+/// The process dies right after GitHub applied a chunk's armings in one document and before
+/// anything was recorded: the next runs ask none of them again, and each PR merges once.
+#[test]
+fn a_crash_right_after_a_chunks_armings_neither_arms_twice_nor_loses_a_merge() {
+    let mut env = TestEnv::new();
+    let prs = [1, 2, 3];
+    env.gh.world(|w| {
+        w.repo(REPO).required_checks(&["test"]);
+        for n in prs {
+            w.pr(REPO, n);
+            w.check_run(REPO, n, "test").in_progress();
+        }
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "--merge-when-ready",
+        "octo/app#1",
+        "octo/app#2",
+        "octo/app#3",
+    ]);
+    run_killed_after(&env, "POST /graphql EnableAutoMerges", |w| {
+        prs.iter().all(|&n| w.auto_merge_enables(REPO, n) > 0)
+    });
+    let enables = |env: &TestEnv| env.gh.world(|w| prs.map(|n| w.auto_merge_enables(REPO, n)));
+    for _ in 0..2 {
+        env.advance(30);
+        env.ok(&["run", "--force"]);
+    }
+    assert_eq!(enables(&env), [1, 1, 1], "armed once each");
+    env.advance(60);
+    env.gh.world(|w| {
+        for n in prs {
+            w.update_check_run(REPO, n, "test").success();
+        }
+        w.settle();
+    });
+    env.ok(&["run", "--force"]);
+    env.advance(60);
+    env.ok(&["run", "--force"]);
+    for n in prs {
+        assert_eq!(env.gh.world(|w| w.merges(REPO, n)), 1);
+        assert_eq!(env.status(&format!("octo/app#{n}"))["state"], "merged");
+    }
+    assert_eq!(enables(&env), [1, 1, 1]);
 }
 
 /// Resolved intents do not pile up: an armed PR whose auto-merge is turned off behind its back

@@ -135,22 +135,32 @@ fn a_permanent_failure_is_kept_and_visible() {
     assert_eq!(slack.requests().len(), 1);
 }
 
+/// PRs 1..=`n` of `REPO`, each failing `lint` on a human's commit.
+fn failing_prs(env: &TestEnv, n: u64) {
+    env.gh.world(|w| {
+        w.repo(REPO);
+        for n in 1..=n {
+            w.pr(REPO, n).head_commit(|c| c.by("human"));
+            w.check_run(REPO, n, "lint").failure();
+        }
+    });
+}
+
+/// Watches PRs 1..=`n` of `REPO`.
+fn watch_prs(env: &TestEnv, n: u64) {
+    let prs: Vec<String> = (1..=n).map(|n| format!("{REPO}#{n}")).collect();
+    let mut args = vec!["watch", "add"];
+    args.extend(prs.iter().map(String::as_str));
+    env.ok(&args);
+}
+
 #[test]
 fn many_changes_in_one_tick_arrive_as_one_digest() {
     let smtp = SmtpServer::start();
     let slack = HttpSink::start();
     let env = env_with_channels(smtp.port(), &slack);
-    env.gh.world(|w| {
-        w.repo(REPO);
-        for n in 1..=7 {
-            w.pr(REPO, n).head_commit(|c| c.by("human"));
-            w.check_run(REPO, n, "lint").failure();
-        }
-    });
-    let prs: Vec<String> = (1..=7).map(|n| format!("octo/app#{n}")).collect();
-    let mut args = vec!["watch", "add"];
-    args.extend(prs.iter().map(String::as_str));
-    env.ok(&args);
+    failing_prs(&env, 7);
+    watch_prs(&env, 7);
     let run = env.ok(&["run"]);
     assert!(
         run.stdout.contains(" · 2 messages sent"),
@@ -182,6 +192,36 @@ fn many_changes_in_one_tick_arrive_as_one_digest() {
             "{blocks}"
         );
     }
+}
+
+/// A merge among more notices than go out one by one keeps its `done` record in the digest:
+/// the mail's line for the PR and Slack's say it in its short form.
+#[test]
+fn a_merged_prs_done_record_survives_the_digest() {
+    let smtp = SmtpServer::start();
+    let slack = HttpSink::start();
+    let env = env_with_channels(smtp.port(), &slack);
+    failing_prs(&env, 6);
+    env.gh.world(|w| {
+        w.pr(REPO, 7).title("Ship it").merged();
+        w.check_run(REPO, 7, "lint").success();
+    });
+    watch_prs(&env, 7);
+    env.ok(&["run"]);
+    let done = "checks green (1/1) · no approvals · no review thread left open";
+    let mails = smtp.mails();
+    assert_eq!(mails.len(), 1, "one digest: {:?}", smtp.subjects());
+    let text = mails[0].part("text/plain").unwrap();
+    assert!(text.contains("PR #7: merged"), "{text}");
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let at = lines.iter().position(|l| l.starts_with("- PR #7: merged"));
+    assert_eq!(
+        at.map(|i| &lines[i + 1..i + 3]),
+        Some(&["  Ship it", &*format!("  {done}")][..]),
+        "{text}"
+    );
+    let blocks = slack.requests()[0].json()["blocks"].to_string();
+    assert!(blocks.contains(&format!("Ship it — {done}")), "{blocks}");
 }
 
 #[test]

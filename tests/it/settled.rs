@@ -125,3 +125,31 @@ fn a_settled_pr_is_decided_again_when_the_config_changes() {
         env.history_text("octo/app#1")
     );
 }
+
+/// A read kept before hints were kept beside it (a database from an older pr-monitor) is
+/// decided on as it is; its quiet decision settles it, so the tick after that does not load it.
+#[test]
+fn a_read_kept_before_hints_existed_settles_on_its_next_quiet_decision() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
+    db.execute("UPDATE last_reads SET hints = NULL", [])
+        .expect("forget the hints");
+    assert_eq!(
+        run_after(&mut env, 200, &["run", "--force"]),
+        0,
+        "decided on the kept read"
+    );
+    spoil_kept_snapshots(&env);
+    assert_eq!(
+        run_after(&mut env, 600, &["run", "--force"]),
+        0,
+        "settled: the kept read is not loaded"
+    );
+    assert!(env.gh.requests().writes().is_empty());
+}

@@ -266,6 +266,30 @@ impl Forge for GitHub {
         GitHub::enable_auto_merge(self, snap, method)
     }
 
+    /// One document per owner signed in as an App (each with its installation's token), one
+    /// for all with a token; a single PR is armed as [`Forge::enable_auto_merge`] arms it.
+    fn enable_auto_merge_many(
+        &self,
+        prs: &[(&Snapshot, MergeMethod)],
+    ) -> Vec<Result<(), ForgeError>> {
+        let repos: Vec<&str> = prs.iter().map(|(s, _)| s.pr.repo.as_str()).collect();
+        let mut out: Vec<Result<(), ForgeError>> = prs
+            .iter()
+            .map(|_| Err(ForgeError::Unexpected("no answer for this PR".into())))
+            .collect();
+        for (repo, members) in self.by_owner(&repos) {
+            let _acting = repo.map(client::acting_for);
+            let group = client::members(prs, repo, &members);
+            for (result, &i) in GitHub::enable_auto_merge_many(self, &group)
+                .into_iter()
+                .zip(&members)
+            {
+                out[i] = result;
+            }
+        }
+        out
+    }
+
     fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {
         let _acting = client::acting_for(&snap.pr.repo);
         GitHub::disable_auto_merge(self, snap)

@@ -79,6 +79,38 @@ pub fn annotations_query(ids: &[&str]) -> String {
     q
 }
 
+/// What one PR's arming asks: its node id, the head it is guarded by and the merge method
+/// (GraphQL's `PullRequestMergeMethod`).
+#[derive(Debug, Clone, Copy)]
+pub struct Arming<'a> {
+    pub pull_request_id: &'a str,
+    pub expected_head: &'a str,
+    pub method: &'static str,
+}
+
+/// The alias of the `i`-th PR in an arming document.
+pub fn arm_alias(i: usize) -> String {
+    format!("arm{i}")
+}
+
+/// One document arming auto-merge on several PRs: `arm{i}` answers `prs[i]`. GitHub runs a
+/// document's mutations one after another, and a refused one fails only its own alias.
+pub fn auto_merge_many(prs: &[Arming<'_>]) -> String {
+    let mut q = String::from("mutation EnableAutoMerges {\n");
+    for (i, pr) in prs.iter().enumerate() {
+        q.push_str(&format!(
+            "  {}: enablePullRequestAutoMerge(input: {{ pullRequestId: {}, mergeMethod: {}, expectedHeadOid: {} }}) {{\n    \
+             pullRequest {{ autoMergeRequest {{ enabledAt mergeMethod }} }}\n  }}\n",
+            arm_alias(i),
+            literal(pr.pull_request_id),
+            pr.method,
+            literal(pr.expected_head),
+        ));
+    }
+    q.push_str("}\n");
+    q
+}
+
 /// The alias of the `i`-th PR in a snapshot query.
 pub fn alias(i: usize) -> String {
     format!("pr{i}")
@@ -437,6 +469,21 @@ pub fn all_documents() -> Vec<(String, String)> {
             ),
         ),
         ("operations".to_owned(), OPERATIONS.to_owned()),
+        (
+            "auto-merge of several PRs".to_owned(),
+            auto_merge_many(&[
+                Arming {
+                    pull_request_id: "PR_kwDOAAABc84AAAAB",
+                    expected_head: "0123456789abcdef0123456789abcdef01234567",
+                    method: "SQUASH",
+                },
+                Arming {
+                    pull_request_id: "PR_kwDOAAABc84AAAAC",
+                    expected_head: "89abcdef0123456789abcdef0123456789abcdef",
+                    method: "REBASE",
+                },
+            ]),
+        ),
         ("branch heads".to_owned(), branch_heads_query(2)),
         ("commit checks".to_owned(), commit_checks_query()),
         ("rollup".to_owned(), ROLLUP.to_owned()),

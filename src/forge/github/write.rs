@@ -24,6 +24,14 @@ fn auto_merge_refusal(msg: String) -> Refusal {
     }
 }
 
+/// An error of an arming write: a refusal in the words [`auto_merge_refusal`] reads.
+fn armed(e: ForgeError) -> ForgeError {
+    match e {
+        ForgeError::Refused(msg) => ForgeError::AutoMergeRefused(auto_merge_refusal(msg)),
+        other => other,
+    }
+}
+
 fn graphql_method(method: MergeMethod) -> &'static str {
     match method {
         MergeMethod::Squash => "SQUASH",
@@ -120,10 +128,61 @@ impl GitHub {
         )
         .and_then(Answer::into_data)
         .map(drop)
-        .map_err(|e| match e {
-            ForgeError::Refused(msg) => ForgeError::AutoMergeRefused(auto_merge_refusal(msg)),
-            other => other,
-        })
+        .map_err(armed)
+    }
+
+    /// Arms auto-merge on every PR of `prs` in one document (see [`queries::auto_merge_many`]):
+    /// one answer per PR, in order, each alias's refusal read as [`GitHub::enable_auto_merge`]
+    /// reads its own; a single PR is armed by [`GitHub::enable_auto_merge`]. A write is sent
+    /// once: a request that fails as a whole (a 502, a timeout) fails each PR with that error,
+    /// its outcome unknown.
+    pub(super) fn enable_auto_merge_many(
+        &self,
+        prs: &[(&Snapshot, MergeMethod)],
+    ) -> Vec<Result<(), ForgeError>> {
+        if let [(snap, method)] = prs {
+            return vec![self.enable_auto_merge(snap, *method)];
+        }
+        let arming: Vec<queries::Arming<'_>> = prs
+            .iter()
+            .map(|(snap, method)| queries::Arming {
+                pull_request_id: &snap.node_id,
+                expected_head: snap.head.sha.as_str(),
+                method: graphql_method(*method),
+            })
+            .collect();
+        let answer = match self.graphql(
+            &queries::auto_merge_many(&arming),
+            &json!({}),
+            Some("EnableAutoMerges"),
+            Idempotency::Once,
+        ) {
+            Ok(answer) => answer,
+            Err(e) => return prs.iter().map(|_| Err(armed(e.clone()))).collect(),
+        };
+        // An error that names no alias (the document refused as a whole) is every PR's
+        // that has no answer of its own.
+        let general = answer
+            .errors
+            .iter()
+            .find(|e| e.path.first().and_then(serde_json::Value::as_str).is_none());
+        (0..prs.len())
+            .map(|i| {
+                let alias = queries::arm_alias(i);
+                let own = answer
+                    .errors
+                    .iter()
+                    .find(|e| e.path.first().and_then(serde_json::Value::as_str) == Some(&alias));
+                match (own, answer.data.get(&alias)) {
+                    (Some(e), _) => Err(armed(e.to_forge_error())),
+                    (None, Some(v)) if !v.is_null() => Ok(()),
+                    (None, _) => Err(general.map_or_else(
+                        || ForgeError::Unexpected(format!("no answer for {alias}")),
+                        |e| armed(e.to_forge_error()),
+                    )),
+                }
+            })
+            .collect()
     }
 
     pub(super) fn disable_auto_merge(&self, snap: &Snapshot) -> Result<(), ForgeError> {

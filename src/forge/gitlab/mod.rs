@@ -46,8 +46,9 @@ use crate::model::{Check, ForgeKind, MergeMethod, PrRef, RepoSettings, Sha, Snap
 /// How many MRs one summary covers (a listing holds 100).
 const SUMMARY_BATCH: usize = 100;
 
-/// The most pages read of one list: a guard against a server that never says "last page".
-const MAX_PAGES: u32 = 100;
+/// The most pages read of one list (100,000 items at 100 a page, as GitHub's issue events): a
+/// guard against a server that never says "last page". A list cut there says so on stderr.
+const MAX_PAGES: u32 = 1000;
 
 /// A GitLab (gitlab.com or self-managed) API endpoint with a token, sent as
 /// `Authorization: Bearer` (GitLab accepts it for personal, project and OAuth tokens).
@@ -170,6 +171,11 @@ impl GitLab {
                 None => return Ok(items),
             }
         }
+        tracing::warn!(
+            path,
+            "the {what} list is cut short: only its first {} items were read, and it goes on past {MAX_PAGES} pages",
+            items.len()
+        );
         Ok(items)
     }
 

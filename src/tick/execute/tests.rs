@@ -204,7 +204,17 @@ impl Outcome {
 }
 
 /// Applies `action` to an armed PR at head `abc`, with `forge` and `intents` answering.
-fn apply_one(forge: &RecordingForge, mut intents: Intents, action: Action) -> Outcome {
+fn apply_one(forge: &RecordingForge, intents: Intents, action: Action) -> Outcome {
+    apply_answered(forge, intents, action, None)
+}
+
+/// [`apply_one`], the plan's first arming already answered `armed` when given.
+fn apply_answered(
+    forge: &RecordingForge,
+    mut intents: Intents,
+    action: Action,
+    answered: Option<crate::model::outcome::Outcome>,
+) -> Outcome {
     let config = Config::default();
     let policy = policy();
     let mut plan = Plan {
@@ -231,6 +241,7 @@ fn apply_one(forge: &RecordingForge, mut intents: Intents, action: Action) -> Ou
         let mut writes = Writes {
             forge,
             intents: &mut intents,
+            armed: answered,
         };
         apply(&mut writes, &snap("abc"), &mut plan, &env)
     };
@@ -600,6 +611,34 @@ fn a_write_whose_intent_cannot_be_recorded_is_not_made() {
     }
 }
 
+/// An arming asked ahead with its chunk's others is neither asked again nor announced again;
+/// its answer is applied by the same rules, and what it chains to is asked as usual.
+#[test]
+fn an_arming_answered_ahead_is_applied_without_asking_again() {
+    use crate::model::outcome::{Failure, FailureKind, Outcome as Answer};
+    let forge = RecordingForge::default();
+    let done = apply_answered(&forge, Intents::default(), arm(true), Some(Answer::Done));
+    assert!(done.writes.is_empty() && done.intents.is_empty());
+    assert!(done.history().contains(&"auto-merge enabled (squash)"));
+
+    let forge = RecordingForge::default();
+    let refusal = Refusal::Unavailable("not allowed".into());
+    let unavailable = Answer::Failed(Failure {
+        said: refused(refusal.clone()).to_string(),
+        kind: FailureKind::AutoMergeRefused(refusal),
+    });
+    let merged = apply_answered(&forge, Intents::default(), arm(true), Some(unavailable));
+    assert_eq!(merged.writes, ["merge abc squash"]);
+    assert_eq!(merged.intents, [(IntentKind::Merge, "abc".to_owned())]);
+    assert!(merged.applied.merged);
+
+    let forge = RecordingForge::default();
+    let unasked = Answer::NotAsked("arm on abc not asked".into());
+    let incomplete = apply_answered(&forge, Intents::default(), arm(true), Some(unasked));
+    assert!(incomplete.writes.is_empty());
+    assert!(incomplete.applied.error.is_some());
+}
+
 #[test]
 fn a_dry_run_writes_nothing() {
     let forge = RecordingForge::default();
@@ -626,6 +665,7 @@ fn a_dry_run_writes_nothing() {
     let mut writes = Writes {
         forge: &forge,
         intents: &mut intents,
+        armed: None,
     };
     let applied = apply(&mut writes, &snap("abc"), &mut plan, &env);
     assert!(forge.writes().is_empty());

@@ -166,6 +166,20 @@ impl TestEnv {
         self.ok(&args);
     }
 
+    /// Makes the database refuse every new intent, as a full disk would (`false`: accept them
+    /// again).
+    pub fn refuse_intents(&self, refuse: bool) {
+        let db =
+            rusqlite::Connection::open(self.dir.path().join("state.db")).expect("the database");
+        let sql = if refuse {
+            "CREATE TRIGGER refuse_intents BEFORE INSERT ON intents
+             BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;"
+        } else {
+            "DROP TRIGGER refuse_intents"
+        };
+        db.execute_batch(sql).expect("the refusing trigger");
+    }
+
     /// Writes the job `agentic`: agent `fixer`, review feedback sent to the agent.
     pub fn agentic_job(&self) {
         self.job(

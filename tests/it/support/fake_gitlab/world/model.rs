@@ -330,6 +330,9 @@ pub struct World {
     pub max_per_page: usize,
     /// A job's trace is sent whole whatever `Range` asks (as a server without ranges).
     pub traces_ignore_range: bool,
+    /// The discussions list never says "last page": past its end every page is empty and names
+    /// the next (a misbehaving server or proxy, for the client's bound on pages).
+    pub endless_discussions: bool,
     /// How many reads of an MR show a rebase asked for as under way before it is over (0: it
     /// is over before the `PUT` answers, as on a small repository).
     pub rebase_takes_reads: u32,
@@ -405,6 +408,7 @@ impl Default for World {
             },
             max_per_page: 100,
             traces_ignore_range: false,
+            endless_discussions: false,
             rebase_takes_reads: 0,
             next_id: 1000,
         }
