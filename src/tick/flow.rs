@@ -648,15 +648,16 @@ fn chunk_turns(
     leased: &[(Watch, Option<Lease>)],
     reads: &[Result<Read, TickFailure>],
 ) -> Result<Vec<i64>> {
-    let ids: Vec<i64> = leased.iter().map(|(w, _)| w.id).collect();
-    let all = app.store.armed_in_line(&ids)?;
-    let fresh: BTreeMap<i64, &Snapshot> = leased
+    let read: Vec<(&Watch, &Snapshot)> = leased
         .iter()
         .zip(reads)
         // A settled read stands for a decision that left the stored state as its snapshot
         // says: the stored state tells.
-        .filter_map(|((w, _), r)| Some((w.id, r.as_ref().ok()?.snapshot()?)))
+        .filter_map(|((w, _), r)| Some((w, r.as_ref().ok()?.snapshot()?)))
         .collect();
+    let held: Vec<&Watch> = read.iter().map(|(w, _)| *w).collect();
+    let all = app.store.armed_in_line(&held)?;
+    let fresh: BTreeMap<i64, &Snapshot> = read.into_iter().map(|(w, s)| (w.id, s)).collect();
     Ok(decide::update_turns(&all, &fresh))
 }
 

@@ -274,7 +274,7 @@ pub fn finish_chunk(
                 snapshot,
                 kept: summary
                     .filter(|_| keep)
-                    .map(|s| crate::secrets::mask(&s.fingerprint)),
+                    .map(|s| crate::store::kept_summary(&s.fingerprint)),
             })
         })
         .collect();

@@ -144,7 +144,7 @@ fn status_rows_carry_every_key_of_the_contract_on_github() {
 fn status_rows_carry_every_key_of_the_contract_on_gitlab() {
     status_rows_carry_every_key_of_the_contract(
         &GitLabEnv::new(),
-        "https://gitlab.com/g/p/-/merge_requests/1",
+        "https://gitlab.example.com/g/p/-/merge_requests/1",
     );
 }
 

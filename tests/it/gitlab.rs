@@ -39,7 +39,7 @@ fn a_run_reads_state_and_lights_pills_for_each_mr() {
         "add",
         "g/p!1",
         "g/p!2",
-        "https://gitlab.com/g/p/-/merge_requests/3",
+        "https://gitlab.example.com/g/p/-/merge_requests/3",
     ]);
     env.ok(&["run"]);
 
@@ -474,7 +474,7 @@ fn notices_name_the_mr_as_mr_bang_n_whichever_form_was_watched() {
     env.ok(&[
         "watch",
         "add",
-        "https://gitlab.com/g/sub/p/-/merge_requests/57",
+        "https://gitlab.example.com/g/sub/p/-/merge_requests/57",
     ]);
     env.ok(&["watch", "add", "g/sub/p!57"]);
     let all = env.ok(&["status", "--json"]).json();

@@ -92,8 +92,8 @@ fn mine_gitlab_finds_mrs_in_two_projects_with_one_listing() {
     assert_eq!(
         watched,
         [
-            "https://gitlab.com/g/app/-/merge_requests/1",
-            "https://gitlab.com/g/sub/lib/-/merge_requests/4",
+            "https://gitlab.example.com/g/app/-/merge_requests/1",
+            "https://gitlab.example.com/g/sub/lib/-/merge_requests/4",
         ]
     );
     assert_eq!(env.gl.requests().count("GET /merge_requests"), 1);

@@ -125,7 +125,7 @@ fn a_failed_check_goes_to_the_agent_until_the_same_failure_returns_on_gitlab() {
         |f, m| {
             assert_eq!(
                 m["pr"]["url"], "https://gitlab.example.com/g/p/-/merge_requests/1",
-                "GitLab's own web_url"
+                "on the instance's own host"
             );
             assert_eq!(
                 f.gl.requests().count("GET /projects/{id}/jobs/{job}/trace"),

@@ -771,7 +771,8 @@ fn route(
 // ── a TestEnv with a fake GitLab ────────────────────────────────────────────────────────────
 
 /// A [`TestEnv`](super::env::TestEnv) whose config also has a `gitlab:` block pointing at a
-/// fresh fake GitLab (token in `PRM_TEST_GITLAB_TOKEN`). Derefs to the `TestEnv`; `advance`
+/// fresh fake GitLab (token in `PRM_TEST_GITLAB_TOKEN`; `web_url` the host the fake's own
+/// addresses name, as a real instance's). Derefs to the `TestEnv`; `advance`
 /// moves the fake GitLab's clock too.
 pub struct GitLabEnv {
     pub env: super::env::TestEnv,
@@ -787,7 +788,7 @@ impl GitLabEnv {
     pub fn with_config(extra: &str) -> Self {
         let gl = FakeGitLab::start();
         let mut env = super::env::TestEnv::with_config(&format!(
-            "gitlab:\n  api_url: {}\n  web_url: https://gitlab.com\n  token_env: PRM_TEST_GITLAB_TOKEN\n{extra}",
+            "gitlab:\n  api_url: {}\n  web_url: https://gitlab.example.com\n  token_env: PRM_TEST_GITLAB_TOKEN\n{extra}",
             gl.url()
         ));
         env.vars.push(("PRM_TEST_GITLAB_TOKEN".into(), gl.token()));
