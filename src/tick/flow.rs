@@ -11,7 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
-use super::{arm, detect, pr, record};
+use super::{ahead, arm, detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
 use crate::core::decide;
@@ -60,6 +60,8 @@ enum PoolRead {
     },
     /// A chunk's armings, asked together (a write, the one the pool sends).
     Arm { chunk: usize, arming: arm::Arming },
+    /// A job of a chunk's stage ahead of its acting phase.
+    Ahead { chunk: usize, job: ahead::Job },
 }
 
 /// What a pool thread read.
@@ -83,6 +85,10 @@ enum Answer {
     Armed {
         chunk: usize,
         results: Vec<Result<(), ForgeError>>,
+    },
+    Ahead {
+        chunk: usize,
+        done: ahead::Done,
     },
 }
 
@@ -128,6 +134,10 @@ fn read_in_pool(job: PoolRead) -> Answer {
         PoolRead::Arm { chunk, arming } => Answer::Armed {
             chunk,
             results: arm::send(&arming.forge, &arming.prs),
+        },
+        PoolRead::Ahead { chunk, job } => Answer::Ahead {
+            chunk,
+            done: ahead::work(job),
         },
     }
 }
@@ -204,14 +214,17 @@ struct Reading {
     plan: ChunkReads,
 }
 
-/// A read chunk whose failed checks' logs are being read ahead: its leases and reads, the
-/// log reads waiting for the chunk's annotations, the logs read so far, and how many reads
-/// are still out.
-struct AwaitingLogs {
+/// A read chunk whose reads ahead of its acting phase are under way: its leases and reads,
+/// the log reads waiting for the chunk's annotations, the logs read so far, once they are all
+/// back its inputs and the answers of its jobs ahead (see [`ahead`]), and how many reads are
+/// still out.
+struct Awaiting {
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
     waiting: Vec<LogJob>,
     ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    inputs: Option<pr::ChunkInputs>,
+    answers: ahead::Answers,
     out: usize,
 }
 
@@ -238,7 +251,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
-        let mut awaiting: BTreeMap<usize, AwaitingLogs> = BTreeMap::new();
+        let mut awaiting: BTreeMap<usize, Awaiting> = BTreeMap::new();
         let mut line = arm::Line::default();
         let (mut groups_started, mut chunks_formed) = (0, 0);
         let mut acted = false;
@@ -397,7 +410,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         pool.send(PoolRead::Logs { chunk, job, notes });
                         a.out += 1;
                     }
-                    acted |= logs_back(app, (&mut awaiting, &mut line), chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
                 }
                 Answer::Armed { chunk, results } => {
                     if let Some((steps, answers)) = line.answered(chunk, results) {
@@ -411,7 +424,15 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     };
                     a.ahead.extend(read);
                     a.out -= 1;
-                    acted |= logs_back(app, (&mut awaiting, &mut line), chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
+                }
+                Answer::Ahead { chunk, done } => {
+                    let Some(a) = awaiting.get_mut(&chunk) else {
+                        continue;
+                    };
+                    a.answers.add(done);
+                    a.out -= 1;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
                 }
             }
         }
@@ -421,50 +442,52 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
 
 /// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
 /// are read ahead on the pool, the annotations of all of them first in one request, then one
-/// job per PR, and the chunk is acted on when they are back; a chunk that needs none (or a
-/// dry run) is acted on at once. Whether it was acted on (see [`act_on_chunk`]).
+/// job per PR; when they are back, the chunk's stage ahead (see [`chunk_back`]). Whether it was
+/// acted on (see [`act_on_chunk`]).
 fn on_chunk_read(
     app: &mut App,
     pool: &mut pool::Pool<PoolRead, Answer>,
-    (awaiting, line): (&mut BTreeMap<usize, AwaitingLogs>, &mut arm::Line),
+    (awaiting, line): (&mut BTreeMap<usize, Awaiting>, &mut arm::Line),
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
     let jobs = log_jobs(app, &leased, &reads, run);
-    let Some(forge) = jobs.first().map(|j| j.forge.clone()) else {
-        return act_on_chunk(app, line, chunk, leased, reads, BTreeMap::new(), run);
-    };
     let runs: Vec<crate::forge::CheckRunRef> = jobs
         .iter()
         .flat_map(|j| detect::unread_runs(&j.snapshot, &j.policy, &j.cache))
         .collect();
-    let (waiting, out) = if runs.is_empty() {
-        let out = jobs.len();
-        for job in jobs {
-            pool.send(PoolRead::Logs {
-                chunk,
-                job,
-                notes: detect::Notes::new(),
-            });
+    let (waiting, out) = match jobs.first().map(|j| j.forge.clone()) {
+        Some(forge) if !runs.is_empty() => {
+            pool.send(PoolRead::Notes { chunk, forge, runs });
+            (jobs, 1)
         }
-        (Vec::new(), out)
-    } else {
-        pool.send(PoolRead::Notes { chunk, forge, runs });
-        (jobs, 1)
+        _ => {
+            let out = jobs.len();
+            for job in jobs {
+                pool.send(PoolRead::Logs {
+                    chunk,
+                    job,
+                    notes: detect::Notes::new(),
+                });
+            }
+            (Vec::new(), out)
+        }
     };
     awaiting.insert(
         chunk,
-        AwaitingLogs {
+        Awaiting {
             leased,
             reads,
             waiting,
             ahead: BTreeMap::new(),
+            inputs: None,
+            answers: ahead::Answers::default(),
             out,
         },
     );
-    Ok(false)
+    chunk_back(app, pool, (awaiting, line), chunk, run)
 }
 
 /// The log reads a chunk's fresh reads need: one per PR whose failed checks' logs the
@@ -476,10 +499,10 @@ fn log_jobs(
     run: &Run<'_, '_>,
 ) -> Vec<LogJob> {
     let mut jobs = Vec::new();
-    // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
-    // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
-    // read again, so neither is read ahead either.
-    if run.opts.dry_run || stopped(run.opts) {
+    // A stopping run acts on nothing more: it reads nothing ahead. A PR whose stored state is
+    // damaged is never detected, and a kept read may be read again, so neither is read ahead
+    // either.
+    if stopped(run.opts) {
         return jobs;
     }
     for ((watch, _), read) in leased.iter().zip(reads) {
@@ -516,34 +539,59 @@ fn log_jobs(
     jobs
 }
 
-/// A chunk whose reads ahead are all back is acted on, the logs read kept for the next ticks
-/// in one commit (a cache, so a commit that fails only means they are read again next tick).
-/// Whether it was acted on (a chunk whose armings are out is not yet).
-fn logs_back(
+/// A chunk whose reads ahead are all back moves on. Once its logs are: they are kept for the
+/// next ticks in one commit (a cache, so a commit that fails only means they are read again
+/// next tick; a dry run keeps none), its inputs are loaded and its PRs decided ahead, and the
+/// jobs those decisions ask for are sent (see [`ahead`]). Once those are back too (or when
+/// there are none), it is acted on. Whether it was acted on (a chunk whose armings are out is
+/// not yet).
+fn chunk_back(
     app: &mut App,
-    (awaiting, line): (&mut BTreeMap<usize, AwaitingLogs>, &mut arm::Line),
+    pool: &mut pool::Pool<PoolRead, Answer>,
+    (awaiting, line): (&mut BTreeMap<usize, Awaiting>, &mut arm::Line),
     chunk: usize,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
     if awaiting.get(&chunk).is_none_or(|a| a.out > 0) {
         return Ok(false);
     }
-    let Some(AwaitingLogs {
-        leased,
-        reads,
-        ahead,
-        ..
-    }) = awaiting.remove(&chunk)
-    else {
+    let Some(mut a) = awaiting.remove(&chunk) else {
         return Ok(false);
     };
-    let _ = app.store.batch(|store| {
-        for (key, log) in &ahead {
-            detect::LogCache::keep_log(store, key.clone(), log.clone());
-        }
-        Ok(())
-    });
-    act_on_chunk(app, line, chunk, leased, reads, ahead, run)
+    if let Some(mut inputs) = a.inputs {
+        // Other chunks were recorded while its jobs were out: whose turn it is may have moved.
+        inputs.turns = chunk_turns(app, &a.leased, &a.reads)?;
+        let inputs = (inputs, a.answers);
+        return Ok(act_on_chunk(
+            app, line, chunk, a.leased, a.reads, inputs, run,
+        ));
+    }
+    if !run.opts.dry_run {
+        let _ = app.store.batch(|store| {
+            for (key, log) in &a.ahead {
+                detect::LogCache::keep_log(store, key.clone(), log.clone());
+            }
+            Ok(())
+        });
+    }
+    let turns = chunk_turns(app, &a.leased, &a.reads)?;
+    let watches: Vec<&Watch> = a.leased.iter().map(|(w, _)| w).collect();
+    let ahead_logs = std::mem::take(&mut a.ahead);
+    let inputs = pr::ChunkInputs::load(app, &watches, &a.reads, (turns, run.config), ahead_logs);
+    let jobs = pr::ahead_jobs(app, &a.leased, &a.reads, &inputs, run.opts);
+    if jobs.is_empty() {
+        let inputs = (inputs, a.answers);
+        return Ok(act_on_chunk(
+            app, line, chunk, a.leased, a.reads, inputs, run,
+        ));
+    }
+    a.out = jobs.len();
+    for job in jobs {
+        pool.send(PoolRead::Ahead { chunk, job });
+    }
+    a.inputs = Some(inputs);
+    awaiting.insert(chunk, a);
+    Ok(false)
 }
 
 /// Detect → decide for every PR of a read chunk, in the chunk's order; the armings their plans
@@ -557,12 +605,9 @@ fn act_on_chunk(
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
-    ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    (inputs, mut answers): (pr::ChunkInputs, ahead::Answers),
     run: &mut Run<'_, '_>,
-) -> Result<bool> {
-    let turns = chunk_turns(app, &leased, &reads)?;
-    let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
-    let inputs = pr::ChunkInputs::load(app, &watches, &reads, (turns, run.config), ahead);
+) -> bool {
     let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
@@ -579,16 +624,20 @@ fn act_on_chunk(
             unasked.extend(lease);
             continue;
         }
-        steps.push((pr::decide(app, watch, read, &inputs, run.opts), lease));
+        let ahead = answers.take(watch.id);
+        steps.push((
+            pr::decide(app, watch, (read, ahead), &inputs, run.opts),
+            lease,
+        ));
     }
     match arm::prepare(app, &steps, run.opts) {
         arm::Armings::Ready(answers) => {
             apply_chunk(app, chunk, (steps, unasked), answers, run);
-            Ok(true)
+            true
         }
         arm::Armings::Send(places, arming) => {
             line.park(chunk, (steps, unasked), places, arming);
-            Ok(false)
+            false
         }
     }
 }

@@ -148,7 +148,6 @@ fn a_finished_check_is_read_in_full() {
 /// runner was lost (an annotation says so) is re-run, the others light their pill.
 #[test]
 fn a_chunks_failed_checks_have_their_annotations_read_in_one_query() {
-    use crate::support::fake_github::AnnotationLevel;
     let env = TestEnv::new();
     let lost = env.gh.world(|w| {
         w.repo(REPO);
@@ -161,16 +160,7 @@ fn a_chunks_failed_checks_have_their_annotations_read_in_one_query() {
                     test.failure().log("error: assertion failed\n");
                 }
                 6 => {
-                    lost = test
-                        .failure()
-                        .log("Process completed.\n")
-                        .annotation(
-                            AnnotationLevel::Failure,
-                            ".github",
-                            1,
-                            "The runner has received a shutdown signal.",
-                        )
-                        .run_id();
+                    lost = test.runner_lost().run_id();
                 }
                 _ => {
                     test.success();
