@@ -9,6 +9,18 @@ pub(crate) fn fnv64(text: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// Hands each whole eight-byte word of `bytes` (little-endian) to `each`, in order: the bytes
+/// left over.
+fn words(bytes: &[u8], mut each: impl FnMut(u64)) -> &[u8] {
+    let mut words = bytes.chunks_exact(8);
+    for w in words.by_ref() {
+        let mut b = [0; 8];
+        b.copy_from_slice(w);
+        each(u64::from_le_bytes(b));
+    }
+    words.remainder()
+}
+
 /// A stable 64-bit digest of a sequence of byte strings, eight bytes at a step (FNV-1a's
 /// constants over words, then a final mix): the same across builds and machines, for telling
 /// whether something kept in the database is still what it was. Each part is closed by its
@@ -32,13 +44,7 @@ impl Digest {
 
     /// Adds one part.
     pub(crate) fn part(&mut self, bytes: &[u8]) -> &mut Self {
-        let mut words = bytes.chunks_exact(8);
-        for w in words.by_ref() {
-            let mut b = [0; 8];
-            b.copy_from_slice(w);
-            self.word(u64::from_le_bytes(b));
-        }
-        let rest = words.remainder();
+        let rest = words(bytes, |w| self.word(w));
         let mut b = [0; 8];
         b[..rest.len()].copy_from_slice(rest);
         self.word(u64::from_le_bytes(b));
@@ -54,6 +60,99 @@ impl Digest {
         h ^= h >> 33;
         h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
         h ^ (h >> 33)
+    }
+}
+
+/// A stable 128-bit digest of one byte stream, fed in pieces of any size (an
+/// [`std::io::Write`], so a serializer writes straight into it): the same digest as the whole
+/// text fed at once, on every build and machine. Two 64-bit lanes over eight-byte words, each
+/// with its own constants, then the length, each lane mixed as [`Digest::finish`] mixes. For
+/// telling whether a forge's answer is the one kept ([`crate::forge::Summary::fingerprint`]);
+/// not for an adversary.
+#[derive(Debug, Clone)]
+pub(crate) struct Fingerprint {
+    lanes: [u64; 2],
+    pending: [u8; 8],
+    held: usize,
+    len: u64,
+}
+
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Fingerprint {
+            lanes: [0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142],
+            pending: [0; 8],
+            held: 0,
+            len: 0,
+        }
+    }
+}
+
+impl Fingerprint {
+    /// The written form of a fingerprint: this mark, then 32 hex digits.
+    pub(crate) const MARK: char = '#';
+
+    /// The fingerprint of `text`, written.
+    pub(crate) fn of(text: &str) -> String {
+        let mut f = Fingerprint::default();
+        f.feed(text.as_bytes());
+        f.finish()
+    }
+
+    /// Whether `text` is a written fingerprint (not the text one was made of).
+    pub(crate) fn is_written(text: &str) -> bool {
+        text.len() == 33
+            && text.starts_with(Self::MARK)
+            && text[1..].bytes().all(|b| b.is_ascii_hexdigit())
+    }
+
+    fn word(&mut self, w: u64) {
+        self.lanes[0] = (self.lanes[0] ^ w)
+            .wrapping_mul(0x0000_0100_0000_01b3)
+            .rotate_left(29);
+        self.lanes[1] = (self.lanes[1] ^ w)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(31);
+    }
+
+    /// Feeds the next bytes of the stream.
+    pub(crate) fn feed(&mut self, mut bytes: &[u8]) {
+        self.len = self.len.wrapping_add(bytes.len() as u64);
+        if self.held > 0 {
+            let take = bytes.len().min(8 - self.held);
+            self.pending[self.held..self.held + take].copy_from_slice(&bytes[..take]);
+            self.held += take;
+            bytes = &bytes[take..];
+            if self.held < 8 {
+                return;
+            }
+            self.word(u64::from_le_bytes(self.pending));
+            self.held = 0;
+        }
+        let rest = words(bytes, |w| self.word(w));
+        self.pending[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+    }
+
+    /// The fingerprint of everything fed, written: [`Fingerprint::MARK`] and 32 hex digits.
+    pub(crate) fn finish(mut self) -> String {
+        let mut last = [0; 8];
+        last[..self.held].copy_from_slice(&self.pending[..self.held]);
+        self.word(u64::from_le_bytes(last));
+        self.word(self.len);
+        let [a, b] = self.lanes.map(|h| Digest(h).finish());
+        format!("{}{a:016x}{b:016x}", Self::MARK)
+    }
+}
+
+impl std::io::Write for Fingerprint {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.feed(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -84,5 +183,34 @@ mod tests {
             format!("{:016x}", of(&["memory", "{}"])),
             "216247ad25b657bd"
         );
+    }
+
+    #[test]
+    fn a_fingerprint_is_the_same_however_its_text_is_fed_and_tells_texts_apart() {
+        let text = r#"{"pullRequest":{"headRefOid":"abc","updatedAt":"2026-12-01T10:00:00Z"}}"#;
+        let whole = Fingerprint::of(text);
+        assert!(Fingerprint::is_written(&whole), "{whole}");
+        assert!(!Fingerprint::is_written(text));
+        for step in 1..=text.len() {
+            let mut f = Fingerprint::default();
+            for piece in text.as_bytes().chunks(step) {
+                f.feed(piece);
+            }
+            assert_eq!(f.finish(), whole, "fed {step} bytes at a time");
+        }
+        let mut changed = text.to_owned().into_bytes();
+        changed[20] ^= 1;
+        assert_ne!(
+            Fingerprint::of(std::str::from_utf8(&changed).unwrap()),
+            whole
+        );
+        assert_ne!(Fingerprint::of(&text[..text.len() - 1]), whole);
+        assert_ne!(Fingerprint::of(""), Fingerprint::of("\0"));
+        // Kept in the database: the same on every build and machine.
+        assert_eq!(
+            Fingerprint::of("memory"),
+            "#0df29c4a7410bb2ac8ccaf58ffc4a196"
+        );
+        assert_eq!(Fingerprint::of("{}").len(), 33);
     }
 }

@@ -108,7 +108,7 @@ pub struct SummaryRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     /// Everything the summary shows but the branch comparison and the thread count, as one
-    /// comparable text.
+    /// comparable digest ([`crate::core::hash::Fingerprint`], written).
     pub fingerprint: String,
     /// Commits the base has that the head lacks, when the branches were compared.
     pub behind_by: Option<u64>,

@@ -35,3 +35,45 @@ fn a_version_one_database_with_data_migrates_and_keeps_it() {
     assert_eq!(store.meta("k").unwrap().as_deref(), Some("v"));
     assert!(store.pending_outbox(i64::MAX).unwrap().is_empty());
 }
+
+/// A read kept as its summary's whole text (before migration 12) is kept as that text's
+/// digest after the upgrade, which is what the summary read gives now: it still matches, so
+/// an upgrade reads nothing in full again. A digest is kept as it is.
+#[test]
+fn kept_summaries_become_their_digests_on_upgrade() {
+    use crate::core::hash::Fingerprint;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let text = r#"{"pullRequest":{"headRefOid":"abc","updatedAt":"2026-11-01T00:00:00Z"}}"#;
+    let digest = Fingerprint::of("another summary");
+    {
+        let conn = Connection::open(&path).unwrap();
+        for sql in &migrations::MIGRATIONS[..11] {
+            conn.execute_batch(sql).unwrap();
+        }
+        for (n, summary) in [(1, text), (2, digest.as_str())] {
+            conn.execute(
+                "INSERT INTO watches (forge, repo, number, added_at) VALUES ('github', 'o/r', ?1, '2026-11-01T00:00:00Z')",
+                [n],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO last_reads (watch_id, summary, snapshot) VALUES (?1, ?2, '{}')",
+                rusqlite::params![n, summary],
+            )
+            .unwrap();
+        }
+        conn.pragma_update(None, "user_version", 11).unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let kept: Vec<(i64, String)> = store
+        .conn
+        .prepare("SELECT watch_id, summary FROM last_reads ORDER BY watch_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(kept, vec![(1, Fingerprint::of(text)), (2, digest)]);
+    assert_eq!(migrations::latest(), migrations::SUMMARY_DIGESTS);
+}

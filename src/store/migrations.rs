@@ -184,7 +184,17 @@ pub(super) const MIGRATIONS: &[&str] = &[
         UNIQUE (forge, repo, branch)
     ) STRICT;
     ",
+    // 12: a kept read's summary fingerprint is a digest of the summary (`core::hash::Fingerprint`),
+    // no longer its whole text. SQLite cannot make the digest, so upgrading past this turns the
+    // texts kept before into their digests in Rust (`store::reads::digest_kept_summaries`, run
+    // when the version was below `SUMMARY_DIGESTS`): a read kept before still matches.
+    "
+    -- kept summaries become digests (see above)
+    ",
 ];
+
+/// The version from which kept summaries are digests (migration 12).
+pub(super) const SUMMARY_DIGESTS: i64 = 12;
 
 /// The schema version this build writes.
 pub(super) fn latest() -> i64 {

@@ -24,6 +24,7 @@ pub use branches::BranchLook;
 pub use budget::KeptBudget;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
+pub(crate) use reads::kept_summary;
 pub use reads::{KeptHints, KeptRead, Settled};
 pub use seen::{CHECK_SEEN, Seen};
 pub use ticks::{Lease, Leased, TickRecord};
@@ -188,6 +189,9 @@ impl Store {
         {
             tx.execute_batch(sql)
                 .with_context(|| format!("migration {} failed", i + 1))?;
+        }
+        if version < migrations::SUMMARY_DIGESTS {
+            reads::digest_kept_summaries(&tx)?;
         }
         if version != latest {
             tx.pragma_update(None, "user_version", latest)?;

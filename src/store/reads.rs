@@ -10,6 +10,7 @@ use anyhow::Result;
 use rusqlite::params;
 
 use super::Store;
+use crate::core::hash::Fingerprint;
 use crate::model::{Instant, Snapshot};
 
 /// A kept read: the summary fingerprint and the snapshot read after it.
@@ -92,6 +93,32 @@ impl KeptHints {
     }
 }
 
+/// How a summary's fingerprint is kept: as it is when it is a digest (masking could only
+/// damage one), else with held secrets masked, as all forge text is.
+pub(crate) fn kept_summary(fingerprint: &str) -> String {
+    if Fingerprint::is_written(fingerprint) {
+        fingerprint.to_owned()
+    } else {
+        crate::secrets::mask(fingerprint)
+    }
+}
+
+/// Turns each summary kept as its whole text (before migration 12) into the digest the
+/// summary read now gives for the same text, so the reads kept then still match.
+pub(super) fn digest_kept_summaries(tx: &rusqlite::Connection) -> Result<()> {
+    let texts: Vec<(i64, String)> = tx
+        .prepare("SELECT watch_id, summary FROM last_reads")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update = tx.prepare("UPDATE last_reads SET summary = ?2 WHERE watch_id = ?1")?;
+    for (id, text) in texts {
+        if !Fingerprint::is_written(&text) {
+            update.execute(params![id, Fingerprint::of(&text)])?;
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// The kept hints of `watch_ids` (those that have a kept read), in one statement. A read kept before hints
     /// were (no `hints`) has them worked out from its snapshot; one that no longer parses has
@@ -165,12 +192,7 @@ impl Store {
                 "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot, hints)
              VALUES (?1, ?2, ?3, ?4)",
             )?
-            .execute(params![
-                watch_id,
-                crate::secrets::mask(summary),
-                kept,
-                hints
-            ])?;
+            .execute(params![watch_id, kept_summary(summary), kept, hints])?;
         Ok(())
     }
 

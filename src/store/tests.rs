@@ -163,8 +163,8 @@ fn a_nudge_makes_the_watches_it_names_due() {
 }
 
 /// Only armed, open, unpaused watches are in line, and of those only the ones whose last
-/// tick saw them behind or holding the turn, plus those read fresh this tick; a damaged
-/// memory is never in line.
+/// tick saw them behind or holding the turn, plus those read fresh this tick (as held); a
+/// damaged memory is never in line.
 #[test]
 fn armed_in_line_loads_only_who_may_hold_an_update_turn() {
     use crate::model::watch::{Memory, Merge};
@@ -207,7 +207,8 @@ fn armed_in_line_loads_only_who_may_hold_an_update_turn() {
         .execute("UPDATE watches SET memory = '{' WHERE id = ?1", [ids[&6]])
         .unwrap();
     let numbers = |fresh: &[i64]| -> Vec<u64> {
-        s.armed_in_line(fresh)
+        let held = s.watches_by_ids(fresh).unwrap();
+        s.armed_in_line(&held.iter().collect::<Vec<_>>())
             .unwrap()
             .iter()
             .map(|w| w.pr.number)

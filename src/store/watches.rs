@@ -416,10 +416,11 @@ impl Store {
 
     /// The open, unpaused watches armed to merge that may be in line to update their branch:
     /// those whose last tick saw them behind or holding the turn (found by the
-    /// `watches_in_line` index, whose WHERE this repeats), and those of `fresh`, whose reads
-    /// this tick tell whether they are behind. The others cannot hold a turn, so they are
-    /// never loaded: a run asks once per chunk. A damaged `memory` is never in line.
-    pub fn armed_in_line(&self, fresh: &[i64]) -> Result<Vec<Watch>> {
+    /// `watches_in_line` index, whose WHERE this repeats), and those of `fresh` (watches the
+    /// caller holds, whose reads this tick tell whether they are behind; taken as held, not
+    /// read again). The others cannot hold a turn, so they are never loaded: a run asks once
+    /// per chunk. A damaged `memory` is never in line.
+    pub fn armed_in_line(&self, fresh: &[&Watch]) -> Result<Vec<Watch>> {
         let mut in_line = self.conn.prepare_cached(&format!(
             "SELECT {WATCH_COLUMNS} FROM watches WHERE {IN_LINE}"
         ))?;
@@ -427,9 +428,9 @@ impl Store {
             .query_map([], watch_from_row)?
             .map(|w| w.map(|w| (w.id, w)))
             .collect::<rusqlite::Result<_>>()?;
-        for w in self.watches_by_ids(fresh)? {
+        for w in fresh {
             if w.status.merge.is_armed() && w.status.state == PrState::Open && !w.paused {
-                by_id.insert(w.id, w);
+                by_id.insert(w.id, (*w).clone());
             }
         }
         Ok(by_id.into_values().collect())

@@ -314,21 +314,13 @@ fn failed_checks(
                 .job_id
                 .and_then(|job| forge.job_log(repo, job).ok().flatten())
                 .unwrap_or_default();
-            FailedCheck {
-                name: c.name.clone(),
-                url: c.url.clone(),
-                job_id: c.job_id,
-                run_id: c.run_id,
-                completed_at: c.completed_at,
-                log_tail: crate::core::logs::tail(
-                    &raw,
-                    policy.log_tail_lines,
-                    policy.log_tail_bytes,
-                    crate::secrets::mask,
-                ),
-                classification: crate::model::Classification::Real,
-                unreadable: None,
-            }
+            let tail = crate::core::logs::tail(
+                &raw,
+                policy.log_tail_lines,
+                policy.log_tail_bytes,
+                crate::secrets::mask,
+            );
+            super::detect::failed_check(c, tail, crate::model::Classification::Real, None)
         })
         .collect()
 }

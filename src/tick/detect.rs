@@ -249,17 +249,7 @@ pub fn queue_failures(
     before: &WatchStatus,
     remember: bool,
 ) {
-    let left = snap.state == crate::model::PrState::Open
-        && snap.queue_entry.is_none()
-        && before.merge.is_armed()
-        && before.memory.queued_head.as_ref() == Some(&snap.head.sha);
-    let group = before
-        .memory
-        .picture
-        .queue
-        .as_ref()
-        .and_then(|q| q.group_sha.clone());
-    let (true, Some(group)) = (left, group) else {
+    let Some(group) = left_group(snap, before) else {
         return;
     };
     let group_checks = match forge.commit_checks(&snap.pr, &group) {
@@ -282,6 +272,63 @@ pub fn queue_failures(
         .collect();
     snap.queue_failures =
         read_failures(forge, store, snap, policy, &failed, remember, &Notes::new());
+}
+
+/// The merge group `snap`'s head waited in, when it is no longer in the merge queue or train
+/// it was last seen in and still open (see [`queue_failures`]).
+fn left_group(snap: &Snapshot, before: &WatchStatus) -> Option<crate::model::Sha> {
+    let left = snap.state == crate::model::PrState::Open
+        && snap.queue_entry.is_none()
+        && before.merge.is_armed()
+        && before.memory.queued_head.as_ref() == Some(&snap.head.sha);
+    let group = before.memory.picture.queue.as_ref()?.group_sha.clone();
+    group.filter(|_| left)
+}
+
+/// Fills `snap.failed_logs` from `cache` alone, as [`failed_logs`] and [`queue_failures`]
+/// would: false, `snap` untouched, when they would read the forge (a failed check whose
+/// verdict `cache` lacks, or a merge group the head left). A decision made ahead of the acting
+/// phase detects this way, so it never sends a request.
+pub fn held_failures(
+    cache: &dyn LogCache,
+    snap: &mut Snapshot,
+    policy: &Policy,
+    before: &WatchStatus,
+) -> bool {
+    if left_group(snap, before).is_some() {
+        return false;
+    }
+    let Some(failed) = to_read(snap, policy) else {
+        return true;
+    };
+    let mut held = Vec::with_capacity(failed.len());
+    for (c, hit) in failed.iter().zip(kept_verdicts(cache, snap, &failed)) {
+        let Some((kept, class)) = hit else {
+            return false;
+        };
+        held.push(failed_check(c, kept.tail, class, kept.unreadable));
+    }
+    snap.failed_logs = held;
+    true
+}
+
+/// Check `c` failed, with its log's tail, classification and why its read failed.
+pub fn failed_check(
+    c: &Check,
+    log_tail: String,
+    classification: Classification,
+    unreadable: Option<String>,
+) -> FailedCheck {
+    FailedCheck {
+        name: c.name.clone(),
+        url: c.url.clone(),
+        job_id: c.job_id,
+        run_id: c.run_id,
+        completed_at: c.completed_at,
+        log_tail,
+        classification,
+        unreadable,
+    }
 }
 
 /// The kept verdict of check `c` of `snap`: a kept verdict that no longer reads back is no
@@ -378,16 +425,7 @@ fn read_failures(
             },
             |(kept, class)| (kept.tail, class, kept.unreadable),
         );
-        out.push(FailedCheck {
-            name: c.name.clone(),
-            url: c.url.clone(),
-            job_id: c.job_id,
-            run_id: c.run_id,
-            completed_at: c.completed_at,
-            log_tail,
-            classification,
-            unreadable,
-        });
+        out.push(failed_check(c, log_tail, classification, unreadable));
     }
     out
 }

@@ -11,7 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
-use super::{arm, detect, pr, record};
+use super::{ahead, arm, detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
 use crate::core::decide;
@@ -60,6 +60,8 @@ enum PoolRead {
     },
     /// A chunk's armings, asked together (a write, the one the pool sends).
     Arm { chunk: usize, arming: arm::Arming },
+    /// A job of a chunk's stage ahead of its acting phase.
+    Ahead { chunk: usize, job: ahead::Job },
 }
 
 /// What a pool thread read.
@@ -83,6 +85,10 @@ enum Answer {
     Armed {
         chunk: usize,
         results: Vec<Result<(), ForgeError>>,
+    },
+    Ahead {
+        chunk: usize,
+        done: ahead::Done,
     },
 }
 
@@ -129,16 +135,26 @@ fn read_in_pool(job: PoolRead) -> Answer {
             chunk,
             results: arm::send(&arming.forge, &arming.prs),
         },
+        PoolRead::Ahead { chunk, job } => Answer::Ahead {
+            chunk,
+            done: ahead::work(job),
+        },
     }
 }
 
-/// A group under way: its kept reads' hints until its summaries arrive, its chunks not yet
-/// read, and how many are being read.
+/// A group under way: its kept reads' hints and its watches until its summaries arrive, then
+/// its chunks not yet read, and how many are being read.
 struct Group {
     id: usize,
     ids: Vec<i64>,
     hints: BTreeMap<i64, crate::store::KeptHints>,
     summaries: Option<Summaries>,
+    /// Its watches, in due order, until they are chunked.
+    unchunked: Vec<Watch>,
+    /// The first of the chunk numbers kept for it (one per watch, at most), and its chunks'
+    /// size in full reads.
+    first_seq: usize,
+    chunk_size: usize,
     chunks: std::collections::VecDeque<Chunk>,
     reading: usize,
 }
@@ -146,6 +162,48 @@ struct Group {
 impl Group {
     fn finished(&self) -> bool {
         self.summaries.is_some() && self.chunks.is_empty() && self.reading == 0
+    }
+
+    /// Its summaries have come (or cannot): its watches are cut, in due order, into chunks of
+    /// at most `chunk_size` PRs whose kept read must be loaded or who are read in full, each
+    /// with any number of settled PRs besides (which load nothing and are recorded together),
+    /// so an idle group is leased, loaded and recorded as one chunk. The chunk numbers kept for
+    /// it and not used are handed on empty.
+    fn chunk(
+        &mut self,
+        summaries: Summaries,
+        now: crate::model::Instant,
+        fresh: bool,
+        run: &mut Run<'_, '_>,
+    ) {
+        let mut seq = self.first_seq;
+        let mut current: Vec<Watch> = Vec::new();
+        let mut heavy = 0;
+        for w in std::mem::take(&mut self.unchunked) {
+            let settled = !fresh && summaries.settled(&w, now).is_some();
+            if !settled && heavy == self.chunk_size {
+                self.chunks.push_back(Chunk {
+                    seq,
+                    watches: std::mem::take(&mut current),
+                });
+                seq += 1;
+                heavy = 0;
+            }
+            heavy += usize::from(!settled);
+            current.push(w);
+        }
+        let kept = self.first_seq + self.ids.len();
+        if !current.is_empty() {
+            self.chunks.push_back(Chunk {
+                seq,
+                watches: current,
+            });
+            seq += 1;
+        }
+        for unused in seq..kept {
+            run.outcomes.chunk_done(unused, Vec::new());
+        }
+        self.summaries = Some(summaries);
     }
 }
 
@@ -156,14 +214,17 @@ struct Reading {
     plan: ChunkReads,
 }
 
-/// A read chunk whose failed checks' logs are being read ahead: its leases and reads, the
-/// log reads waiting for the chunk's annotations, the logs read so far, and how many reads
-/// are still out.
-struct AwaitingLogs {
+/// A read chunk whose reads ahead of its acting phase are under way: its leases and reads,
+/// the log reads waiting for the chunk's annotations, the logs read so far, once they are all
+/// back its inputs and the answers of its jobs ahead (see [`ahead`]), and how many reads are
+/// still out.
+struct Awaiting {
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
     waiting: Vec<LogJob>,
     ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    inputs: Option<pr::ChunkInputs>,
+    answers: ahead::Answers,
     out: usize,
 }
 
@@ -190,13 +251,18 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
-        let mut awaiting: BTreeMap<usize, AwaitingLogs> = BTreeMap::new();
+        let mut awaiting: BTreeMap<usize, Awaiting> = BTreeMap::new();
         let mut line = arm::Line::default();
         let (mut groups_started, mut chunks_formed) = (0, 0);
         let mut acted = false;
         loop {
             let window = if acted { READS_IN_FLIGHT } else { 1 };
-            while !stopped(run.opts) && pool.in_flight() < window {
+            // Chunks waiting for their armings hold their decided PRs: no more is read while
+            // as many wait as reads may be out.
+            while !stopped(run.opts)
+                && pool.in_flight() < window
+                && line.waiting() < READS_IN_FLIGHT
+            {
                 if let Some(g) = open
                     .iter_mut()
                     .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
@@ -268,24 +334,19 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 };
                 let everyone: Vec<&Watch> = watches.iter().collect();
                 let (ids, hints, requests) = read::summary_requests(app, &everyone);
-                let mut chunks = std::collections::VecDeque::new();
-                let mut rest = watches.into_iter().peekable();
-                while rest.peek().is_some() {
-                    chunks.push_back(Chunk {
-                        seq: chunks_formed,
-                        watches: rest.by_ref().take(next.chunk_size).collect(),
-                    });
-                    chunks_formed += 1;
-                }
                 let mut group = Group {
                     id: groups_started,
+                    first_seq: chunks_formed,
+                    chunk_size: next.chunk_size,
                     ids,
                     hints,
                     summaries: None,
-                    chunks,
+                    unchunked: watches,
+                    chunks: std::collections::VecDeque::new(),
                     reading: 0,
                 };
                 groups_started += 1;
+                chunks_formed += group.ids.len();
                 match app.forges.shared(kind, &app.config) {
                     Ok(forge) => pool.send(PoolRead::Summaries {
                         group: group.id,
@@ -293,7 +354,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         requests,
                     }),
                     // The chunks' reads report why.
-                    Err(_) => group.summaries = Some(Summaries::default()),
+                    Err(_) => group.chunk(Summaries::default(), app.now, true, run),
                 }
                 open.push(group);
             }
@@ -308,7 +369,8 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 Answer::Summaries { group, answer } => {
                     if let Some(g) = open.iter_mut().find(|g| g.id == group) {
                         let hints = std::mem::take(&mut g.hints);
-                        g.summaries = Some(Summaries::new(&g.ids, hints, answer));
+                        let summaries = Summaries::new(&g.ids, hints, answer);
+                        g.chunk(summaries, app.now, run.opts.fix_asked, run);
                     }
                 }
                 Answer::Snapshots { chunk, answer } => {
@@ -353,7 +415,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         pool.send(PoolRead::Logs { chunk, job, notes });
                         a.out += 1;
                     }
-                    acted |= logs_back(app, (&mut awaiting, &mut line), chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
                 }
                 Answer::Armed { chunk, results } => {
                     if let Some((steps, answers)) = line.answered(chunk, results) {
@@ -367,7 +429,15 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     };
                     a.ahead.extend(read);
                     a.out -= 1;
-                    acted |= logs_back(app, (&mut awaiting, &mut line), chunk, run)?;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
+                }
+                Answer::Ahead { chunk, done } => {
+                    let Some(a) = awaiting.get_mut(&chunk) else {
+                        continue;
+                    };
+                    a.answers.add(done);
+                    a.out -= 1;
+                    acted |= chunk_back(app, pool, (&mut awaiting, &mut line), chunk, run)?;
                 }
             }
         }
@@ -377,50 +447,52 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
 
 /// A chunk just read: the failed checks' logs its fresh reads need and the database lacks
 /// are read ahead on the pool, the annotations of all of them first in one request, then one
-/// job per PR, and the chunk is acted on when they are back; a chunk that needs none (or a
-/// dry run) is acted on at once. Whether it was acted on (see [`act_on_chunk`]).
+/// job per PR; when they are back, the chunk's stage ahead (see [`chunk_back`]). Whether it was
+/// acted on (see [`act_on_chunk`]).
 fn on_chunk_read(
     app: &mut App,
     pool: &mut pool::Pool<PoolRead, Answer>,
-    (awaiting, line): (&mut BTreeMap<usize, AwaitingLogs>, &mut arm::Line),
+    (awaiting, line): (&mut BTreeMap<usize, Awaiting>, &mut arm::Line),
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
     let jobs = log_jobs(app, &leased, &reads, run);
-    let Some(forge) = jobs.first().map(|j| j.forge.clone()) else {
-        return act_on_chunk(app, line, chunk, leased, reads, BTreeMap::new(), run);
-    };
     let runs: Vec<crate::forge::CheckRunRef> = jobs
         .iter()
         .flat_map(|j| detect::unread_runs(&j.snapshot, &j.policy, &j.cache))
         .collect();
-    let (waiting, out) = if runs.is_empty() {
-        let out = jobs.len();
-        for job in jobs {
-            pool.send(PoolRead::Logs {
-                chunk,
-                job,
-                notes: detect::Notes::new(),
-            });
+    let (waiting, out) = match jobs.first().map(|j| j.forge.clone()) {
+        Some(forge) if !runs.is_empty() => {
+            pool.send(PoolRead::Notes { chunk, forge, runs });
+            (jobs, 1)
         }
-        (Vec::new(), out)
-    } else {
-        pool.send(PoolRead::Notes { chunk, forge, runs });
-        (jobs, 1)
+        _ => {
+            let out = jobs.len();
+            for job in jobs {
+                pool.send(PoolRead::Logs {
+                    chunk,
+                    job,
+                    notes: detect::Notes::new(),
+                });
+            }
+            (Vec::new(), out)
+        }
     };
     awaiting.insert(
         chunk,
-        AwaitingLogs {
+        Awaiting {
             leased,
             reads,
             waiting,
             ahead: BTreeMap::new(),
+            inputs: None,
+            answers: ahead::Answers::default(),
             out,
         },
     );
-    Ok(false)
+    chunk_back(app, pool, (awaiting, line), chunk, run)
 }
 
 /// The log reads a chunk's fresh reads need: one per PR whose failed checks' logs the
@@ -432,10 +504,10 @@ fn log_jobs(
     run: &Run<'_, '_>,
 ) -> Vec<LogJob> {
     let mut jobs = Vec::new();
-    // A dry run writes no cache and a stopping run acts on nothing more: both read nothing
-    // ahead. A PR whose stored state is damaged is never detected, and a kept read may be
-    // read again, so neither is read ahead either.
-    if run.opts.dry_run || stopped(run.opts) {
+    // A stopping run acts on nothing more: it reads nothing ahead. A PR whose stored state is
+    // damaged is never detected, and a kept read may be read again, so neither is read ahead
+    // either.
+    if stopped(run.opts) {
         return jobs;
     }
     for ((watch, _), read) in leased.iter().zip(reads) {
@@ -472,34 +544,59 @@ fn log_jobs(
     jobs
 }
 
-/// A chunk whose reads ahead are all back is acted on, the logs read kept for the next ticks
-/// in one commit (a cache, so a commit that fails only means they are read again next tick).
-/// Whether it was acted on (a chunk whose armings are out is not yet).
-fn logs_back(
+/// A chunk whose reads ahead are all back moves on. Once its logs are: they are kept for the
+/// next ticks in one commit (a cache, so a commit that fails only means they are read again
+/// next tick; a dry run keeps none), its inputs are loaded and its PRs decided ahead, and the
+/// jobs those decisions ask for are sent (see [`ahead`]). Once those are back too (or when
+/// there are none), it is acted on. Whether it was acted on (a chunk whose armings are out is
+/// not yet).
+fn chunk_back(
     app: &mut App,
-    (awaiting, line): (&mut BTreeMap<usize, AwaitingLogs>, &mut arm::Line),
+    pool: &mut pool::Pool<PoolRead, Answer>,
+    (awaiting, line): (&mut BTreeMap<usize, Awaiting>, &mut arm::Line),
     chunk: usize,
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
     if awaiting.get(&chunk).is_none_or(|a| a.out > 0) {
         return Ok(false);
     }
-    let Some(AwaitingLogs {
-        leased,
-        reads,
-        ahead,
-        ..
-    }) = awaiting.remove(&chunk)
-    else {
+    let Some(mut a) = awaiting.remove(&chunk) else {
         return Ok(false);
     };
-    let _ = app.store.batch(|store| {
-        for (key, log) in &ahead {
-            detect::LogCache::keep_log(store, key.clone(), log.clone());
-        }
-        Ok(())
-    });
-    act_on_chunk(app, line, chunk, leased, reads, ahead, run)
+    if let Some(mut inputs) = a.inputs {
+        // Other chunks were recorded while its jobs were out: whose turn it is may have moved.
+        inputs.turns = chunk_turns(app, &a.leased, &a.reads)?;
+        let inputs = (inputs, a.answers);
+        return Ok(act_on_chunk(
+            app, line, chunk, a.leased, a.reads, inputs, run,
+        ));
+    }
+    if !run.opts.dry_run {
+        let _ = app.store.batch(|store| {
+            for (key, log) in &a.ahead {
+                detect::LogCache::keep_log(store, key.clone(), log.clone());
+            }
+            Ok(())
+        });
+    }
+    let turns = chunk_turns(app, &a.leased, &a.reads)?;
+    let watches: Vec<&Watch> = a.leased.iter().map(|(w, _)| w).collect();
+    let ahead_logs = std::mem::take(&mut a.ahead);
+    let inputs = pr::ChunkInputs::load(app, &watches, &a.reads, (turns, run.config), ahead_logs);
+    let jobs = pr::ahead_jobs(app, &a.leased, &a.reads, &inputs, run.opts);
+    if jobs.is_empty() {
+        let inputs = (inputs, a.answers);
+        return Ok(act_on_chunk(
+            app, line, chunk, a.leased, a.reads, inputs, run,
+        ));
+    }
+    a.out = jobs.len();
+    for job in jobs {
+        pool.send(PoolRead::Ahead { chunk, job });
+    }
+    a.inputs = Some(inputs);
+    awaiting.insert(chunk, a);
+    Ok(false)
 }
 
 /// Detect → decide for every PR of a read chunk, in the chunk's order; the armings their plans
@@ -513,12 +610,9 @@ fn act_on_chunk(
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
-    ahead: BTreeMap<detect::LogKey, detect::KeptLog>,
+    (inputs, mut answers): (pr::ChunkInputs, ahead::Answers),
     run: &mut Run<'_, '_>,
-) -> Result<bool> {
-    let turns = chunk_turns(app, &leased, &reads)?;
-    let watches: Vec<&Watch> = leased.iter().map(|(w, _)| w).collect();
-    let inputs = pr::ChunkInputs::load(app, &watches, &reads, (turns, run.config), ahead);
+) -> bool {
     let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
@@ -535,16 +629,20 @@ fn act_on_chunk(
             unasked.extend(lease);
             continue;
         }
-        steps.push((pr::decide(app, watch, read, &inputs, run.opts), lease));
+        let ahead = answers.take(watch.id);
+        steps.push((
+            pr::decide(app, watch, (read, ahead), &inputs, run.opts),
+            lease,
+        ));
     }
     match arm::prepare(app, &steps, run.opts) {
         arm::Armings::Ready(answers) => {
             apply_chunk(app, chunk, (steps, unasked), answers, run);
-            Ok(true)
+            true
         }
         arm::Armings::Send(places, arming) => {
             line.park(chunk, (steps, unasked), places, arming);
-            Ok(false)
+            false
         }
     }
 }
@@ -643,15 +741,16 @@ fn chunk_turns(
     leased: &[(Watch, Option<Lease>)],
     reads: &[Result<Read, TickFailure>],
 ) -> Result<Vec<i64>> {
-    let ids: Vec<i64> = leased.iter().map(|(w, _)| w.id).collect();
-    let all = app.store.armed_in_line(&ids)?;
-    let fresh: BTreeMap<i64, &Snapshot> = leased
+    let read: Vec<(&Watch, &Snapshot)> = leased
         .iter()
         .zip(reads)
         // A settled read stands for a decision that left the stored state as its snapshot
         // says: the stored state tells.
-        .filter_map(|((w, _), r)| Some((w.id, r.as_ref().ok()?.snapshot()?)))
+        .filter_map(|((w, _), r)| Some((w, r.as_ref().ok()?.snapshot()?)))
         .collect();
+    let held: Vec<&Watch> = read.iter().map(|(w, _)| *w).collect();
+    let all = app.store.armed_in_line(&held)?;
+    let fresh: BTreeMap<i64, &Snapshot> = read.into_iter().map(|(w, s)| (w.id, s)).collect();
     Ok(decide::update_turns(&all, &fresh))
 }
 

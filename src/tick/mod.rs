@@ -15,6 +15,7 @@
 //! the read pool), `pr` (one PR's tick) and `failure` (what a failed tick records), over
 //! [`read`], [`detect`], [`execute`] and [`outcomes`].
 
+mod ahead;
 mod arm;
 pub mod branches;
 pub mod deferral;

@@ -3,19 +3,22 @@
 
 use std::collections::BTreeMap;
 
+use super::ahead::{self, PrAhead};
 use super::detect;
 use super::execute::{self, Env};
 use super::failure::{TickFailure, error_notice, failed_tick};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
-use super::run::RunOptions;
+use super::run::{RunOptions, stopped};
 use super::settle::{self, Settlement};
 use crate::app::App;
 use crate::config::Policy;
 use crate::core::decide::{self, Context, Plan};
+use crate::forge::ForgeError;
+use crate::model::trust::Evidence;
 use crate::model::watch::Watch;
-use crate::model::{Login, Snapshot};
-use crate::store::{Settled, TickRecord};
+use crate::model::{Login, Sha, Snapshot};
+use crate::store::{Lease, Settled, TickRecord};
 
 /// One PR acted on: its outcome, the record to write, and what to keep beside its kept read.
 pub(super) struct Acted {
@@ -63,12 +66,12 @@ impl Decided {
 pub(super) fn decide(
     app: &mut App,
     watch: Watch,
-    read: Result<Read, TickFailure>,
+    (read, ahead): (Result<Read, TickFailure>, PrAhead),
     chunk: &ChunkInputs,
     opts: &RunOptions,
 ) -> Step {
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
-    match read.and_then(|read| decide_one(app, &watch, read, chunk, opts)) {
+    match read.and_then(|read| decide_one(app, &watch, (read, ahead), chunk, opts)) {
         Ok(Decide::Ticked(t)) => Step::Acted(Box::new(acted(app, watch, Ok(*t), cut_off))),
         Ok(Decide::Decided(judged)) => Step::Decided(Box::new(Decided {
             watch,
@@ -138,21 +141,27 @@ struct Decision {
     on_read: bool,
 }
 
+/// What a PR's decisions find read ahead of them: the chunk's failed checks' logs, and the
+/// evidence on a head (see [`PrAhead`]).
+struct Held<'a> {
+    logs: &'a BTreeMap<detect::LogKey, detect::KeptLog>,
+    evidence: Option<(Sha, Result<Evidence, ForgeError>)>,
+}
+
 /// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
 /// write not yet reconciled, is read again in full and decided anew, so no action or
 /// reconciliation ever rests on a kept read.
 fn detect_and_decide(
     app: &mut App,
     watch: &Watch,
-    snapshot: Snapshot,
-    reused: bool,
+    (snapshot, reused): (Snapshot, bool),
     ctx: &Context<'_>,
-    ahead: &BTreeMap<detect::LogKey, detect::KeptLog>,
+    held: Held<'_>,
     opts: &RunOptions,
 ) -> Result<Decision, TickFailure> {
-    // The forge's word on a head is read at most once per tick, also when a kept read is
-    // read again in full.
-    let mut read_evidence: Option<(crate::model::Sha, crate::model::trust::Evidence)> = None;
+    // The forge's word on a head is read at most once per tick (ahead of the acting phase,
+    // or here), also when a kept read is read again in full.
+    let mut read_evidence = held.evidence;
     let mut decided = |app: &mut App, mut snap: Snapshot| {
         let forge = app
             .forges
@@ -160,7 +169,7 @@ fn detect_and_decide(
             .map_err(TickFailure::Setup)?;
         let policy = ctx.policy;
         let mut logs = detect::Overlay {
-            ahead,
+            ahead: held.logs,
             store: &mut app.store,
         };
         detect::failed_logs(
@@ -187,27 +196,15 @@ fn detect_and_decide(
         // Something would reach the agent: what the forge says of the head's push (and, when
         // no trusted push settles it, of its commits' signatures) decides whether it may.
         let evidence = match read_evidence.take() {
-            Some((sha, evidence)) if sha == snap.head.sha => evidence,
-            _ => {
-                let pushes = forge.pushes(&snap)?;
-                let commits = if crate::core::trust::push_settles(
-                    &snap.head.sha,
-                    &pushes,
-                    &decide::trusted(ctx),
-                ) {
-                    None
-                } else {
-                    forge.signed_commits(&snap)?
-                };
-                crate::model::trust::Evidence { pushes, commits }
-            }
+            Some((sha, evidence)) if sha == snap.head.sha => evidence?,
+            _ => ahead::evidence(forge, &snap, &decide::trusted(ctx))?,
         };
         let judged = Context {
             evidence: Some(&evidence),
             ..ctx.clone()
         };
         let plan = decide::decide(watch, &snap, &judged);
-        read_evidence = Some((snap.head.sha.clone(), evidence));
+        read_evidence = Some((snap.head.sha.clone(), Ok(evidence)));
         Ok((snap, plan, None))
     };
     let (snap, plan, until) = decided(app, snapshot)?;
@@ -230,6 +227,73 @@ fn detect_and_decide(
         until,
         on_read: false,
     })
+}
+
+/// The first decision [`tick_one`] makes on `read`, made ahead of the acting phase on the same
+/// inputs: the snapshot as detected and who vouches for its head, when that decision asks for
+/// the forge's evidence (see [`Plan::needs_evidence`]). `None` when it does not; when it
+/// cannot be made without reading the forge (a failed check's log not held, a merge group's
+/// checks: see [`detect::held_failures`]); when the PR's tick would fail before deciding; and
+/// for a PR without an agent, which nothing waits on evidence for.
+fn evidence_wanted(
+    app: &mut App,
+    watch: &Watch,
+    read: &Read,
+    chunk: &ChunkInputs,
+    opts: &RunOptions,
+) -> Option<(Snapshot, ahead::Vouchers)> {
+    let (Read::Fresh { snapshot, .. } | Read::Kept { snapshot, .. }) = read else {
+        return None;
+    };
+    let policy = app.policy_for(watch);
+    policy.agent.as_ref()?;
+    let inputs = pr_inputs(app, watch, &policy, chunk, true).ok()?;
+    let mut snap = snapshot.clone();
+    let logs = detect::Overlay {
+        ahead: &chunk.logs,
+        store: &mut app.store,
+    };
+    if !detect::held_failures(&logs, &mut snap, &policy, &watch.status) {
+        return None;
+    }
+    let update_turn = chunk.turns.contains(&watch.id);
+    let ctx = inputs.context(&policy, app.now, update_turn, opts.fix_asked);
+    let plan = decide::decide(watch, &snap, &ctx);
+    plan.needs_evidence
+        .then(|| (snap, ahead::Vouchers::of(&decide::trusted(&ctx))))
+}
+
+/// The jobs of a chunk whose logs are back (see [`ahead`]): one evidence read for each PR whose decision
+/// ahead asks for it. A stopping run acts on nothing more and asks nothing.
+pub(super) fn ahead_jobs(
+    app: &mut App,
+    leased: &[(Watch, Option<Lease>)],
+    reads: &[Result<Read, TickFailure>],
+    chunk: &ChunkInputs,
+    opts: &RunOptions,
+) -> Vec<ahead::Job> {
+    let mut jobs = Vec::new();
+    if stopped(opts) {
+        return jobs;
+    }
+    for ((watch, _), read) in leased.iter().zip(reads) {
+        let Ok(read) = read else {
+            continue;
+        };
+        let Some((snapshot, vouchers)) = evidence_wanted(app, watch, read, chunk, opts) else {
+            continue;
+        };
+        // Without a client the acting phase reports why.
+        if let Ok(forge) = app.forges.shared(watch.pr.forge, &app.config) {
+            jobs.push(ahead::Job::Evidence {
+                watch: watch.id,
+                forge,
+                snapshot: Box::new(snapshot),
+                vouchers,
+            });
+        }
+    }
+    jobs
 }
 
 /// What one PR's tick gave when it could act.
@@ -292,7 +356,7 @@ enum Decide {
 fn decide_one(
     app: &mut App,
     watch: &Watch,
-    read: Read,
+    (read, ahead): (Read, PrAhead),
     chunk: &ChunkInputs,
     opts: &RunOptions,
 ) -> Result<Decide, TickFailure> {
@@ -300,20 +364,13 @@ fn decide_one(
     let policy = app.policy_for(watch);
     let update_turn = chunk.turns.contains(&watch.id);
     let settled_read = matches!(read, Read::Settled { .. });
-    let PrInputs {
-        agent_logins,
-        agent_emails,
-        owner,
-        commits_as,
-        mut seen,
-        intents,
-    } = pr_inputs(app, watch, &policy, chunk, !settled_read)?;
+    let mut inputs = pr_inputs(app, watch, &policy, chunk, !settled_read)?;
     let context = settle::Context {
         config: chunk.config,
-        owner: &owner,
-        commits_as: &commits_as,
-        agent_logins: &agent_logins,
-        agent_emails: &agent_emails,
+        owner: &inputs.owner,
+        commits_as: &inputs.commits_as,
+        agent_logins: &inputs.agent_logins,
+        agent_emails: &inputs.agent_emails,
         update_turn,
     }
     .digest();
@@ -323,7 +380,7 @@ fn decide_one(
         kept,
     } = match read {
         Read::Settled { settled, summary } => {
-            let asked = (!intents.is_empty(), opts.fix_asked);
+            let asked = (!inputs.intents.is_empty(), opts.fix_asked);
             if let Some((plan, record)) = settle::quiet(watch, &settled, context, asked, now) {
                 return Ok(Decide::Ticked(Box::new(Ticked {
                     plan,
@@ -333,7 +390,7 @@ fn decide_one(
                 })));
             }
             // Decided after all: on what was already handled, too.
-            seen = app.store.seen(&watch.pr).map_err(TickFailure::Store)?;
+            inputs.seen = app.store.seen(&watch.pr).map_err(TickFailure::Store)?;
             ToDecide::unsettle(app, watch, settled, summary)?
         }
         Read::Fresh { snapshot, kept } => ToDecide {
@@ -351,24 +408,15 @@ fn decide_one(
             kept: Some((summary, settled)),
         },
     };
-    let ctx = Context {
-        policy: &policy,
-        now,
-        agent_logins: &agent_logins,
-        agent_emails: &agent_emails,
-        evidence: None,
-        owner: &owner,
-        commits_as: &commits_as,
-        update_turn,
-        seen: &seen,
-        fix_asked: opts.fix_asked,
-        intents: &intents,
-        held: crate::secrets::mask,
+    let ctx = inputs.context(&policy, now, update_turn, opts.fix_asked);
+    let held = Held {
+        logs: &chunk.logs,
+        evidence: ahead.evidence,
     };
-    let decision = detect_and_decide(app, watch, snapshot, reused, &ctx, &chunk.logs, opts)?;
+    let decision = detect_and_decide(app, watch, (snapshot, reused), &ctx, held, opts)?;
     Ok(Decide::Decided(Box::new(Judged {
         policy,
-        owner,
+        owner: inputs.owner,
         decision,
         kept,
         context,
@@ -472,6 +520,32 @@ struct PrInputs {
     seen: BTreeMap<(String, String), String>,
     /// The PR's recorded intents no read has reconciled yet.
     intents: Vec<crate::model::intent::Intent>,
+}
+
+impl PrInputs {
+    /// The decision's context on these inputs: no evidence read yet.
+    fn context<'a>(
+        &'a self,
+        policy: &'a Policy,
+        now: crate::model::Instant,
+        update_turn: bool,
+        fix_asked: bool,
+    ) -> Context<'a> {
+        Context {
+            policy,
+            now,
+            agent_logins: &self.agent_logins,
+            agent_emails: &self.agent_emails,
+            evidence: None,
+            owner: &self.owner,
+            commits_as: &self.commits_as,
+            update_turn,
+            seen: &self.seen,
+            fix_asked,
+            intents: &self.intents,
+            held: crate::secrets::mask,
+        }
+    }
 }
 
 /// What a chunk's PRs' ticks read of the database besides their watches and reads, each kind

@@ -148,7 +148,6 @@ fn a_finished_check_is_read_in_full() {
 /// runner was lost (an annotation says so) is re-run, the others light their pill.
 #[test]
 fn a_chunks_failed_checks_have_their_annotations_read_in_one_query() {
-    use crate::support::fake_github::AnnotationLevel;
     let env = TestEnv::new();
     let lost = env.gh.world(|w| {
         w.repo(REPO);
@@ -161,16 +160,7 @@ fn a_chunks_failed_checks_have_their_annotations_read_in_one_query() {
                     test.failure().log("error: assertion failed\n");
                 }
                 6 => {
-                    lost = test
-                        .failure()
-                        .log("Process completed.\n")
-                        .annotation(
-                            AnnotationLevel::Failure,
-                            ".github",
-                            1,
-                            "The runner has received a shutdown signal.",
-                        )
-                        .run_id();
+                    lost = test.runner_lost().run_id();
                 }
                 _ => {
                     test.success();
@@ -417,5 +407,20 @@ fn an_idle_pr_costs_no_sql_statement_of_its_own() {
     assert!(
         2 * (at_many - at_few) < 3 * (many - few),
         "{at_few} statements for {few} idle PRs, {at_many} for {many}"
+    );
+}
+
+/// An idle group whose PRs' quiet decisions hold is leased, loaded and recorded as one
+/// chunk: a hundred such PRs (one summary read) cost a few statements in all, not a few for
+/// every ten PRs.
+#[test]
+fn settled_idle_prs_are_recorded_a_group_at_a_time() {
+    let mut env = settled_prs(100);
+    // The armed PRs, read in full by the last run, settle on their first kept read.
+    idle_statements(&mut env);
+    let settled = idle_statements(&mut env);
+    assert!(
+        settled <= 20,
+        "{settled} statements for 100 idle PRs whose decisions hold"
     );
 }

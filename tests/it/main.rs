@@ -4,6 +4,7 @@
 mod accounts;
 mod agent_loop;
 mod agreement;
+mod ahead;
 mod arming;
 mod caps;
 mod check;

@@ -352,16 +352,7 @@ fn an_annotation_can_tell_an_infra_failure() {
     let env = TestEnv::new();
     let run_id = env.gh.world(|w| {
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
-        w.check_run(REPO, 1, "test")
-            .failure()
-            .log("Process completed.\n")
-            .annotation(
-                crate::support::fake_github::AnnotationLevel::Failure,
-                ".github",
-                1,
-                "The runner has received a shutdown signal.",
-            )
-            .run_id()
+        w.check_run(REPO, 1, "test").runner_lost().run_id()
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
@@ -378,16 +369,7 @@ fn annotations_that_could_not_be_read_leave_the_failure_undecided() {
     let mut env = TestEnv::new();
     let run_id = env.gh.world(|w| {
         w.pr(REPO, 1).head_commit(|c| c.by("human"));
-        w.check_run(REPO, 1, "test")
-            .failure()
-            .log("Process completed.\n")
-            .annotation(
-                crate::support::fake_github::AnnotationLevel::Failure,
-                ".github",
-                1,
-                "The runner has received a shutdown signal.",
-            )
-            .run_id()
+        w.check_run(REPO, 1, "test").runner_lost().run_id()
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.gh

@@ -7,6 +7,7 @@ use super::client::GqlError;
 use super::queries::Paged;
 use super::wire::{Conn, PageAnswer};
 use super::{BATCH_SIZE, GitHub, QueueLine, queries, wire};
+use crate::core::hash::Fingerprint;
 use crate::forge::http::Idempotency;
 use crate::forge::{ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest};
 use crate::model::{Check, ChecksSource, PrRef, Sha, Snapshot};
@@ -27,26 +28,42 @@ fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
 }
 
 /// One PR's summary from its `s{i}` answer, or `None` when it cannot tell: the PR is
-/// missing or errored, or a connection is longer than the page the summary reads.
+/// missing or errored, or a connection is longer than the page the summary reads. The answer
+/// is only borrowed: its fingerprint is that of its JSON text without `baseRef` (the branch
+/// comparison, told apart as `behind_by`), written straight into the digest.
 fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
-    let mut value = answer.clone();
-    let behind_by = value
-        .as_object_mut()
-        .and_then(|o| o.remove("baseRef"))
+    let fields = answer.as_object()?;
+    let behind_by = fields
+        .get("baseRef")
         .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
-    let pr = value.get("pullRequest").filter(|v| !v.is_null())?;
+    let pr = fields.get("pullRequest").filter(|v| !v.is_null())?;
     let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
     let unclear = failed || more("/statusCheckRollup/contexts/pageInfo/hasNextPage");
+    if unclear {
+        return None;
+    }
     let name = |field: &str| pr.get(field).and_then(Value::as_str).map(str::to_owned);
     let branches = (pr.get("isCrossRepository").and_then(Value::as_bool) == Some(false))
         .then(|| name("baseRefName").zip(name("headRefName")))
         .flatten();
-    (!unclear).then(|| Summary {
-        fingerprint: value.to_string(),
+    let mut fingerprint = Fingerprint::default();
+    serde_json::to_writer(&mut fingerprint, &Without(fields, "baseRef")).ok()?;
+    Some(Summary {
+        fingerprint: fingerprint.finish(),
         behind_by,
         unresolved_threads: None,
         branches,
     })
+}
+
+/// A JSON object written without one of its fields, as the object with that field removed
+/// would be written.
+struct Without<'a>(&'a serde_json::Map<String, Value>, &'a str);
+
+impl serde::Serialize for Without<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().filter(|(k, _)| k.as_str() != self.1))
+    }
 }
 
 impl GitHub {
@@ -692,5 +709,45 @@ mod tests {
             "the same name under two events is two checks"
         );
         assert_eq!(checks[0].workflow.as_deref(), Some("tests"));
+    }
+
+    /// A summary's fingerprint is the digest of its answer's text without the branch
+    /// comparison, the text the fingerprint was before it was a digest: a read kept then
+    /// still matches ([`crate::store`] turns kept texts into digests once).
+    #[test]
+    fn a_summary_fingerprint_is_the_digest_of_its_answer_without_the_comparison() {
+        let answer = json!({
+            "pullRequest": {
+                "headRefOid": "abc",
+                "isCrossRepository": false,
+                "baseRefName": "main",
+                "headRefName": "fix",
+                "statusCheckRollup": { "contexts": { "pageInfo": { "hasNextPage": false } } }
+            },
+            "baseRef": { "compare": { "behindBy": 2 } },
+            "zz": [1, "two", null]
+        });
+        let summary = summary_of(&answer, false).unwrap();
+        let mut without = answer.clone();
+        without.as_object_mut().unwrap().remove("baseRef");
+        assert_eq!(summary.fingerprint, Fingerprint::of(&without.to_string()));
+        assert_eq!(summary.behind_by, Some(2));
+        assert_eq!(summary.branches, Some(("main".into(), "fix".into())));
+        // Only the comparison is left out: any other change is a new fingerprint.
+        let mut moved = answer.clone();
+        moved["baseRef"]["compare"]["behindBy"] = json!(3);
+        assert_eq!(
+            summary_of(&moved, false).unwrap().fingerprint,
+            summary.fingerprint
+        );
+        let mut edited = answer.clone();
+        edited["zz"][1] = json!("three");
+        assert_ne!(
+            summary_of(&edited, false).unwrap().fingerprint,
+            summary.fingerprint
+        );
+        // An answer that cannot tell gives none.
+        assert!(summary_of(&answer, true).is_none());
+        assert!(summary_of(&json!({ "pullRequest": null }), false).is_none());
     }
 }

@@ -1,6 +1,6 @@
 //! GitLab's cheap read (the first phase of two-phase detection): per project, one listing of
 //! the watched MRs by `iids[]`, one page of the project's pipelines (newest first) and the tip
-//! of each target branch, folded into one fingerprint per MR. An equal fingerprint means the
+//! of each target branch, folded into one fingerprint (a digest) per MR. An equal fingerprint means the
 //! MR's full read still holds: its head, update time (notes, pushes, state, labels), merge
 //! status, the head's newest pipeline and its status, and the target branch (so how far behind
 //! it is) are all as they were. An MR with auto-merge on is summarised too: whether it is on,
@@ -41,29 +41,28 @@ pub(super) fn fingerprint(
     } else {
         None
     };
-    Some(
-        [
-            mr.state.as_str(),
-            &mr.draft
-                .or(mr.work_in_progress)
-                .unwrap_or(false)
-                .to_string(),
-            sha,
-            mr.updated_at.as_deref().unwrap_or("?"),
-            mr.detailed_merge_status.as_deref().unwrap_or("?"),
-            mr.merge_status.as_deref().unwrap_or("?"),
-            &mr.has_conflicts.to_string(),
-            &mr.labels.join(","),
-            &mr.target_branch,
-            &mr.title,
-            &mr.user_notes_count.map_or("?".into(), |n| n.to_string()),
-            &pipeline,
-            &armed.to_string(),
-            &car,
-            tip.unwrap_or("-"),
-        ]
-        .join("\u{1f}"),
-    )
+    let text = [
+        mr.state.as_str(),
+        &mr.draft
+            .or(mr.work_in_progress)
+            .unwrap_or(false)
+            .to_string(),
+        sha,
+        mr.updated_at.as_deref().unwrap_or("?"),
+        mr.detailed_merge_status.as_deref().unwrap_or("?"),
+        mr.merge_status.as_deref().unwrap_or("?"),
+        &mr.has_conflicts.to_string(),
+        &mr.labels.join(","),
+        &mr.target_branch,
+        &mr.title,
+        &mr.user_notes_count.map_or("?".into(), |n| n.to_string()),
+        &pipeline,
+        &armed.to_string(),
+        &car,
+        tip.unwrap_or("-"),
+    ]
+    .join("\u{1f}");
+    Some(crate::core::hash::Fingerprint::of(&text))
 }
 
 /// The target branches whose tips the open MRs' fingerprints need.

@@ -23,6 +23,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use super::meet::Meetings;
+
 /// Locks `m`, ignoring poisoning: a test that panicked while holding the lock already failed;
 /// keep serving.
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -51,6 +53,8 @@ pub struct Shared<W, K> {
     faults: Mutex<Vec<Fault<K>>>,
     /// Requests the forge's own API description refuses (see [`Shared::nonconforming`]).
     nonconforming: Mutex<Vec<String>>,
+    /// What requests meet besides their answer (see [`super::meet`]).
+    meetings: Meetings<W>,
     /// `http://127.0.0.1:PORT`.
     pub base_url: String,
     /// The type name `Debug` shows (`FakeGitHub`).
@@ -78,6 +82,7 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(Vec::new()),
             nonconforming: Mutex::new(Vec::new()),
+            meetings: Meetings::default(),
             base_url: format!("http://127.0.0.1:{port}"),
             name,
             placeholders,
@@ -178,6 +183,23 @@ impl<W, K: Clone> FakeServer<W, K> {
         std::mem::take(&mut *lock(&self.shared.nonconforming))
     }
 
+    /// Each request matching `pattern` waits until `together` of them have come (see
+    /// [`super::meet`]).
+    pub fn hold_until_together(&self, pattern: &str, together: usize) {
+        self.shared.meetings.hold_until_together(pattern, together);
+    }
+
+    /// The most requests matching the held `pattern` that ever waited at once.
+    pub fn most_together(&self, pattern: &str) -> usize {
+        self.shared.meetings.most_together(pattern)
+    }
+
+    /// `change` is made to the world when the first request matching `pattern` comes, before
+    /// it is answered.
+    pub fn after_request(&self, pattern: &str, change: impl FnOnce(&mut W) + Send + 'static) {
+        self.shared.meetings.after(pattern, change);
+    }
+
     /// The bytes of every answer's body written so far, on every address.
     pub fn bytes_served(&self) -> u64 {
         self.shared.served.load(std::sync::atomic::Ordering::SeqCst)
@@ -218,6 +240,13 @@ impl<W, K> Drop for FakeServer<W, K> {
             "{}: queued faults that never fired: {}",
             self.shared.name,
             unfired.join("; ")
+        );
+        let unmet = self.shared.meetings.unfired();
+        assert!(
+            unmet.is_empty(),
+            "{}: world changes no request fired: on {}",
+            self.shared.name,
+            unmet.join("; on ")
         );
         let refused = lock(&self.shared.nonconforming).clone();
         assert!(
@@ -262,10 +291,14 @@ impl<W, K: Clone> Shared<W, K> {
             firing
         };
         entry.fault.clone_from(&fault);
-        let mut log = lock(&self.log);
-        entry.seq = log.len();
-        log.push(entry);
-        (log.len() - 1, fault)
+        let seq = {
+            let mut log = lock(&self.log);
+            entry.seq = log.len();
+            log.push(entry.clone());
+            entry.seq
+        };
+        self.meetings.meet(&entry, &self.world);
+        (seq, fault)
     }
 
     /// Records the status answered to the request logged at `seq`.

@@ -8,6 +8,7 @@ pub mod fake_gitlab;
 pub mod fake_server;
 pub mod forge;
 pub mod http_sink;
+pub mod meet;
 pub mod smtp;
 pub mod tools;
 

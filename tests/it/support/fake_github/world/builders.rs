@@ -1015,6 +1015,17 @@ impl CheckRunBuilder<'_> {
         self
     }
 
+    /// Failed as a job whose runner was lost: its log ends plainly and an annotation says
+    /// the runner was shut down (what tells an infrastructure failure from a real one).
+    pub fn runner_lost(self) -> Self {
+        self.failure().log("Process completed.\n").annotation(
+            AnnotationLevel::Failure,
+            ".github",
+            1,
+            "The runner has received a shutdown signal.",
+        )
+    }
+
     pub fn details_url(mut self, url: &str) -> Self {
         self.r().details_url = Some(url.to_owned());
         self
