@@ -142,13 +142,19 @@ fn read_in_pool(job: PoolRead) -> Answer {
     }
 }
 
-/// A group under way: its kept reads' hints until its summaries arrive, its chunks not yet
-/// read, and how many are being read.
+/// A group under way: its kept reads' hints and its watches until its summaries arrive, then
+/// its chunks not yet read, and how many are being read.
 struct Group {
     id: usize,
     ids: Vec<i64>,
     hints: BTreeMap<i64, crate::store::KeptHints>,
     summaries: Option<Summaries>,
+    /// Its watches, in due order, until they are chunked.
+    unchunked: Vec<Watch>,
+    /// The first of the chunk numbers kept for it (one per watch, at most), and its chunks'
+    /// size in full reads.
+    first_seq: usize,
+    chunk_size: usize,
     chunks: std::collections::VecDeque<Chunk>,
     reading: usize,
 }
@@ -156,6 +162,48 @@ struct Group {
 impl Group {
     fn finished(&self) -> bool {
         self.summaries.is_some() && self.chunks.is_empty() && self.reading == 0
+    }
+
+    /// Its summaries have come (or cannot): its watches are cut, in due order, into chunks of
+    /// at most `chunk_size` PRs whose kept read must be loaded or who are read in full, each
+    /// with any number of settled PRs besides (which load nothing and are recorded together),
+    /// so an idle group is leased, loaded and recorded as one chunk. The chunk numbers kept for
+    /// it and not used are handed on empty.
+    fn chunk(
+        &mut self,
+        summaries: Summaries,
+        now: crate::model::Instant,
+        fresh: bool,
+        run: &mut Run<'_, '_>,
+    ) {
+        let mut seq = self.first_seq;
+        let mut current: Vec<Watch> = Vec::new();
+        let mut heavy = 0;
+        for w in std::mem::take(&mut self.unchunked) {
+            let settled = !fresh && summaries.settled(&w, now).is_some();
+            if !settled && heavy == self.chunk_size {
+                self.chunks.push_back(Chunk {
+                    seq,
+                    watches: std::mem::take(&mut current),
+                });
+                seq += 1;
+                heavy = 0;
+            }
+            heavy += usize::from(!settled);
+            current.push(w);
+        }
+        let kept = self.first_seq + self.ids.len();
+        if !current.is_empty() {
+            self.chunks.push_back(Chunk {
+                seq,
+                watches: current,
+            });
+            seq += 1;
+        }
+        for unused in seq..kept {
+            run.outcomes.chunk_done(unused, Vec::new());
+        }
+        self.summaries = Some(summaries);
     }
 }
 
@@ -209,7 +257,12 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
         let mut acted = false;
         loop {
             let window = if acted { READS_IN_FLIGHT } else { 1 };
-            while !stopped(run.opts) && pool.in_flight() < window {
+            // Chunks waiting for their armings hold their decided PRs: no more is read while
+            // as many wait as reads may be out.
+            while !stopped(run.opts)
+                && pool.in_flight() < window
+                && line.waiting() < READS_IN_FLIGHT
+            {
                 if let Some(g) = open
                     .iter_mut()
                     .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
@@ -281,24 +334,19 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 };
                 let everyone: Vec<&Watch> = watches.iter().collect();
                 let (ids, hints, requests) = read::summary_requests(app, &everyone);
-                let mut chunks = std::collections::VecDeque::new();
-                let mut rest = watches.into_iter().peekable();
-                while rest.peek().is_some() {
-                    chunks.push_back(Chunk {
-                        seq: chunks_formed,
-                        watches: rest.by_ref().take(next.chunk_size).collect(),
-                    });
-                    chunks_formed += 1;
-                }
                 let mut group = Group {
                     id: groups_started,
+                    first_seq: chunks_formed,
+                    chunk_size: next.chunk_size,
                     ids,
                     hints,
                     summaries: None,
-                    chunks,
+                    unchunked: watches,
+                    chunks: std::collections::VecDeque::new(),
                     reading: 0,
                 };
                 groups_started += 1;
+                chunks_formed += group.ids.len();
                 match app.forges.shared(kind, &app.config) {
                     Ok(forge) => pool.send(PoolRead::Summaries {
                         group: group.id,
@@ -306,7 +354,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         requests,
                     }),
                     // The chunks' reads report why.
-                    Err(_) => group.summaries = Some(Summaries::default()),
+                    Err(_) => group.chunk(Summaries::default(), app.now, true, run),
                 }
                 open.push(group);
             }
@@ -321,7 +369,8 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 Answer::Summaries { group, answer } => {
                     if let Some(g) = open.iter_mut().find(|g| g.id == group) {
                         let hints = std::mem::take(&mut g.hints);
-                        g.summaries = Some(Summaries::new(&g.ids, hints, answer));
+                        let summaries = Summaries::new(&g.ids, hints, answer);
+                        g.chunk(summaries, app.now, run.opts.fix_asked, run);
                     }
                 }
                 Answer::Snapshots { chunk, answer } => {

@@ -115,6 +115,22 @@ pub fn summary_requests(
 }
 
 impl Summaries {
+    /// The settled read of `w` at `now`, when its kept read need not be loaded: the summary
+    /// just read is the kept read's and the quiet decision last made on it holds over the
+    /// watch's stored row (the acting phase makes it again only if its context changed).
+    pub fn settled(&self, w: &Watch, now: crate::model::Instant) -> Option<Read> {
+        let by_watch = self.by_watch.as_ref().ok()?;
+        let kept = self.hints.get(&w.id)?;
+        let settled = kept
+            .settled
+            .as_ref()
+            .filter(|s| s.holds(now, w.row_digest))?;
+        reusable(Some(kept), by_watch.get(&w.id)).then(|| Read::Settled {
+            settled: settled.clone(),
+            summary: kept.summary.clone(),
+        })
+    }
+
     /// A group's summaries from the forge's answer to [`summary_requests`].
     pub fn new(
         ids: &[i64],
@@ -167,23 +183,17 @@ pub fn plan_chunk(
             return (plan, Vec::new());
         }
     };
-    // A kept read whose last decision holds is not loaded: the acting phase makes that
-    // decision again only if its context changed (and then loads it).
+    // A kept read whose last decision holds is not loaded.
     let now = app.now;
-    let settled = |w: &Watch| {
-        let kept = summaries.hints.get(&w.id)?;
-        let settled = kept
-            .settled
-            .as_ref()
-            .filter(|s| s.holds(now, w.row_digest))?;
-        reusable(Some(kept), by_watch.get(&w.id)).then(|| Read::Settled {
-            settled: settled.clone(),
-            summary: kept.summary.clone(),
-        })
-    };
     let settled: Vec<Option<Read>> = watches
         .iter()
-        .map(|w| if fresh { None } else { settled(w) })
+        .map(|w| {
+            if fresh {
+                None
+            } else {
+                summaries.settled(w, now)
+            }
+        })
         .collect();
     // The kept snapshots this chunk may reuse, loaded now; each is checked again, whole, in
     // case another run kept a newer read since the group's hints were loaded.

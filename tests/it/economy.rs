@@ -409,3 +409,18 @@ fn an_idle_pr_costs_no_sql_statement_of_its_own() {
         "{at_few} statements for {few} idle PRs, {at_many} for {many}"
     );
 }
+
+/// An idle group whose PRs' quiet decisions hold is leased, loaded and recorded as one
+/// chunk: a hundred such PRs (one summary read) cost a few statements in all, not a few for
+/// every ten PRs.
+#[test]
+fn settled_idle_prs_are_recorded_a_group_at_a_time() {
+    let mut env = settled_prs(100);
+    // The armed PRs, read in full by the last run, settle on their first kept read.
+    idle_statements(&mut env);
+    let settled = idle_statements(&mut env);
+    assert!(
+        settled <= 20,
+        "{settled} statements for 100 idle PRs whose decisions hold"
+    );
+}
