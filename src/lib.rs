@@ -19,7 +19,7 @@
 //!   run in and [`cli`] the command line.
 //! - The edges: [`config`], [`forge`] (the clients), [`store`] (SQLite), [`notify`] (the
 //!   channels), and the process's own plumbing: [`address`], [`clock`], [`holder`], [`http`], [`locked`],
-//!   [`logging`], [`private`], [`secrets`], [`stdout`], [`terminal`], [`tls`].
+//!   [`logging`], [`malloc`], [`private`], [`secrets`], [`stdout`], [`terminal`], [`tls`].
 //!
 //! Only the modules the end-to-end tests and benchmarks name are `pub`; the rest are
 //! `pub(crate)`, and `unreachable_pub` keeps every item's visibility as narrow as its use.
@@ -50,6 +50,7 @@ pub(crate) mod holder;
 pub(crate) mod http;
 pub(crate) mod locked;
 pub mod logging;
+pub(crate) mod malloc;
 pub(crate) mod private;
 pub(crate) mod secrets;
 pub(crate) mod stdout;

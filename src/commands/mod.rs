@@ -42,6 +42,8 @@ use crate::tick::{self, RunOptions};
 
 /// The program: parse, run, print the error once, return the exit code.
 pub fn main() -> ExitCode {
+    // Before any thread is started.
+    crate::malloc::tune();
     let args = crate::cli::normalize_args(std::env::args_os().collect());
     let json_logs = crate::logging::asks_for_json(&args);
     let cli = match Cli::try_parse_from(args) {

@@ -96,23 +96,37 @@ pub(super) type Steps = (Vec<(Step, Option<Lease>)>, Vec<Lease>);
 
 /// The chunks waiting for their armings' answers, and the armings not sent yet: one chunk's
 /// are out at a time.
-#[derive(Default)]
-pub(super) struct Line {
+pub(super) struct Line<A = Arming> {
     /// By chunk: its steps, leases, and its armings' places among the steps.
     parked: BTreeMap<usize, (Steps, Vec<usize>)>,
-    queue: VecDeque<(usize, Arming)>,
+    queue: VecDeque<(usize, A)>,
     out: bool,
 }
 
-impl Line {
+impl<A> Default for Line<A> {
+    fn default() -> Self {
+        Line {
+            parked: BTreeMap::new(),
+            queue: VecDeque::new(),
+            out: false,
+        }
+    }
+}
+
+impl<A> Line<A> {
     /// `chunk` waits for `arming`, asked for the steps at `places`.
-    pub(super) fn park(&mut self, chunk: usize, steps: Steps, places: Vec<usize>, arming: Arming) {
+    pub(super) fn park(&mut self, chunk: usize, steps: Steps, places: Vec<usize>, arming: A) {
         self.parked.insert(chunk, (steps, places));
         self.queue.push_back((chunk, arming));
     }
 
+    /// How many chunks wait for their armings.
+    pub(super) fn waiting(&self) -> usize {
+        self.parked.len()
+    }
+
     /// The next chunk's armings to send, when none are out.
-    pub(super) fn next(&mut self) -> Option<(usize, Arming)> {
+    pub(super) fn next(&mut self) -> Option<(usize, A)> {
         if self.out {
             return None;
         }
@@ -135,5 +149,25 @@ impl Line {
             answers[place] = Some(execute::answer(result));
         }
         Some((steps, answers))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_chunks_armings_are_out_at_a_time_in_the_order_chunks_wait() {
+        let mut line: Line<&str> = Line::default();
+        line.park(3, (Vec::new(), Vec::new()), Vec::new(), "third");
+        line.park(1, (Vec::new(), Vec::new()), Vec::new(), "first");
+        assert_eq!(line.waiting(), 2);
+        assert_eq!(line.next(), Some((3, "third")));
+        assert_eq!(line.next(), None, "one out at a time");
+        assert!(line.answered(3, Vec::new()).is_some());
+        assert_eq!(line.waiting(), 1);
+        assert_eq!(line.next(), Some((1, "first")));
+        assert!(line.answered(1, Vec::new()).is_some());
+        assert_eq!((line.waiting(), line.next()), (0, None));
     }
 }

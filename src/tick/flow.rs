@@ -257,7 +257,12 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
         let mut acted = false;
         loop {
             let window = if acted { READS_IN_FLIGHT } else { 1 };
-            while !stopped(run.opts) && pool.in_flight() < window {
+            // Chunks waiting for their armings hold their decided PRs: no more is read while
+            // as many wait as reads may be out.
+            while !stopped(run.opts)
+                && pool.in_flight() < window
+                && line.waiting() < READS_IN_FLIGHT
+            {
                 if let Some(g) = open
                     .iter_mut()
                     .find(|g| g.summaries.is_some() && !g.chunks.is_empty())

@@ -7,8 +7,9 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use crate::locked::Locked;
 
 /// How many forge reads of one run may be under way at once: four keep a tick of 1,000 PRs
-/// under 2 s at 50 ms of forge latency, and each reading thread keeps its own allocator
-/// arena (about 1.5 MiB at its peak), so more would buy little time for more memory.
+/// under 2 s at 50 ms of forge latency, and each read holds its answer while it is parsed,
+/// so more would buy little time for more memory (the threads share one allocator arena:
+/// see [`crate::malloc`]).
 pub const READS_IN_FLIGHT: usize = 4;
 
 /// The sending side of a running pool.
