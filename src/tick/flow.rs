@@ -11,6 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
+use super::window::Window;
 use super::{ahead, arm, detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
@@ -245,7 +246,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
     let mut waiting: std::collections::VecDeque<PendingGroup> = groups(app, due).into();
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
-        let mut ahead = Window::default();
+        let mut reach = Window::default();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
         let mut awaiting: BTreeMap<usize, Awaiting> = BTreeMap::new();
         let mut line = arm::Line::default();
@@ -317,7 +318,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     )?;
                     continue;
                 }
-                if !ahead.may_open(run.outcomes.handed_on()) {
+                if !reach.may_open(run.outcomes.handed_on()) {
                     break;
                 }
                 let Some(next) = waiting.pop_front() else {
@@ -343,7 +344,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 };
                 groups_started += 1;
                 chunks_formed += group.ids.len();
-                ahead.opened(chunks_formed);
+                reach.opened(chunks_formed);
                 match app.forges.shared(kind, &app.config) {
                     Ok(forge) => pool.send(PoolRead::Summaries {
                         group: group.id,
