@@ -11,6 +11,7 @@ use super::failure::TickFailure;
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
 use super::run::{Run, Step, stopped, tell};
+use super::window::Window;
 use super::{ahead, arm, detect, pr, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
@@ -228,17 +229,12 @@ struct Awaiting {
     out: usize,
 }
 
-/// How many groups are open at once, each holding its watches, its kept reads' hints and its
-/// summaries (never its kept snapshots: each chunk loads those it reuses): enough that the
-/// next groups' summaries are read while this thread decides, few enough that memory does not
-/// grow with the number of PRs.
-const GROUPS_AHEAD: usize = 6;
-
 /// Reads, decides, acts on and records the due watches: up to [`READS_IN_FLIGHT`] reads (a
 /// group's summary, a chunk's snapshots) are under way on the pool's threads while this
 /// thread loads each group's watches as it opens, leases each chunk just before its read is
 /// sent and acts on each chunk as soon as its read is back, in the order the reads finish, so
-/// a slow or hanging read holds only its own chunk. Until a first chunk has been acted on,
+/// a slow or hanging read holds only its own chunk (and the run goes on at most
+/// [`GROUPS_AHEAD`](super::window::GROUPS_AHEAD) groups past it). Until a first chunk has been acted on,
 /// one read goes at a time: a run whose forge refuses the token or has no budget left learns
 /// it from one request, and a small run (two chunks) reads, acts and records one chunk before
 /// reading the next.
@@ -250,6 +246,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
     let mut waiting: std::collections::VecDeque<PendingGroup> = groups(app, due).into();
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
+        let mut reach = Window::default();
         let mut reading: BTreeMap<usize, Reading> = BTreeMap::new();
         let mut awaiting: BTreeMap<usize, Awaiting> = BTreeMap::new();
         let mut line = arm::Line::default();
@@ -321,7 +318,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     )?;
                     continue;
                 }
-                if open.len() >= GROUPS_AHEAD {
+                if !reach.may_open(run.outcomes.handed_on()) {
                     break;
                 }
                 let Some(next) = waiting.pop_front() else {
@@ -347,6 +344,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 };
                 groups_started += 1;
                 chunks_formed += group.ids.len();
+                reach.opened(chunks_formed);
                 match app.forges.shared(kind, &app.config) {
                     Ok(forge) => pool.send(PoolRead::Summaries {
                         group: group.id,

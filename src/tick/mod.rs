@@ -34,6 +34,7 @@ pub mod read;
 mod record;
 mod run;
 mod settle;
+mod window;
 
 use anyhow::Result;
 

@@ -95,6 +95,11 @@ impl<'a> Outcomes<'a> {
         }
     }
 
+    /// How many chunks have gone out: every chunk numbered below it.
+    pub(super) fn handed_on(&self) -> usize {
+        self.next
+    }
+
     /// The run is over: chunks still waiting (behind one a stop left unread) go out in order.
     pub fn finish(&mut self) -> Tally {
         for outcomes in std::mem::take(&mut self.waiting).into_values() {

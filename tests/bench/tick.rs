@@ -250,8 +250,9 @@ fn populate(gh: &FakeGitHub, n: u64) {
     });
 }
 
-/// Watches the `n` PRs with the agent `fixer`; one in four armed to merge.
-fn watch_all(env: &TestEnv, n: u64) {
+/// Watches the `n` PRs with the agent `fixer`, one in four armed to merge, by `bin`: the build
+/// measured, so its database is one it made itself (an earlier build refuses a later schema).
+fn watch_all(env: &TestEnv, n: u64, bin: &str) {
     for armed in [false, true] {
         let prs: Vec<String> = (1..=n)
             .filter(|i| (i % 4 == 0) == armed)
@@ -265,7 +266,7 @@ fn watch_all(env: &TestEnv, n: u64) {
             args.push("--merge-when-ready");
         }
         args.extend(prs.iter().map(String::as_str));
-        env.ok(&args);
+        timed_run(env, &args, false, bin);
     }
 }
 
@@ -377,7 +378,7 @@ fn due_choice(env: &TestEnv, n: u64) -> DueChoice {
 fn measure(n: u64, latency_ms: u64, gnu_time: bool, build: &Build) -> (Vec<Row>, DueChoice) {
     let env = TestEnv::new();
     populate(&env.gh, n);
-    watch_all(&env, n);
+    watch_all(&env, n, &build.bin);
     if latency_ms > 0 {
         env.gh.fault(Fault::delay(latency_ms).always());
     }
@@ -583,8 +584,8 @@ fn hour(gnu_time: bool) {
     let refs: Vec<String> = (1..=HOUR_N).map(|i| format!("{REPO}#{i}")).collect();
     let mut args = vec!["watch", "add"];
     args.extend(refs.iter().map(String::as_str));
-    env.ok(&args);
     let bin = &measured_bin();
+    timed_run(&env, &args, false, bin);
     timed_run(&env, &["run"], false, bin);
     env.gh.clear_requests();
     let ticks = 3600 / STEP_SECS;
