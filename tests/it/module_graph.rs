@@ -3,8 +3,9 @@
 //! Every `crate::…` and `super::…` path outside test code (and every `child::…` path to a
 //! module the file declares) is an edge between the modules it names. The graph is read twice:
 //! once with each module in `model/`, `core/`, `view/`, `tick/` or `commands/` a node of its own,
-//! and once with every top-level module (a layer folder included) one node, so two layers can
-//! never lean on each other either.
+//! once with every top-level module (a layer folder included) one node, so two layers can
+//! never lean on each other either, and once with a layer module's children each a node of
+//! their own, so siblings inside one (`core::decide`'s) cannot either.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -338,6 +339,36 @@ fn the_top_level_modules_form_layers_without_cycles() {
             "import cycle between top-level modules: {}",
             cycle.join(" → ")
         );
+    }
+}
+
+/// A module in a layer folder and its children each a node of their own (`core::decide` and
+/// `core::decide::remediate`), so sibling modules inside one layer module cannot lean on each
+/// other either.
+fn submodule(segs: &[String]) -> String {
+    match segs {
+        [group, module, sub, ..] if GROUPS.contains(&group.as_str()) => {
+            format!("{group}::{module}::{sub}")
+        }
+        _ => node(segs),
+    }
+}
+
+#[test]
+fn the_modules_inside_a_layer_module_have_no_cycles_among_them() {
+    let mut edges = graph(submodule);
+    assert!(
+        edges.contains_key("core::decide::remediate"),
+        "the graph reads the layout: {edges:#?}"
+    );
+    // A parent module and its children share their vocabulary both ways (`super::Draft`,
+    // `mod remediate;`): only edges between modules neither of which holds the other count.
+    let within = |a: &str, b: &str| a.starts_with(&format!("{b}::"));
+    for (from, targets) in &mut edges {
+        targets.retain(|to| !within(from, to) && !within(to, from));
+    }
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("import cycle: {}", cycle.join(" → "));
     }
 }
 

@@ -454,7 +454,7 @@ fn update_branch(d: &mut Draft, snap: &Snapshot, cond: &Condition, ctx: &Context
     // A failing freshness check is what the update answers.
     let green_enough = !matches!(cond.verdict, Verdict::Failed { .. }) || cond.only_stale();
     // One writer per branch: no update while a fix is with the agent.
-    let fix_out = super::remediate::fix_out(d);
+    let fix_out = super::to_agent::fix_out(d);
     if !wanted || !cond.behind || cond.conflict || !green_enough || snap.draft || fix_out {
         return;
     }

@@ -9,6 +9,7 @@
 mod failed_checks;
 mod review_feedback;
 
+use super::to_agent::fix_out;
 pub(super) use failed_checks::merge_group_to_agent;
 
 /// Ticks in a row a failure waits for a log the forge did not answer for; then it is acted
@@ -217,12 +218,6 @@ fn feedback_answered(d: &mut Draft, snap: &Snapshot, ctx: &Context<'_>) {
     for line in answers::history(agent, &sent, &judged) {
         d.note(line, None);
     }
-}
-
-/// Whether a fix is with the agent (sent, on this head, not over): the agent then holds the
-/// branch, and no other work or branch update goes to it (one writer per branch).
-pub(super) fn fix_out(d: &Draft) -> bool {
-    d.status.memory.fix.is_some()
 }
 
 /// Whether review feedback is with the agent (sent, not yet marked done, within

@@ -65,10 +65,7 @@ pub(super) fn conflict_handoff(
         .as_deref()
         .filter(|_| ctx.policy.conflicts == Handler::Agent)?;
     let m = &d.status.memory;
-    if m.conflict_sent_for.as_ref() == Some(&snap.head.sha)
-        || super::remediate::fix_out(d)
-        || at_cap(m, ctx)
-    {
+    if m.conflict_sent_for.as_ref() == Some(&snap.head.sha) || fix_out(d) || at_cap(m, ctx) {
         return None;
     }
     let verdict = cond.trust.as_ref().map(|t| &t.verdict);
@@ -93,4 +90,10 @@ pub(super) fn conflict_handoff(
         ),
         at: ctx.now,
     }))
+}
+
+/// Whether a fix is with the agent (sent, on this head, not over): the agent then holds the
+/// branch, and no other work or branch update goes to it (one writer per branch).
+pub(super) fn fix_out(d: &Draft) -> bool {
+    d.status.memory.fix.is_some()
 }
