@@ -10,6 +10,8 @@ mod events;
 pub mod features;
 pub mod queries;
 mod read;
+mod summary;
+mod tree;
 mod trust;
 pub mod webhook;
 mod wire;
