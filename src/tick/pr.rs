@@ -285,7 +285,7 @@ pub(super) fn ahead_jobs(
         };
         // Without a client the acting phase reports why.
         if let Ok(forge) = app.forges.shared(watch.pr.forge, &app.config) {
-            jobs.push(ahead::Job::Evidence {
+            jobs.push(ahead::Job {
                 watch: watch.id,
                 forge,
                 snapshot: Box::new(snapshot),
