@@ -74,7 +74,7 @@ impl GitHub {
         idem: Idempotency,
     ) -> Result<Answer, ForgeError> {
         let body = self.graphql_text(query, variables, operation, idem)?;
-        let mut v: Value = serde_json::from_str(&body).map_err(not_json)?;
+        let mut v: Value = serde_json::from_str(&body).map_err(|e| not_json(&e))?;
         let errors = errors_of(v.get_mut("errors").map(Value::take));
         let data = v.get_mut("data").map(Value::take).filter(|d| !d.is_null());
         let rate_limit = data.as_ref().and_then(|d| d.get("rateLimit")).cloned();
@@ -240,7 +240,7 @@ impl Drop for Acting {
 }
 
 /// A GraphQL answer that could not be read.
-pub(super) fn not_json(e: serde_json::Error) -> ForgeError {
+pub(super) fn not_json(e: &serde_json::Error) -> ForgeError {
     ForgeError::Unexpected(format!("GraphQL answer is not JSON: {e}"))
 }
 

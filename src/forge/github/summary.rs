@@ -182,7 +182,7 @@ impl GitHub {
 
 /// A summary answer's body, borrowing from `text`.
 fn parse(text: &str) -> Result<Body<'_>, ForgeError> {
-    serde_json::from_str(text).map_err(not_json)
+    serde_json::from_str(text).map_err(|e| not_json(&e))
 }
 
 #[cfg(test)]
