@@ -207,7 +207,7 @@ fn detect_and_decide(
         // no trusted push settles it, of its commits' signatures) decides whether it may.
         let evidence = match read_evidence.take() {
             Some((sha, evidence)) if sha == snap.head.sha => evidence?,
-            _ => ahead::evidence(forge, &snap, &decide::trusted(ctx))?,
+            _ => ahead::evidence(forge, &snap, &decide::trusted(ctx), None)?,
         };
         let judged = Context {
             evidence: Some(&evidence),
@@ -315,12 +315,14 @@ fn decided_ahead(
 }
 
 /// The jobs of a chunk whose logs are back (see [`ahead`]): one evidence read for each PR whose decision
-/// ahead asks for it. A stopping run acts on nothing more and asks nothing.
+/// ahead asks for it, with the commits `answers` listed for its head. A stopping run acts on
+/// nothing more and asks nothing.
 pub(super) fn ahead_jobs(
     app: &mut App,
     leased: &[(Watch, Option<Lease>)],
     reads: &[Result<Read, TickFailure>],
     chunk: &mut ChunkInputs,
+    answers: &mut ahead::Answers,
     opts: &RunOptions,
 ) -> Vec<ahead::Job> {
     let mut jobs = Vec::new();
@@ -336,11 +338,13 @@ pub(super) fn ahead_jobs(
         };
         // Without a client the acting phase reports why.
         if let Ok(forge) = app.forges.shared(watch.pr.forge, &app.config) {
+            let listed = answers.take_listed(watch.id, &snapshot.head.sha);
             jobs.push(ahead::Job {
                 watch: watch.id,
                 forge,
                 snapshot: Box::new(snapshot),
                 vouchers,
+                listed,
             });
         }
     }

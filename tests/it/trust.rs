@@ -152,7 +152,11 @@ fn a_signed_and_verified_head_by_a_trusted_login_is_trusted_without_activity() {
     assert_eq!(msgs[0]["trusted_by"], "signatures");
     let log = env.gh.requests();
     assert_eq!(log.count("GET /repos/{o}/{r}/activity"), 1);
-    assert_eq!(log.count("GET /repos/{o}/{r}/pulls/{n}/commits"), 1);
+    assert_eq!(
+        log.count("GET /repos/{o}/{r}/pulls/{n}/commits"),
+        0,
+        "the commits are listed with the annotations"
+    );
 }
 
 #[test]
