@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::client::{Answer, GqlError, Said, errors_of, not_json};
-use super::tree::{Fields, Tree, field};
+use super::tree::{Tree, field, write_fields};
 use super::{GitHub, queries};
 use crate::core::hash::Fingerprint;
 use crate::forge::http::Idempotency;
@@ -28,7 +28,11 @@ impl<'a> Body<'a> {
             .data
             .as_ref()
             .and_then(|d| d.get("rateLimit"))
-            .and_then(|r| serde_json::to_value(r).ok());
+            .and_then(|r| {
+                let mut text = Vec::new();
+                r.write(&mut text);
+                serde_json::from_slice(&text).ok()
+            });
         Said {
             data: self.data,
             rate_limit,
@@ -41,8 +45,8 @@ impl<'a> Body<'a> {
 /// missing or errored, or a connection is longer than the page the summary reads. The answer
 /// is only borrowed: its fingerprint is that of its JSON text without `baseRef` (the branch
 /// comparison, told apart as `behind_by`), as `serde_json` writes the `Value` of that text
-/// (fields by name), written straight into the digest.
-fn summary_of(answer: &Tree<'_>, failed: bool) -> Option<Summary> {
+/// (fields by name), written into `text` (a buffer kept from PR to PR) and digested.
+fn summary_of(answer: &Tree<'_>, failed: bool, text: &mut Vec<u8>) -> Option<Summary> {
     let Tree::Object(fields) = answer else {
         return None;
     };
@@ -62,29 +66,16 @@ fn summary_of(answer: &Tree<'_>, failed: bool) -> Option<Summary> {
     let branches = (pr.get("isCrossRepository").and_then(Tree::as_bool) == Some(false))
         .then(|| name("baseRefName").zip(name("headRefName")))
         .flatten();
+    text.clear();
+    write_fields(fields.iter().filter(|(k, _)| k != "baseRef"), text);
     let mut fingerprint = Fingerprint::default();
-    serde_json::to_writer(&mut fingerprint, &Without(fields, "baseRef")).ok()?;
+    fingerprint.feed(text);
     Some(Summary {
         fingerprint: fingerprint.finish(),
         behind_by,
         unresolved_threads: None,
         branches,
     })
-}
-
-/// A JSON object written without one of its fields, as the object with that field removed
-/// would be written.
-struct Without<'f, 'a>(&'f Fields<'a>, &'f str);
-
-impl serde::Serialize for Without<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(
-            self.0
-                .iter()
-                .filter(|(k, _)| k.as_ref() != self.1)
-                .map(|(k, v)| (k, v)),
-        )
-    }
 }
 
 /// Each PR's summary from a summary answer's data (see [`summary_of`]), with how many of the
@@ -94,6 +85,7 @@ fn summaries_of(
     data: &Tree<'_>,
     errors: &[GqlError],
 ) -> Vec<Option<Summary>> {
+    let mut text = Vec::new();
     requests
         .iter()
         .enumerate()
@@ -102,7 +94,7 @@ fn summaries_of(
             let failed = errors
                 .iter()
                 .any(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()));
-            let mut summary = summary_of(data.get(&alias)?, failed)?;
+            let mut summary = summary_of(data.get(&alias)?, failed, &mut text)?;
             if !req.threads.is_empty() {
                 // A thread that cannot be found cannot tell: the PR is read in full.
                 let resolved = (0..req.threads.len())
@@ -190,7 +182,7 @@ mod tests {
     use super::*;
 
     fn summary(text: &str) -> Option<Summary> {
-        summary_of(&serde_json::from_str(text).unwrap(), false)
+        summary_of(&serde_json::from_str(text).unwrap(), false, &mut Vec::new())
     }
 
     /// A summary's fingerprint is the digest of its answer's text without the branch
@@ -230,7 +222,7 @@ mod tests {
         );
         // An answer that cannot tell gives none.
         let answer: Tree<'_> = serde_json::from_str(text).unwrap();
-        assert!(summary_of(&answer, true).is_none());
+        assert!(summary_of(&answer, true, &mut Vec::new()).is_none());
         assert!(self::summary(r#"{"pullRequest": null}"#).is_none());
         let more = text.replace(r#""hasNextPage": false"#, r#""hasNextPage": true"#);
         assert!(self::summary(&more).is_none());

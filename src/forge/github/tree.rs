@@ -1,15 +1,14 @@
 //! A JSON value read straight from an answer's text: its strings borrowed from the text where
 //! they hold no escape, its objects' fields kept in the order `serde_json::Value` keeps them
-//! (by name, the last of a repeated name winning), so it is written exactly as the `Value`
-//! of the same text would be, at the cost of a few vectors instead of a string and a map
-//! node per field. The summary read digests each PR's part of its answer this way
+//! (by name, the last of a repeated name winning), so it is written exactly as `serde_json`
+//! writes the `Value` of the same text, at the cost of a few vectors instead of a string and a
+//! map node per field. The summary read digests each PR's part of its answer this way
 //! ([`super::summary`]).
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::ser::{Serialize, Serializer};
 use serde_json::Number;
 
 /// One JSON value of an answer, borrowing from its text.
@@ -85,16 +84,61 @@ pub(super) fn sorted(mut fields: Fields<'_>) -> Fields<'_> {
     out
 }
 
-impl Serialize for Tree<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Tree<'_> {
+    /// Writes the tree as `serde_json` writes the `Value` of the same text: compact, fields
+    /// by name.
+    pub(super) fn write(&self, out: &mut Vec<u8>) {
         match self {
-            Tree::Null => s.serialize_unit(),
-            Tree::Bool(b) => s.serialize_bool(*b),
-            Tree::Number(n) => n.serialize(s),
-            Tree::String(text) => s.serialize_str(text),
-            Tree::Array(items) => s.collect_seq(items),
-            Tree::Object(fields) => s.collect_map(fields.iter().map(|(k, v)| (k, v))),
+            Tree::Null => out.extend_from_slice(b"null"),
+            Tree::Bool(true) => out.extend_from_slice(b"true"),
+            Tree::Bool(false) => out.extend_from_slice(b"false"),
+            Tree::Number(n) => {
+                // Infallible: a number always serializes, and a vector always takes it.
+                let _ = serde_json::to_writer(&mut *out, n);
+            }
+            Tree::String(text) => write_str(text, out),
+            Tree::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    item.write(out);
+                }
+                out.push(b']');
+            }
+            Tree::Object(fields) => write_fields(fields.iter(), out),
         }
+    }
+}
+
+/// Writes an object of `fields` (in the order given), as [`Tree::write`] does.
+pub(super) fn write_fields<'f, 'a: 'f>(
+    fields: impl Iterator<Item = &'f (Cow<'a, str>, Tree<'a>)>,
+    out: &mut Vec<u8>,
+) {
+    out.push(b'{');
+    for (i, (name, value)) in fields.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(name, out);
+        out.push(b':');
+        value.write(out);
+    }
+    out.push(b'}');
+}
+
+/// Writes `text` as a JSON string, escaped as `serde_json` escapes it (quotes, backslashes and
+/// control characters; nothing else).
+fn write_str(text: &str, out: &mut Vec<u8>) {
+    if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // Infallible: a string always serializes, and a vector always takes it.
+        let _ = serde_json::to_writer(&mut *out, text);
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
     }
 }
 
@@ -163,7 +207,8 @@ impl<'de> Visitor<'de> for TreeVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut fields: Fields<'de> = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        // Most objects of an answer have a few fields: room for them saves growing.
+        let mut fields: Fields<'de> = Vec::with_capacity(map.size_hint().unwrap_or(8));
         while let Some(name) = map.next_key::<Name<'de>>()? {
             fields.push((name.0, map.next_value()?));
         }
@@ -210,7 +255,7 @@ mod tests {
     /// Texts a forge could send, each written back the way `Value` writes it.
     const TEXTS: &[&str] = &[
         r#"{"b": 1, "a": {"z": [1, -2, 3.5, 1e3, 0.1, -0, 18446744073709551615, -9223372036854775808], "y": null}}"#,
-        r#"{"s": "plain", "t": "tab\there \"quoted\" back\\slash \u00e9 \ud83d\ude00 \u003cb\u003e / \/", "u": "é😀"}"#,
+        r#"{"s": "plain", "c": "\u0001\u001f\u007f", "t": "tab\there \"quoted\" back\\slash \u00e9 \ud83d\ude00 \u003cb\u003e / \/", "u": "é😀"}"#,
         r#"{"k": 1, "k": 2, "j": {"k": [true, false, {}], "k": "last"}, "esc\u0061ped": 3, "escaped": 4}"#,
         r#"[{"b": 2, "a": 1}, [], "", 1.0, 1.50, 12345678901234567890123]"#,
         r#"{"pullRequest": {"headRefName": "x", "isCrossRepository": false, "baseRefName": "main"}, "baseRef": {"compare": {"behindBy": 0}}}"#,
@@ -222,8 +267,10 @@ mod tests {
         for text in TEXTS {
             let tree: Tree<'_> = serde_json::from_str(text).unwrap();
             let value: Value = serde_json::from_str(text).unwrap();
+            let mut written = Vec::new();
+            tree.write(&mut written);
             assert_eq!(
-                serde_json::to_string(&tree).unwrap(),
+                String::from_utf8(written).unwrap(),
                 value.to_string(),
                 "{text}"
             );

@@ -41,7 +41,7 @@ pub(super) fn fingerprint(
     } else {
         None
     };
-    let text = [
+    let parts = [
         mr.state.as_str(),
         &mr.draft
             .or(mr.work_in_progress)
@@ -60,9 +60,16 @@ pub(super) fn fingerprint(
         &armed.to_string(),
         &car,
         tip.unwrap_or("-"),
-    ]
-    .join("\u{1f}");
-    Some(crate::core::hash::Fingerprint::of(&text))
+    ];
+    // The digest of the parts joined by U+001F, fed part by part (no joined copy).
+    let mut fingerprint = crate::core::hash::Fingerprint::default();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            fingerprint.feed("\u{1f}".as_bytes());
+        }
+        fingerprint.feed(part.as_bytes());
+    }
+    Some(fingerprint.finish())
 }
 
 /// The target branches whose tips the open MRs' fingerprints need.
@@ -178,5 +185,25 @@ mod tests {
             "no tip for the target branch"
         );
         assert_eq!(target_branches(&[mr(), mr()]), ["main"]);
+        // Fed part by part, the digest of the parts joined: a kept fingerprint still matches.
+        let joined = [
+            "opened",
+            "false",
+            "aaa",
+            "2026-11-29T12:00:00Z",
+            "mergeable",
+            "?",
+            "false",
+            "x",
+            "main",
+            "t",
+            "2",
+            "9:running",
+            "false",
+            "-",
+            "t1",
+        ]
+        .join("\u{1f}");
+        assert_eq!(base, crate::core::hash::Fingerprint::of(&joined));
     }
 }
