@@ -343,11 +343,9 @@ mod tests {
         assert_eq!(KeptHints::of("fp", &snapshot), want);
     }
 
-    /// A settled decision is kept beside the read it was made on, and goes with it: another
-    /// fingerprint's read is left alone, `None` forgets it, and a new read has none. Its
-    /// digests keep all 64 bits.
-    #[test]
-    fn a_settled_decision_is_kept_beside_its_read_and_goes_with_it() {
+    /// A store watching one PR whose read is kept after the summary `fp`: its watch id, the
+    /// time it was watched at and the snapshot kept.
+    fn one_kept_read() -> (Store, i64, crate::model::Instant, Snapshot) {
         let mut s = Store::open_in_memory().unwrap();
         let now = crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap();
         let pr = crate::model::PrRef::github("o/r", 1);
@@ -355,6 +353,15 @@ mod tests {
         let id = s.watch(&pr).unwrap().unwrap().id;
         let snapshot = crate::core::decide::tests::snap("aaa");
         s.keep_read(id, "fp", &snapshot).unwrap();
+        (s, id, now, snapshot)
+    }
+
+    /// A settled decision is kept beside the read it was made on, and goes with it: another
+    /// fingerprint's read is left alone, `None` forgets it, and a new read has none. Its
+    /// digests keep all 64 bits.
+    #[test]
+    fn a_settled_decision_is_kept_beside_its_read_and_goes_with_it() {
+        let (mut s, id, now, snapshot) = one_kept_read();
         let settled = Settled {
             at: now,
             until: now + chrono::Duration::hours(1),
@@ -398,13 +405,7 @@ mod tests {
     /// read forgotten or replaced takes its hints with it.
     #[test]
     fn a_settled_decision_is_kept_without_rewriting_the_snapshot_beside_it() {
-        let mut s = Store::open_in_memory().unwrap();
-        let now = crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap();
-        let pr = crate::model::PrRef::github("o/r", 1);
-        s.add_watch(&pr, &NewWatch::default(), now).unwrap();
-        let id = s.watch(&pr).unwrap().unwrap().id;
-        let snapshot = crate::core::decide::tests::snap("aaa");
-        s.keep_read(id, "fp", &snapshot).unwrap();
+        let (mut s, id, now, snapshot) = one_kept_read();
         s.conn
             .execute_batch(
                 "CREATE TRIGGER kept_as_it_is BEFORE UPDATE ON last_reads
