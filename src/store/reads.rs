@@ -345,7 +345,7 @@ mod tests {
 
     /// A store watching one PR whose read is kept after the summary `fp`: its watch id, the
     /// time it was watched at and the snapshot kept.
-    fn one_kept_read() -> (Store, i64, crate::model::Instant, Snapshot) {
+    fn one_kept_read() -> (Store, i64, Instant, Snapshot) {
         let mut s = Store::open_in_memory().unwrap();
         let now = crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap();
         let pr = crate::model::PrRef::github("o/r", 1);
