@@ -29,6 +29,20 @@ pub(crate) fn usage(msg: impl Into<String>) -> anyhow::Error {
 #[error("nothing could be read")]
 pub(crate) struct NothingRead;
 
+/// `e` as a command's error: said as [`NothingRead`] (exit 3) when it carries a forge's client
+/// that could not be built or a forge that refused the token or could not be reached (see
+/// [`ClientFailure::cuts_off`]), else as it is. A write that fails after the command's read
+/// was answered (`merge --now`, `rerun`) is said in words: something was read, so it exits 1.
+pub(crate) fn nothing_read_if_cut_off(e: anyhow::Error) -> anyhow::Error {
+    let cut_off = e.chain().any(|c| {
+        c.downcast_ref::<ClientFailure>()
+            .is_some_and(ClientFailure::cuts_off)
+            || c.downcast_ref::<crate::forge::ForgeError>()
+                .is_some_and(crate::forge::ForgeError::cuts_off)
+    });
+    if cut_off { e.context(NothingRead) } else { e }
+}
+
 impl ClientFailure {
     /// Whether this failure leaves nothing read: the setup, or a forge that refused the token
     /// or could not be reached ([`crate::forge::ForgeError::cuts_off`]).
@@ -377,7 +391,7 @@ impl App {
         let login = if self.forges.credential(kind) == Some(credential.as_str()) {
             self.cached_viewer(kind).map(|(_, _, v)| v.login)
         } else {
-            Some(self.viewer(kind).map_err(anyhow::Error::msg)?.login)
+            Some(self.viewer(kind)?.login)
         };
         let accepted = self.store.meta(&format!("owner:{}", kind.as_str()))?;
         Ok(match (accepted, login) {
@@ -388,7 +402,7 @@ impl App {
 
     /// Accepts the token's current login as `kind`'s owner (`watch resume` after a change).
     pub fn accept_owner(&mut self, kind: ForgeKind) -> Result<String> {
-        let login = self.viewer(kind).map_err(anyhow::Error::msg)?.login;
+        let login = self.viewer(kind)?.login;
         self.store
             .set_meta(&format!("owner:{}", kind.as_str()), &login)?;
         Ok(login)
@@ -441,7 +455,7 @@ impl App {
     pub fn forge(&mut self, kind: ForgeKind) -> Result<&dyn Forge> {
         self.forges
             .get(kind, &self.config)
-            .map_err(anyhow::Error::msg)
+            .map_err(|e| ClientFailure::Setup(e).into())
     }
 
     /// Reads one PR's snapshot now (with the branch names a watch keeps, so behind is read

@@ -110,7 +110,7 @@ pub fn reply(
         let text = prefixed(&agent, &owner, &body);
         app.forge(pr.forge)?
             .reply_to_thread(pr, thread, &text)
-            .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
+            .with_context(|| format!("{}: cannot reply to {thread}", pr.url()))?;
         log_if_watched(app, pr, format!("{agent} replied to {thread}"))?;
     }
     if !app.json {
@@ -128,7 +128,7 @@ pub fn resolve(app: &mut App, pr: &PrRef, thread: &str, agent: Option<&str>) -> 
         let agent = agent_name(app, pr)?;
         app.forge(pr.forge)?
             .resolve_thread(pr, thread)
-            .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
+            .with_context(|| format!("{}: cannot resolve {thread}", pr.url()))?;
         log_if_watched(app, pr, format!("{agent} resolved {thread}"))?;
     }
     if !app.json {
@@ -153,7 +153,7 @@ pub fn agent_reply(
     let owner = app.recorded_owner(pr.forge)?;
     hands
         .reply(pr, thread, &prefixed(hands.agent(), &owner, body))
-        .map_err(|e| anyhow!("{}: cannot reply to {thread}: {e}", pr.url()))?;
+        .with_context(|| format!("{}: cannot reply to {thread}", pr.url()))?;
     log_if_watched(app, pr, format!("{} replied to {thread}", hands.agent()))
 }
 
@@ -161,7 +161,7 @@ pub fn agent_reply(
 pub fn agent_resolve(app: &mut App, hands: &AgentForge, pr: &PrRef, thread: &str) -> Result<()> {
     hands
         .resolve(pr, thread)
-        .map_err(|e| anyhow!("{}: cannot resolve {thread}: {e}", pr.url()))?;
+        .with_context(|| format!("{}: cannot resolve {thread}", pr.url()))?;
     log_if_watched(app, pr, format!("{} resolved {thread}", hands.agent()))
 }
 

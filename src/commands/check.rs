@@ -9,11 +9,11 @@ use std::time::{Duration, Instant as Clock};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::app::{App, ClientFailure, NothingRead};
+use crate::app::{App, ClientFailure};
 use crate::cli::CheckArgs;
 use crate::core::checks;
 use crate::core::focus::{Criteria, Marks, Payload, Seen, apply_marks, human, payload};
-use crate::forge::{Forge, ForgeError};
+use crate::forge::Forge;
 use crate::model::issue_event::IssueEvent;
 use crate::model::plan::SeenSource;
 use crate::model::stamp_or_empty as stamp;
@@ -111,17 +111,6 @@ fn poll(
         .shared(pr.forge, &app.config)
         .map_err(ClientFailure::Setup)?;
     poll_with(app, &*forge, pr, seen, criteria, full)
-}
-
-/// Whether `e` left nothing of the PR read: its forge's client could not be built, or the
-/// forge refused the token or could not be reached.
-fn cut_off(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<ClientFailure>()
-            .is_some_and(ClientFailure::cuts_off)
-            || c.downcast_ref::<ForgeError>()
-                .is_some_and(ForgeError::cuts_off)
-    })
 }
 
 /// The focused payload of `pr` read through `forge` (an agent's own client), with no seen
@@ -222,14 +211,9 @@ pub fn command(app: &mut App, args: &CheckArgs) -> Result<u8> {
         .extend(args.require_approvals_from.iter().cloned());
     let mut seen = load(app, &state, &pr)?;
     if !args.watch {
-        // Nothing read (the token refused, the forge unreachable) exits 3, as `run` does.
-        let (p, marks) = poll(app, &pr, &seen, &criteria, args.full_payload).map_err(|e| {
-            if cut_off(&e) {
-                e.context(NothingRead)
-            } else {
-                e
-            }
-        })?;
+        // Nothing read (the token refused, the forge unreachable) exits 3, as every command's
+        // error does ([`crate::app::nothing_read_if_cut_off`]).
+        let (p, marks) = poll(app, &pr, &seen, &criteria, args.full_payload)?;
         save(app, &state, &pr, &mut seen, &marks)?;
         // Comment and review bodies are printed as written, save for the secrets we hold.
         if app.json {

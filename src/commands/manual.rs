@@ -1,7 +1,7 @@
 //! `man`: the manual pages, rendered by clap_mangen from the same definitions as `--help` and
-//! `completions` (each command's examples become its EXAMPLES section): pr-monitor(1) on
-//! standard output, or one page per command written into a folder. It needs no config or
-//! database.
+//! `completions` (each command's examples become its EXAMPLES section, its usage as `--help`
+//! says it its SYNOPSIS): pr-monitor(1) on standard output, or one page per command written
+//! into a folder. It needs no config or database.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -35,7 +35,15 @@ fn page(command: &clap::Command) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     man.render_title(&mut out)?;
     man.render_name_section(&mut out)?;
-    man.render_synopsis_section(&mut out)?;
+    match command.get_overridden_usage() {
+        // The usage `--help` shows (`merge <PR> <--when-ready|--cancel|--now>`, whose `--now`
+        // clap knows only as the global clock), not one made of the flags clap lists.
+        Some(usage) => {
+            out.extend_from_slice(b".SH SYNOPSIS\n");
+            out.extend_from_slice(roff_verbatim(&usage.to_string()).as_bytes());
+        }
+        None => man.render_synopsis_section(&mut out)?,
+    }
     man.render_description_section(&mut out)?;
     if command.get_arguments().any(|a| !a.is_hide_set()) {
         man.render_options_section(&mut out)?;

@@ -2,7 +2,8 @@
 //! the command, and turns the outcome into an exit code.
 //!
 //! Errors are printed once, here, as `error: …`; exit codes follow the contract: 0 done,
-//! 1 some PR's tick could not complete, 2 usage or config error.
+//! 1 some PR's tick could not complete, 2 usage or config error, 3 nothing could be read (a
+//! forge refused the token or could not be reached).
 
 pub mod agent_cli;
 pub mod check;
@@ -229,7 +230,9 @@ fn run(cli: Cli) -> Result<u8> {
         dry_run: false,
         viewers_read: std::collections::BTreeMap::new(),
     };
-    dispatch(app, command, &db, cli.db.as_deref())
+    // Whichever command it was: a forge that refused the token or could not be reached
+    // before anything was read exits 3.
+    dispatch(app, command, &db, cli.db.as_deref()).map_err(crate::app::nothing_read_if_cut_off)
 }
 
 /// Runs `command` on the app it opened (`db` is its database, `cli_db` what `--db` said).

@@ -81,7 +81,7 @@ pub fn vouch_branch(app: &mut App, written: &str, sha: Option<&str>) -> Result<u
     let forge = app
         .forges
         .get(w.branch.forge, &app.config)
-        .map_err(|e| anyhow!(e))?;
+        .map_err(crate::app::ClientFailure::Setup)?;
     let head = forge
         .branch_heads(std::slice::from_ref(&w.branch))?
         .pop()
@@ -186,7 +186,13 @@ pub fn fix(app: &mut App, pr: &PrRef) -> Result<u8> {
     })?;
     let outcome = first.ok_or_else(|| anyhow!("{} is paused or not open", pr.url()))?;
     if let Some(e) = &outcome.error {
-        return Err(anyhow!("{}: {e}", pr.url()));
+        let e = anyhow!("{}: {e}", pr.url());
+        // The PR could not be read: the forge refused the token or could not be reached.
+        return Err(if outcome.cut_off {
+            e.context(crate::app::NothingRead)
+        } else {
+            e
+        });
     }
     let sent = outcome.plan.as_ref().is_some_and(|p| {
         p.actions

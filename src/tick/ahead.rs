@@ -2,7 +2,7 @@
 //! back, each PR's read is decided once ahead, exactly as the acting phase will first decide
 //! it (see [`super::pr::ahead_jobs`]), and what those decisions need from the forge is
 //! asked on the read pool while this thread goes on with other chunks: the evidence of who
-//! pushed a head whose failure or conflict would reach the agent ([`Job::Evidence`]). The
+//! pushed a head whose failure or conflict would reach the agent ([`Job`]). The
 //! chunk is acted on when all its jobs are back, each PR handed its answers ([`PrAhead`]).
 //!
 //! The decisions ahead read nothing from the forge (a PR whose detection would is left to the
@@ -63,39 +63,29 @@ impl Vouchers {
     }
 }
 
-/// A chunk's job for a pool thread, about one of its PRs (by watch id).
-pub(super) enum Job {
-    /// The evidence on the head of `snapshot` (see [`evidence`]).
-    Evidence {
-        watch: i64,
-        forge: SharedForge,
-        snapshot: Box<Snapshot>,
-        vouchers: Vouchers,
-    },
+/// A chunk's job for a pool thread, about one of its PRs (by watch id): the evidence on the
+/// head of `snapshot` (see [`evidence`]). A chunk's armings are asked apart
+/// ([`super::arm::Line`]): they are writes, with intents recorded before they go out.
+pub(super) struct Job {
+    pub(super) watch: i64,
+    pub(super) forge: SharedForge,
+    pub(super) snapshot: Box<Snapshot>,
+    pub(super) vouchers: Vouchers,
 }
 
-/// A job's answer.
-pub(super) enum Done {
-    Evidence {
-        watch: i64,
-        head: Sha,
-        evidence: Result<Evidence, ForgeError>,
-    },
+/// A job's answer: the evidence read for `head`, or why it could not be.
+pub(super) struct Done {
+    watch: i64,
+    head: Sha,
+    evidence: Result<Evidence, ForgeError>,
 }
 
 /// Runs `job` (on a pool thread).
 pub(super) fn work(job: Job) -> Done {
-    match job {
-        Job::Evidence {
-            watch,
-            forge,
-            snapshot,
-            vouchers,
-        } => Done::Evidence {
-            watch,
-            evidence: evidence(&*forge, &snapshot, &vouchers.trusted()),
-            head: snapshot.head.sha,
-        },
+    Done {
+        watch: job.watch,
+        evidence: evidence(&*job.forge, &job.snapshot, &job.vouchers.trusted()),
+        head: job.snapshot.head.sha,
     }
 }
 
@@ -115,13 +105,7 @@ pub(super) struct Answers {
 
 impl Answers {
     pub(super) fn add(&mut self, done: Done) {
-        match done {
-            Done::Evidence {
-                watch,
-                head,
-                evidence,
-            } => self.by_watch.entry(watch).or_default().evidence = Some((head, evidence)),
-        }
+        self.by_watch.entry(done.watch).or_default().evidence = Some((done.head, done.evidence));
     }
 
     /// What was read ahead for the PR of `watch` (nothing, for a PR none was read for).

@@ -580,8 +580,9 @@ fn chunk_back(
     let turns = chunk_turns(app, &a.leased, &a.reads)?;
     let watches: Vec<&Watch> = a.leased.iter().map(|(w, _)| w).collect();
     let ahead_logs = std::mem::take(&mut a.ahead);
-    let inputs = pr::ChunkInputs::load(app, &watches, &a.reads, (turns, run.config), ahead_logs);
-    let jobs = pr::ahead_jobs(app, &a.leased, &a.reads, &inputs, run.opts);
+    let mut inputs =
+        pr::ChunkInputs::load(app, &watches, &a.reads, (turns, run.config), ahead_logs);
+    let jobs = pr::ahead_jobs(app, &a.leased, &a.reads, &mut inputs, run.opts);
     if jobs.is_empty() {
         let inputs = (inputs, a.answers);
         return Ok(act_on_chunk(
@@ -608,7 +609,7 @@ fn act_on_chunk(
     chunk: usize,
     leased: Vec<(Watch, Option<Lease>)>,
     reads: Vec<Result<Read, TickFailure>>,
-    (inputs, mut answers): (pr::ChunkInputs, ahead::Answers),
+    (mut inputs, mut answers): (pr::ChunkInputs, ahead::Answers),
     run: &mut Run<'_, '_>,
 ) -> bool {
     let mut steps = Vec::with_capacity(leased.len());
@@ -629,7 +630,7 @@ fn act_on_chunk(
         }
         let ahead = answers.take(watch.id);
         steps.push((
-            pr::decide(app, watch, (read, ahead), &inputs, run.opts),
+            pr::decide(app, watch, (read, ahead), &mut inputs, run.opts),
             lease,
         ));
     }

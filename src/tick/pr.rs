@@ -67,7 +67,7 @@ pub(super) fn decide(
     app: &mut App,
     watch: Watch,
     (read, ahead): (Result<Read, TickFailure>, PrAhead),
-    chunk: &ChunkInputs,
+    chunk: &mut ChunkInputs,
     opts: &RunOptions,
 ) -> Step {
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
@@ -235,11 +235,17 @@ fn detect_and_decide(
 /// cannot be made without reading the forge (a failed check's log not held, a merge group's
 /// checks: see [`detect::held_failures`]); when the PR's tick would fail before deciding; and
 /// for a PR without an agent, which nothing waits on evidence for.
+///
+/// The PR's inputs it derives are kept in `chunk` for the acting phase's decision
+/// ([`ChunkInputs::inputs_ahead`]), which would derive the same: they come from the chunk's
+/// one load of seen items and open intents (both decisions read that load, never the
+/// database again; the intents of a chunk's armings are recorded only once all its PRs are
+/// decided), the run's config and the owner's login the run holds.
 fn evidence_wanted(
     app: &mut App,
     watch: &Watch,
     read: &Read,
-    chunk: &ChunkInputs,
+    chunk: &mut ChunkInputs,
     opts: &RunOptions,
 ) -> Option<(Snapshot, ahead::Vouchers)> {
     let (Read::Fresh { snapshot, .. } | Read::Kept { snapshot, .. }) = read else {
@@ -248,16 +254,30 @@ fn evidence_wanted(
     let policy = app.policy_for(watch);
     policy.agent.as_ref()?;
     let inputs = pr_inputs(app, watch, &policy, chunk, true).ok()?;
+    let wanted = decided_ahead(app, watch, snapshot, (&inputs, &policy), chunk, opts);
+    chunk.inputs_ahead.insert(watch.id, inputs);
+    wanted
+}
+
+/// [`evidence_wanted`]'s decision on `inputs`.
+fn decided_ahead(
+    app: &mut App,
+    watch: &Watch,
+    snapshot: &Snapshot,
+    (inputs, policy): (&PrInputs, &Policy),
+    chunk: &ChunkInputs,
+    opts: &RunOptions,
+) -> Option<(Snapshot, ahead::Vouchers)> {
     let mut snap = snapshot.clone();
     let logs = detect::Overlay {
         ahead: &chunk.logs,
         store: &mut app.store,
     };
-    if !detect::held_failures(&logs, &mut snap, &policy, &watch.status) {
+    if !detect::held_failures(&logs, &mut snap, policy, &watch.status) {
         return None;
     }
     let update_turn = chunk.turns.contains(&watch.id);
-    let ctx = inputs.context(&policy, app.now, update_turn, opts.fix_asked);
+    let ctx = inputs.context(policy, app.now, update_turn, opts.fix_asked);
     let plan = decide::decide(watch, &snap, &ctx);
     plan.needs_evidence
         .then(|| (snap, ahead::Vouchers::of(&decide::trusted(&ctx))))
@@ -269,7 +289,7 @@ pub(super) fn ahead_jobs(
     app: &mut App,
     leased: &[(Watch, Option<Lease>)],
     reads: &[Result<Read, TickFailure>],
-    chunk: &ChunkInputs,
+    chunk: &mut ChunkInputs,
     opts: &RunOptions,
 ) -> Vec<ahead::Job> {
     let mut jobs = Vec::new();
@@ -285,7 +305,7 @@ pub(super) fn ahead_jobs(
         };
         // Without a client the acting phase reports why.
         if let Ok(forge) = app.forges.shared(watch.pr.forge, &app.config) {
-            jobs.push(ahead::Job::Evidence {
+            jobs.push(ahead::Job {
                 watch: watch.id,
                 forge,
                 snapshot: Box::new(snapshot),
@@ -357,14 +377,18 @@ fn decide_one(
     app: &mut App,
     watch: &Watch,
     (read, ahead): (Read, PrAhead),
-    chunk: &ChunkInputs,
+    chunk: &mut ChunkInputs,
     opts: &RunOptions,
 ) -> Result<Decide, TickFailure> {
     let now = app.now;
     let policy = app.policy_for(watch);
     let update_turn = chunk.turns.contains(&watch.id);
     let settled_read = matches!(read, Read::Settled { .. });
-    let mut inputs = pr_inputs(app, watch, &policy, chunk, !settled_read)?;
+    // Derived already when the PR was decided ahead (a settled read never is).
+    let mut inputs = match chunk.inputs_ahead.remove(&watch.id) {
+        Some(inputs) => inputs,
+        None => pr_inputs(app, watch, &policy, chunk, !settled_read)?,
+    };
     let context = settle::Context {
         config: chunk.config,
         owner: &inputs.owner,
@@ -511,6 +535,7 @@ fn apply(
 
 /// What a PR's tick needs besides its snapshot. A failed read of any of these fails that PR's
 /// tick: guessing (nothing seen, no owner, no agent logins) would re-send or mis-route.
+#[derive(Debug)]
 struct PrInputs {
     agent_logins: Vec<Login>,
     agent_emails: Vec<String>,
@@ -561,6 +586,9 @@ pub(super) struct ChunkInputs {
     pub seen: Result<BTreeMap<String, crate::store::Seen>, String>,
     pub intents: Result<BTreeMap<i64, Vec<crate::model::intent::Intent>>, String>,
     pub logs: BTreeMap<detect::LogKey, detect::KeptLog>,
+    /// Each PR's inputs as its decision ahead derived them, by watch id, for its decision in
+    /// the acting phase (see [`evidence_wanted`]).
+    inputs_ahead: BTreeMap<i64, PrInputs>,
 }
 
 impl ChunkInputs {
@@ -617,6 +645,7 @@ impl ChunkInputs {
                 app.store.open_intents_of(&ids).map_err(text)
             },
             logs: ahead,
+            inputs_ahead: BTreeMap::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! agent that keeps failing stops being retried, and a token that changed hands pauses its
 //! forge's watches until the owner resumes them.
 
-use crate::support::env::TestEnv;
+use crate::support::env::{Out, TestEnv};
 use crate::support::http_sink::{HttpSink, SLACK_HOOK};
 
 const REPO: &str = "octo/app";
@@ -137,6 +137,23 @@ fn a_token_that_changed_hands_pauses_the_watches_until_resumed() {
         "the owner hears once: {:?}",
         slack.slack_lines()
     );
+
+    // Resuming asks the forge whose the token is: a token it refuses resumes nothing, and
+    // says that nothing could be read (exit 3).
+    let out: Out = env
+        .command_for(&["watch", "resume", "octo/app#1"])
+        .env("PRM_TEST_GITHUB_TOKEN", "wrong-token")
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("error: nothing could be read: not authorized"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(env.status("octo/app#1")["paused"], true);
 
     // Resuming accepts the new login: the resumed PR runs again, the other stays paused.
     env.ok(&["watch", "resume", "octo/app#1"]);

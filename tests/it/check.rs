@@ -511,62 +511,17 @@ fn a_conflict_whose_files_the_forge_does_not_name_says_so() {
 /// One-shot `check` that reads nothing exits 3, as `run` does, with the reason on stderr and
 /// nothing on stdout: the forge refuses the token, the token cannot be read (its variable
 /// empty), or the forge cannot be reached. `check --watch` keeps the contract's exit 2 for a
-/// forge failure. `token_var` is where the config reads the forge's token from; `api_url` the
-/// fake's address in the config.
-fn one_shot_check_exits_3_when_nothing_can_be_read(
-    f: &impl FakeForge,
-    token_var: &str,
-    api_url: &str,
-) {
+/// forge failure.
+fn one_shot_check_exits_3_when_nothing_can_be_read(f: &impl FakeForge) {
     f.open(1, "dev");
     let pr = f.pr(1);
     f.ok(&["check", &pr, "--json"]);
-    let with_token = |token: &str, args: &[&str]| -> Out {
-        f.command_for(args)
-            .env(token_var, token)
-            .output()
-            .unwrap()
-            .into()
-    };
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
-    let unreachable = f.dir.path().join("unreachable.yaml");
-    let config = std::fs::read_to_string(f.config_path()).unwrap();
-    assert!(config.contains(api_url), "{config}");
-    std::fs::write(
-        &unreachable,
-        config.replace(api_url, &format!("http://127.0.0.1:{port}")),
-    )
-    .unwrap();
-    for (what, out, says) in [
-        (
-            "a refused token",
-            with_token("wrong-token", &["check", &pr, "--json"]),
-            "not authorized",
-        ),
-        (
-            "an empty token variable",
-            with_token("", &["check", &pr, "--json"]),
-            token_var,
-        ),
-        (
-            "an unreachable forge",
-            f.run_with_config(&unreachable, &["check", &pr, "--json"]),
-            "forge unreachable",
-        ),
-    ] {
-        assert_eq!(out.code, 3, "{what}: {out:?}");
-        assert!(out.stdout.is_empty(), "{what}: {}", out.stdout);
-        assert!(
-            out.stderr.contains("error: nothing could be read") && out.stderr.contains(says),
-            "{what}: want {says:?} in {}",
-            out.stderr
-        );
+    let args = ["check", &pr, "--json"];
+    for (what, out, says) in crate::nothing_read::cut_off_runs(f, f.token_var(), &args) {
+        crate::nothing_read::says_nothing_read(&args, what, &out, &says);
     }
-    let out = with_token(
-        "wrong-token",
-        &[
+    let out: Out = f
+        .command_for(&[
             "check",
             &pr,
             "--watch",
@@ -574,8 +529,11 @@ fn one_shot_check_exits_3_when_nothing_can_be_read(
             "0",
             "--max-duration",
             "60",
-        ],
-    );
+        ])
+        .env(f.token_var(), "wrong-token")
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(out.code, 2, "watch mode: {out:?}");
     let last: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["outcome"], "error", "{last}");
@@ -583,12 +541,10 @@ fn one_shot_check_exits_3_when_nothing_can_be_read(
 
 #[test]
 fn one_shot_check_exits_3_when_nothing_can_be_read_on_github() {
-    let f = OnGitHub::new();
-    one_shot_check_exits_3_when_nothing_can_be_read(&f, "PRM_TEST_GITHUB_TOKEN", &f.gh.url());
+    one_shot_check_exits_3_when_nothing_can_be_read(&OnGitHub::new());
 }
 
 #[test]
 fn one_shot_check_exits_3_when_nothing_can_be_read_on_gitlab() {
-    let f = GitLabEnv::new();
-    one_shot_check_exits_3_when_nothing_can_be_read(&f, "PRM_TEST_GITLAB_TOKEN", &f.gl.url());
+    one_shot_check_exits_3_when_nothing_can_be_read(&GitLabEnv::new());
 }

@@ -196,3 +196,44 @@ fn man_renders_the_manual_with_every_command_and_needs_no_config() {
         }
     }
 }
+
+/// `merge`'s three ways read alike in its help and its manual page: `--now` after `merge PR` is
+/// the merge flag, so both show `merge <PR> <--when-ready|--cancel|--now>` rather than the
+/// flags clap lists, where `--now` is only the global clock.
+#[test]
+fn merges_help_and_manual_page_show_its_three_ways_alike() {
+    const USAGE: &str = "pr-monitor merge <PR> <--when-ready|--cancel|--now>";
+    let dir = tempfile::tempdir().unwrap();
+    let help = bare(dir.path(), &["merge", "--help"]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains(&format!("Usage: {USAGE}\n")), "{help}");
+    let out = bare(dir.path(), &["man", "--dir", "man1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = dir.path().join("man1/pr-monitor-merge.1");
+    let roff = std::fs::read_to_string(&page).unwrap();
+    let synopsis = roff
+        .split(".SH SYNOPSIS\n")
+        .nth(1)
+        .and_then(|s| s.split("\n.SH ").next())
+        .unwrap_or_default()
+        .replace("\\-", "-");
+    assert!(synopsis.contains(USAGE), "{synopsis}");
+    assert!(!synopsis.contains("[--cancel]"), "{synopsis}");
+    if man_available() {
+        let text = rendered(&page);
+        let synopsis = text
+            .split("\nSYNOPSIS\n")
+            .nth(1)
+            .and_then(|s| s.split("\nDESCRIPTION\n").next())
+            .unwrap_or_default();
+        assert_eq!(
+            synopsis.split_whitespace().collect::<Vec<_>>().join(" "),
+            USAGE,
+            "{text}"
+        );
+    }
+}

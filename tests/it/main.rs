@@ -31,6 +31,7 @@ mod mcp;
 mod merge;
 mod metrics_file;
 mod module_graph;
+mod nothing_read;
 mod notify_transports;
 mod page_browser;
 mod paths;

@@ -41,6 +41,10 @@ pub trait FakeForge: Deref<Target = TestEnv> {
     fn repo(&self) -> &'static str;
     /// Change `n` as commands name it: `octo/app#1`, `g/p!1`.
     fn pr(&self, n: u64) -> String;
+    /// The fake's address, as the config's `api_url` names it.
+    fn api_url(&self) -> String;
+    /// The variable the config reads the owner's token from.
+    fn token_var(&self) -> &'static str;
     /// How pr-monitor's words name this forge's changes and merge line.
     fn words(&self) -> Words;
     /// Moves pr-monitor's clock and the fake's by `secs`.
@@ -181,6 +185,12 @@ impl FakeForge for OnGitHub {
     }
     fn repo(&self) -> &'static str {
         GITHUB_REPO
+    }
+    fn api_url(&self) -> String {
+        self.gh.url()
+    }
+    fn token_var(&self) -> &'static str {
+        "PRM_TEST_GITHUB_TOKEN"
     }
     fn pr(&self, n: u64) -> String {
         format!("{GITHUB_REPO}#{n}")
@@ -454,6 +464,12 @@ impl FakeForge for GitLabEnv {
     }
     fn repo(&self) -> &'static str {
         GITLAB_PROJECT
+    }
+    fn api_url(&self) -> String {
+        self.gl.url()
+    }
+    fn token_var(&self) -> &'static str {
+        "PRM_TEST_GITLAB_TOKEN"
     }
     fn pr(&self, n: u64) -> String {
         format!("{GITLAB_PROJECT}!{n}")
