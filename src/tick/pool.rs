@@ -115,4 +115,32 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, (1..=10).map(|n| n * 2).collect::<Vec<_>>());
     }
+
+    /// A run's pool has eight reads under way at once: each job waits until eight are running
+    /// together (or a bound no passing run reaches), and the most that ran at once is eight.
+    #[test]
+    fn eight_reads_are_under_way_at_once() {
+        use std::sync::{Condvar, Mutex, PoisonError};
+        use std::time::Duration;
+        let running = Mutex::new((0_usize, 0_usize));
+        let changed = Condvar::new();
+        let work = |_: usize| {
+            let mut counts = running.lock().unwrap_or_else(PoisonError::into_inner);
+            counts.0 += 1;
+            counts.1 = counts.1.max(counts.0);
+            changed.notify_all();
+            let (mut counts, _) = changed
+                .wait_timeout_while(counts, Duration::from_secs(5), |c| c.1 < 8)
+                .unwrap_or_else(PoisonError::into_inner);
+            counts.0 -= 1;
+        };
+        with_pool(READS_IN_FLIGHT, work, |pool| {
+            for n in 0..2 * READS_IN_FLIGHT {
+                pool.send(n);
+            }
+            while pool.recv().is_some() {}
+        });
+        let most = running.lock().unwrap_or_else(PoisonError::into_inner).1;
+        assert_eq!(most, 8);
+    }
 }
