@@ -150,6 +150,14 @@ impl Forge for ReadsOnly<'_> {
         self.0.annotations(runs)
     }
 
+    fn annotations_and_commits(
+        &self,
+        runs: &[crate::forge::CheckRunRef],
+        prs: &[crate::forge::CommitsAsk],
+    ) -> (Vec<Result<String, ForgeError>>, crate::forge::ListedCommits) {
+        self.0.annotations_and_commits(runs, prs)
+    }
+
     fn issue_events(&self, pr: &PrRef) -> Result<crate::model::issue_event::Events, ForgeError> {
         self.0.issue_events(pr)
     }

@@ -208,6 +208,19 @@ pub trait Forge {
     /// owner signed in as an App). A request that fails fails each run it asked about.
     fn annotations(&self, runs: &[CheckRunRef]) -> Vec<Result<String, ForgeError>>;
 
+    /// [`Forge::annotations`] of `runs`, and in the same requests the commits of `prs` as
+    /// [`Forge::signed_commits`] would list them, one answer per PR: `None` where they were not
+    /// read that way (the forge cannot, the request failed, the PR's head is no longer the one
+    /// asked about, or the answer does not tell what `signed_commits` would), so the evidence
+    /// read asks `signed_commits` as before.
+    fn annotations_and_commits(
+        &self,
+        runs: &[CheckRunRef],
+        prs: &[CommitsAsk],
+    ) -> (Vec<Result<String, ForgeError>>, ListedCommits) {
+        (self.annotations(runs), vec![None; prs.len()])
+    }
+
     /// The files `to` changed since it parted from `from` (a comparison from their merge base;
     /// each a ref or a sha of the PR's repository); `None` when the forge cannot list them whole.
     fn changed_files(
@@ -283,6 +296,17 @@ pub struct CheckRunRef {
     pub pr: PrRef,
     pub node_id: String,
 }
+
+/// A PR whose commits are asked for beside a chunk's annotations: its evidence may be read
+/// for `head` (see [`Forge::annotations_and_commits`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitsAsk {
+    pub pr: PrRef,
+    pub head: Sha,
+}
+
+/// The commits listed for each [`CommitsAsk`], in order (`None`: not listed).
+pub type ListedCommits = Vec<Option<Vec<crate::model::trust::SignedCommit>>>;
 
 /// A branch's head commit and the checks on it.
 #[derive(Debug, Clone, PartialEq, Eq)]

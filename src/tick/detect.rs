@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use crate::config::Policy;
 use crate::core::checks;
 use crate::core::flake;
-use crate::forge::{CheckRunRef, Forge};
+use crate::forge::{CheckRunRef, CommitsAsk, Forge, ListedCommits};
 use crate::model::watch::WatchStatus;
 use crate::model::{Check, CheckState, FailedCheck, Snapshot};
 use crate::model::{Classification, ForgeKind};
@@ -208,17 +208,30 @@ pub fn unread_runs(snap: &Snapshot, policy: &Policy, cache: &dyn LogCache) -> Ve
 /// The annotations of `runs`, in one read of the forge's (as few as it allows); a read that
 /// fails says why for each run it asked about.
 pub fn read_notes(forge: &dyn Forge, runs: &[CheckRunRef]) -> Notes {
+    read_notes_and_commits(forge, runs, &[]).0
+}
+
+/// [`read_notes`], and in the same read the commits of `prs` where the forge lists them there
+/// (see [`Forge::annotations_and_commits`]).
+pub fn read_notes_and_commits(
+    forge: &dyn Forge,
+    runs: &[CheckRunRef],
+    prs: &[CommitsAsk],
+) -> (Notes, ListedCommits) {
     if runs.is_empty() {
-        return Notes::new();
+        return (Notes::new(), vec![None; prs.len()]);
     }
-    runs.iter()
-        .zip(forge.annotations(runs))
+    let (answers, listed) = forge.annotations_and_commits(runs, prs);
+    let notes = runs
+        .iter()
+        .zip(answers)
         .map(|(run, answer)| {
             let answer = answer
                 .map_err(|e| format!("annotations: {}", crate::secrets::mask(&e.to_string())));
             (run.node_id.clone(), answer)
         })
-        .collect()
+        .collect();
+    (notes, listed)
 }
 
 /// Fills `snap.failed_logs` when every check on the head is done and some failed; the

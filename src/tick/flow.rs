@@ -27,8 +27,10 @@ use crate::store::{Due, Lease, Leased};
 const LEASE_SECS: i64 = 600;
 
 /// One PR's failed checks' logs to read ahead of the acting phase: its forge client, read,
-/// policy and the logs the database holds for it.
+/// policy and the logs the database holds for it, and its commits to list with the chunk's
+/// annotations (see [`ahead::ask`]).
 struct LogJob {
+    ask: Option<ahead::Ask>,
     forge: SharedForge,
     snapshot: Box<Snapshot>,
     policy: Box<Policy>,
@@ -37,11 +39,13 @@ struct LogJob {
 
 /// A read a pool thread makes.
 enum PoolRead {
-    /// The annotations of a chunk's failed checks not read before, in one request.
+    /// The annotations of a chunk's failed checks not read before, and the commits of its
+    /// PRs (by watch id) whose evidence may be read, in one request.
     Notes {
         chunk: usize,
         forge: SharedForge,
         runs: Vec<crate::forge::CheckRunRef>,
+        asks: Vec<ahead::Ask>,
     },
     /// One PR's failed checks' logs, with their annotations read ahead.
     Logs {
@@ -70,6 +74,7 @@ enum Answer {
     Notes {
         chunk: usize,
         notes: detect::Notes,
+        listed: ahead::Listed,
     },
     Logs {
         chunk: usize,
@@ -95,10 +100,19 @@ enum Answer {
 
 fn read_in_pool(job: PoolRead) -> Answer {
     match job {
-        PoolRead::Notes { chunk, forge, runs } => Answer::Notes {
+        PoolRead::Notes {
             chunk,
-            notes: detect::read_notes(&*forge, &runs),
-        },
+            forge,
+            runs,
+            asks,
+        } => {
+            let (notes, listed) = ahead::read_notes(&*forge, &runs, asks);
+            Answer::Notes {
+                chunk,
+                notes,
+                listed,
+            }
+        }
         PoolRead::Logs {
             chunk,
             job:
@@ -107,6 +121,7 @@ fn read_in_pool(job: PoolRead) -> Answer {
                     mut snapshot,
                     policy,
                     mut cache,
+                    ..
                 },
             notes,
         } => {
@@ -403,11 +418,16 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         run,
                     )?;
                 }
-                Answer::Notes { chunk, notes } => {
+                Answer::Notes {
+                    chunk,
+                    notes,
+                    listed,
+                } => {
                     let Some(a) = awaiting.get_mut(&chunk) else {
                         continue;
                     };
                     a.out -= 1;
+                    a.answers.listed(listed);
                     for job in std::mem::take(&mut a.waiting) {
                         let notes = notes.clone();
                         pool.send(PoolRead::Logs { chunk, job, notes });
@@ -457,13 +477,20 @@ fn on_chunk_read(
     run: &mut Run<'_, '_>,
 ) -> Result<bool> {
     let jobs = log_jobs(app, &leased, &reads, run);
-    let runs: Vec<crate::forge::CheckRunRef> = jobs
-        .iter()
-        .flat_map(|j| detect::unread_runs(&j.snapshot, &j.policy, &j.cache))
-        .collect();
+    let (mut runs, mut asks) = (Vec::new(), Vec::new());
+    for j in &jobs {
+        let unread = detect::unread_runs(&j.snapshot, &j.policy, &j.cache);
+        asks.extend(j.ask.clone().filter(|_| !unread.is_empty()));
+        runs.extend(unread);
+    }
     let (waiting, out) = match jobs.first().map(|j| j.forge.clone()) {
         Some(forge) if !runs.is_empty() => {
-            pool.send(PoolRead::Notes { chunk, forge, runs });
+            pool.send(PoolRead::Notes {
+                chunk,
+                forge,
+                runs,
+                asks,
+            });
             (jobs, 1)
         }
         _ => {
@@ -532,6 +559,7 @@ fn log_jobs(
         // Without a client the acting phase reports why.
         if let (true, Ok(forge)) = (missing, app.forges.shared(watch.pr.forge, &app.config)) {
             jobs.push(LogJob {
+                ask: ahead::ask(watch, snapshot, &policy),
                 forge,
                 snapshot: Box::new(snapshot.clone()),
                 policy: Box::new(policy),
@@ -582,7 +610,14 @@ fn chunk_back(
     let ahead_logs = std::mem::take(&mut a.ahead);
     let mut inputs =
         pr::ChunkInputs::load(app, &watches, &a.reads, (turns, run.config), ahead_logs);
-    let jobs = pr::ahead_jobs(app, &a.leased, &a.reads, &mut inputs, run.opts);
+    let jobs = pr::ahead_jobs(
+        app,
+        &a.leased,
+        &a.reads,
+        &mut inputs,
+        &mut a.answers,
+        run.opts,
+    );
     if jobs.is_empty() {
         let inputs = (inputs, a.answers);
         return Ok(act_on_chunk(

@@ -141,11 +141,13 @@ struct Decision {
     on_read: bool,
 }
 
-/// What a PR's decisions find read ahead of them: the chunk's failed checks' logs, and the
-/// evidence on a head (see [`PrAhead`]).
+/// What a PR's decisions find read ahead of them: the chunk's failed checks' logs, the
+/// evidence on a head (see [`PrAhead`]), and the plan its decision ahead made on the read,
+/// when the acting phase's first decision would make the same (see [`DecidedAhead`]).
 struct Held<'a> {
     logs: &'a BTreeMap<detect::LogKey, detect::KeptLog>,
     evidence: Option<(Sha, Result<Evidence, ForgeError>)>,
+    plan: Option<Plan>,
 }
 
 /// Detect → decide on a PR's read. A kept read whose plan acts, or whose PR has a recorded
@@ -162,6 +164,8 @@ fn detect_and_decide(
     // The forge's word on a head is read at most once per tick (ahead of the acting phase,
     // or here), also when a kept read is read again in full.
     let mut read_evidence = held.evidence;
+    // Only the first decision is on the read the plan ahead was made on.
+    let mut plan_ahead = held.plan;
     let mut decided = |app: &mut App, mut snap: Snapshot| {
         let forge = app
             .forges
@@ -188,7 +192,13 @@ fn detect_and_decide(
             &watch.status,
             !opts.dry_run,
         );
-        let plan = decide::decide(watch, &snap, ctx);
+        let plan = match plan_ahead.take() {
+            Some(plan) => {
+                debug_assert_eq!(plan, decide::decide(watch, &snap, ctx), "{}", watch.pr);
+                plan
+            }
+            None => decide::decide(watch, &snap, ctx),
+        };
         if !plan.needs_evidence {
             let until = decide::settled_until(watch, &snap, ctx, &plan);
             return Ok::<_, TickFailure>((snap, plan, until));
@@ -197,7 +207,7 @@ fn detect_and_decide(
         // no trusted push settles it, of its commits' signatures) decides whether it may.
         let evidence = match read_evidence.take() {
             Some((sha, evidence)) if sha == snap.head.sha => evidence?,
-            _ => ahead::evidence(forge, &snap, &decide::trusted(ctx))?,
+            _ => ahead::evidence(forge, &snap, &decide::trusted(ctx), None)?,
         };
         let judged = Context {
             evidence: Some(&evidence),
@@ -236,9 +246,9 @@ fn detect_and_decide(
 /// checks: see [`detect::held_failures`]); when the PR's tick would fail before deciding; and
 /// for a PR without an agent, which nothing waits on evidence for.
 ///
-/// The PR's inputs it derives are kept in `chunk` for the acting phase's decision
-/// ([`ChunkInputs::inputs_ahead`]), which would derive the same: they come from the chunk's
-/// one load of seen items and open intents (both decisions read that load, never the
+/// The PR's inputs it derives and the plan it makes are kept in `chunk` for the acting
+/// phase's decision ([`DecidedAhead`]), which would derive the same: they come from the
+/// chunk's one load of seen items and open intents (both decisions read that load, never the
 /// database again; the intents of a chunk's armings are recorded only once all its PRs are
 /// decided), the run's config and the owner's login the run holds.
 fn evidence_wanted(
@@ -254,20 +264,40 @@ fn evidence_wanted(
     let policy = app.policy_for(watch);
     policy.agent.as_ref()?;
     let inputs = pr_inputs(app, watch, &policy, chunk, true).ok()?;
-    let wanted = decided_ahead(app, watch, snapshot, (&inputs, &policy), chunk, opts);
-    chunk.inputs_ahead.insert(watch.id, inputs);
+    let update_turn = chunk.turns.contains(&watch.id);
+    let decided = decided_ahead(
+        app,
+        watch,
+        snapshot,
+        (&inputs, &policy, update_turn),
+        chunk,
+        opts,
+    );
+    let (plan, wanted) = match decided {
+        Some((snap, plan, Some(vouchers))) => (Some(plan), Some((snap, vouchers))),
+        Some((_, plan, None)) => (Some(plan), None),
+        None => (None, None),
+    };
+    let ahead = DecidedAhead {
+        inputs,
+        plan,
+        update_turn,
+    };
+    chunk.inputs_ahead.insert(watch.id, ahead);
     wanted
 }
 
-/// [`evidence_wanted`]'s decision on `inputs`.
+/// [`evidence_wanted`]'s decision on `inputs`: the snapshot as detected, the plan, and who
+/// vouches for the head when the plan asks for evidence; `None` when it cannot be made without
+/// reading the forge.
 fn decided_ahead(
     app: &mut App,
     watch: &Watch,
     snapshot: &Snapshot,
-    (inputs, policy): (&PrInputs, &Policy),
+    (inputs, policy, update_turn): (&PrInputs, &Policy, bool),
     chunk: &ChunkInputs,
     opts: &RunOptions,
-) -> Option<(Snapshot, ahead::Vouchers)> {
+) -> Option<(Snapshot, Plan, Option<ahead::Vouchers>)> {
     let mut snap = snapshot.clone();
     let logs = detect::Overlay {
         ahead: &chunk.logs,
@@ -276,20 +306,23 @@ fn decided_ahead(
     if !detect::held_failures(&logs, &mut snap, policy, &watch.status) {
         return None;
     }
-    let update_turn = chunk.turns.contains(&watch.id);
     let ctx = inputs.context(policy, app.now, update_turn, opts.fix_asked);
     let plan = decide::decide(watch, &snap, &ctx);
-    plan.needs_evidence
-        .then(|| (snap, ahead::Vouchers::of(&decide::trusted(&ctx))))
+    let vouchers = plan
+        .needs_evidence
+        .then(|| ahead::Vouchers::of(&decide::trusted(&ctx)));
+    Some((snap, plan, vouchers))
 }
 
 /// The jobs of a chunk whose logs are back (see [`ahead`]): one evidence read for each PR whose decision
-/// ahead asks for it. A stopping run acts on nothing more and asks nothing.
+/// ahead asks for it, with the commits `answers` listed for its head. A stopping run acts on
+/// nothing more and asks nothing.
 pub(super) fn ahead_jobs(
     app: &mut App,
     leased: &[(Watch, Option<Lease>)],
     reads: &[Result<Read, TickFailure>],
     chunk: &mut ChunkInputs,
+    answers: &mut ahead::Answers,
     opts: &RunOptions,
 ) -> Vec<ahead::Job> {
     let mut jobs = Vec::new();
@@ -305,11 +338,13 @@ pub(super) fn ahead_jobs(
         };
         // Without a client the acting phase reports why.
         if let Ok(forge) = app.forges.shared(watch.pr.forge, &app.config) {
+            let listed = answers.take_listed(watch.id, &snapshot.head.sha);
             jobs.push(ahead::Job {
                 watch: watch.id,
                 forge,
                 snapshot: Box::new(snapshot),
                 vouchers,
+                listed,
             });
         }
     }
@@ -384,10 +419,14 @@ fn decide_one(
     let policy = app.policy_for(watch);
     let update_turn = chunk.turns.contains(&watch.id);
     let settled_read = matches!(read, Read::Settled { .. });
-    // Derived already when the PR was decided ahead (a settled read never is).
-    let mut inputs = match chunk.inputs_ahead.remove(&watch.id) {
-        Some(inputs) => inputs,
-        None => pr_inputs(app, watch, &policy, chunk, !settled_read)?,
+    // Derived already when the PR was decided ahead (a settled read never is); so was the
+    // first decision, unless whose turn it is to update a branch moved since.
+    let (mut inputs, plan_ahead) = match chunk.inputs_ahead.remove(&watch.id) {
+        Some(ahead) => {
+            let plan = ahead.plan.filter(|_| ahead.update_turn == update_turn);
+            (ahead.inputs, plan)
+        }
+        None => (pr_inputs(app, watch, &policy, chunk, !settled_read)?, None),
     };
     let context = settle::Context {
         config: chunk.config,
@@ -436,6 +475,7 @@ fn decide_one(
     let held = Held {
         logs: &chunk.logs,
         evidence: ahead.evidence,
+        plan: plan_ahead,
     };
     let decision = detect_and_decide(app, watch, (snapshot, reused), &ctx, held, opts)?;
     Ok(Decide::Decided(Box::new(Judged {
@@ -586,9 +626,21 @@ pub(super) struct ChunkInputs {
     pub seen: Result<BTreeMap<String, crate::store::Seen>, String>,
     pub intents: Result<BTreeMap<i64, Vec<crate::model::intent::Intent>>, String>,
     pub logs: BTreeMap<detect::LogKey, detect::KeptLog>,
-    /// Each PR's inputs as its decision ahead derived them, by watch id, for its decision in
+    /// What each PR's decision ahead derived and decided, by watch id, for its decision in
     /// the acting phase (see [`evidence_wanted`]).
-    inputs_ahead: BTreeMap<i64, PrInputs>,
+    inputs_ahead: BTreeMap<i64, DecidedAhead>,
+}
+
+/// A PR's decision ahead, kept for the acting phase: its inputs, and the plan made on its
+/// read (when it could be made without the forge) with whether it was the PR's turn to
+/// update its branch then. The acting phase's first decision is on the same read, inputs
+/// and logs held, so it makes the same plan unless the turn moved while the chunk's jobs
+/// were out; debug builds decide again and check.
+#[derive(Debug)]
+struct DecidedAhead {
+    inputs: PrInputs,
+    plan: Option<Plan>,
+    update_turn: bool,
 }
 
 impl ChunkInputs {

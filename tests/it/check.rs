@@ -517,7 +517,8 @@ fn one_shot_check_exits_3_when_nothing_can_be_read(f: &impl FakeForge) {
     let pr = f.pr(1);
     f.ok(&["check", &pr, "--json"]);
     let args = ["check", &pr, "--json"];
-    for (what, out, says) in crate::nothing_read::cut_off_runs(f, f.token_var(), &args) {
+    let cut_off = (f.token_var(), f.api_url());
+    for (what, out, says) in crate::nothing_read::cut_off_runs(f, (cut_off.0, &cut_off.1), &args) {
         crate::nothing_read::says_nothing_read(&args, what, &out, &says);
     }
     let out: Out = f

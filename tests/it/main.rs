@@ -14,6 +14,7 @@ mod conformance;
 mod contract;
 mod economy;
 mod enterprise;
+mod evidence;
 mod fake_github_selftest;
 mod feedback_trust;
 mod forges;

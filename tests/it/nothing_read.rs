@@ -1,11 +1,13 @@
 //! Exit 3, "nothing could be read": every command that reads a forge exits 3 when the forge
 //! refuses the token, the token cannot be read, or the forge cannot be reached, with the
 //! reason on standard error and nothing on standard output, on both forges: `check`, `fix`
-//! (with and without `--head`), `rerun`, `merge --when-ready | --cancel | --now`,
+//! (with and without `--head`; a watched branch's `fix --head` in
+//! `trust::the_owner_vouches_for_a_branch_head_with_fix_head_and_a_moved_head_is_refused`),
+//! `rerun`, `merge --when-ready | --cancel | --now`,
 //! `thread reply | resolve` (with the owner's token or the agent's own) and
 //! `watch add --trust-head`. Nothing is changed on the forge by any of them.
 
-use crate::support::env::Out;
+use crate::support::env::{Out, TestEnv};
 use crate::support::fake_gitlab::GitLabEnv;
 use crate::support::forge::{FakeForge, OnGitHub};
 
@@ -14,8 +16,8 @@ use crate::support::forge::{FakeForge, OnGitHub};
 /// cannot be read), and the forge unreachable (its `api_url` in the config pointing at a
 /// closed port).
 pub(crate) fn cut_off_runs(
-    f: &impl FakeForge,
-    token_var: &str,
+    f: &TestEnv,
+    (token_var, api_url): (&str, &str),
     args: &[&str],
 ) -> Vec<(&'static str, Out, String)> {
     let with_token = |token: &str| -> Out {
@@ -30,11 +32,10 @@ pub(crate) fn cut_off_runs(
     drop(closed);
     let unreachable = f.dir.path().join("unreachable.yaml");
     let config = std::fs::read_to_string(f.config_path()).unwrap();
-    let api_url = f.api_url();
-    assert!(config.contains(&api_url), "{config}");
+    assert!(config.contains(api_url), "{config}");
     std::fs::write(
         &unreachable,
-        config.replace(&api_url, &format!("http://127.0.0.1:{port}")),
+        config.replace(api_url, &format!("http://127.0.0.1:{port}")),
     )
     .unwrap();
     vec![
@@ -98,7 +99,7 @@ fn every_command_that_reads_the_forge_exits_3_when_nothing_can_be_read(f: &mut i
         &["watch", "add", &pr, "--trust-head", &head],
     ];
     for args in owners {
-        for (what, out, says) in cut_off_runs(f, f.token_var(), args) {
+        for (what, out, says) in cut_off_runs(f, (f.token_var(), &f.api_url()), args) {
             says_nothing_read(args, what, &out, &says);
         }
     }
@@ -112,7 +113,7 @@ fn every_command_that_reads_the_forge_exits_3_when_nothing_can_be_read(f: &mut i
         [&resolve[..], &as_agent].concat(),
     ] {
         let args = args.as_slice();
-        let mut runs = cut_off_runs(f, "PRM_TEST_AGENT_TOKEN", args).into_iter();
+        let mut runs = cut_off_runs(f, ("PRM_TEST_AGENT_TOKEN", &f.api_url()), args).into_iter();
         let (refused, unreadable, unreachable) = (
             runs.next().unwrap(),
             runs.next().unwrap(),

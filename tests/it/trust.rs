@@ -152,7 +152,11 @@ fn a_signed_and_verified_head_by_a_trusted_login_is_trusted_without_activity() {
     assert_eq!(msgs[0]["trusted_by"], "signatures");
     let log = env.gh.requests();
     assert_eq!(log.count("GET /repos/{o}/{r}/activity"), 1);
-    assert_eq!(log.count("GET /repos/{o}/{r}/pulls/{n}/commits"), 1);
+    assert_eq!(
+        log.count("GET /repos/{o}/{r}/pulls/{n}/commits"),
+        0,
+        "the commits are listed with the annotations"
+    );
 }
 
 #[test]
@@ -538,6 +542,13 @@ fn the_owner_vouches_for_a_branch_head_with_fix_head_and_a_moved_head_is_refused
         unwatched.stderr
     );
     assert_eq!(env.run(&["fix", "octo/app@main"]).code, 2, "needs --head");
+    // A branch's head that cannot be read vouches for nothing: exit 3, as for a PR's.
+    let args = ["fix", "octo/app@main", "--head", &head];
+    let cut_off = ("PRM_TEST_GITHUB_TOKEN", env.gh.url());
+    for (what, out, says) in crate::nothing_read::cut_off_runs(&env, (cut_off.0, &cut_off.1), &args)
+    {
+        crate::nothing_read::says_nothing_read(&args, what, &out, &says);
+    }
     env.ok(&["fix", "octo/app@main", "--head", &head[..12]]);
     env.gh.clear_requests();
     env.ok(&["run"]);

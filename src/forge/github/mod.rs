@@ -8,6 +8,7 @@ mod client;
 mod compare;
 mod events;
 pub mod features;
+mod notes;
 pub mod queries;
 mod read;
 mod trust;
@@ -189,28 +190,53 @@ impl Forge for GitHub {
     }
 
     fn annotations(&self, runs: &[crate::forge::CheckRunRef]) -> Vec<Result<String, ForgeError>> {
-        let repos: Vec<&str> = runs.iter().map(|r| r.pr.repo.as_str()).collect();
-        let mut out: Vec<Result<String, ForgeError>> = runs
+        self.annotations_and_commits(runs, &[]).0
+    }
+
+    fn annotations_and_commits(
+        &self,
+        runs: &[crate::forge::CheckRunRef],
+        prs: &[crate::forge::CommitsAsk],
+    ) -> (Vec<Result<String, ForgeError>>, crate::forge::ListedCommits) {
+        // One request per owner signed in as an App (one for all otherwise), each run's and
+        // PR's answer in its place.
+        let repos: Vec<&str> = runs
+            .iter()
+            .map(|r| r.pr.repo.as_str())
+            .chain(prs.iter().map(|a| a.pr.repo.as_str()))
+            .collect();
+        let mut texts: Vec<Result<String, ForgeError>> = runs
             .iter()
             .map(|_| Err(ForgeError::Unexpected("no answer for this check".into())))
             .collect();
+        let mut listed: crate::forge::ListedCommits = vec![None; prs.len()];
         for (repo, members) in self.by_owner(&repos) {
             let _acting = repo.map(client::acting_for);
-            let ids: Vec<&str> = members.iter().map(|&i| runs[i].node_id.as_str()).collect();
-            match GitHub::annotations(self, &ids) {
-                Ok(texts) => {
-                    for (text, &i) in texts.into_iter().zip(&members) {
-                        out[i] = Ok(text);
+            let (run_members, pr_members): (Vec<usize>, Vec<usize>) =
+                members.into_iter().partition(|&i| i < runs.len());
+            let ids: Vec<&str> = run_members
+                .iter()
+                .map(|&i| runs[i].node_id.as_str())
+                .collect();
+            let asks: Vec<&crate::forge::CommitsAsk> =
+                pr_members.iter().map(|&i| &prs[i - runs.len()]).collect();
+            match GitHub::notes(self, &ids, &asks) {
+                Ok((answers, commits)) => {
+                    for (text, &i) in answers.into_iter().zip(&run_members) {
+                        texts[i] = Ok(text);
+                    }
+                    for (c, &i) in commits.into_iter().zip(&pr_members) {
+                        listed[i - runs.len()] = c;
                     }
                 }
                 Err(e) => {
-                    for &i in &members {
-                        out[i] = Err(e.clone());
+                    for &i in &run_members {
+                        texts[i] = Err(e.clone());
                     }
                 }
             }
         }
-        out
+        (texts, listed)
     }
 
     fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {

@@ -66,13 +66,37 @@ pub const ROLLUP: &str = "query Rollup($id: ID!) {
 }
 ";
 
-/// The annotations of several check runs in one request: `a{i}` answers `ids[i]`.
-pub fn annotations_query(ids: &[&str]) -> String {
+/// What the annotations query reads of a PR's commits: the head they were listed for, and
+/// each commit's signature and the logins GitHub maps its author and committer to (the
+/// `pulls/{n}/commits` list of REST, in one connection).
+const PR_COMMITS: &str = "headRefOid commits(first: 100) { totalCount nodes { commit { oid \
+                          signature { isValid } author { user { login } } committer { user { login } } } } }";
+
+/// The alias of the `j`-th PR whose commits an annotations query reads.
+pub fn commits_alias(j: usize) -> String {
+    format!("c{j}")
+}
+
+/// The annotations of several check runs in one request: `a{i}` answers `ids[i]`; and the
+/// commits of some PRs with their signatures (see [`PR_COMMITS`]): `c{j}` answers `prs[j]`.
+/// Each PR's commits are one connection, as each run's annotations are: a chunk's query stays
+/// at one point.
+pub fn annotations_query(ids: &[&str], prs: &[&crate::model::PrRef]) -> String {
     let mut q = format!("query Annotations {{\n{RATE_LIMIT}");
     for (i, id) in ids.iter().enumerate() {
         q.push_str(&format!(
             "  a{i}: node(id: {}) {{ ... on CheckRun {{ annotations(first: 50) {{ nodes {{ title message path }} }} }} }}\n",
             literal(id)
+        ));
+    }
+    for (j, pr) in prs.iter().enumerate() {
+        let (owner, name) = pr.owner_and_name();
+        q.push_str(&format!(
+            "  {}: repository(owner: {}, name: {}) {{ pullRequest(number: {}) {{ {PR_COMMITS} }} }}\n",
+            commits_alias(j),
+            literal(owner),
+            literal(name),
+            pr.number
         ));
     }
     q.push_str("}\n");
@@ -490,7 +514,14 @@ pub fn all_documents() -> Vec<(String, String)> {
         ("merge queue line".to_owned(), QUEUE_LINE.to_owned()),
         (
             "annotations".to_owned(),
-            annotations_query(&["CR_1", "CR_2"]),
+            annotations_query(&["CR_1", "CR_2"], &[]),
+        ),
+        (
+            "annotations and commits".to_owned(),
+            annotations_query(
+                &["CR_1"],
+                &[&pr, &crate::model::PrRef::github("octo/other", 4)],
+            ),
         ),
     ];
     for p in Paged::ALL {

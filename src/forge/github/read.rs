@@ -585,36 +585,6 @@ impl GitHub {
         ))
     }
 
-    /// The annotations of check runs by node id, in one request: one text per id, in order.
-    pub(super) fn annotations(&self, check_node_ids: &[&str]) -> Result<Vec<String>, ForgeError> {
-        let answer = self.graphql(
-            &queries::annotations_query(check_node_ids),
-            &json!({}),
-            None,
-            Idempotency::Retry,
-        )?;
-        Ok((0..check_node_ids.len())
-            .map(|i| {
-                let nodes = answer
-                    .data
-                    .pointer(&format!("/a{i}/annotations/nodes"))
-                    .and_then(Value::as_array);
-                nodes
-                    .into_iter()
-                    .flatten()
-                    .map(|n| {
-                        ["path", "title", "message"]
-                            .iter()
-                            .filter_map(|k| n[*k].as_str())
-                            .collect::<Vec<_>>()
-                            .join(": ")
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .collect())
-    }
-
     pub(super) fn commit_checks(&self, pr: &PrRef, sha: &Sha) -> Result<Vec<Check>, ForgeError> {
         let (owner, name) = pr.owner_and_name();
         let data = self

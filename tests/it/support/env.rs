@@ -334,7 +334,17 @@ impl TestEnv {
 
     /// The messages in the fixer's inbox `new/` folder, oldest name first.
     pub fn inbox_messages(&self) -> Vec<Value> {
-        let dir = self.inbox().join("new");
+        Self::messages_in(&self.inbox())
+    }
+
+    /// The messages in the `new/` folder of the inbox at `inbox` (relative to the test's
+    /// folder: `inbox/claude`), oldest name first.
+    pub fn inbox_messages_of(&self, inbox: &str) -> Vec<Value> {
+        Self::messages_in(&self.dir.path().join(inbox))
+    }
+
+    fn messages_in(inbox: &Path) -> Vec<Value> {
+        let dir = inbox.join("new");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();

@@ -142,6 +142,13 @@ enum Obj {
         date: Time,
     },
     User(String),
+    /// A commit's signature GitHub verified (an unsigned commit has none): its signer's
+    /// login, when the fake knows one, and the committer email it is over.
+    Signature {
+        signer: Option<String>,
+        email: String,
+        date: Time,
+    },
     Label(String),
     Suite(String, String, usize),
     Run(String, String, usize, usize),
@@ -222,6 +229,7 @@ impl Obj {
             Obj::Commit(..) => "Commit",
             Obj::GitActor { .. } => "GitActor",
             Obj::User(_) => "User",
+            Obj::Signature { .. } => "GpgSignature",
             Obj::Label(_) => "Label",
             Obj::Suite(..) => "CheckSuite",
             Obj::Run(..) => "CheckRun",
@@ -552,6 +560,19 @@ impl ObjectValue for NodeObj<'_> {
                 "email" => leaf(email.as_str()),
                 "date" => leaf(time(*date)),
                 "user" => self.opt_obj(login.clone().map(Obj::User)),
+                _ => self.not_implemented(info),
+            },
+            Obj::Signature {
+                signer,
+                email,
+                date,
+            } => match info.field_name() {
+                "isValid" => leaf(true),
+                "state" => leaf("VALID"),
+                "wasSignedByGitHub" => leaf(false),
+                "email" => leaf(email.as_str()),
+                "signer" => self.opt_obj(signer.clone().map(Obj::User)),
+                "verifiedAt" => leaf(time(*date)),
                 _ => self.not_implemented(info),
             },
             Obj::User(login) => match info.field_name() {
@@ -1273,6 +1294,14 @@ impl<'c> NodeObj<'c> {
                     email,
                     date: c.committed_at,
                 })
+            }
+            "signature" => {
+                let (_, email) = c.committer_identity();
+                self.opt_obj(c.verified.then(|| Obj::Signature {
+                    signer: c.committer.clone(),
+                    email,
+                    date: c.committed_at,
+                }))
             }
             "repository" => self.obj(Obj::Repo(repo.to_owned())),
             "parents" => {
