@@ -31,11 +31,16 @@ fn a_chunk_of_failing_heads() -> TestEnv {
         }
         w.check_run(REPO, 4, "test").success();
     });
-    let prs: Vec<String> = (1..=4).map(|n| format!("{REPO}#{n}")).collect();
+    watch_for_fixer(&env, 4);
+    env
+}
+
+/// Watches PRs 1 to `n` for the agent `fixer`.
+fn watch_for_fixer(env: &TestEnv, n: u64) {
+    let prs: Vec<String> = (1..=n).map(|n| format!("{REPO}#{n}")).collect();
     let mut args = vec!["watch", "add", "--agent", "fixer"];
     args.extend(prs.iter().map(String::as_str));
     env.ok(&args);
-    env
 }
 
 #[test]
@@ -52,6 +57,11 @@ fn a_chunks_failing_heads_have_their_commits_listed_with_its_annotations() {
         (1, 0, 3),
         "one query for the chunk, one activity read per failing head: {:?}",
         log.counts()
+    );
+    assert_eq!(
+        log.points(ANNOTATIONS),
+        1,
+        "the commits cost the chunk's query no point more"
     );
     let msgs = env.inbox_messages();
     let mut trusted: Vec<(&str, &str)> = msgs
@@ -107,4 +117,35 @@ fn an_app_bots_signed_commits_are_read_from_rest_where_graphql_names_no_login() 
     let msgs = env.inbox_messages_of("inbox/claude");
     assert_eq!(msgs.len(), 1, "{}", env.history_text("octo/app#1"));
     assert_eq!(msgs[0]["trusted_by"], "signatures");
+}
+
+/// The largest chunk query: ten PRs of the agent, each with five failed checks, asks for 50
+/// runs' annotations and ten PRs' commits, 60 connections: still one point.
+#[test]
+fn a_full_chunks_annotations_and_commits_cost_one_point() {
+    let env = TestEnv::new();
+    env.gh.world(|w| {
+        for n in 1..=10 {
+            w.pr(REPO, n).head_commit(|c| c.by("dev"));
+            for check in 1..=5 {
+                w.check_run(REPO, n, &format!("test-{check}"))
+                    .failure()
+                    .log("test case ... FAILED\n");
+            }
+        }
+    });
+    watch_for_fixer(&env, 10);
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    assert_eq!(
+        (
+            log.count(ANNOTATIONS),
+            log.points(ANNOTATIONS),
+            log.count(COMMITS)
+        ),
+        (1, 1, 0),
+        "{:?}",
+        log.counts()
+    );
+    assert_eq!(env.status("octo/app#10")["why"], "not_agent_commit");
 }
