@@ -79,10 +79,9 @@ pub fn from_headers(header: &dyn Fn(&str) -> Option<String>, gitlab: bool) -> Op
     })
 }
 
-/// GraphQL's `rateLimit { remaining resetAt }` from an answer's data, as figures of the
+/// An answer's `rateLimit { remaining resetAt }` (the object in its data), as figures of the
 /// `graphql` resource (`limit` and `used` left to the headers).
-pub fn from_graphql(data: &serde_json::Value) -> Option<RateFigures> {
-    let rate = data.get("rateLimit")?;
+pub fn from_graphql(rate: &serde_json::Value) -> Option<RateFigures> {
     let remaining = rate.get("remaining")?.as_u64()?;
     let reset_epoch = rate
         .get("resetAt")
@@ -99,8 +98,8 @@ pub fn from_graphql(data: &serde_json::Value) -> Option<RateFigures> {
 }
 
 /// The points an answer's `rateLimit { cost }` says the query cost.
-pub fn graphql_cost(data: &serde_json::Value) -> Option<u64> {
-    data.get("rateLimit")?.get("cost")?.as_u64()
+pub fn graphql_cost(rate: &serde_json::Value) -> Option<u64> {
+    rate.get("cost")?.as_u64()
 }
 
 /// `later` over `earlier` for one resource: the later answer's figures, keeping what only
@@ -207,13 +206,13 @@ mod tests {
     #[test]
     fn graphql_rate_limit_is_read_from_the_data() {
         let data = serde_json::json!({"rateLimit": {"cost": 2, "remaining": 4321, "resetAt": "2026-11-29T13:00:00Z"}, "s0": {}});
-        let f = from_graphql(&data).unwrap();
+        let f = from_graphql(&data["rateLimit"]).unwrap();
         assert_eq!(
             (f.resource.as_str(), f.remaining, f.reset_epoch),
             ("graphql", 4321, Some(1_795_957_200))
         );
-        assert_eq!(graphql_cost(&data), Some(2));
-        assert_eq!(from_graphql(&serde_json::json!({"s0": {}})), None);
+        assert_eq!(graphql_cost(&data["rateLimit"]), Some(2));
+        assert_eq!(from_graphql(&serde_json::json!({"cost": 1})), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use crate::support::env::TestEnv;
+use crate::support::fake_github::Fault;
 
 const REPO: &str = "octo/app";
 
@@ -63,6 +64,23 @@ fn a_first_look_reads_every_pr_in_full_after_the_summary() {
         "{:?}",
         log.counts()
     );
+}
+
+/// GitHub answers a query's fields in the order it selects them; the kept fingerprint does not
+/// hang on that order (nor on how the text is spaced): an idle PR whose answer comes with its
+/// fields the other way round is still idle.
+#[test]
+fn a_summary_whose_fields_come_in_another_order_still_matches() {
+    let mut env = hundred_prs();
+    env.gh.fault(
+        Fault::reordered()
+            .on("POST /graphql PullRequestSummaries")
+            .always(),
+    );
+    let (points, requests) = next_run(&mut env);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSummaries"), 1);
+    assert_eq!((points, requests), (1, 1), "{:?}", log.counts());
 }
 
 #[test]

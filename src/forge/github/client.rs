@@ -32,19 +32,37 @@ impl GqlError {
 
 /// A GraphQL answer: data (possibly partial) and errors.
 #[derive(Debug, Default)]
-pub(super) struct Answer {
-    pub(super) data: Value,
+pub(super) struct Answer<D = Value> {
+    pub(super) data: D,
     pub(super) errors: Vec<GqlError>,
 }
 
-impl Answer {
+impl<D> Answer<D> {
     /// The data, or the first error if there is any and `strict`.
-    pub(super) fn into_data(self) -> Result<Value, ForgeError> {
+    pub(super) fn into_data(self) -> Result<D, ForgeError> {
         match self.errors.first() {
             Some(e) => Err(e.to_forge_error()),
             None => Ok(self.data),
         }
     }
+}
+
+/// A GraphQL answer's body as read, before its data is turned into anything: what
+/// [`GitHub::graphql_text`] gives, for [`GitHub::answer`] to check.
+#[derive(Debug)]
+pub(super) struct Said<D> {
+    /// The data; `None` when the answer has none (absent or null).
+    pub(super) data: Option<D>,
+    /// The data's `rateLimit { cost remaining resetAt }`.
+    pub(super) rate_limit: Option<Value>,
+    pub(super) errors: Vec<GqlError>,
+}
+
+/// The errors of an answer's body, none when they cannot be read as errors.
+pub(super) fn errors_of(errors: Option<Value>) -> Vec<GqlError> {
+    errors
+        .and_then(|e| serde_json::from_value(e).ok())
+        .unwrap_or_default()
 }
 
 impl GitHub {
@@ -55,6 +73,31 @@ impl GitHub {
         operation: Option<&str>,
         idem: Idempotency,
     ) -> Result<Answer, ForgeError> {
+        let body = self.graphql_text(query, variables, operation, idem)?;
+        let mut v: Value = serde_json::from_str(&body).map_err(|e| not_json(&e))?;
+        let errors = errors_of(v.get_mut("errors").map(Value::take));
+        let data = v.get_mut("data").map(Value::take).filter(|d| !d.is_null());
+        let rate_limit = data.as_ref().and_then(|d| d.get("rateLimit")).cloned();
+        let answer = self.answer(Said {
+            data,
+            rate_limit,
+            errors,
+        })?;
+        Ok(Answer {
+            data: answer.data.unwrap_or(Value::Null),
+            errors: answer.errors,
+        })
+    }
+
+    /// Sends a GraphQL document: the body of its answer, for the caller to parse and hand to
+    /// [`GitHub::answer`].
+    pub(super) fn graphql_text(
+        &self,
+        query: &str,
+        variables: &Value,
+        operation: Option<&str>,
+        idem: Idempotency,
+    ) -> Result<String, ForgeError> {
         let mut body = json!({ "query": query, "variables": variables });
         if let Some(op) = operation {
             body["operationName"] = json!(op);
@@ -63,30 +106,36 @@ impl GitHub {
         if resp.status != 200 {
             return Err(status_error(&resp));
         }
-        let mut v: Value = serde_json::from_str(&resp.body)
-            .map_err(|e| ForgeError::Unexpected(format!("GraphQL answer is not JSON: {e}")))?;
-        let errors: Vec<GqlError> =
-            serde_json::from_value(v.get_mut("errors").map_or(Value::Null, Value::take))
-                .unwrap_or_default();
-        let data = v.get_mut("data").map_or(Value::Null, Value::take);
-        if let Some(figures) = crate::forge::rate::from_graphql(&data) {
-            self.http.note_rate(figures);
+        Ok(resp.body)
+    }
+
+    /// A parsed GraphQL answer, checked: what it says of the budget noted, an answer with
+    /// neither data nor errors refused, a spent budget an error.
+    pub(super) fn answer<D>(&self, said: Said<D>) -> Result<Answer<Option<D>>, ForgeError> {
+        if let Some(rate) = &said.rate_limit {
+            if let Some(figures) = crate::forge::rate::from_graphql(rate) {
+                self.http.note_rate(figures);
+            }
+            if let Some(cost) = crate::forge::rate::graphql_cost(rate) {
+                self.http.note_graphql_cost(cost);
+            }
         }
-        if let Some(cost) = crate::forge::rate::graphql_cost(&data) {
-            self.http.note_graphql_cost(cost);
-        }
-        if data.is_null() && errors.is_empty() {
+        if said.data.is_none() && said.errors.is_empty() {
             return Err(ForgeError::Unexpected(
                 "GraphQL answer has neither data nor errors".into(),
             ));
         }
-        if let Some(e) = errors
+        if let Some(e) = said
+            .errors
             .iter()
             .find(|e| e.kind.as_deref() == Some("RATE_LIMITED"))
         {
             return Err(e.to_forge_error());
         }
-        Ok(Answer { data, errors })
+        Ok(Answer {
+            data: said.data,
+            errors: said.errors,
+        })
     }
 
     pub(super) fn rest(
@@ -188,6 +237,11 @@ impl Drop for Acting {
     fn drop(&mut self) {
         ACTING.with(|a| a.replace(self.before.take()));
     }
+}
+
+/// A GraphQL answer that could not be read.
+pub(super) fn not_json(e: &serde_json::Error) -> ForgeError {
+    ForgeError::Unexpected(format!("GraphQL answer is not JSON: {e}"))
 }
 
 /// The requests of one [`GitHub::by_owner`] group: all of them, as they are, for the one

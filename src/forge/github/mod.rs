@@ -11,6 +11,8 @@ pub mod features;
 mod notes;
 pub mod queries;
 mod read;
+mod summary;
+mod tree;
 mod trust;
 pub mod webhook;
 mod wire;

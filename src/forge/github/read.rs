@@ -1,5 +1,5 @@
 //! GitHub reads: the batched snapshot read (split on failure, compare fallback, paging, queue
-//! lines), the summary read of the two-phase tick, and the other reads the `Forge` trait names.
+//! lines) and the other reads the `Forge` trait names (the summary read is [`super::summary`]).
 
 use serde_json::{Value, json};
 
@@ -7,9 +7,8 @@ use super::client::GqlError;
 use super::queries::Paged;
 use super::wire::{Conn, PageAnswer};
 use super::{BATCH_SIZE, GitHub, QueueLine, queries, wire};
-use crate::core::hash::Fingerprint;
 use crate::forge::http::Idempotency;
-use crate::forge::{ForgeError, OpenPr, SnapshotRequest, Summary, SummaryRequest};
+use crate::forge::{ForgeError, OpenPr, SnapshotRequest};
 use crate::model::{Check, ChecksSource, PrRef, Sha, Snapshot};
 
 /// The search for the owner's open pull requests (a job's `mine:` entry).
@@ -25,45 +24,6 @@ fn rollup_checks(nodes: &Value) -> Result<Vec<Check>, ForgeError> {
         .flatten()
         .map(wire::rollup_check)
         .collect())
-}
-
-/// One PR's summary from its `s{i}` answer, or `None` when it cannot tell: the PR is
-/// missing or errored, or a connection is longer than the page the summary reads. The answer
-/// is only borrowed: its fingerprint is that of its JSON text without `baseRef` (the branch
-/// comparison, told apart as `behind_by`), written straight into the digest.
-fn summary_of(answer: &Value, failed: bool) -> Option<Summary> {
-    let fields = answer.as_object()?;
-    let behind_by = fields
-        .get("baseRef")
-        .and_then(|b| b.pointer("/compare/behindBy").and_then(Value::as_u64));
-    let pr = fields.get("pullRequest").filter(|v| !v.is_null())?;
-    let more = |pointer: &str| pr.pointer(pointer).and_then(Value::as_bool) == Some(true);
-    let unclear = failed || more("/statusCheckRollup/contexts/pageInfo/hasNextPage");
-    if unclear {
-        return None;
-    }
-    let name = |field: &str| pr.get(field).and_then(Value::as_str).map(str::to_owned);
-    let branches = (pr.get("isCrossRepository").and_then(Value::as_bool) == Some(false))
-        .then(|| name("baseRefName").zip(name("headRefName")))
-        .flatten();
-    let mut fingerprint = Fingerprint::default();
-    serde_json::to_writer(&mut fingerprint, &Without(fields, "baseRef")).ok()?;
-    Some(Summary {
-        fingerprint: fingerprint.finish(),
-        behind_by,
-        unresolved_threads: None,
-        branches,
-    })
-}
-
-/// A JSON object written without one of its fields, as the object with that field removed
-/// would be written.
-struct Without<'a>(&'a serde_json::Map<String, Value>, &'a str);
-
-impl serde::Serialize for Without<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().filter(|(k, _)| k.as_str() != self.1))
-    }
 }
 
 impl GitHub {
@@ -251,76 +211,12 @@ impl GitHub {
     }
 
     /// Turns off the optional feature a refusal names; whether there was one.
-    fn refused_feature(&self, message: &str) -> bool {
+    pub(super) fn refused_feature(&self, message: &str) -> bool {
         let Some(fewer) = self.features.get().without_refused(message) else {
             return false;
         };
         self.features.set(fewer);
         true
-    }
-
-    /// Summarises one batch: a fingerprint per PR, `None` where the answer cannot tell (an
-    /// error, a missing PR, a connection longer than its one page), `None` for every PR when
-    /// the request failed for a reason a full read may not share; an error when the forge
-    /// cannot be read at all.
-    fn summary_batch(
-        &self,
-        requests: &[SummaryRequest],
-    ) -> Result<Vec<Option<Summary>>, ForgeError> {
-        let unclear = || Ok(requests.iter().map(|_| None).collect());
-        let read = || {
-            self.graphql(
-                &queries::summary_query(requests, self.features.get()),
-                &json!({}),
-                None,
-                Idempotency::Retry,
-            )
-        };
-        let mut answer = read();
-        // A server without an optional part of the schema: ask again without it.
-        let refused = match &answer {
-            Ok(a) if a.data.is_null() => a.errors.iter().any(|e| self.refused_feature(&e.message)),
-            Err(ForgeError::Refused(msg)) => self.refused_feature(msg),
-            _ => false,
-        };
-        if refused {
-            answer = read();
-        }
-        let answer = match answer {
-            Ok(a) if !a.data.is_null() => a,
-            Err(
-                e @ (ForgeError::RateLimited { .. }
-                | ForgeError::Unreachable(_)
-                | ForgeError::Unauthorized(_)),
-            ) => return Err(e),
-            _ => return unclear(),
-        };
-        Ok(requests
-            .iter()
-            .enumerate()
-            .map(|(i, req)| {
-                let alias = queries::summary_alias(i);
-                let failed = answer
-                    .errors
-                    .iter()
-                    .any(|e| e.path.first().and_then(Value::as_str) == Some(alias.as_str()));
-                let mut summary = summary_of(answer.data.get(&alias)?, failed)?;
-                if !req.threads.is_empty() {
-                    // A thread that cannot be found cannot tell: the PR is read in full.
-                    let resolved = (0..req.threads.len())
-                        .map(|j| {
-                            answer
-                                .data
-                                .get(queries::thread_alias(i, j))?
-                                .get("isResolved")?
-                                .as_bool()
-                        })
-                        .collect::<Option<Vec<bool>>>()?;
-                    summary.unresolved_threads = Some(resolved.iter().filter(|r| !**r).count());
-                }
-                Some(summary)
-            })
-            .collect())
     }
 
     /// Reads a batch, splitting it when the request fails so one bad PR cannot fail the rest.
@@ -467,17 +363,6 @@ impl GitHub {
             .map(wire::comment)
             .collect();
         Ok(snap)
-    }
-
-    pub(super) fn summaries(
-        &self,
-        requests: &[SummaryRequest],
-    ) -> Result<Vec<Option<Summary>>, ForgeError> {
-        let mut out = Vec::with_capacity(requests.len());
-        for chunk in requests.chunks(queries::SUMMARY_BATCH) {
-            out.extend(self.summary_batch(chunk)?);
-        }
-        Ok(out)
     }
 
     pub(super) fn snapshots(
@@ -679,45 +564,5 @@ mod tests {
             "the same name under two events is two checks"
         );
         assert_eq!(checks[0].workflow.as_deref(), Some("tests"));
-    }
-
-    /// A summary's fingerprint is the digest of its answer's text without the branch
-    /// comparison, the text the fingerprint was before it was a digest: a read kept then
-    /// still matches ([`crate::store`] turns kept texts into digests once).
-    #[test]
-    fn a_summary_fingerprint_is_the_digest_of_its_answer_without_the_comparison() {
-        let answer = json!({
-            "pullRequest": {
-                "headRefOid": "abc",
-                "isCrossRepository": false,
-                "baseRefName": "main",
-                "headRefName": "fix",
-                "statusCheckRollup": { "contexts": { "pageInfo": { "hasNextPage": false } } }
-            },
-            "baseRef": { "compare": { "behindBy": 2 } },
-            "zz": [1, "two", null]
-        });
-        let summary = summary_of(&answer, false).unwrap();
-        let mut without = answer.clone();
-        without.as_object_mut().unwrap().remove("baseRef");
-        assert_eq!(summary.fingerprint, Fingerprint::of(&without.to_string()));
-        assert_eq!(summary.behind_by, Some(2));
-        assert_eq!(summary.branches, Some(("main".into(), "fix".into())));
-        // Only the comparison is left out: any other change is a new fingerprint.
-        let mut moved = answer.clone();
-        moved["baseRef"]["compare"]["behindBy"] = json!(3);
-        assert_eq!(
-            summary_of(&moved, false).unwrap().fingerprint,
-            summary.fingerprint
-        );
-        let mut edited = answer.clone();
-        edited["zz"][1] = json!("three");
-        assert_ne!(
-            summary_of(&edited, false).unwrap().fingerprint,
-            summary.fingerprint
-        );
-        // An answer that cannot tell gives none.
-        assert!(summary_of(&answer, true).is_none());
-        assert!(summary_of(&json!({ "pullRequest": null }), false).is_none());
     }
 }

@@ -182,6 +182,9 @@ pub enum FaultKind {
     GraphqlRateLimited { reset_in_secs: Option<u64> },
     /// Handle the request, then answer 200 with the body cut in half.
     Malformed,
+    /// Handle the request, then answer its JSON with every object's fields in reverse order
+    /// (GitHub answers fields in the order the query selects them, not by name).
+    Reordered,
     /// Handle the request (its effects happen), then never answer within `Duration`: the
     /// client is expected to die waiting (a test kills it).
     HangAfterHandling(Duration),
@@ -260,6 +263,11 @@ impl Fault {
     /// 200 with a truncated JSON body (after handling).
     pub fn malformed() -> Self {
         Self::new(FaultKind::Malformed)
+    }
+
+    /// The answer's JSON with every object's fields in reverse order (after handling).
+    pub fn reordered() -> Self {
+        Self::new(FaultKind::Reordered)
     }
 
     /// Only requests about PR `number` of `repo` (a snapshot query selecting it, a page query
@@ -693,6 +701,35 @@ fn authenticate(
     Ok(())
 }
 
+/// `v` as JSON text with every object's fields in reverse order.
+fn write_reversed(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_reversed(item, out);
+            }
+            out.push(']');
+        }
+        serde_json::Value::Object(fields) => {
+            out.push('{');
+            for (i, (name, value)) in fields.iter().rev().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::Value::String(name.clone()).to_string());
+                out.push(':');
+                write_reversed(value, out);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
 /// A fault that spoils the answer after the request was handled (its writes made): a status,
 /// a hang, or a body cut short.
 fn fault_after(
@@ -717,6 +754,15 @@ fn fault_after(
             }
             r.status = 200;
             r.content_type = Some("application/json; charset=utf-8".into());
+            r
+        }
+        Some(FaultKind::Reordered) => {
+            let mut r = reply;
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&r.body) {
+                let mut text = String::new();
+                write_reversed(&v, &mut text);
+                r.body = text.into_bytes();
+            }
             r
         }
         _ => reply,
