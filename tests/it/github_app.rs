@@ -319,3 +319,67 @@ fn wait_for(env: &TestEnv, token: &str, status: u16, daemon: &mut Child) {
         || sent_with(&env.gh, token, status),
     );
 }
+
+/// Signed in as an App, a chunk's annotations and its PRs' commits are asked per owner, each
+/// with that owner's token, and each PR's commits judge its own head: the agent's signed heads
+/// that mallory pushed, in two accounts, are trusted by their signatures, with no REST read
+/// of their commits; a human's head between them is the owner's.
+#[test]
+fn a_chunks_annotations_and_commits_are_asked_per_owner() {
+    let env = app_env();
+    let prs = [
+        ("octo/app", 1, "fixer-bot"),
+        ("acme/lib", 2, "fixer-bot"),
+        ("octo/app", 3, "dev"),
+    ];
+    env.gh.world(|w| {
+        w.app(APP_ID, SLUG).install("octo").install("acme");
+        for (repo, n, by) in prs {
+            w.pr(repo, n)
+                .head_commit(|c| c.by(by).verified().pushed_by("mallory", None));
+            w.check_run(repo, n, "test")
+                .failure()
+                .log("test parse ... FAILED\n");
+        }
+    });
+    env.ok(&[
+        "watch",
+        "add",
+        "--agent",
+        "fixer",
+        "octo/app#1",
+        "acme/lib#2",
+        "octo/app#3",
+    ]);
+    env.ok(&["run"]);
+    let log = env.gh.requests();
+    assert_eq!(
+        (
+            log.count("POST /graphql Annotations"),
+            log.count("GET /repos/{o}/{r}/pulls/{n}/commits")
+        ),
+        (2, 0),
+        "{:?}",
+        log.counts()
+    );
+    let mut sent: Vec<(String, String)> = env
+        .inbox_messages()
+        .iter()
+        .map(|m| (m["pr"]["url"].to_string(), m["trusted_by"].to_string()))
+        .collect();
+    sent.sort();
+    assert_eq!(
+        sent,
+        [
+            (
+                "\"https://github.com/acme/lib/pull/2\"".to_owned(),
+                "\"signatures\"".to_owned()
+            ),
+            (
+                "\"https://github.com/octo/app/pull/1\"".to_owned(),
+                "\"signatures\"".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(env.status("octo/app#3")["why"], "not_agent_commit");
+}
