@@ -75,5 +75,54 @@ fn kept_summaries_become_their_digests_on_upgrade() {
         .collect::<rusqlite::Result<_>>()
         .unwrap();
     assert_eq!(kept, vec![(1, Fingerprint::of(text)), (2, digest)]);
-    assert_eq!(migrations::latest(), migrations::SUMMARY_DIGESTS);
+}
+
+/// The hints kept beside each read (with the decision settled on it) move to a table of their
+/// own on upgrade and read as they did, so no PR is read in full or decided again because of
+/// it; a read kept without hints still has them worked out from its snapshot.
+#[test]
+fn kept_hints_move_beside_their_reads_on_upgrade() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let snapshot = crate::core::decide::tests::snap("aaa");
+    let text = serde_json::to_string(&snapshot).unwrap();
+    let hints = r#"{"behind_by":3,"unresolved_threads":["T1"],"settled":{"at":"2026-11-01T00:00:00Z","until":"2026-11-01T01:00:00Z","row":"00000000000000ff","context":"0000000000000001","every":300}}"#;
+    {
+        let conn = Connection::open(&path).unwrap();
+        for sql in &migrations::MIGRATIONS[..12] {
+            conn.execute_batch(sql).unwrap();
+        }
+        for (n, kept) in [(1, Some(hints)), (2, None)] {
+            conn.execute(
+                "INSERT INTO watches (forge, repo, number, added_at) VALUES ('github', 'o/r', ?1, '2026-11-01T00:00:00Z')",
+                [n],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO last_reads (watch_id, summary, snapshot, hints) VALUES (?1, 'fp', ?2, ?3)",
+                rusqlite::params![n, text, kept],
+            )
+            .unwrap();
+        }
+        conn.pragma_update(None, "user_version", 12).unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let kept = store.kept_hints(&[1, 2]).unwrap();
+    let at = |s| crate::model::parse_instant(s).unwrap();
+    assert_eq!(
+        kept[&1],
+        KeptHints {
+            summary: "fp".into(),
+            behind_by: Some(3),
+            unresolved_threads: vec!["T1".into()],
+            settled: Some(Settled {
+                at: at("2026-11-01T00:00:00Z"),
+                until: at("2026-11-01T01:00:00Z"),
+                row: 0xff,
+                context: 1,
+                every: Some(300),
+            }),
+        }
+    );
+    assert_eq!(kept[&2], KeptHints::of("fp", &snapshot));
 }

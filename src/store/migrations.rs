@@ -191,6 +191,20 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "
     -- kept summaries become digests (see above)
     ",
+    // 13: a kept read's hints (`store::reads::KeptHints`, with the quiet decision settled on
+    // it) in a table of their own, keyed like `last_reads`: a group's hints are loaded, and a
+    // chunk's settled decisions written, without reading or writing the snapshots beside them
+    // (a row's later columns sit behind its snapshot's overflow pages, and an update rewrites
+    // the whole row). The hints kept move over as they are (`last_reads.hints` is read no
+    // more); a read without hints still has none, and they are worked out from its snapshot.
+    "
+    CREATE TABLE read_hints (
+        watch_id  INTEGER PRIMARY KEY REFERENCES last_reads (watch_id) ON DELETE CASCADE,
+        hints     TEXT NOT NULL
+    ) STRICT;
+    INSERT INTO read_hints (watch_id, hints)
+        SELECT watch_id, hints FROM last_reads WHERE hints IS NOT NULL;
+    ",
 ];
 
 /// The version from which kept summaries are digests (migration 12).

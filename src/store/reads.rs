@@ -124,9 +124,11 @@ impl Store {
     /// were (no `hints`) has them worked out from its snapshot; one that no longer parses has
     /// none.
     pub fn kept_hints(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptHints>> {
+        // The snapshot is read only for a read without hints.
         let mut stmt = self.conn.prepare_cached(
-            "SELECT watch_id, summary, hints, CASE WHEN hints IS NULL THEN snapshot END
-             FROM last_reads WHERE watch_id IN (SELECT value FROM json_each(?1))",
+            "SELECT r.watch_id, r.summary, h.hints, CASE WHEN h.hints IS NULL THEN r.snapshot END
+             FROM last_reads AS r LEFT JOIN read_hints AS h ON h.watch_id = r.watch_id
+             WHERE r.watch_id IN (SELECT value FROM json_each(?1))",
         )?;
         let mut out = BTreeMap::new();
         let mut rows = stmt.query([serde_json::to_string(watch_ids)?])?;
@@ -177,8 +179,10 @@ impl Store {
         Ok(out)
     }
 
-    /// Keeps `snapshot`, read after the summary `summary`, for watch `watch_id`. Held secrets
-    /// are masked in what is kept (forge text may quote them), as everywhere in the database.
+    /// Keeps `snapshot`, read after the summary `summary`, for watch `watch_id`, with its
+    /// hints beside it, both or neither (in a batch: an error here must end the batch). Held
+    /// secrets are masked in what is kept (forge text may quote them), as everywhere in the
+    /// database.
     pub fn keep_read(&mut self, watch_id: i64, summary: &str, snapshot: &Snapshot) -> Result<()> {
         let kept = crate::secrets::mask(&serde_json::to_string(snapshot)?);
         let hints = KeptHints::of(summary, snapshot);
@@ -187,13 +191,22 @@ impl Store {
             unresolved_threads: hints.unresolved_threads,
             settled: None,
         })?);
-        self.conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot, hints)
-             VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![watch_id, kept_summary(summary), kept, hints])?;
-        Ok(())
+        self.batch(|store| {
+            store
+                .conn
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO last_reads (watch_id, summary, snapshot, hints)
+                     VALUES (?1, ?2, ?3, NULL)",
+                )?
+                .execute(params![watch_id, kept_summary(summary), kept])?;
+            store
+                .conn
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO read_hints (watch_id, hints) VALUES (?1, ?2)",
+                )?
+                .execute(params![watch_id, hints])?;
+            Ok(())
+        })
     }
 
     /// Keeps with each kept read named (watch id, the fingerprint it was read after, as
@@ -211,13 +224,13 @@ impl Store {
         let updated = self
             .conn
             .prepare_cached(
-                "UPDATE last_reads
+                "UPDATE read_hints
                  SET hints = json_set(hints, '$.settled', json(COALESCE(t.settled, 'null')))
                  FROM (SELECT value ->> 0 AS id, value ->> 1 AS summary, value ->> 2 AS settled
                        FROM json_each(?1)) AS t
-                 WHERE last_reads.watch_id = t.id AND last_reads.summary = t.summary
-                   AND last_reads.hints IS NOT NULL
-                 RETURNING last_reads.watch_id",
+                 WHERE read_hints.watch_id = t.id
+                   AND (SELECT summary FROM last_reads WHERE watch_id = t.id) = t.summary
+                 RETURNING read_hints.watch_id",
             )?
             .query_map([serde_json::to_string(&rows)?], |r| r.get::<_, i64>(0))?
             .collect::<rusqlite::Result<Vec<i64>>>()?;
@@ -239,8 +252,9 @@ impl Store {
         let old: Vec<(i64, String, String)> = self
             .conn
             .prepare_cached(
-                "SELECT watch_id, summary, snapshot FROM last_reads
-                 WHERE watch_id IN (SELECT value FROM json_each(?1)) AND hints IS NULL",
+                "SELECT watch_id, summary, snapshot FROM last_reads AS r
+                 WHERE watch_id IN (SELECT value FROM json_each(?1))
+                   AND NOT EXISTS (SELECT 1 FROM read_hints AS h WHERE h.watch_id = r.watch_id)",
             )?
             .query_map([serde_json::to_string(&ids)?], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
@@ -261,10 +275,9 @@ impl Store {
             })?);
             self.conn
                 .prepare_cached(
-                    "UPDATE last_reads SET hints = ?3
-                     WHERE watch_id = ?1 AND summary = ?2 AND hints IS NULL",
+                    "INSERT OR IGNORE INTO read_hints (watch_id, hints) VALUES (?1, ?2)",
                 )?
-                .execute(params![id, summary, hints])?;
+                .execute(params![id, hints])?;
         }
         Ok(())
     }
@@ -302,15 +315,14 @@ mod tests {
         for &id in &ids {
             s.keep_read(id, "fp", &snapshot).unwrap();
         }
+        for &id in &ids[1..] {
+            s.conn
+                .execute("DELETE FROM read_hints WHERE watch_id = ?1", [id])
+                .unwrap();
+        }
         s.conn
             .execute(
-                "UPDATE last_reads SET hints = NULL WHERE watch_id = ?1",
-                [ids[1]],
-            )
-            .unwrap();
-        s.conn
-            .execute(
-                "UPDATE last_reads SET hints = NULL, snapshot = '{' WHERE watch_id = ?1",
+                "UPDATE last_reads SET snapshot = '{' WHERE watch_id = ?1",
                 [ids[2]],
             )
             .unwrap();
@@ -331,11 +343,9 @@ mod tests {
         assert_eq!(KeptHints::of("fp", &snapshot), want);
     }
 
-    /// A settled decision is kept beside the read it was made on, and goes with it: another
-    /// fingerprint's read is left alone, `None` forgets it, and a new read has none. Its
-    /// digests keep all 64 bits.
-    #[test]
-    fn a_settled_decision_is_kept_beside_its_read_and_goes_with_it() {
+    /// A store watching one PR whose read is kept after the summary `fp`: its watch id, the
+    /// time it was watched at and the snapshot kept.
+    fn one_kept_read() -> (Store, i64, Instant, Snapshot) {
         let mut s = Store::open_in_memory().unwrap();
         let now = crate::model::parse_instant("2026-11-29T12:00:00Z").unwrap();
         let pr = crate::model::PrRef::github("o/r", 1);
@@ -343,6 +353,15 @@ mod tests {
         let id = s.watch(&pr).unwrap().unwrap().id;
         let snapshot = crate::core::decide::tests::snap("aaa");
         s.keep_read(id, "fp", &snapshot).unwrap();
+        (s, id, now, snapshot)
+    }
+
+    /// A settled decision is kept beside the read it was made on, and goes with it: another
+    /// fingerprint's read is left alone, `None` forgets it, and a new read has none. Its
+    /// digests keep all 64 bits.
+    #[test]
+    fn a_settled_decision_is_kept_beside_its_read_and_goes_with_it() {
+        let (mut s, id, now, snapshot) = one_kept_read();
         let settled = Settled {
             at: now,
             until: now + chrono::Duration::hours(1),
@@ -367,9 +386,7 @@ mod tests {
         assert_eq!(kept(&s), None, "a new read");
         // A read kept before hints were gets them whole with its first settled decision; a
         // decision on another read leaves it without.
-        s.conn
-            .execute("UPDATE last_reads SET hints = NULL", [])
-            .unwrap();
+        s.conn.execute("DELETE FROM read_hints", []).unwrap();
         s.settle(&[(id, "fp", Some(&settled))]).unwrap();
         assert_eq!(kept(&s), None, "another read's");
         s.settle(&[(id, "fp2", Some(&settled))]).unwrap();
@@ -381,5 +398,46 @@ mod tests {
                 ..KeptHints::of("fp2", &snapshot)
             }
         );
+    }
+
+    /// Settling a chunk's decisions and forgetting a read write only beside the kept reads:
+    /// the rows holding the snapshots are never rewritten (they are the large ones), and a
+    /// read forgotten or replaced takes its hints with it.
+    #[test]
+    fn a_settled_decision_is_kept_without_rewriting_the_snapshot_beside_it() {
+        let (mut s, id, now, snapshot) = one_kept_read();
+        s.conn
+            .execute_batch(
+                "CREATE TRIGGER kept_as_it_is BEFORE UPDATE ON last_reads
+                 BEGIN SELECT RAISE(ABORT, 'a kept read was rewritten'); END;",
+            )
+            .unwrap();
+        let settled = Settled {
+            at: now,
+            until: now + chrono::Duration::hours(1),
+            row: 7,
+            context: 9,
+            every: Some(300),
+        };
+        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
+        let kept = |s: &Store| s.kept_hints(&[id]).unwrap().remove(&id);
+        assert_eq!(kept(&s).unwrap().settled, Some(settled.clone()));
+        s.settle(&[(id, "fp", None)]).unwrap();
+        assert_eq!(kept(&s).unwrap().settled, None);
+        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
+        s.conn.execute_batch("DROP TRIGGER kept_as_it_is").unwrap();
+        s.keep_read(id, "fp2", &snapshot).unwrap();
+        assert_eq!(
+            kept(&s),
+            Some(KeptHints::of("fp2", &snapshot)),
+            "a new read"
+        );
+        s.forget_read(id).unwrap();
+        assert_eq!(kept(&s), None);
+        let left: i64 = s
+            .conn
+            .query_row("SELECT count(*) FROM read_hints", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "hints go with their read");
     }
 }

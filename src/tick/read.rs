@@ -289,17 +289,17 @@ pub fn finish_chunk(
         })
         .collect();
     if !fresh.is_empty() {
-        // A cache, kept in one commit: a failed write only means the PR is read in full next
-        // tick.
+        // A cache, kept in one commit: a failed write undoes the chunk's, which only means
+        // its PRs are read in full next tick (each kept read stays beside its own hints).
         let _ = app.store.batch(|store| {
             for (id, place) in &fresh {
                 let Some(Ok(Read::Fresh { snapshot, .. })) = out.get(*place) else {
                     continue;
                 };
-                let _ = match by_watch.and_then(|b| b.get(id)) {
-                    Some(summary) => store.keep_read(*id, &summary.fingerprint, snapshot),
-                    None => store.forget_read(*id),
-                };
+                match by_watch.and_then(|b| b.get(id)) {
+                    Some(summary) => store.keep_read(*id, &summary.fingerprint, snapshot)?,
+                    None => store.forget_read(*id)?,
+                }
             }
             Ok(())
         });

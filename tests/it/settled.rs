@@ -138,7 +138,7 @@ fn a_read_kept_before_hints_existed_settles_on_its_next_quiet_decision() {
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
     let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
-    db.execute("UPDATE last_reads SET hints = NULL", [])
+    db.execute("DELETE FROM read_hints", [])
         .expect("forget the hints");
     assert_eq!(
         run_after(&mut env, 200, &["run", "--force"]),
