@@ -35,10 +35,11 @@ pub(super) fn evidence(
     let pushes = forge.pushes(snap)?;
     let commits = if trust::push_settles(&snap.head.sha, &pushes, trusted) {
         None
-    } else if let Some(listed) = listed {
-        Some(listed)
     } else {
-        forge.signed_commits(snap)?
+        match listed {
+            Some(listed) => Some(listed),
+            None => forge.signed_commits(snap)?,
+        }
     };
     Ok(Evidence { pushes, commits })
 }
