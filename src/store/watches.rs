@@ -125,10 +125,21 @@ const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
 /// The digest of a watch row as read (see [`Watch::row_digest`]): every column of
 /// [`WATCH_COLUMNS`] but the tick times (the lease is not among them), each with its type.
 fn row_digest(row: &Row<'_>) -> rusqlite::Result<u64> {
+    let values = (0..row.as_ref().column_count())
+        .filter(|i| !TICK_TIMES.contains(i))
+        .map(|i| row.get_ref(i));
+    digest_values(values)
+}
+
+/// The digest of a row's digested columns' values, in order, each with its type: what
+/// [`row_digest`] and the SQL function [`DIGEST_FUNCTION`] compute.
+pub(super) fn digest_values<'a, E>(
+    values: impl Iterator<Item = Result<rusqlite::types::ValueRef<'a>, E>>,
+) -> Result<u64, E> {
     use rusqlite::types::ValueRef;
     let mut d = crate::core::hash::Digest::default();
-    for i in (0..row.as_ref().column_count()).filter(|i| !TICK_TIMES.contains(i)) {
-        match row.get_ref(i)? {
+    for value in values {
+        match value? {
             ValueRef::Null => d.part(b"n"),
             ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),
             ValueRef::Real(x) => d.part(b"r").part(&x.to_le_bytes()),
@@ -137,6 +148,29 @@ fn row_digest(row: &Row<'_>) -> rusqlite::Result<u64> {
         };
     }
     Ok(d.finish())
+}
+
+/// The SQL function giving a watch row's digest (see [`Watch::row_digest`]) from the columns
+/// [`digest_call`] names, as a signed integer (SQLite's): a query compares a row with the one
+/// a run loaded without reading it out.
+pub(super) const DIGEST_FUNCTION: &str = "watch_digest";
+
+/// The call of [`DIGEST_FUNCTION`] over a watch row's digested columns, each named after
+/// `prefix` (`watches.` where a joined table has columns of the same names).
+pub(super) fn digest_call(prefix: &str) -> String {
+    let columns: Vec<String> = WATCH_COLUMNS
+        .split(',')
+        .map(str::trim)
+        .enumerate()
+        .filter(|(i, _)| !TICK_TIMES.contains(i))
+        .map(|(_, c)| format!("{prefix}{c}"))
+        .collect();
+    format!("{DIGEST_FUNCTION}({})", columns.join(", "))
+}
+
+/// A digest as SQLite holds it: the same 64 bits, signed.
+pub(super) fn signed(digest: u64) -> i64 {
+    i64::from_le_bytes(digest.to_le_bytes())
 }
 
 /// A watch row. What cannot be read (an unknown forge or state, a corrupt `memory`) is never

@@ -428,15 +428,7 @@ fn decide_one(
         }
         None => (pr_inputs(app, watch, &policy, chunk, !settled_read)?, None),
     };
-    let context = settle::Context {
-        config: chunk.config,
-        owner: &inputs.owner,
-        commits_as: &inputs.commits_as,
-        agent_logins: &inputs.agent_logins,
-        agent_emails: &inputs.agent_emails,
-        update_turn,
-    }
-    .digest();
+    let context = inputs.context_digest(chunk.config, update_turn);
     let ToDecide {
         snapshot,
         reused,
@@ -588,6 +580,20 @@ struct PrInputs {
 }
 
 impl PrInputs {
+    /// The digest of the context a decision on these inputs is made in (see
+    /// [`settle::Context`]), under the configuration of digest `config`.
+    fn context_digest(&self, config: u64, update_turn: bool) -> u64 {
+        settle::Context {
+            config,
+            owner: &self.owner,
+            commits_as: &self.commits_as,
+            agent_logins: &self.agent_logins,
+            agent_emails: &self.agent_emails,
+            update_turn,
+        }
+        .digest()
+    }
+
     /// The decision's context on these inputs: no evidence read yet.
     fn context<'a>(
         &'a self,
@@ -717,6 +723,48 @@ fn pr_inputs(
              `watch rm` then `watch add` starts it afresh"
         )));
     }
+    let intents = match &chunk.intents {
+        Ok(by_watch) => by_watch.get(&watch.id).cloned().unwrap_or_default(),
+        Err(e) => {
+            return Err(TickFailure::Store(anyhow::anyhow!(
+                "cannot read the recorded intents: {e}"
+            )));
+        }
+    };
+    let seen = match &chunk.seen {
+        _ if !chunk_seen => crate::store::Seen::new(),
+        Ok(by_pr) => by_pr.get(&watch.pr.url()).cloned().unwrap_or_default(),
+        Err(e) => {
+            return Err(TickFailure::Store(anyhow::anyhow!(
+                "cannot read what was already handled: {e}"
+            )));
+        }
+    };
+    inputs_of(app, watch.pr.forge, policy, intents, seen)
+}
+
+/// The digest of the context a quiet decision on a PR of `forge` under `policy` with no
+/// recorded intent is made in (see [`settle::Context`]), under the configuration of digest
+/// `config`; or why its inputs cannot be had.
+pub(super) fn quiet_context(
+    app: &mut App,
+    forge: crate::model::ForgeKind,
+    policy: &Policy,
+    (config, update_turn): (u64, bool),
+) -> Result<u64, TickFailure> {
+    let inputs = inputs_of(app, forge, policy, Vec::new(), crate::store::Seen::new())?;
+    Ok(inputs.context_digest(config, update_turn))
+}
+
+/// The inputs of a PR of `forge` under `policy`, with its recorded `intents` and what it
+/// already handled (`seen`).
+fn inputs_of(
+    app: &mut App,
+    forge: crate::model::ForgeKind,
+    policy: &Policy,
+    intents: Vec<crate::model::intent::Intent>,
+    seen: crate::store::Seen,
+) -> Result<PrInputs, TickFailure> {
     let (agent_logins, agent_emails) = match policy.agent.as_deref() {
         Some(name) => {
             let agent = app.config.agent(name).map_err(TickFailure::Setup)?;
@@ -731,32 +779,15 @@ fn pr_inputs(
         }
         None => (Vec::new(), Vec::new()),
     };
-    let intents = match &chunk.intents {
-        Ok(by_watch) => by_watch.get(&watch.id).cloned().unwrap_or_default(),
-        Err(e) => {
-            return Err(TickFailure::Store(anyhow::anyhow!(
-                "cannot read the recorded intents: {e}"
-            )));
-        }
-    };
     // The owner's login matters only where an agent may be written to, or where a recorded
     // branch update must be told from someone else's push.
     let updating = intents
         .iter()
         .any(|i| i.kind == crate::model::intent::IntentKind::UpdateBranch);
     let viewer = if policy.agent.is_some() || updating {
-        app.viewer(watch.pr.forge)?
+        app.viewer(forge)?
     } else {
         crate::model::viewer::Viewer::by_login("")
-    };
-    let seen = match &chunk.seen {
-        _ if !chunk_seen => crate::store::Seen::new(),
-        Ok(by_pr) => by_pr.get(&watch.pr.url()).cloned().unwrap_or_default(),
-        Err(e) => {
-            return Err(TickFailure::Store(anyhow::anyhow!(
-                "cannot read what was already handled: {e}"
-            )));
-        }
     };
     Ok(PrInputs {
         agent_logins,

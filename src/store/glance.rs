@@ -1,0 +1,145 @@
+//! A group's due watches at a glance: the compact row a summary read and a settled decision
+//! need (the PR, its job and agent, the branches a full read compares, the row's digest),
+//! read without parsing the row's status or `memory`; and the ticks of settled watches
+//! recorded in one statement, again without reading their rows.
+//!
+//! Recording a settled chunk is optimistic, in one `UPDATE`: it takes no lease first. A row
+//! is written only where no other live run holds its lease (an expired lease or this run's
+//! own is free) and its digest is still the one the run loaded, so a row another run or a
+//! command changed since, or one a run holds now, is left as it is and the caller ticks it
+//! the full way (which leases it, counts it held, or decides it again). The statement
+//! clears the lease as a recorded tick does; it is atomic, so no run sees a half-recorded
+//! chunk, and holding a lease between the check and the write would only add two
+//! statements and a commit for the same guarantee.
+
+use std::collections::BTreeSet;
+
+use anyhow::Result;
+use rusqlite::functions::FunctionFlags;
+use rusqlite::params;
+
+use super::Store;
+use super::int::Uint;
+use super::watches::{DIGEST_FUNCTION, digest_call, digest_values, signed};
+use crate::holder::Holder;
+use crate::model::{ForgeKind, Instant, PrRef, PrState};
+
+/// A due watch as a group loads it before its summaries are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glance {
+    pub id: i64,
+    pub pr: PrRef,
+    pub job: Option<String>,
+    pub agent: Option<String>,
+    pub auto_fix: Option<bool>,
+    /// The base and head branches a full read may compare (`None` for a fork's, whose
+    /// branch name means nothing in the base, or when either is unknown).
+    pub branches: Option<(String, String)>,
+    /// The digest of its row ([`crate::model::watch::Watch::row_digest`]).
+    pub row_digest: u64,
+    /// Its row does not read in full (an unknown forge or state, a damaged `memory`): only
+    /// its full load says why, and only a full tick may handle it.
+    pub damaged: bool,
+}
+
+/// Registers [`DIGEST_FUNCTION`] on `conn`.
+pub(super) fn add_digest_function(conn: &rusqlite::Connection) -> Result<()> {
+    conn.create_scalar_function(
+        DIGEST_FUNCTION,
+        -1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let values = (0..ctx.len()).map(|i| Ok::<_, rusqlite::Error>(ctx.get_raw(i)));
+            Ok(signed(digest_values(values)?))
+        },
+    )?;
+    Ok(())
+}
+
+impl Store {
+    /// The watches of `ids` that still exist, at a glance, in the order of `ids`, in one
+    /// statement.
+    pub fn glances(&self, ids: &[i64]) -> Result<Vec<Glance>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT id, forge, repo, number, job, agent, auto_fix, base_ref, head_ref, state,
+                    CASE WHEN json_valid(memory)
+                         THEN COALESCE(memory ->> '$.cross_repository', 0) END,
+                    {}
+             FROM watches WHERE id IN (SELECT value FROM json_each(?1))",
+            digest_call("")
+        ))?;
+        let mut by_id = std::collections::BTreeMap::new();
+        let mut rows = stmt.query([serde_json::to_string(ids)?])?;
+        while let Some(r) = rows.next()? {
+            let forge = r.get_ref(1)?.as_str().ok().map(str::parse::<ForgeKind>);
+            let state = r.get_ref(9)?.as_str().ok().map(str::parse::<PrState>);
+            let cross: Option<i64> = r.get(10)?;
+            let (base, head): (Option<String>, Option<String>) = (r.get(7)?, r.get(8)?);
+            let glance = Glance {
+                id: r.get(0)?,
+                pr: PrRef {
+                    forge: forge
+                        .clone()
+                        .and_then(Result::ok)
+                        .unwrap_or(ForgeKind::GitHub),
+                    repo: r.get(2)?,
+                    number: r.get::<_, Uint>(3)?.0,
+                },
+                job: r.get(4)?,
+                agent: r.get(5)?,
+                auto_fix: r.get(6)?,
+                branches: base.zip(head).filter(|_| cross == Some(0)),
+                row_digest: u64::from_le_bytes(r.get::<_, i64>(11)?.to_le_bytes()),
+                damaged: !matches!((forge, state, cross), (Some(Ok(_)), Some(Ok(_)), Some(_))),
+            };
+            by_id.insert(glance.id, glance);
+        }
+        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+    }
+
+    /// Records the ticks of settled watches at `now` that changed nothing but their times,
+    /// in one statement, without reading their rows: each of `ticks` (watch id, the digest
+    /// of its row as loaded, when it is next due) is written where no other live run holds
+    /// its lease (by the wall clock; `holder`'s own is free) and its row is still the one
+    /// loaded, its lease cleared. The watches recorded.
+    pub fn record_settled(
+        &mut self,
+        ticks: &[(i64, u64, Option<Instant>)],
+        holder: &Holder,
+        now: Instant,
+    ) -> Result<BTreeSet<i64>> {
+        let rows: Vec<(i64, i64, Option<String>)> = ticks
+            .iter()
+            .map(|&(id, digest, next)| (id, signed(digest), next.map(super::ts)))
+            .collect();
+        let recorded = self
+            .conn
+            .prepare_cached(&format!(
+                "UPDATE watches SET next_tick_at = t.next_tick_at, last_tick_at = ?2,
+                        lease_owner = NULL, lease_until = NULL
+                 FROM (SELECT value ->> 0 AS id, value ->> 1 AS digest,
+                              value ->> 2 AS next_tick_at
+                       FROM json_each(?1)) AS t
+                 WHERE watches.id = t.id
+                   AND (watches.lease_until IS NULL OR watches.lease_until < ?4
+                        OR watches.lease_owner = ?3)
+                   AND {} = t.digest
+                 RETURNING watches.id",
+                digest_call("watches.")
+            ))?
+            .query_map(
+                params![
+                    serde_json::to_string(&rows)?,
+                    super::ts(now),
+                    holder.key(),
+                    crate::clock::wall_secs()
+                ],
+                |r| r.get(0),
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(recorded)
+    }
+}
+
+#[cfg(test)]
+mod tests;
