@@ -214,4 +214,56 @@ mod tests {
         assert_eq!((tally.ticked, tally.errors), (6, 1));
         assert_eq!(tally.read, BTreeMap::from([(gh, 4), (gl, 2)]));
     }
+
+    /// What a consumer hears, in order: `o` for an outcome, `s` for a settled PR.
+    #[derive(Default)]
+    struct Heard(Vec<(char, u64)>, bool);
+
+    impl Report for Heard {
+        fn outcome(&mut self, o: PrOutcome) {
+            self.0.push(('o', o.watch.pr.number));
+        }
+        fn wants_settled(&self) -> bool {
+            self.1
+        }
+        fn settled(&mut self, pr: &PrRef) {
+            self.0.push(('s', pr.number));
+        }
+    }
+
+    /// A chunk's settled PRs go out first of its PRs once it is done, in the run's order, and
+    /// are tallied as read PRs with no action; those of a chunk a stop left undone go out
+    /// when the run finishes.
+    #[test]
+    fn settled_prs_go_out_with_their_chunk_and_are_tallied() {
+        let mut heard = Heard::default();
+        let mut outcomes = Outcomes::new(&mut heard);
+        assert!(!outcomes.wants_settled());
+        let (gh, gl) = (ForgeKind::GitHub, ForgeKind::GitLab);
+        let pr = |forge, n| PrRef {
+            forge,
+            repo: "o/r".into(),
+            number: n,
+        };
+        outcomes.settled_done(1, vec![pr(gh, 5), pr(gh, 6)]);
+        outcomes.chunk_done(1, vec![outcome(gh, 7, false)]);
+        outcomes.settled_done(0, vec![pr(gh, 1)]);
+        outcomes.settled_done(0, vec![pr(gh, 2)]);
+        outcomes.chunk_done(0, vec![outcome(gh, 3, true)]);
+        outcomes.settled_done(3, vec![pr(gl, 9)]);
+        let tally = outcomes.finish();
+        assert_eq!((tally.ticked, tally.errors), (7, 1));
+        assert_eq!(tally.read, BTreeMap::from([(gh, 6), (gl, 1)]));
+        assert_eq!(tally.forges_read, [gh, gl].into_iter().collect());
+        let want = [
+            ('s', 1),
+            ('s', 2),
+            ('o', 3),
+            ('s', 5),
+            ('s', 6),
+            ('o', 7),
+            ('s', 9),
+        ];
+        assert_eq!(heard.0, want);
+    }
 }

@@ -488,8 +488,11 @@ fn a_settled_pr_another_live_run_holds_is_left_to_it() {
     env.advance(600);
     let out = env.ok(&["run", "--force"]);
     assert!(
-        out.stdout.contains("ticked 119 PRs: 0 changed, 119 unchanged")
-            && out.stdout.contains("1 PR held by run elsewhere (pid 1 on another-host"),
+        out.stdout
+            .contains("ticked 119 PRs: 0 changed, 119 unchanged")
+            && out
+                .stdout
+                .contains("1 PR held by run elsewhere (pid 1 on another-host"),
         "{}",
         out.stdout
     );
@@ -511,7 +514,14 @@ fn run_json_shows_every_settled_pr_in_a_large_run() {
     let all = env.ok(&["status", "--json"]).json();
     for (ran, now) in prs.iter().zip(all.as_array().expect("an array")) {
         assert_eq!(ran["history"], json!([]), "{ran}");
-        for key in ["pr", "state", "title", "pills", "next_tick_at", "last_tick_at"] {
+        for key in [
+            "pr",
+            "state",
+            "title",
+            "pills",
+            "next_tick_at",
+            "last_tick_at",
+        ] {
             assert_eq!(ran[key], now[key], "{key}: {ran} against {now}");
         }
     }
