@@ -11,7 +11,7 @@ use super::failure::TickFailure;
 use super::group::{self, Chunk, Formed, Group, PendingGroup};
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
-use super::run::{Run, Step, stopped, tell};
+use super::run::{Run, stopped};
 use super::window::Window;
 use super::{ahead, arm, detect, pr, quiet, record};
 use crate::app::{App, SharedForge};
@@ -586,15 +586,7 @@ fn act_on_chunk(
     let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
-        run.done += 1;
-        tell(
-            run.opts,
-            Step::Ticked {
-                done: run.done,
-                total: run.total,
-                pr: &watch.pr,
-            },
-        );
+        run.ticked(&watch.pr);
         if stopped(run.opts) {
             unasked.extend(lease);
             continue;

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::run::{Run, Step, tell};
+use super::run::Run;
 use super::settle;
 use super::{pr, read};
 use crate::app::App;
@@ -77,15 +77,7 @@ pub(super) fn record(app: &mut App, chunk: SettledChunk, run: &mut Run<'_, '_>) 
             rest.push(g.id);
             continue;
         }
-        run.done += 1;
-        tell(
-            run.opts,
-            Step::Ticked {
-                done: run.done,
-                total: run.total,
-                pr: &g.pr,
-            },
-        );
+        run.ticked(&g.pr);
         done.push(g.pr);
     }
     run.outcomes.settled_done(seq, done);

@@ -1,19 +1,6 @@
 use super::*;
 use crate::store::NewWatch;
-
-fn t(s: &str) -> Instant {
-    crate::model::parse_instant(s).unwrap()
-}
-
-fn holder(run: &str) -> Holder {
-    Holder {
-        run: run.into(),
-        pid: 1,
-        host: "host-a".into(),
-        since: t("2026-11-29T12:00:00Z"),
-        started: None,
-    }
-}
+use crate::store::tests::{holder, t};
 
 /// Three watches, the second with both branches seen: their ids.
 fn three(s: &mut Store) -> Vec<i64> {
