@@ -56,6 +56,26 @@ pub(super) fn add_digest_function(conn: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
+/// [`Store::record_settled`]'s statement: `?1` the rows, `?2` the tick's time, `?3` the
+/// run's key, `?4` the wall clock. The run's key and the wall clock come in beside each row:
+/// compared with a column as parameters, they would have SQLite plan the statement again at
+/// every call.
+fn record_settled_sql() -> String {
+    format!(
+        "UPDATE watches SET next_tick_at = t.next_tick_at, last_tick_at = ?2,
+                lease_owner = NULL, lease_until = NULL
+         FROM (SELECT value ->> 0 AS id, value ->> 1 AS digest,
+                      value ->> 2 AS next_tick_at, ?3 AS me, ?4 AS wall
+               FROM json_each(?1)) AS t
+         WHERE watches.id = t.id
+           AND (watches.lease_until IS NULL OR watches.lease_until < t.wall
+                OR watches.lease_owner = t.me)
+           AND {} = t.digest
+         RETURNING watches.id",
+        digest_call("watches.")
+    )
+}
+
 impl Store {
     /// The watches of `ids` that still exist, at a glance, in the order of `ids`, in one
     /// statement.
@@ -114,19 +134,7 @@ impl Store {
             .collect();
         let recorded = self
             .conn
-            .prepare_cached(&format!(
-                "UPDATE watches SET next_tick_at = t.next_tick_at, last_tick_at = ?2,
-                        lease_owner = NULL, lease_until = NULL
-                 FROM (SELECT value ->> 0 AS id, value ->> 1 AS digest,
-                              value ->> 2 AS next_tick_at
-                       FROM json_each(?1)) AS t
-                 WHERE watches.id = t.id
-                   AND (watches.lease_until IS NULL OR watches.lease_until < ?4
-                        OR watches.lease_owner = ?3)
-                   AND {} = t.digest
-                 RETURNING watches.id",
-                digest_call("watches.")
-            ))?
+            .prepare_cached(&record_settled_sql())?
             .query_map(
                 params![
                     serde_json::to_string(&rows)?,

@@ -118,3 +118,26 @@ fn settled_ticks_are_recorded_only_over_unchanged_rows_no_other_run_holds() {
     let again = s.record_settled(&ticks[2..], &me, now).unwrap();
     assert_eq!(again, BTreeSet::from([ids[2], ids[3]]));
 }
+
+/// Recording settled ticks again and again uses the statement as it was first planned.
+#[test]
+fn recording_settled_ticks_plans_its_statement_once() {
+    let mut s = Store::open_in_memory().unwrap();
+    let ids = three(&mut s);
+    let loaded = s.glances(&ids).unwrap();
+    for minute in 1..=3 {
+        let now = t(&format!("2026-11-29T12:0{minute}:00Z"));
+        let ticks: Vec<(i64, u64, Option<Instant>)> = loaded
+            .iter()
+            .map(|g| (g.id, g.row_digest, Some(now)))
+            .collect();
+        assert_eq!(
+            s.record_settled(&ticks, &holder(&format!("run {minute}")), now)
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+    let stmt = s.conn.prepare_cached(&super::record_settled_sql()).unwrap();
+    assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+}
