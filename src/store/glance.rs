@@ -20,7 +20,7 @@ use rusqlite::params;
 
 use super::Store;
 use super::int::Uint;
-use super::watches::{DIGEST_FUNCTION, digest_call, digest_values, signed};
+use super::watches::{DIGEST_FUNCTION, digest_args, digest_call, signed};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, PrRef, PrState};
 
@@ -35,7 +35,7 @@ pub struct Glance {
     /// The base and head branches a full read may compare (`None` for a fork's, whose
     /// branch name means nothing in the base, or when either is unknown).
     pub branches: Option<(String, String)>,
-    /// The digest of its row ([`crate::model::watch::Watch::row_digest`]).
+    /// The digest of its row ([`crate::model::watch::RowDigest::row`]).
     pub row_digest: u64,
     /// Its row does not read in full (an unknown forge or state, a damaged `memory`): only
     /// its full load says why, and only a full tick may handle it.
@@ -50,7 +50,7 @@ pub(super) fn add_digest_function(conn: &rusqlite::Connection) -> Result<()> {
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| {
             let values = (0..ctx.len()).map(|i| Ok::<_, rusqlite::Error>(ctx.get_raw(i)));
-            Ok(signed(digest_values(values)?))
+            Ok(signed(digest_args(values)?))
         },
     )?;
     Ok(())

@@ -131,7 +131,10 @@ impl Group {
         let mut current: Vec<Watch> = Vec::new();
         let mut heavy = 0;
         for w in watches {
-            let settled = !fresh && summaries.settled_on(w.id, w.row_digest, now).is_some();
+            let settled = !fresh
+                && summaries
+                    .settled_on(w.id, w.row_digest.map(|r| r.row), now)
+                    .is_some();
             if !settled && heavy == self.chunk_size {
                 self.chunks.push_back(Formed::Full(Chunk {
                     seq,

@@ -165,7 +165,7 @@ impl Summaries {
     ) -> Option<(&Settled, &str)> {
         let by_watch = self.by_watch.as_ref().ok()?;
         let kept = self.hints.get(&id)?;
-        let settled = kept.settled.as_ref().filter(|s| s.holds(now, row))?;
+        let settled = kept.settled.as_ref().filter(|s| s.holds_over(now, row))?;
         reusable(Some(kept), by_watch.get(&id)).then_some((settled, kept.summary.as_str()))
     }
 
@@ -229,7 +229,7 @@ pub fn plan_chunk(
             if fresh {
                 None
             } else {
-                summaries.settled(w.id, w.row_digest, now)
+                summaries.settled(w.id, w.row_digest.map(|r| r.row), now)
             }
         })
         .collect();

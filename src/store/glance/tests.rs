@@ -39,7 +39,7 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     for (g, w) in glances.iter().zip(&full) {
         assert_eq!(
             (g.id, &g.pr, g.row_digest),
-            (w.id, &w.pr, w.row_digest.unwrap())
+            (w.id, &w.pr, w.row_digest.unwrap().row)
         );
         assert!(!g.damaged);
     }
@@ -60,7 +60,7 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     assert!(glances[0].damaged && glances[2].damaged);
     let full = s.watches_by_ids(&ids).unwrap();
     for (g, w) in glances.iter().zip(&full) {
-        assert_eq!(g.row_digest, w.row_digest.unwrap(), "{}", g.pr);
+        assert_eq!(g.row_digest, w.row_digest.unwrap().row, "{}", g.pr);
     }
 }
 
@@ -138,6 +138,6 @@ fn recording_settled_ticks_plans_its_statement_once() {
             3
         );
     }
-    let stmt = s.conn.prepare_cached(&super::record_settled_sql()).unwrap();
+    let stmt = s.conn.prepare_cached(&record_settled_sql()).unwrap();
     assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
 }
