@@ -17,10 +17,11 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::params;
+use rusqlite::types::ValueRef;
 
 use super::Store;
 use super::int::Uint;
-use super::watches::{DIGEST_FUNCTION, digest_args, digest_call, signed};
+use super::watches::{RECORDED_FROM, TICK_TIMES, WATCH_COLUMNS, digest_value};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, PrRef, PrState};
 
@@ -40,6 +41,45 @@ pub struct Glance {
     /// Its row does not read in full (an unknown forge or state, a damaged `memory`): only
     /// its full load says why, and only a full tick may handle it.
     pub damaged: bool,
+}
+
+/// The digest of a row's digested columns' values, in [`WATCH_COLUMNS`]' order without the
+/// tick times: the row's digest ([`RowDigest::row`], as `row_digest` computes it), which
+/// the SQL function [`DIGEST_FUNCTION`] computes from the columns [`digest_call`] names.
+fn digest_args<'a, E>(mut values: impl Iterator<Item = Result<ValueRef<'a>, E>>) -> Result<u64, E> {
+    let mut settings = crate::core::hash::Digest::default();
+    for value in values.by_ref().take(RECORDED_FROM) {
+        digest_value(&mut settings, value?);
+    }
+    let mut d = crate::core::hash::Digest::default();
+    d.part(&settings.finish().to_le_bytes());
+    for value in values {
+        digest_value(&mut d, value?);
+    }
+    Ok(d.finish())
+}
+
+/// The SQL function giving a watch row's digest ([`RowDigest::row`]) from the columns
+/// [`digest_call`] names, as a signed integer (SQLite's): a query compares a row with the one
+/// a run loaded without reading it out.
+const DIGEST_FUNCTION: &str = "watch_digest";
+
+/// The call of [`DIGEST_FUNCTION`] over a watch row's digested columns, each named after
+/// `prefix` (`watches.` where a joined table has columns of the same names).
+fn digest_call(prefix: &str) -> String {
+    let columns: Vec<String> = WATCH_COLUMNS
+        .split(',')
+        .map(str::trim)
+        .enumerate()
+        .filter(|(i, _)| !TICK_TIMES.contains(i))
+        .map(|(_, c)| format!("{prefix}{c}"))
+        .collect();
+    format!("{DIGEST_FUNCTION}({})", columns.join(", "))
+}
+
+/// A digest as SQLite holds it: the same 64 bits, signed.
+fn signed(digest: u64) -> i64 {
+    i64::from_le_bytes(digest.to_le_bytes())
 }
 
 /// Registers [`DIGEST_FUNCTION`] on `conn`.

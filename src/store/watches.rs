@@ -82,7 +82,7 @@ pub(super) fn due_sql(columns: &str, force: bool) -> String {
     }
 }
 
-const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
+pub(super) const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
      title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
      why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
 
@@ -121,7 +121,7 @@ mod at {
 
 /// The positions in [`WATCH_COLUMNS`] of `next_tick_at` and `last_tick_at`, which a row's
 /// digest leaves out.
-const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
+pub(super) const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
 
 /// The first column of [`WATCH_COLUMNS`] a tick's record writes: it writes every one from here
 /// on, in this order ([`super::ticks::recorded_values`]); those before it are the owner's
@@ -164,7 +164,7 @@ impl Columns for Recorded<'_> {
 }
 
 /// Adds one column's value, with its type, to a row's digest.
-fn digest_value(d: &mut crate::core::hash::Digest, value: ValueRef<'_>) {
+pub(super) fn digest_value(d: &mut crate::core::hash::Digest, value: ValueRef<'_>) {
     match value {
         ValueRef::Null => d.part(b"n"),
         ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),
@@ -198,47 +198,6 @@ fn recorded_digest(settings: u64, cols: &impl Columns) -> rusqlite::Result<u64> 
         digest_value(&mut d, cols.value(i)?);
     }
     Ok(d.finish())
-}
-
-/// The digest of a row's digested columns' values, in [`WATCH_COLUMNS`]' order without the
-/// tick times: the row's digest ([`RowDigest::row`], as [`row_digest`] computes it), which
-/// the SQL function [`DIGEST_FUNCTION`] computes from the columns [`digest_call`] names.
-pub(super) fn digest_args<'a, E>(
-    mut values: impl Iterator<Item = Result<ValueRef<'a>, E>>,
-) -> Result<u64, E> {
-    let mut settings = crate::core::hash::Digest::default();
-    for value in values.by_ref().take(RECORDED_FROM) {
-        digest_value(&mut settings, value?);
-    }
-    let mut d = crate::core::hash::Digest::default();
-    d.part(&settings.finish().to_le_bytes());
-    for value in values {
-        digest_value(&mut d, value?);
-    }
-    Ok(d.finish())
-}
-
-/// The SQL function giving a watch row's digest ([`RowDigest::row`]) from the columns
-/// [`digest_call`] names, as a signed integer (SQLite's): a query compares a row with the one
-/// a run loaded without reading it out.
-pub(super) const DIGEST_FUNCTION: &str = "watch_digest";
-
-/// The call of [`DIGEST_FUNCTION`] over a watch row's digested columns, each named after
-/// `prefix` (`watches.` where a joined table has columns of the same names).
-pub(super) fn digest_call(prefix: &str) -> String {
-    let columns: Vec<String> = WATCH_COLUMNS
-        .split(',')
-        .map(str::trim)
-        .enumerate()
-        .filter(|(i, _)| !TICK_TIMES.contains(i))
-        .map(|(_, c)| format!("{prefix}{c}"))
-        .collect();
-    format!("{DIGEST_FUNCTION}({})", columns.join(", "))
-}
-
-/// A digest as SQLite holds it: the same 64 bits, signed.
-pub(super) fn signed(digest: u64) -> i64 {
-    i64::from_le_bytes(digest.to_le_bytes())
 }
 
 /// The watch `watch` becomes once `rec` is recorded over its row, as the next load reads it

@@ -24,6 +24,7 @@ pub mod execute;
 mod failure;
 mod flow;
 mod group;
+mod inputs;
 pub mod jobs;
 pub mod metrics;
 pub mod outcomes;

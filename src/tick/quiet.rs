@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::run::Run;
 use super::settle;
-use super::{pr, read};
+use super::{inputs, read};
 use crate::app::App;
 use crate::store::{Glance, Settled};
 
@@ -54,7 +54,7 @@ pub(super) fn record(app: &mut App, chunk: SettledChunk, run: &mut Run<'_, '_>) 
         let context = *contexts.entry(key).or_insert_with(|| {
             let (job, agent, auto_fix) = key.0;
             let policy = app.policy_of(job, agent, auto_fix);
-            pr::quiet_context(app, g.pr.forge, &policy, (run.config, update_turn)).ok()
+            inputs::quiet_context(app, g.pr.forge, &policy, (run.config, update_turn)).ok()
         });
         let asked = (intents.contains_key(&g.id), run.opts.fix_asked);
         let next =
