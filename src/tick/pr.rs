@@ -43,7 +43,8 @@ pub(super) struct Decided {
 /// What applying a PR's decision needs besides its watch.
 struct Judged {
     policy: Policy,
-    owner: String,
+    /// The inputs it was decided on, and whether it was the PR's turn to update its branch.
+    inputs: (PrInputs, bool),
     decision: Decision,
     /// The kept read it was decided on (its fingerprint as kept, and what was settled on it).
     kept: Option<(String, Option<Settled>)>,
@@ -119,8 +120,7 @@ fn acted(
             (None, Some(message), record, None)
         }
     };
-    // A tick ends any deferral for budget: the PR had its turn.
-    record.status.memory.budget_deferral = None;
+    had_its_turn(&mut record);
     if decide::keeps_erroring(&record.status) {
         match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
             Ok(messages) => record.outbox.extend(messages),
@@ -139,6 +139,11 @@ fn acted(
         record,
         settlement,
     }
+}
+
+/// A tick ends any deferral for budget: the PR had its turn.
+fn had_its_turn(record: &mut TickRecord) {
+    record.status.memory.budget_deferral = None;
 }
 
 /// A PR's decision: the snapshot it was made on, the plan, and its bound when it is quiet
@@ -489,7 +494,7 @@ fn decide_one(
     let decision = detect_and_decide(app, watch, (snapshot, reused), &ctx, held, opts)?;
     Ok(Decide::Decided(Box::new(Judged {
         policy,
-        owner: inputs.owner,
+        inputs: (inputs, update_turn),
         decision,
         kept,
         context,
@@ -508,17 +513,32 @@ fn finish_one(
     let now = app.now;
     let Judged {
         policy,
-        owner,
+        inputs: (inputs, update_turn),
         decision,
         kept,
         context,
     } = judged;
-    let (until, on_read) = (decision.until, decision.on_read);
-    let (plan, error, record) = apply(app, watch, (&policy, &owner), decision, armed, opts)?;
+    let Decision {
+        snap,
+        plan,
+        until,
+        on_read,
+    } = decision;
+    let owner = (&policy, inputs.owner.as_str());
+    let (plan, error, mut record) = apply(app, watch, owner, (&snap, plan), armed, opts)?;
+    had_its_turn(&mut record);
+    // Not settled on its own: perhaps on what it recorded.
+    let again = (on_read && kept.is_some() && !(until.is_some() && record.only_times(watch)))
+        .then(|| {
+            let ctx = inputs.context(&policy, now, update_turn, opts.fix_asked);
+            settle::again(watch, &snap, &ctx, &plan, &record)
+        })
+        .flatten();
     let decided = settle::Decided {
         plan: &plan,
         until,
         on_read,
+        again,
     };
     let settlement = Settlement::after(watch, kept, &decided, &record, context, now);
     Ok(Ticked {
@@ -535,12 +555,11 @@ fn apply(
     app: &mut App,
     watch: &Watch,
     (policy, owner): (&Policy, &str),
-    decision: Decision,
+    (snap, mut plan): (&Snapshot, Plan),
     armed: Option<crate::model::outcome::Outcome>,
     opts: &RunOptions,
 ) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
     let now = app.now;
-    let Decision { snap, mut plan, .. } = decision;
     let forge = app
         .forges
         .get(watch.pr.forge, &app.config)
@@ -558,7 +577,7 @@ fn apply(
         intents: &mut app.store,
         armed,
     };
-    let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
+    let applied = execute::apply(&mut writes, snap, &mut plan, &env);
     let mut history = plan.history.clone();
     history.extend(applied.history);
     decide::after_acting(
