@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use super::failure::TickFailure;
-use super::pr::ChunkInputs;
 use super::settle;
 use crate::app::App;
 use crate::config::Policy;
@@ -67,13 +66,21 @@ impl PrInputs {
     }
 }
 
+/// What a chunk loaded for its PRs' inputs, each an error's text when it could not be
+/// loaded: their open intents by watch id, what they already handled by the PR's address.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ChunkLoads<'a> {
+    pub(super) intents: &'a Result<BTreeMap<i64, Vec<crate::model::intent::Intent>>, String>,
+    pub(super) seen: &'a Result<BTreeMap<String, crate::store::Seen>, String>,
+}
+
 /// A PR's inputs; with `chunk_seen` false (a settled read) what it already handled is left
 /// empty: it is loaded only if the PR is decided after all.
 pub(super) fn pr_inputs(
     app: &mut App,
     watch: &Watch,
     policy: &Policy,
-    chunk: &ChunkInputs,
+    chunk: ChunkLoads<'_>,
     chunk_seen: bool,
 ) -> Result<PrInputs, TickFailure> {
     if let Some(damage) = &watch.unreadable {
@@ -82,7 +89,7 @@ pub(super) fn pr_inputs(
              `watch rm` then `watch add` starts it afresh"
         )));
     }
-    let intents = match &chunk.intents {
+    let intents = match chunk.intents {
         Ok(by_watch) => by_watch.get(&watch.id).cloned().unwrap_or_default(),
         Err(e) => {
             return Err(TickFailure::Store(anyhow::anyhow!(
@@ -90,7 +97,7 @@ pub(super) fn pr_inputs(
             )));
         }
     };
-    let seen = match &chunk.seen {
+    let seen = match chunk.seen {
         _ if !chunk_seen => crate::store::Seen::new(),
         Ok(by_pr) => by_pr.get(&watch.pr.url()).cloned().unwrap_or_default(),
         Err(e) => {

@@ -7,7 +7,7 @@ use super::ahead::{self, PrAhead};
 use super::detect;
 use super::execute::{self, Env};
 use super::failure::{TickFailure, error_notice, failed_tick, log_failure};
-use super::inputs::{PrInputs, pr_inputs};
+use super::inputs::{ChunkLoads, PrInputs, pr_inputs};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::{RunOptions, stopped};
@@ -278,7 +278,7 @@ fn evidence_wanted(
     };
     let policy = app.policy_for(watch);
     policy.agent.as_ref()?;
-    let inputs = pr_inputs(app, watch, &policy, chunk, true).ok()?;
+    let inputs = pr_inputs(app, watch, &policy, chunk.loads(), true).ok()?;
     let update_turn = chunk.turns.contains(&watch.id);
     let decided = decided_ahead(
         app,
@@ -441,7 +441,10 @@ fn decide_one(
             let plan = ahead.plan.filter(|_| ahead.update_turn == update_turn);
             (ahead.inputs, plan)
         }
-        None => (pr_inputs(app, watch, &policy, chunk, !settled_read)?, None),
+        None => (
+            pr_inputs(app, watch, &policy, chunk.loads(), !settled_read)?,
+            None,
+        ),
     };
     let context = inputs.context_digest(chunk.config, update_turn);
     let ToDecide {
@@ -625,6 +628,14 @@ struct DecidedAhead {
 }
 
 impl ChunkInputs {
+    /// What it loaded for its PRs' inputs.
+    fn loads(&self) -> ChunkLoads<'_> {
+        ChunkLoads {
+            intents: &self.intents,
+            seen: &self.seen,
+        }
+    }
+
     /// Loads the inputs of `watches` (those whose stored state reads) and their `reads`
     /// (what settled reads already handled is left out); `ahead` are the logs read ahead this
     /// run, `config` the digest of the run's configuration.
