@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::ahead::{self, PrAhead};
 use super::detect;
 use super::execute::{self, Env};
-use super::failure::{TickFailure, error_notice, failed_tick};
+use super::failure::{TickFailure, error_notice, failed_tick, log_failure};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::{RunOptions, stopped};
@@ -73,12 +73,12 @@ pub(super) fn decide(
 ) -> Step {
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
     match read.and_then(|read| decide_one(app, &watch, (read, ahead), chunk, opts)) {
-        Ok(Decide::Ticked(t)) => Step::Acted(Box::new(acted(app, watch, Ok(*t), cut_off))),
+        Ok(Decide::Ticked(t)) => Step::Acted(Box::new(acted(app, watch, Ok(*t), cut_off, opts))),
         Ok(Decide::Decided(judged)) => Step::Decided(Box::new(Decided {
             watch,
             judged: *judged,
         })),
-        Err(e) => Step::Acted(Box::new(acted(app, watch, Err(e), cut_off))),
+        Err(e) => Step::Acted(Box::new(acted(app, watch, Err(e), cut_off, opts))),
     }
 }
 
@@ -95,19 +95,28 @@ pub(super) fn act(
         Step::Decided(d) => {
             let Decided { watch, judged } = *d;
             let ticked = finish_one(app, &watch, judged, armed, opts);
-            acted(app, watch, ticked, false)
+            acted(app, watch, ticked, false, opts)
         }
     }
 }
 
 /// A PR's outcome and record, whatever its tick gave.
-fn acted(app: &mut App, watch: Watch, ticked: Result<Ticked, TickFailure>, cut_off: bool) -> Acted {
+fn acted(
+    app: &mut App,
+    watch: Watch,
+    ticked: Result<Ticked, TickFailure>,
+    cut_off: bool,
+    opts: &RunOptions,
+) -> Acted {
     let now = app.now;
     let (plan, error, mut record, settlement) = match ticked {
         Ok(t) => (Some(t.plan), t.error, t.record, t.settlement),
         Err(e) => {
             let policy = app.policy_for(&watch);
             let (record, message) = failed_tick(&watch, &e, now, &policy);
+            if !opts.fix_asked {
+                log_failure(&watch, &message);
+            }
             (None, Some(message), record, None)
         }
     };
