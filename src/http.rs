@@ -7,6 +7,14 @@ use std::time::{Duration, SystemTime};
 /// An agent whose every request ends within `timeout` (connecting within ten seconds at
 /// most); `direct` turns the environment's proxies off (for a loopback address).
 pub(crate) fn agent(timeout: Duration, direct: bool) -> ureq::Agent {
+    config(timeout, direct).build().into()
+}
+
+/// [`agent`]'s settings, for a caller that adds its own (how many connections it keeps).
+pub(crate) fn config(
+    timeout: Duration,
+    direct: bool,
+) -> ureq::config::ConfigBuilder<ureq::typestate::AgentScope> {
     let mut config = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .timeout_connect(Some(timeout.min(Duration::from_secs(10))))
@@ -19,7 +27,7 @@ pub(crate) fn agent(timeout: Duration, direct: bool) -> ureq::Agent {
     if let Some(tls) = crate::tls::ureq_tls() {
         config = config.tls_config(tls);
     }
-    config.build().into()
+    config
 }
 
 /// Seconds a `Retry-After` value asks to wait: a number of seconds, or an HTTP date (a date

@@ -16,7 +16,7 @@ mod to_agent;
 
 pub(crate) use crate::model::plan::{Action, AgentRequest, Feedback, MessageKind, Notice, Plan};
 pub(crate) use failure::{Retry, after_acting, after_failure, keeps_erroring};
-pub(crate) use settle::settled_until;
+pub(crate) use settle::{settled_after, settled_until};
 
 use crate::model::watch::Ci;
 use chrono::Duration;

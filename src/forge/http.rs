@@ -118,9 +118,20 @@ pub fn check_url(url: &str) -> Result<(), String> {
     }
 }
 
+/// A forge client's agent: it keeps as many idle connections to a host as it has requests in
+/// flight ([`MAX_IN_FLIGHT`]), so a burst of reads finds them all open again (ureq keeps three
+/// by default: each burst of eight would connect five times, a TLS handshake each, again).
+/// The API's host and a blob host that logs are fetched from are kept apart.
 fn agent(proxy_from_env: bool, timeout: Duration) -> ureq::Agent {
-    crate::http::agent(timeout, !proxy_from_env)
+    crate::http::config(timeout, !proxy_from_env)
+        .max_idle_connections_per_host(KEPT_PER_HOST)
+        .max_idle_connections(2 * KEPT_PER_HOST)
+        .build()
+        .into()
 }
+
+/// Idle connections a forge client keeps open to one host.
+const KEPT_PER_HOST: usize = MAX_IN_FLIGHT;
 
 fn header(resp: &ureq::http::Response<ureq::Body>, name: &str) -> Option<String> {
     resp.headers()

@@ -597,7 +597,16 @@ pub struct Watch {
     /// A digest of the stored row as it was read, its tick times and lease aside (`None` for a
     /// watch not read from the database): a settled decision holds only over the row it was
     /// made on (see [`crate::core::decide::settled_until`]).
-    pub row_digest: Option<u64>,
+    pub row_digest: Option<RowDigest>,
+}
+
+/// The digest of a watch row (see [`Watch::row_digest`]): of the whole row, and of the
+/// owner's settings alone (the columns before those a tick records), from which the store
+/// tells the digest of the row a tick's record leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowDigest {
+    pub row: u64,
+    pub settings: u64,
 }
 
 impl Watch {

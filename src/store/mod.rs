@@ -26,8 +26,10 @@ pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
 pub(crate) use reads::kept_summary;
 pub use reads::{KeptHints, KeptRead, Settled};
+pub(crate) use seen::seen_after;
 pub use seen::{CHECK_SEEN, Seen};
 pub use ticks::{Lease, Leased, TickRecord};
+pub(crate) use watches::as_recorded;
 pub use watches::{AutoFixChoice, Due, NewWatch, Selection};
 
 /// How many prepared statements a connection keeps compiled.

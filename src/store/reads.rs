@@ -48,8 +48,8 @@ pub struct Settled {
 
 impl Settled {
     /// Whether it holds at `now` over a watch whose stored row has the digest `row`.
-    pub fn holds(&self, now: Instant, row: Option<u64>) -> bool {
-        self.at <= now && now < self.until && row == Some(self.row)
+    pub fn holds(&self, now: Instant, row: Option<crate::model::watch::RowDigest>) -> bool {
+        self.at <= now && now < self.until && row.is_some_and(|r| r.row == self.row)
     }
 }
 

@@ -14,6 +14,19 @@ pub type Seen = BTreeMap<(String, String), String>;
 /// The prefix of `check`'s sources in the `seen` table.
 pub const CHECK_SEEN: &str = "check:";
 
+/// What the tick already handled once `marks` are recorded over `seen`, as [`Store::seen`]
+/// then reads it (`check`'s own sources left out).
+pub(crate) fn seen_after(seen: &Seen, marks: &[crate::model::plan::SeenMark]) -> Seen {
+    let mut out = seen.clone();
+    out.extend(
+        marks
+            .iter()
+            .filter(|m| !m.source.as_str().starts_with(CHECK_SEEN))
+            .map(|m| (m.key(), m.updated_at.clone())),
+    );
+    out
+}
+
 impl Store {
     /// What the tick already handled for `pr`: (source, id) → updated_at.
     pub fn seen(&self, pr: &PrRef) -> Result<Seen> {

@@ -711,6 +711,84 @@ fn a_watch_rows_digest_leaves_out_its_tick_times_only() {
     assert_ne!(digest(&s), armed, "its memory changed");
 }
 
+/// The watch a tick's record leaves, told before it is written ([`as_recorded`]), is the one
+/// the next load reads, digest and all: instants to the second, secrets masked, memory as
+/// written. Anything else written to the row meanwhile makes the digests differ.
+#[test]
+fn a_recorded_watch_is_told_as_the_next_load_reads_it() {
+    use crate::model::Sha;
+    use crate::model::watch::{Ci, Merge, MergeVia, Why};
+    let mut s = Store::open_in_memory().unwrap();
+    let now = t("2026-11-29T12:00:00.250Z");
+    let pr = PrRef::github("o/r", 1);
+    s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+    let mut first = WatchStatus {
+        title: Some(
+            "Fix -----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY----- leak".into(),
+        ),
+        head_sha: Some(Sha("a1".into())),
+        head_seen_at: Some(t("2026-11-29T11:59:58.900Z")),
+        head_ref: Some("feature".into()),
+        base_ref: Some("main".into()),
+        why: Some(Why::FixSent),
+        attempts: 2,
+        merge: Merge::Armed {
+            at: t("2026-11-29T11:00:00.5Z"),
+            via: Some(MergeVia::AutoMerge),
+        },
+        ..WatchStatus::default()
+    };
+    first.pills.ci = Ci::Fixing;
+    first.pills.cnf = true;
+    first.pills.cmt = 3;
+    first.memory.agent_activity_at = Some(t("2026-11-29T11:59:00.123456Z"));
+    first.memory.behind = true;
+    let mut second = first.clone();
+    second.head_sha = None;
+    second.merge = Merge::Disarmed;
+    second.why = None;
+    second.memory.behind = false;
+    let records = [
+        TickRecord {
+            next_tick_at: Some(t("2026-11-29T12:00:30.250Z")),
+            last_error: Some("the forge said 502".into()),
+            ..TickRecord::bare(first, now)
+        },
+        TickRecord::bare(second, now),
+    ];
+    for rec in records {
+        let w = s.watch(&pr).unwrap().unwrap();
+        let told = as_recorded(&w, &rec).expect("a watch read from the store");
+        let lease = taken(s.lease(w.id, &holder("me"), 60, &never));
+        s.record(lease, &w.status.memory, &rec).unwrap();
+        let read = s.watch(&pr).unwrap().unwrap();
+        assert_eq!(told, read);
+        assert_ne!(told.row_digest, w.row_digest);
+        assert!(!told.status.title.unwrap().contains("abc"), "masked");
+    }
+    // Paused, or its memory edited, while the tick ran: the row is not the one told.
+    type Edit = fn(&mut Store, &PrRef, Instant);
+    let edits: [Edit; 2] = [
+        |s, pr, now| assert!(s.set_paused(pr, true, now).unwrap()),
+        |s, pr, now| {
+            let id = s.watch(pr).unwrap().unwrap().id;
+            s.update_memory(id, |m| m.agent_activity_at = Some(now))
+                .unwrap();
+        },
+    ];
+    for edit in edits {
+        let w = s.watch(&pr).unwrap().unwrap();
+        let rec = TickRecord::bare(w.status.clone(), now);
+        let told = as_recorded(&w, &rec).unwrap();
+        let lease = taken(s.lease(w.id, &holder("me"), 60, &never));
+        edit(&mut s, &pr, now);
+        s.record(lease, &w.status.memory, &rec).unwrap();
+        let read = s.watch(&pr).unwrap().unwrap();
+        assert_ne!(told.row_digest, read.row_digest);
+        s.set_paused(&pr, false, now).unwrap();
+    }
+}
+
 /// The status page's history of every watch in one statement: each PR's own newest entries,
 /// oldest first, as [`Store::history`] reads one PR's.
 #[test]

@@ -3,6 +3,7 @@
 //! watch was deferred for budget, unread) and releases the lease.
 
 use anyhow::{Context, Result};
+use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params};
 
 use super::outbox::{OutboxMessage, insert_outbox};
@@ -10,10 +11,8 @@ use super::watches::insert_history;
 use super::{Store, intents, ts};
 use crate::core::memory;
 use crate::holder::Holder;
-use crate::model::watch::{
-    BudgetDeferral, HistoryEntry, Memory, MergeVia, Watch, WatchStatus, Why,
-};
-use crate::model::{ForgeKind, Instant, PrRef, Sha};
+use crate::model::watch::{BudgetDeferral, HistoryEntry, Memory, Watch, WatchStatus};
+use crate::model::{ForgeKind, Instant, PrRef};
 use crate::secrets;
 
 /// Proof that this process holds a PR's lease: only [`Store::lease`] makes one, and
@@ -82,6 +81,37 @@ impl TickRecord {
             && self.outbox.is_empty()
             && self.resolved_intents.is_empty()
     }
+}
+
+/// The values [`Store::record`] writes for `rec` with `memory`, one per column of the watch row
+/// from [`super::watches::RECORDED_FROM`] on, in order: what the next load of the row reads.
+pub(super) fn recorded_values(rec: &TickRecord, memory: &Memory) -> Result<Vec<Value>> {
+    let s = &rec.status;
+    let text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
+    let flag = |b: bool| Value::Integer(i64::from(b));
+    let (pill_ci, pill_ci_fixing) = s.pills.ci.flags();
+    let (merge_armed, merge_via, armed_at) = s.merge.columns();
+    Ok(vec![
+        Value::Text(s.state.as_str().to_owned()),
+        text(secrets::mask_opt(s.title.as_deref())),
+        text(s.head_sha.as_ref().map(|h| h.as_str().to_owned())),
+        text(s.head_seen_at.map(ts)),
+        text(secrets::mask_opt(s.head_ref.as_deref())),
+        text(secrets::mask_opt(s.base_ref.as_deref())),
+        flag(pill_ci),
+        flag(pill_ci_fixing),
+        flag(s.pills.cnf),
+        Value::Integer(i64::from(s.pills.cmt)),
+        text(s.why.map(|w| w.as_str().to_owned())),
+        Value::Integer(i64::from(s.attempts)),
+        flag(merge_armed),
+        text(merge_via.map(|v| v.as_str().to_owned())),
+        text(armed_at.map(ts)),
+        Value::Text(serde_json::to_string(memory)?),
+        text(rec.next_tick_at.map(ts)),
+        Value::Text(ts(rec.last_tick_at)),
+        text(secrets::mask_opt(rec.last_error.as_deref())),
+    ])
 }
 
 /// The address of the watch `owner` holds the lease on, as its history and seen rows name it.
@@ -227,17 +257,15 @@ impl Store {
         let Lease { watch_id, owner } = lease;
         let tx = self.atomic()?;
         let url = leased_url(&tx, watch_id, &owner)?;
-        let s = &rec.status;
         let stored: String = tx
             .prepare_cached("SELECT memory FROM watches WHERE id = ?1")?
             .query_row([watch_id], |r| r.get(0))?;
         let memory = match serde_json::from_str::<Memory>(&stored) {
-            Ok(stored) => memory::ticked(read, &s.memory, &stored)?,
+            Ok(stored) => memory::ticked(read, &rec.status.memory, &stored)?,
             // Unreadable now: the tick's memory replaces it, as before.
-            Err(_) => s.memory.clone(),
+            Err(_) => rec.status.memory.clone(),
         };
-        let (pill_ci, pill_ci_fixing) = s.pills.ci.flags();
-        let (merge_armed, merge_via, armed_at) = s.merge.columns();
+        let values = recorded_values(rec, &memory)?;
         tx.prepare_cached(
             "UPDATE watches SET state = ?2, title = ?3, head_sha = ?4, head_seen_at = ?5, head_ref = ?6,
                     base_ref = ?7, pill_ci = ?8, pill_ci_fixing = ?9, pill_cnf = ?10, pill_cmt = ?11,
@@ -245,30 +273,9 @@ impl Store {
                     memory = ?17, next_tick_at = ?18, last_tick_at = ?19, last_error = ?20,
                     lease_owner = NULL, lease_until = NULL
              WHERE id = ?1")?
-.execute(
-            params![
-                watch_id,
-                s.state.as_str(),
-                secrets::mask_opt(s.title.as_deref()),
-                s.head_sha.as_ref().map(Sha::as_str),
-                s.head_seen_at.map(ts),
-                secrets::mask_opt(s.head_ref.as_deref()),
-                secrets::mask_opt(s.base_ref.as_deref()),
-                pill_ci,
-                pill_ci_fixing,
-                s.pills.cnf,
-                s.pills.cmt,
-                s.why.map(Why::as_str),
-                s.attempts,
-                merge_armed,
-                merge_via.map(MergeVia::as_str),
-                armed_at.map(ts),
-                serde_json::to_string(&memory)?,
-                rec.next_tick_at.map(ts),
-                ts(rec.last_tick_at),
-                secrets::mask_opt(rec.last_error.as_deref()),
-            ],
-        )?;
+        .execute(rusqlite::params_from_iter(
+            std::iter::once(Value::Integer(watch_id)).chain(values),
+        ))?;
         insert_history(&tx, &url, &rec.history)?;
         insert_outbox(&tx, &rec.outbox)?;
         intents::resolve(&tx, watch_id, &rec.resolved_intents, rec.last_tick_at)?;

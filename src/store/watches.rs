@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
+use rusqlite::types::{FromSql, Value, ValueRef};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::int::Uint;
-use super::{Store, parse_ts, ts};
+use super::{Store, TickRecord, parse_ts, ts};
 use crate::model::nudge::{Named, Nudge};
 use crate::model::watch::{
-    Ci, HistoryEntry, Memory, Merge, MergeVia, Pills, Watch, WatchStatus, Why,
+    Ci, HistoryEntry, Memory, Merge, MergeVia, Pills, RowDigest, Watch, WatchStatus, Why,
 };
 use crate::model::{ForgeKind, Instant, PrRef, PrState, Sha};
 use crate::secrets;
@@ -122,53 +123,199 @@ mod at {
 /// digest leaves out.
 const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
 
+/// The first column of [`WATCH_COLUMNS`] a tick's record writes: it writes every one from here
+/// on, in this order ([`super::ticks::recorded_values`]); those before it are the owner's
+/// settings.
+pub(super) const RECORDED_FROM: usize = at::STATE;
+
+/// A watch row's columns by position: a row as read, or the values a tick's record writes
+/// ([`Recorded`]).
+trait Columns {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>>;
+
+    fn get<T: FromSql>(&self, i: usize) -> rusqlite::Result<T> {
+        let value = self.value(i)?;
+        T::column_result(value).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), Box::new(e))
+        })
+    }
+}
+
+impl Columns for Row<'_> {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        self.get_ref(i)
+    }
+
+    fn get<T: FromSql>(&self, i: usize) -> rusqlite::Result<T> {
+        Row::get(self, i)
+    }
+}
+
+/// The columns a tick's record writes, from [`RECORDED_FROM`] on, as it binds them.
+struct Recorded<'a>(&'a [Value]);
+
+impl Columns for Recorded<'_> {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        i.checked_sub(RECORDED_FROM)
+            .and_then(|at| self.0.get(at))
+            .map(ValueRef::from)
+            .ok_or(rusqlite::Error::InvalidColumnIndex(i))
+    }
+}
+
+/// Adds one column's value, with its type, to a row's digest.
+fn digest_value(d: &mut crate::core::hash::Digest, value: ValueRef<'_>) {
+    match value {
+        ValueRef::Null => d.part(b"n"),
+        ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),
+        ValueRef::Real(x) => d.part(b"r").part(&x.to_le_bytes()),
+        ValueRef::Text(t) => d.part(b"t").part(t),
+        ValueRef::Blob(b) => d.part(b"b").part(b),
+    };
+}
+
 /// The digest of a watch row as read (see [`Watch::row_digest`]): every column of
-/// [`WATCH_COLUMNS`] but the tick times (the lease is not among them), each with its type.
-fn row_digest(row: &Row<'_>) -> rusqlite::Result<u64> {
-    use rusqlite::types::ValueRef;
+/// [`WATCH_COLUMNS`] but the tick times (the lease is not among them), each with its type; the
+/// settings' columns digested first, on their own.
+fn row_digest(row: &Row<'_>) -> rusqlite::Result<RowDigest> {
+    let mut settings = crate::core::hash::Digest::default();
+    for i in 0..RECORDED_FROM {
+        digest_value(&mut settings, row.get_ref(i)?);
+    }
+    let settings = settings.finish();
+    Ok(RowDigest {
+        row: recorded_digest(settings, row)?,
+        settings,
+    })
+}
+
+/// The digest of a row whose settings digest to `settings` and whose recorded columns are
+/// `cols`'.
+fn recorded_digest(settings: u64, cols: &impl Columns) -> rusqlite::Result<u64> {
     let mut d = crate::core::hash::Digest::default();
-    for i in (0..row.as_ref().column_count()).filter(|i| !TICK_TIMES.contains(i)) {
-        match row.get_ref(i)? {
-            ValueRef::Null => d.part(b"n"),
-            ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),
-            ValueRef::Real(x) => d.part(b"r").part(&x.to_le_bytes()),
-            ValueRef::Text(t) => d.part(b"t").part(t),
-            ValueRef::Blob(b) => d.part(b"b").part(b),
-        };
+    d.part(&settings.to_le_bytes());
+    for i in (RECORDED_FROM..=at::LAST_ERROR).filter(|i| !TICK_TIMES.contains(i)) {
+        digest_value(&mut d, cols.value(i)?);
     }
     Ok(d.finish())
+}
+
+/// The watch `watch` becomes once `rec` is recorded over its row, as the next load reads it
+/// (the same parse of the same values: instants to the second, secrets masked) with that
+/// row's digest; `None` when it would not read back whole, or `watch` was not read from the
+/// database. It is the row the next load reads only if nothing else writes the row between.
+pub(crate) fn as_recorded(watch: &Watch, rec: &TickRecord) -> Option<Watch> {
+    let settings = watch.row_digest?.settings;
+    let values = super::ticks::recorded_values(rec, &rec.status.memory).ok()?;
+    let cols = Recorded(&values);
+    let part = recorded_part(&cols, watch.added_at).ok()?;
+    if !part.unreadable.is_empty() {
+        return None;
+    }
+    Some(Watch {
+        status: part.status,
+        next_tick_at: part.next_tick_at,
+        last_tick_at: part.last_tick_at,
+        last_error: part.last_error,
+        row_digest: Some(RowDigest {
+            row: recorded_digest(settings, &cols).ok()?,
+            settings,
+        }),
+        ..watch.clone()
+    })
+}
+
+/// What a watch row's recorded columns say, and what of them could not be read.
+struct RecordedPart {
+    status: WatchStatus,
+    next_tick_at: Option<Instant>,
+    last_tick_at: Option<Instant>,
+    last_error: Option<String>,
+    unreadable: Vec<String>,
+}
+
+/// The text in column `i`.
+fn text(cols: &impl Columns, i: usize) -> rusqlite::Result<&str> {
+    cols.value(i)?.as_str().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+/// The instant in column `i`, when it reads as one.
+fn time(cols: &impl Columns, i: usize) -> rusqlite::Result<Option<Instant>> {
+    Ok(cols
+        .value(i)?
+        .as_str_or_null()
+        .ok()
+        .flatten()
+        .and_then(|s| crate::model::parse_instant(s).ok()))
+}
+
+/// A watch row's recorded columns (from [`RECORDED_FROM`] on), read.
+fn recorded_part(cols: &impl Columns, added_at: Instant) -> rusqlite::Result<RecordedPart> {
+    let mut unreadable = Vec::new();
+    let state = text(cols, at::STATE)?
+        .parse::<PrState>()
+        .unwrap_or_else(|e| {
+            unreadable.push(format!("state: {e}"));
+            PrState::Open
+        });
+    let memory = serde_json::from_str::<Memory>(text(cols, at::MEMORY)?).unwrap_or_else(|e| {
+        unreadable.push(format!("memory: {e}"));
+        Memory::default()
+    });
+    let status = WatchStatus {
+        state,
+        title: cols.get(at::TITLE)?,
+        head_sha: cols.get::<Option<String>>(at::HEAD_SHA)?.map(Sha),
+        head_seen_at: time(cols, at::HEAD_SEEN_AT)?,
+        head_ref: cols.get(at::HEAD_REF)?,
+        base_ref: cols.get(at::BASE_REF)?,
+        pills: Pills {
+            ci: Ci::from_flags(cols.get(at::PILL_CI)?, cols.get(at::PILL_CI_FIXING)?),
+            cnf: cols.get(at::PILL_CNF)?,
+            cmt: cols.get(at::PILL_CMT)?,
+        },
+        why: cols
+            .value(at::WHY)?
+            .as_str_or_null()
+            .ok()
+            .flatten()
+            .and_then(Why::parse),
+        attempts: cols.get(at::ATTEMPTS)?,
+        merge: Merge::from_columns(
+            cols.get(at::MERGE_ARMED)?,
+            cols.value(at::MERGE_VIA)?
+                .as_str_or_null()
+                .ok()
+                .flatten()
+                .and_then(MergeVia::parse),
+            time(cols, at::ARMED_AT)?,
+            added_at,
+        ),
+        memory,
+    };
+    Ok(RecordedPart {
+        status,
+        next_tick_at: time(cols, at::NEXT_TICK_AT)?,
+        last_tick_at: time(cols, at::LAST_TICK_AT)?,
+        last_error: cols.get(at::LAST_ERROR)?,
+        unreadable,
+    })
 }
 
 /// A watch row. What cannot be read (an unknown forge or state, a corrupt `memory`) is never
 /// guessed silently: the watch carries it in `unreadable`, and the tick refuses to act on it.
 fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
-    let text = |i: usize| -> rusqlite::Result<&str> {
-        row.get_ref(i)?.as_str().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-        })
-    };
-    let time = |i: usize| -> rusqlite::Result<Option<Instant>> {
-        Ok(row
-            .get_ref(i)?
-            .as_str_or_null()
-            .ok()
-            .flatten()
-            .and_then(|s| crate::model::parse_instant(s).ok()))
-    };
+    let forge = text(row, at::FORGE)?.parse::<ForgeKind>();
+    let added_at = time(row, at::ADDED_AT)?.unwrap_or_default();
+    let part = recorded_part(row, added_at)?;
     let mut unreadable = Vec::new();
-    let forge = text(at::FORGE)?.parse::<ForgeKind>().unwrap_or_else(|e| {
+    let forge = forge.unwrap_or_else(|e| {
         unreadable.push(format!("forge: {e}"));
         ForgeKind::GitHub
     });
-    let state = text(at::STATE)?.parse::<PrState>().unwrap_or_else(|e| {
-        unreadable.push(format!("state: {e}"));
-        PrState::Open
-    });
-    let memory = serde_json::from_str::<Memory>(text(at::MEMORY)?).unwrap_or_else(|e| {
-        unreadable.push(format!("memory: {e}"));
-        Memory::default()
-    });
-    let added_at = time(at::ADDED_AT)?.unwrap_or_default();
+    unreadable.extend(part.unreadable);
     Ok(Watch {
         id: row.get(at::ID)?,
         pr: PrRef {
@@ -181,40 +328,10 @@ fn watch_from_row(row: &Row<'_>) -> rusqlite::Result<Watch> {
         auto_fix: row.get(at::AUTO_FIX)?,
         paused: row.get(at::PAUSED)?,
         added_at,
-        status: WatchStatus {
-            state,
-            title: row.get(at::TITLE)?,
-            head_sha: row.get::<_, Option<String>>(at::HEAD_SHA)?.map(Sha),
-            head_seen_at: time(at::HEAD_SEEN_AT)?,
-            head_ref: row.get(at::HEAD_REF)?,
-            base_ref: row.get(at::BASE_REF)?,
-            pills: Pills {
-                ci: Ci::from_flags(row.get(at::PILL_CI)?, row.get(at::PILL_CI_FIXING)?),
-                cnf: row.get(at::PILL_CNF)?,
-                cmt: row.get(at::PILL_CMT)?,
-            },
-            why: row
-                .get_ref(at::WHY)?
-                .as_str_or_null()
-                .ok()
-                .flatten()
-                .and_then(Why::parse),
-            attempts: row.get(at::ATTEMPTS)?,
-            merge: Merge::from_columns(
-                row.get(at::MERGE_ARMED)?,
-                row.get_ref(at::MERGE_VIA)?
-                    .as_str_or_null()
-                    .ok()
-                    .flatten()
-                    .and_then(MergeVia::parse),
-                time(at::ARMED_AT)?,
-                added_at,
-            ),
-            memory,
-        },
-        next_tick_at: time(at::NEXT_TICK_AT)?,
-        last_tick_at: time(at::LAST_TICK_AT)?,
-        last_error: row.get(at::LAST_ERROR)?,
+        status: part.status,
+        next_tick_at: part.next_tick_at,
+        last_tick_at: part.last_tick_at,
+        last_error: part.last_error,
         unreadable: (!unreadable.is_empty()).then(|| unreadable.join("; ")),
         row_digest: Some(row_digest(row)?),
     })

@@ -66,6 +66,12 @@ impl TickFailure {
     }
 }
 
+/// The per-PR error, for whoever reads the log (the run's results stay on stdout). Logged under
+/// the tick's own target, whichever of its modules says it.
+pub(super) fn log_failure(watch: &Watch, message: &str) {
+    tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %message, "tick failed");
+}
+
 /// The record of a tick that failed before it could act, and its `last_error`.
 pub(super) fn failed_tick(
     watch: &Watch,
@@ -74,9 +80,6 @@ pub(super) fn failed_tick(
     policy: &Policy,
 ) -> (TickRecord, String) {
     let failed = after_failure(&watch.status, &e.to_string(), e.retry(), policy, now);
-    // The per-PR error, for whoever reads the log (the run's results stay on stdout).
-    // Logged under the tick's own target, whichever of its modules says it.
-    tracing::warn!(target: "pr_monitor::tick", pr = %watch.pr.url(), error = %failed.message, "tick failed");
     let record = TickRecord {
         next_tick_at: failed.next_tick_at,
         last_error: Some(failed.message.clone()),

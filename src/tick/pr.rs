@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::ahead::{self, PrAhead};
 use super::detect;
 use super::execute::{self, Env};
-use super::failure::{TickFailure, error_notice, failed_tick};
+use super::failure::{TickFailure, error_notice, failed_tick, log_failure};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::{RunOptions, stopped};
@@ -43,7 +43,8 @@ pub(super) struct Decided {
 /// What applying a PR's decision needs besides its watch.
 struct Judged {
     policy: Policy,
-    owner: String,
+    /// The inputs it was decided on, and whether it was the PR's turn to update its branch.
+    inputs: (PrInputs, bool),
     decision: Decision,
     /// The kept read it was decided on (its fingerprint as kept, and what was settled on it).
     kept: Option<(String, Option<Settled>)>,
@@ -72,12 +73,12 @@ pub(super) fn decide(
 ) -> Step {
     let cut_off = read.as_ref().is_err_and(TickFailure::cuts_off);
     match read.and_then(|read| decide_one(app, &watch, (read, ahead), chunk, opts)) {
-        Ok(Decide::Ticked(t)) => Step::Acted(Box::new(acted(app, watch, Ok(*t), cut_off))),
+        Ok(Decide::Ticked(t)) => Step::Acted(Box::new(acted(app, watch, Ok(*t), cut_off, opts))),
         Ok(Decide::Decided(judged)) => Step::Decided(Box::new(Decided {
             watch,
             judged: *judged,
         })),
-        Err(e) => Step::Acted(Box::new(acted(app, watch, Err(e), cut_off))),
+        Err(e) => Step::Acted(Box::new(acted(app, watch, Err(e), cut_off, opts))),
     }
 }
 
@@ -94,24 +95,32 @@ pub(super) fn act(
         Step::Decided(d) => {
             let Decided { watch, judged } = *d;
             let ticked = finish_one(app, &watch, judged, armed, opts);
-            acted(app, watch, ticked, false)
+            acted(app, watch, ticked, false, opts)
         }
     }
 }
 
 /// A PR's outcome and record, whatever its tick gave.
-fn acted(app: &mut App, watch: Watch, ticked: Result<Ticked, TickFailure>, cut_off: bool) -> Acted {
+fn acted(
+    app: &mut App,
+    watch: Watch,
+    ticked: Result<Ticked, TickFailure>,
+    cut_off: bool,
+    opts: &RunOptions,
+) -> Acted {
     let now = app.now;
     let (plan, error, mut record, settlement) = match ticked {
         Ok(t) => (Some(t.plan), t.error, t.record, t.settlement),
         Err(e) => {
             let policy = app.policy_for(&watch);
             let (record, message) = failed_tick(&watch, &e, now, &policy);
+            if !opts.fix_asked {
+                log_failure(&watch, &message);
+            }
             (None, Some(message), record, None)
         }
     };
-    // A tick ends any deferral for budget: the PR had its turn.
-    record.status.memory.budget_deferral = None;
+    had_its_turn(&mut record);
     if decide::keeps_erroring(&record.status) {
         match error_notice(app, &watch, record.last_error.as_deref().unwrap_or("")) {
             Ok(messages) => record.outbox.extend(messages),
@@ -130,6 +139,11 @@ fn acted(app: &mut App, watch: Watch, ticked: Result<Ticked, TickFailure>, cut_o
         record,
         settlement,
     }
+}
+
+/// A tick ends any deferral for budget: the PR had its turn.
+fn had_its_turn(record: &mut TickRecord) {
+    record.status.memory.budget_deferral = None;
 }
 
 /// A PR's decision: the snapshot it was made on, the plan, and its bound when it is quiet
@@ -480,7 +494,7 @@ fn decide_one(
     let decision = detect_and_decide(app, watch, (snapshot, reused), &ctx, held, opts)?;
     Ok(Decide::Decided(Box::new(Judged {
         policy,
-        owner: inputs.owner,
+        inputs: (inputs, update_turn),
         decision,
         kept,
         context,
@@ -499,17 +513,32 @@ fn finish_one(
     let now = app.now;
     let Judged {
         policy,
-        owner,
+        inputs: (inputs, update_turn),
         decision,
         kept,
         context,
     } = judged;
-    let (until, on_read) = (decision.until, decision.on_read);
-    let (plan, error, record) = apply(app, watch, (&policy, &owner), decision, armed, opts)?;
+    let Decision {
+        snap,
+        plan,
+        until,
+        on_read,
+    } = decision;
+    let owner = (&policy, inputs.owner.as_str());
+    let (plan, error, mut record) = apply(app, watch, owner, (&snap, plan), armed, opts)?;
+    had_its_turn(&mut record);
+    // Not settled on its own: perhaps on what it recorded.
+    let again = (on_read && kept.is_some() && !(until.is_some() && record.only_times(watch)))
+        .then(|| {
+            let ctx = inputs.context(&policy, now, update_turn, opts.fix_asked);
+            settle::again(watch, &snap, &ctx, &plan, &record)
+        })
+        .flatten();
     let decided = settle::Decided {
         plan: &plan,
         until,
         on_read,
+        again,
     };
     let settlement = Settlement::after(watch, kept, &decided, &record, context, now);
     Ok(Ticked {
@@ -526,12 +555,11 @@ fn apply(
     app: &mut App,
     watch: &Watch,
     (policy, owner): (&Policy, &str),
-    decision: Decision,
+    (snap, mut plan): (&Snapshot, Plan),
     armed: Option<crate::model::outcome::Outcome>,
     opts: &RunOptions,
 ) -> Result<(Plan, Option<String>, TickRecord), TickFailure> {
     let now = app.now;
-    let Decision { snap, mut plan, .. } = decision;
     let forge = app
         .forges
         .get(watch.pr.forge, &app.config)
@@ -549,7 +577,7 @@ fn apply(
         intents: &mut app.store,
         armed,
     };
-    let applied = execute::apply(&mut writes, &snap, &mut plan, &env);
+    let applied = execute::apply(&mut writes, snap, &mut plan, &env);
     let mut history = plan.history.clone();
     history.extend(applied.history);
     decide::after_acting(

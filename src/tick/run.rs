@@ -12,6 +12,8 @@ pub struct RunOptions {
     pub force: bool,
     pub dry_run: bool,
     /// `pr-monitor fix`: send the current failure to the agent whatever the author and guards.
+    /// `fix` says a PR's failure itself (its `error:` line), so the run logs no `tick failed`
+    /// line of its own: the error is said once.
     pub fix_asked: bool,
     /// Set by a signal handler: finish the PR in hand, then stop.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,

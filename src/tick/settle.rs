@@ -2,13 +2,16 @@
 //! with the core's bound ([`crate::core::decide::settled_until`]), the digest of the watch's stored row and
 //! the digest of its context; while the summary still matches the kept read, the row is the
 //! same, the context is the same and the bound has not passed, the next tick records the same
-//! quiet plan without loading the kept read or deciding ([`quiet`]). Any other decision on
-//! the read forgets what was kept ([`Settlement`]).
+//! quiet plan without loading the kept read or deciding ([`quiet`]). A decision that records
+//! a change is followed by the one the next tick would make on what it recorded
+//! ([`crate::core::decide::settled_after`]): when that one is quiet, it is kept instead, over
+//! the row as recorded ([`Again`]). Any other decision on the read forgets what was kept
+//! ([`Settlement`]).
 
-use crate::core::decide::Plan;
+use crate::core::decide::{self, Plan};
 use crate::core::hash::Digest;
-use crate::model::Instant;
 use crate::model::watch::Watch;
+use crate::model::{Instant, Snapshot};
 use crate::store::{Settled, TickRecord};
 
 /// What a decision is made over besides the stored row, the snapshot and the items already
@@ -105,6 +108,18 @@ pub(super) struct Decided<'a> {
     pub(super) until: Option<Instant>,
     /// The decision was made on `read` (not on a read made again before acting).
     pub(super) on_read: bool,
+    /// The quiet decision made after it on what it recorded, when it is not quiet itself.
+    pub(super) again: Option<Again>,
+}
+
+/// A quiet decision made, at the same instant, on what a decision that records a change
+/// recorded (see [`crate::core::decide::settled_after`]): its bound, its next tick, and the
+/// digest of the watch's row as recorded.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Again {
+    pub(super) until: Instant,
+    pub(super) next_tick_at: Option<Instant>,
+    pub(super) row: u64,
 }
 
 impl Settlement {
@@ -121,18 +136,57 @@ impl Settlement {
         now: Instant,
     ) -> Option<Settlement> {
         let (summary, before) = kept?;
-        let every = |t: Instant| (t - now).num_seconds();
-        let settled = decided
+        let quiet = decided
             .until
-            .filter(|_| decided.on_read && record.only_times(watch))
+            .filter(|_| record.only_times(watch))
             .zip(watch.row_digest)
-            .map(|(until, row)| Settled {
-                at: now,
+            .map(|(until, row)| Again {
                 until,
-                row,
+                next_tick_at: decided.plan.next_tick_at,
+                row: row.row,
+            });
+        let settled = quiet
+            .or(decided.again)
+            .filter(|_| decided.on_read)
+            .map(|a| Settled {
+                at: now,
+                until: a.until,
+                row: a.row,
                 context,
-                every: decided.plan.next_tick_at.map(every),
+                every: a.next_tick_at.map(|t| (t - now).num_seconds()),
             });
         (settled != before).then_some(Settlement { summary, settled })
     }
+}
+
+/// The quiet decision the next tick would make on `snap` once `record` is recorded, made now:
+/// `plan` was decided on `watch` in `ctx` and applied as `record` (see
+/// [`decide::settled_after`]). `None` when it would not be quiet or cannot be told.
+pub(super) fn again(
+    watch: &Watch,
+    snap: &Snapshot,
+    ctx: &decide::Context<'_>,
+    plan: &Plan,
+    record: &TickRecord,
+) -> Option<Again> {
+    let recorded = crate::store::as_recorded(watch, record)?;
+    let seen = crate::store::seen_after(ctx.seen, &record.seen);
+    let intents: Vec<crate::model::intent::Intent> = ctx
+        .intents
+        .iter()
+        .filter(|i| !record.resolved_intents.contains(&i.id))
+        .cloned()
+        .collect();
+    let next = decide::Context {
+        evidence: None,
+        seen: &seen,
+        intents: &intents,
+        ..ctx.clone()
+    };
+    let (again, until) = decide::settled_after(plan, &recorded, snap, &next)?;
+    Some(Again {
+        until,
+        next_tick_at: again.next_tick_at,
+        row: recorded.row_digest?.row,
+    })
 }

@@ -65,6 +65,9 @@ mod fake_github;
 #[path = "../it/support/fake_server.rs"]
 mod fake_server;
 
+#[path = "../it/support/http_server.rs"]
+mod http_server;
+
 #[path = "../it/support/meet.rs"]
 mod meet;
 

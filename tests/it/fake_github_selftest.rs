@@ -1239,3 +1239,47 @@ fn dropping_the_fake_with_a_fault_that_never_fired_fails_the_test() {
     assert_eq!(rest(&gh, "GET", "/rate_limit", None).0, 200);
     assert_eq!(panic_of(gh), None);
 }
+
+/// The fake serves every open connection at once, as a real forge's front end does: eight
+/// clients, each on a connection of its own that it keeps open once answered, ask together;
+/// the fake holds each request until the eight are there, and every one is answered. (A
+/// server that gave a few threads to kept-alive connections would leave some unread until
+/// another closed; the timeout only bounds how long such a failure takes.)
+#[test]
+fn eight_kept_open_connections_are_served_at_once() {
+    const RATE: &str = "GET /rate_limit";
+    let gh = FakeGitHub::start();
+    gh.hold_until_together(RATE, 8);
+    let answered = std::sync::Barrier::new(8);
+    let url = format!("{}/rate_limit", gh.url());
+    let auth = format!("Bearer {}", gh.token());
+    let statuses: Vec<Result<u16, String>> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    let client: ureq::Agent = ureq::Agent::config_builder()
+                        .http_status_as_error(false)
+                        .proxy(None)
+                        .timeout_global(Some(std::time::Duration::from_secs(20)))
+                        .build()
+                        .into();
+                    let status = client
+                        .get(&url)
+                        .header("Authorization", &auth)
+                        .call()
+                        .and_then(|mut r| {
+                            r.body_mut().read_to_string()?;
+                            Ok(r.status().as_u16())
+                        })
+                        .map_err(|e| e.to_string());
+                    // The client's connection stays open until every client has its answer.
+                    answered.wait();
+                    status
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    assert_eq!(statuses, vec![Ok(200); 8]);
+    assert_eq!(gh.most_together(RATE), 8);
+}

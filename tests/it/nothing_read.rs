@@ -57,7 +57,8 @@ pub(crate) fn cut_off_runs(
     ]
 }
 
-/// `out` (of `args` run as `what`) exited 3, printed nothing, and said why on standard error.
+/// `out` (of `args` run as `what`) exited 3, printed nothing, and said why on standard error,
+/// once: one line says it (no log line of the run before it repeats it).
 pub(crate) fn says_nothing_read(args: &[&str], what: &str, out: &Out, says: &str) {
     assert_eq!(out.code, 3, "{args:?}, {what}: {out:?}");
     assert!(out.stdout.is_empty(), "{args:?}, {what}: {}", out.stdout);
@@ -66,6 +67,8 @@ pub(crate) fn says_nothing_read(args: &[&str], what: &str, out: &Out, says: &str
         "{args:?}, {what}: want {says:?} in {}",
         out.stderr
     );
+    let saying = out.stderr.lines().filter(|l| l.contains(says)).count();
+    assert_eq!(saying, 1, "{args:?}, {what}: said once? {}", out.stderr);
 }
 
 /// Every owner's command on change 1 (watched for `fixer`, `lint` failed, a review thread

@@ -81,6 +81,21 @@ fn a_slow_batch_holds_only_its_own_prs() {
     }
 }
 
+/// 100 PRs ready to merge are ten batches: the first is read alone, then eight are under way
+/// at once and never nine. The fake holds each batch's read until ten have come (or its
+/// bound): the first waits alone, the eight after it wait together, and the tenth is sent
+/// only when one of them is answered.
+#[test]
+fn eight_batches_are_read_at_once_and_no_more() {
+    const SNAPSHOTS: &str = "POST /graphql PullRequestSnapshots";
+    let env = ready_to_merge(100);
+    env.gh.hold_until_together(SNAPSHOTS, 10);
+    env.ok(&["run"]);
+    assert_eq!(env.gh.requests().count(SNAPSHOTS), 10);
+    assert_eq!(env.gh.most_together(SNAPSHOTS), 8);
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 100)), 1);
+}
+
 /// One watched PR whose lint failed on a commit of the command agent `slow`, which runs
 /// `command` (a shell line) for each message.
 fn slow_agent_env(command: &str) -> TestEnv {

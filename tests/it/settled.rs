@@ -153,3 +153,70 @@ fn a_read_kept_before_hints_existed_settles_on_its_next_quiet_decision() {
     );
     assert!(env.gh.requests().writes().is_empty());
 }
+
+/// A decision that records a change is followed, at once, by the one the next tick would make
+/// on what it recorded; when that one is quiet the PR is settled already: a first look settles
+/// its PR, which is decided again only when a time-driven rule turns (here the two minutes a
+/// new head keeps a PR on the fast cadence).
+#[test]
+fn a_first_look_settles_its_pr_until_a_time_driven_rule_turns() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "lint").success();
+        w.check_run(REPO, 1, "e2e").in_progress();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    spoil_kept_snapshots(&env);
+    assert_eq!(
+        run_after(&mut env, 120, &["run", "--force"]),
+        0,
+        "two minutes in: settled by the first look, its kept read not loaded"
+    );
+    assert_eq!(
+        run_after(&mut env, 1, &["run", "--force"]),
+        1,
+        "two minutes and a second in: decided again"
+    );
+    assert!(env.gh.requests().writes().is_empty());
+    assert_eq!(env.pills("octo/app#1")["ci"], json!(false));
+}
+
+/// The tick that reconciles a recorded arming of the forge's auto-merge (its read shows it on)
+/// settles the PR on what it recorded; the next tick does not decide, until a time-driven rule
+/// turns.
+#[test]
+fn the_tick_that_reconciles_an_arming_settles_its_pr() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.auto_merge_executes = false;
+        w.repo(REPO).required_approvals(1);
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "--merge-when-ready", "octo/app#1"]);
+    env.ok(&["run"]);
+    assert!(
+        !env.gh.requests().writes().is_empty(),
+        "auto-merge armed: {:?}",
+        env.gh.requests().counts()
+    );
+    assert_eq!(
+        run_after(&mut env, 60, &["run", "--force"]),
+        1,
+        "the summary shows auto-merge on: read in full, the arming reconciled"
+    );
+    spoil_kept_snapshots(&env);
+    assert_eq!(
+        run_after(&mut env, 60, &["run", "--force"]),
+        0,
+        "settled by the tick that reconciled it"
+    );
+    assert_eq!(
+        run_after(&mut env, 1, &["run", "--force"]),
+        1,
+        "the head's two minutes are over: decided again"
+    );
+    assert!(env.gh.requests().writes().is_empty());
+}

@@ -14,6 +14,10 @@
 //! - the cadence: a commit, a head or agent activity enters or leaves the two-minute window
 //!   that keeps the PR on `poll_sec` ([`next_tick`](super::next_tick)).
 //!
+//! A decision that records a change is followed, at the same instant, by the one the next
+//! tick would make on what it recorded ([`settled_after`]): when that one is quiet, its bound
+//! holds from this tick on, so the next tick need not decide.
+//!
 //! Whatever those say, a settled decision is made again after [`SETTLED_AT_MOST_SECS`]. A
 //! decision is never settled when it rests on more than the snapshot and the stored state: the
 //! forge's word on the head (evidence), recorded intents, the owner's `fix`, a failed check's
@@ -22,7 +26,7 @@
 
 use chrono::Duration;
 
-use super::{ACTIVITY_WINDOW_SECS, Context, Plan, waiting_since};
+use super::{ACTIVITY_WINDOW_SECS, Action, Context, Plan, waiting_since};
 use crate::core::checks;
 use crate::model::trust::{TrustVerdict, UNLISTED_GRACE_SECS};
 use crate::model::watch::Watch;
@@ -70,6 +74,32 @@ pub(crate) fn settled_until(
         }
     }
     Some(until)
+}
+
+/// The decision the next tick makes on the same snapshot after `plan` is recorded, made now
+/// (at `next.now`), with its bound when it is quiet (see [`settled_until`]). `recorded` is the
+/// watch as the store reads it back once `plan` (as applied: its actions' answers in its
+/// status) is recorded; `next` the context the next tick decides in: what `plan` handled and
+/// reconciled taken in, no evidence read. `None` when `plan` asked the forge for anything (the
+/// next read reconciles its answer and intent), when it left an error, and when the second
+/// decision is not quiet.
+pub(crate) fn settled_after(
+    plan: &Plan,
+    recorded: &Watch,
+    snap: &Snapshot,
+    next: &Context<'_>,
+) -> Option<(Plan, Instant)> {
+    let only_messages = plan
+        .actions
+        .iter()
+        .all(|a| matches!(a, Action::Notify(_) | Action::SendToAgent(_)));
+    if !only_messages || recorded.last_error.is_some() || next.evidence.is_some() {
+        return None;
+    }
+    let mut again = super::decide(recorded, snap, next);
+    super::after_acting(&mut again, None, next.policy, next.now, &mut Vec::new());
+    let until = settled_until(recorded, snap, next, &again)?;
+    Some((again, until))
 }
 
 /// Every instant at which a time-driven rule of an open PR's decision could turn (some may

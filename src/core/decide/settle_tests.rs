@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 
-use super::super::tests::{Ctx, after, check, snap, t0, watch_seen};
+use super::super::tests::{Ctx, after, armed, check, snap, t0, watch, watch_seen};
 use super::*;
 use crate::model::trust::HeadTrust;
 use crate::model::watch::FixInFlight;
@@ -298,5 +298,164 @@ fn a_decision_that_acts_or_leans_on_more_than_the_snapshot_is_not_settled() {
             }
         ),
         "a head never seen"
+    );
+}
+
+/// The context the next tick decides in once `plan`, decided in `c`, is recorded: what it
+/// handled is seen, what it reconciled is no longer open.
+fn next_ctx(c: &Ctx, plan: &Plan) -> Ctx {
+    let mut next = c.clone();
+    next.seen
+        .extend(plan.seen.iter().map(|m| (m.key(), m.updated_at.clone())));
+    next.intents
+        .retain(|i| !plan.resolved_intents.contains(&i.id));
+    next
+}
+
+/// `w` decided on `s` in `c`, a decision that records a change, then [`settled_after`] on what
+/// it recorded: whether it settles; when it does, its plan is the next tick's decision on the
+/// same read, its bound is that decision's, and the decision holds until it.
+fn settles_at_once(what: &str, c: &Ctx, w: &Watch, s: &Snapshot) -> bool {
+    let plan = c.decide(w, s);
+    let quiet = plan.status == w.status && plan.history.is_empty() && plan.actions.is_empty();
+    assert!(!quiet, "{what}: the first decision records a change");
+    let recorded = Watch {
+        last_tick_at: Some(c.now),
+        ..after(w, &plan)
+    };
+    let next = next_ctx(c, &plan);
+    let Some((again, until)) = settled_after(&plan, &recorded, s, &next.ctx()) else {
+        return false;
+    };
+    let decided = next.decide(&recorded, s);
+    assert_eq!(again, decided, "{what}");
+    assert_eq!(
+        settled_until(&recorded, s, &next.ctx(), &decided),
+        Some(until),
+        "{what}"
+    );
+    let span = (until - t0()).num_seconds();
+    for t in [0, span / 2, span - 1] {
+        assert!(
+            same_at(&next, &recorded, s, &again, t0() + secs(t)),
+            "{what}: the decision {t} s later differs"
+        );
+    }
+    true
+}
+
+#[test]
+fn a_decision_that_records_a_change_settles_on_the_next_decision_made_at_once() {
+    let long_ago = t0() - Duration::hours(3);
+    let owner_only = Ctx::plain();
+    let mut pending = check("e2e", CheckState::Pending);
+    pending.started_at = Some(t0() - secs(600));
+    let running = Snapshot {
+        checks: vec![check("lint", CheckState::Passed), pending],
+        ..snap("b")
+    };
+    let mut reconciling = owner_only.clone();
+    reconciling.intents = vec![crate::model::intent::Intent {
+        id: 7,
+        kind: crate::model::intent::IntentKind::Arm,
+        head: Sha("a".into()),
+        detail: "squash".into(),
+        created_at: t0() - secs(30),
+    }];
+    let armed_on = Snapshot {
+        auto_merge_enabled: true,
+        merge_state: crate::model::MergeState::Blocked,
+        ..snap("a")
+    };
+    let failing = Snapshot {
+        checks: vec![check("lint", CheckState::Failed)],
+        ..snap("b")
+    };
+    let mut errored = watch_seen("a", long_ago);
+    errored.last_error = Some("the forge said 502".into());
+    // (what, context, watch, snapshot, whether it settles on what it recorded)
+    let cases = vec![
+        (
+            "a head seen for the first time",
+            &owner_only,
+            watch(),
+            snap("a"),
+            true,
+        ),
+        (
+            "a new head replaces the one seen",
+            &owner_only,
+            watch_seen("a", long_ago),
+            snap("b"),
+            true,
+        ),
+        (
+            "a new head whose check still runs",
+            &owner_only,
+            watch_seen("a", long_ago),
+            running,
+            true,
+        ),
+        (
+            "a recorded arming the read reconciles",
+            &reconciling,
+            armed("a"),
+            armed_on,
+            true,
+        ),
+        (
+            "a failure on a new head, the owner told",
+            &owner_only,
+            watch_seen("a", long_ago),
+            failing,
+            true,
+        ),
+        (
+            "an armed PR ready to merge asks the forge",
+            &owner_only,
+            armed("a"),
+            snap("a"),
+            false,
+        ),
+        (
+            "a tick that left an error",
+            &owner_only,
+            errored,
+            snap("b"),
+            false,
+        ),
+    ];
+    for (what, c, w, s, settles) in cases {
+        assert_eq!(settles_at_once(what, c, &w, &s), settles, "{what}");
+    }
+}
+
+#[test]
+fn a_decision_that_wrote_to_the_forge_or_was_judged_on_evidence_is_not_settled_at_once() {
+    let c = Ctx::new();
+    let long_ago = t0() - Duration::hours(3);
+    let w = watch_seen("a", long_ago);
+    let (quiet_w, quiet) = settled(&c, &w, &snap("a"));
+    let recorded = after(&quiet_w, &quiet);
+    assert!(settled_after(&quiet, &recorded, &snap("a"), &c.ctx()).is_some());
+    let evidence = super::super::tests::pushed_by_committer(&snap("a"));
+    let judged = Context {
+        evidence: Some(&evidence),
+        ..c.ctx()
+    };
+    assert!(
+        settled_after(&quiet, &recorded, &snap("a"), &judged).is_none(),
+        "the next tick reads no evidence before it decides"
+    );
+    let rerun = Plan {
+        actions: vec![Action::RerunFailed {
+            run_ids: vec![1],
+            guards: vec![],
+        }],
+        ..quiet.clone()
+    };
+    assert!(
+        settled_after(&rerun, &recorded, &snap("a"), &c.ctx()).is_none(),
+        "a write's answer is the next read's to tell"
     );
 }

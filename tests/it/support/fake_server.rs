@@ -1,10 +1,10 @@
-//! The scaffolding the fake forges (`fake_github`, `fake_gitlab`) share: a [`FakeServer`] is a
-//! tiny_http server on `127.0.0.1:<random port>` serving each request on its own thread, over
+//! The scaffolding the fake forges (`fake_github`, `fake_gitlab`) share: a [`FakeServer`] is an
+//! [`HttpServer`] on `127.0.0.1:<random port>` serving each connection on its own thread, over
 //! [`Shared`] state — the forge's world `W` behind a mutex, the [`RequestLog`] and the queue of
 //! [`Fault`]s of the forge's kind `K`, the base URL.
 //!
-//! What this module owns: starting and stopping the server, reading a request into an
-//! [`Incoming`] and writing a [`Reply`], the test-facing calls `world(|w| …)`, `fault(..)`,
+//! What this module owns: starting and stopping the server, what a request is ([`Incoming`])
+//! and an answer ([`Reply`]), the test-facing calls `world(|w| …)`, `fault(..)`,
 //! `clear_faults()`, `pending_faults()`, `requests()` and `clear_requests()`, the request log
 //! ([`LoggedRequest`], [`RequestLog`]: counts by route template, checked against the forge's
 //! placeholders) and fault matching (`on(pattern)`, `times`, `once`, `always`, `after`).
@@ -21,8 +21,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
+use super::http_server::{self, HttpServer};
 use super::meet::Meetings;
 
 /// Locks `m`, ignoring poisoning: a test that panicked while holding the lock already failed;
@@ -39,10 +39,9 @@ pub type Handler<W, K> = fn(&Shared<W, K>, &Incoming) -> Reply;
 /// A running fake forge over a world `W`, with faults of kind `K`. Dropping it stops the server.
 pub struct FakeServer<W, K> {
     shared: Arc<Shared<W, K>>,
-    server: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
+    server: HttpServer,
     /// Other addresses serving the same forge (see [`FakeServer::second_host`]).
-    others: Vec<(Arc<tiny_http::Server>, JoinHandle<()>)>,
+    others: Vec<HttpServer>,
 }
 
 /// What the server threads and the test share.
@@ -75,8 +74,8 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
         world: W,
         handler: Handler<W, K>,
     ) -> Self {
-        let server = listen();
-        let port = server.server_addr().to_ip().expect("an IP listener").port();
+        let listener = http_server::listener();
+        let port = listener.local_addr().expect("a local address").port();
         let shared = Arc::new(Shared {
             world: Mutex::new(world),
             log: Mutex::new(Vec::new()),
@@ -89,11 +88,10 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
             served: std::sync::atomic::AtomicU64::new(0),
             handler,
         });
-        let thread = accept(&server, &shared);
+        let server = serve(listener, &shared);
         FakeServer {
             shared,
             server,
-            thread: Some(thread),
             others: Vec::new(),
         }
     }
@@ -101,36 +99,23 @@ impl<W: Send + 'static, K: Clone + Send + 'static> FakeServer<W, K> {
     /// The same forge answering on another address too (another port of 127.0.0.1: another
     /// host to a client, such as a blob host a forge redirects to); its `http://127.0.0.1:PORT`.
     pub fn second_host(&mut self) -> String {
-        let server = listen();
-        let port = server.server_addr().to_ip().expect("an IP listener").port();
-        let thread = accept(&server, &self.shared);
-        self.others.push((server, thread));
-        format!("http://127.0.0.1:{port}")
+        let server = serve(http_server::listener(), &self.shared);
+        let url = format!("http://127.0.0.1:{}", server.port());
+        self.others.push(server);
+        url
     }
 }
 
-/// A server on `127.0.0.1:<random port>`.
-fn listen() -> Arc<tiny_http::Server> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    // Answers leave at once: tiny_http writes a response's head and body separately, and
-    // with Nagle's algorithm the body would wait for the client's delayed ACK (about 40 ms
-    // per answer on a reused connection). Accepted sockets inherit the option on Linux.
-    rustix::net::sockopt::set_tcp_nodelay(&listener, true).expect("TCP_NODELAY");
-    Arc::new(tiny_http::Server::from_listener(listener, None).expect("serve"))
-}
-
-/// Serves `server`'s requests, each on its own thread, with the forge's handler.
-fn accept<W: Send + 'static, K: Clone + Send + 'static>(
-    server: &Arc<tiny_http::Server>,
+/// Serves `listener`'s connections from `shared`, with the forge's handler.
+fn serve<W: Send + 'static, K: Clone + Send + 'static>(
+    listener: std::net::TcpListener,
     shared: &Arc<Shared<W, K>>,
-) -> JoinHandle<()> {
-    let (server, shared) = (Arc::clone(server), Arc::clone(shared));
-    std::thread::spawn(move || {
-        for req in server.incoming_requests() {
-            let shared = Arc::clone(&shared);
-            std::thread::spawn(move || serve_one(&shared, req));
-        }
-    })
+) -> HttpServer {
+    let shared = Arc::clone(shared);
+    HttpServer::start(
+        listener,
+        Arc::new(move |req: &Incoming| serve_one(&shared, req)),
+    )
 }
 
 impl<W, K: Clone> FakeServer<W, K> {
@@ -140,7 +125,7 @@ impl<W, K: Clone> FakeServer<W, K> {
     }
 
     pub fn port(&self) -> u16 {
-        self.server.server_addr().to_ip().map_or(0, |a| a.port())
+        self.server.port()
     }
 
     /// Reads or changes the world; the server waits meanwhile.
@@ -219,13 +204,9 @@ impl<W, K> Drop for FakeServer<W, K> {
     /// fires is a test that does not test what it says) or a request did not conform to the
     /// forge's API description (unless the test already failed).
     fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        for (server, thread) in self.others.drain(..) {
-            server.unblock();
-            let _ = thread.join();
+        self.server.stop();
+        for mut server in self.others.drain(..) {
+            server.stop();
         }
         if std::thread::panicking() {
             return;
@@ -337,35 +318,6 @@ pub struct Incoming {
 }
 
 impl Incoming {
-    fn read(req: &mut tiny_http::Request) -> Self {
-        let method = req.method().as_str().to_ascii_uppercase();
-        let url = req.url().to_owned();
-        let (path, query) = match url.split_once('?') {
-            Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-            None => (url.clone(), None),
-        };
-        let headers = req
-            .headers()
-            .iter()
-            .map(|h| {
-                (
-                    h.field.as_str().as_str().to_ascii_lowercase(),
-                    h.value.as_str().to_owned(),
-                )
-            })
-            .collect();
-        let mut body = Vec::new();
-        let _ = req.as_reader().read_to_end(&mut body);
-        let body = String::from_utf8_lossy(&body).into_owned();
-        Incoming {
-            method,
-            path,
-            query,
-            headers,
-            body,
-        }
-    }
-
     /// The first header named `name` (lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -461,22 +413,13 @@ impl Reply {
     }
 }
 
-fn serve_one<W, K>(shared: &Shared<W, K>, mut req: tiny_http::Request) {
-    let reply = (shared.handler)(shared, &Incoming::read(&mut req));
+/// The forge's answer to `req`, its body's bytes counted.
+fn serve_one<W, K>(shared: &Shared<W, K>, req: &Incoming) -> Reply {
+    let reply = (shared.handler)(shared, req);
     shared
         .served
         .fetch_add(reply.body.len() as u64, std::sync::atomic::Ordering::SeqCst);
-    let mut response = tiny_http::Response::from_data(reply.body).with_status_code(reply.status);
-    let mut headers = reply.headers;
-    if let Some(ct) = reply.content_type {
-        headers.push(("content-type".into(), ct));
-    }
-    for (k, v) in headers {
-        if let Ok(h) = tiny_http::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
-            response.add_header(h);
-        }
-    }
-    let _ = req.respond(response);
+    reply
 }
 
 // ── faults ──────────────────────────────────────────────────────────────────────────────────

@@ -7,6 +7,7 @@ pub mod fake_github;
 pub mod fake_gitlab;
 pub mod fake_server;
 pub mod forge;
+pub mod http_server;
 pub mod http_sink;
 pub mod meet;
 pub mod smtp;
