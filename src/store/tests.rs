@@ -798,7 +798,7 @@ fn recent_history_is_each_prs_own_newest_entries() {
     let entry = |n: usize| crate::model::watch::HistoryEntry {
         at: t("2026-11-29T12:00:00Z") + chrono::Duration::minutes(i64::try_from(n).unwrap()),
         what: format!("step {n}"),
-        why: (n % 2 == 0).then(|| "even".to_owned()),
+        why: n.is_multiple_of(2).then(|| "even".to_owned()),
     };
     // PR 1 has five entries, PR 2 none, PR 3 two, PR 4 one; logged interleaved.
     for (pr, count) in [(&prs[0], 5), (&prs[2], 2), (&prs[3], 1)] {
