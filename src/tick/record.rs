@@ -19,7 +19,8 @@ pub(super) fn chunk(
     let (mut outcomes, mut records, mut leases) = (Vec::new(), Vec::new(), Vec::new());
     let mut settlements = Vec::new();
     for (acted, lease) in acted {
-        settlements.push(acted.settlement);
+        // A dry run holds no lease and records nothing, what settles its decisions neither.
+        settlements.push(acted.settlement.filter(|_| lease.is_some()));
         outcomes.push(acted.outcome);
         records.push(acted.record);
         leases.push(lease);

@@ -96,6 +96,20 @@ fn eight_batches_are_read_at_once_and_no_more() {
     assert_eq!(env.gh.world(|w| w.merges(REPO, 100)), 1);
 }
 
+/// A run keeps its connections to the forge open and uses them again: merging 100 PRs (ten
+/// batches read, up to eight at once, and a merge each: 120 requests) opens no more
+/// connections than it has requests under way at once. (Whether a burst of eight finds the
+/// last burst's eight open: `forge::http::tests::a_burst_of_reads_finds_the_last_bursts_connections_open`.)
+#[test]
+fn a_run_opens_no_more_connections_than_it_has_requests_under_way() {
+    let env = ready_to_merge(100);
+    let before = env.gh.connections();
+    env.ok(&["run"]);
+    let opened = env.gh.connections() - before;
+    assert!((1..=8).contains(&opened), "{opened} connections");
+    assert_eq!(env.gh.world(|w| w.merges(REPO, 100)), 1);
+}
+
 /// One watched PR whose lint failed on a commit of the command agent `slow`, which runs
 /// `command` (a shell line) for each message.
 fn slow_agent_env(command: &str) -> TestEnv {

@@ -220,3 +220,33 @@ fn the_tick_that_reconciles_an_arming_settles_its_pr() {
     );
     assert!(env.gh.requests().writes().is_empty());
 }
+
+/// A dry run records nothing: neither the decision it makes nor what would settle it.
+#[test]
+fn a_dry_run_leaves_what_is_settled_as_it_was() {
+    let mut env = TestEnv::new();
+    env.gh.world(|w| {
+        w.pr(REPO, 1);
+        w.check_run(REPO, 1, "test").success();
+    });
+    env.ok(&["watch", "add", "octo/app#1"]);
+    env.ok(&["run"]);
+    let hints = |env: &TestEnv| -> String {
+        let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
+        db.query_row("SELECT hints FROM read_hints", [], |r| r.get(0))
+            .expect("the kept read's hints")
+    };
+    let before = hints(&env);
+    assert!(before.contains("settled"), "{before}");
+    // Under a config that reports a head not moving for ten minutes, the PR is decided again
+    // and reported stuck, which a dry run does not record.
+    let stricter = env.dir.path().join("stricter.yaml");
+    let config = std::fs::read_to_string(env.config_path()).expect("the config");
+    std::fs::write(&stricter, format!("{config}pr:\n  stuck_after_sec: 600\n"))
+        .expect("write the config");
+    env.advance(1200);
+    let out = env.run_with_config(&stricter, &["run", "--force", "--dry-run"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(hints(&env), before);
+    assert!(!env.history_text("octo/app#1").contains("stuck"));
+}

@@ -128,6 +128,11 @@ impl<W, K: Clone> FakeServer<W, K> {
         self.server.port()
     }
 
+    /// How many connections clients have opened to its main address so far.
+    pub fn connections(&self) -> usize {
+        self.server.connections()
+    }
+
     /// Reads or changes the world; the server waits meanwhile.
     pub fn world<R>(&self, f: impl FnOnce(&mut W) -> R) -> R {
         f(&mut self.shared.world())

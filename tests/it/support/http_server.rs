@@ -5,14 +5,15 @@
 //!
 //! What this module owns: accepting, reading a request ([`Incoming`]: the head with httparse,
 //! the body by `Content-Length` or chunked), writing a [`Reply`] (with `Content-Length`, and a
-//! `Date` when the reply names none, as every real server sends one), and, once stopped,
-//! closing every connection still open. What a request means is the handler's.
+//! `Date` when the reply names none, as every real server sends one), counting the connections
+//! it accepted, and, once stopped, closing every connection still open. What a request means
+//! is the handler's.
 #![allow(dead_code)] // A support API: each test binary uses a different part of it.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -35,6 +36,8 @@ pub fn listener() -> TcpListener {
 pub struct HttpServer {
     addr: SocketAddr,
     stopping: Arc<AtomicBool>,
+    /// The connections accepted so far.
+    accepted: Arc<AtomicUsize>,
     /// The connections open now, by the order they were accepted: closed when the server stops.
     open: Arc<Mutex<BTreeMap<u64, TcpStream>>>,
     thread: Option<JoinHandle<()>>,
@@ -53,14 +56,20 @@ impl HttpServer {
     pub fn start(listener: TcpListener, serve: Serve) -> Self {
         let addr = listener.local_addr().expect("a local address");
         let stopping = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicUsize::new(0));
         let open = Arc::new(Mutex::new(BTreeMap::new()));
         let thread = {
-            let (stopping, open) = (Arc::clone(&stopping), Arc::clone(&open));
-            std::thread::spawn(move || accept(&listener, &stopping, &open, &serve))
+            let state = Accepting {
+                stopping: Arc::clone(&stopping),
+                accepted: Arc::clone(&accepted),
+                open: Arc::clone(&open),
+            };
+            std::thread::spawn(move || accept(&listener, &state, &serve))
         };
         HttpServer {
             addr,
             stopping,
+            accepted,
             open,
             thread: Some(thread),
         }
@@ -68,6 +77,11 @@ impl HttpServer {
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// How many connections clients have opened to it so far.
+    pub fn connections(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 
     /// Stops accepting and closes every open connection (a request being answered is cut).
@@ -91,26 +105,29 @@ impl Drop for HttpServer {
     }
 }
 
+/// What the accepting thread shares with the server.
+struct Accepting {
+    stopping: Arc<AtomicBool>,
+    accepted: Arc<AtomicUsize>,
+    open: Arc<Mutex<BTreeMap<u64, TcpStream>>>,
+}
+
 /// Accepts connections until `stopping`, each served on its own thread.
-fn accept(
-    listener: &TcpListener,
-    stopping: &AtomicBool,
-    open: &Arc<Mutex<BTreeMap<u64, TcpStream>>>,
-    serve: &Serve,
-) {
+fn accept(listener: &TcpListener, state: &Accepting, serve: &Serve) {
     for (id, stream) in (0_u64..).zip(listener.incoming()) {
-        if stopping.load(Ordering::SeqCst) {
+        if state.stopping.load(Ordering::SeqCst) {
             return;
         }
         let Ok(stream) = stream else { continue };
+        state.accepted.fetch_add(1, Ordering::SeqCst);
         // Answers leave at once: the head and body of an answer go in one write anyway, but a
         // client's next request must not wait for a delayed ACK either.
         let _ = stream.set_nodelay(true);
         let Ok(kept) = stream.try_clone() else {
             continue;
         };
-        lock(open).insert(id, kept);
-        let (open, serve) = (Arc::clone(open), Arc::clone(serve));
+        lock(&state.open).insert(id, kept);
+        let (open, serve) = (Arc::clone(&state.open), Arc::clone(serve));
         std::thread::spawn(move || {
             let _ = serve_connection(stream, &serve);
             lock(&open).remove(&id);
