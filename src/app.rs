@@ -504,12 +504,22 @@ impl App {
     /// The policy that applies to a watch: its job's, else the config's `pr` block, with the
     /// watch's own overrides on top.
     pub fn policy_for(&self, watch: &Watch) -> Policy {
-        let job = watch.job.as_deref().and_then(|name| self.config.job(name));
+        self.policy_of(watch.job.as_deref(), watch.agent.as_deref(), watch.auto_fix)
+    }
+
+    /// The policy for a watch of `job` with its own `agent` and `auto_fix` overrides.
+    pub fn policy_of(
+        &self,
+        job: Option<&str>,
+        agent: Option<&str>,
+        auto_fix: Option<bool>,
+    ) -> Policy {
+        let job = job.and_then(|name| self.config.job(name));
         let mut policy = self.config.policy(job);
-        if let Some(agent) = &watch.agent {
-            policy.agent = Some(agent.clone());
+        if let Some(agent) = agent {
+            policy.agent = Some(agent.to_owned());
         }
-        if let Some(auto_fix) = watch.auto_fix {
+        if let Some(auto_fix) = auto_fix {
             policy.auto_fix = auto_fix;
         }
         policy

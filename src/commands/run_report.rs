@@ -61,6 +61,11 @@ impl OutcomeLines {
             .collect()
     }
 
+    /// Whether the run is known to be large: only changed PRs' lines are printed.
+    pub fn large(&self) -> bool {
+        self.large
+    }
+
     /// The run is over: the lines still held (a small run's every line).
     pub fn finish(&mut self) -> Vec<String> {
         std::mem::take(&mut self.held)
@@ -318,6 +323,17 @@ impl Report for RunPrinter {
         for line in self.lines.add(line, changed(&o)) {
             self.write(format_args!("{line}\n"));
         }
+    }
+
+    /// Only a large run's human output passes over unchanged PRs: every other output
+    /// shows each PR's state.
+    fn wants_settled(&self) -> bool {
+        self.output != RunOutput::Human || !self.lines.large()
+    }
+
+    fn settled(&mut self, _pr: &crate::model::PrRef) {
+        // Unchanged, and not printed: only counted.
+        self.counts.ticked += 1;
     }
 }
 

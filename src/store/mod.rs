@@ -9,6 +9,7 @@ mod batch;
 mod branches;
 mod budget;
 mod cache;
+mod glance;
 mod int;
 mod intents;
 mod metrics;
@@ -22,6 +23,7 @@ mod web_keys;
 
 pub use branches::BranchLook;
 pub use budget::KeptBudget;
+pub use glance::Glance;
 pub use metrics::{Labels, StoredMetric};
 pub use outbox::{OutboxMessage, OutboxRow};
 pub(crate) use reads::kept_summary;
@@ -200,6 +202,7 @@ impl Store {
         }
         web_keys::rekey(&tx, &crate::web_roots::roots())?;
         tx.commit()?;
+        glance::add_digest_function(&conn)?;
         let statements = if tracing::enabled!(target: "pr_monitor::store", tracing::Level::DEBUG) {
             let started = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
             let counter = std::sync::Arc::clone(&started);

@@ -49,7 +49,13 @@ pub struct Settled {
 impl Settled {
     /// Whether it holds at `now` over a watch whose stored row has the digest `row`.
     pub fn holds(&self, now: Instant, row: Option<crate::model::watch::RowDigest>) -> bool {
-        self.at <= now && now < self.until && row.is_some_and(|r| r.row == self.row)
+        self.holds_over(now, row.map(|r| r.row))
+    }
+
+    /// Whether it holds at `now` over a watch whose stored row's digest
+    /// ([`crate::model::watch::RowDigest::row`]) is `row`.
+    pub fn holds_over(&self, now: Instant, row: Option<u64>) -> bool {
+        self.at <= now && now < self.until && row == Some(self.row)
     }
 }
 

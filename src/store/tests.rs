@@ -5,7 +5,7 @@ use crate::holder::Holder;
 use crate::model::watch::WatchStatus;
 use crate::model::{ForgeKind, PrRef};
 
-fn t(s: &str) -> Instant {
+pub(super) fn t(s: &str) -> Instant {
     crate::model::parse_instant(s).unwrap()
 }
 
@@ -403,7 +403,7 @@ fn update_memory_edits_a_readable_memory_and_never_a_corrupt_one() {
     assert_eq!(kept, "{\"fix\": 3");
 }
 
-fn holder(run: &str) -> Holder {
+pub(super) fn holder(run: &str) -> Holder {
     Holder {
         run: run.into(),
         pid: 1,

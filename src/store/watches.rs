@@ -82,7 +82,7 @@ pub(super) fn due_sql(columns: &str, force: bool) -> String {
     }
 }
 
-const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
+pub(super) const WATCH_COLUMNS: &str = "id, forge, repo, number, job, agent, auto_fix, paused, added_at, state, \
      title, head_sha, head_seen_at, head_ref, base_ref, pill_ci, pill_ci_fixing, pill_cnf, pill_cmt, \
      why, attempts, merge_armed, merge_via, armed_at, memory, next_tick_at, last_tick_at, last_error";
 
@@ -121,7 +121,7 @@ mod at {
 
 /// The positions in [`WATCH_COLUMNS`] of `next_tick_at` and `last_tick_at`, which a row's
 /// digest leaves out.
-const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
+pub(super) const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
 
 /// The first column of [`WATCH_COLUMNS`] a tick's record writes: it writes every one from here
 /// on, in this order ([`super::ticks::recorded_values`]); those before it are the owner's
@@ -164,7 +164,7 @@ impl Columns for Recorded<'_> {
 }
 
 /// Adds one column's value, with its type, to a row's digest.
-fn digest_value(d: &mut crate::core::hash::Digest, value: ValueRef<'_>) {
+pub(super) fn digest_value(d: &mut crate::core::hash::Digest, value: ValueRef<'_>) {
     match value {
         ValueRef::Null => d.part(b"n"),
         ValueRef::Integer(n) => d.part(b"i").part(&n.to_le_bytes()),

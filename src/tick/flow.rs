@@ -8,19 +8,20 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 
 use super::failure::TickFailure;
+use super::group::{self, Chunk, Formed, Group, PendingGroup};
 use super::pool::{self, READS_IN_FLIGHT};
 use super::read::{self, ChunkReads, Read, Summaries};
-use super::run::{Run, Step, stopped, tell};
+use super::run::{Run, stopped};
 use super::window::Window;
-use super::{ahead, arm, detect, pr, record};
+use super::{ahead, arm, detect, pr, quiet, record};
 use crate::app::{App, SharedForge};
 use crate::config::Policy;
 use crate::core::decide;
-use crate::forge::{DEFAULT_READ_BATCH, ForgeError};
+use crate::forge::ForgeError;
 use crate::forge::{SnapshotRequest, Summary, SummaryRequest};
 use crate::holder::Holder;
+use crate::model::Snapshot;
 use crate::model::watch::Watch;
-use crate::model::{ForgeKind, Snapshot};
 use crate::store::{Due, Lease, Leased};
 
 /// How long a lease lasts: far longer than one PR's tick, short enough to recover a crash.
@@ -158,71 +159,6 @@ fn read_in_pool(job: PoolRead) -> Answer {
     }
 }
 
-/// A group under way: its kept reads' hints and its watches until its summaries arrive, then
-/// its chunks not yet read, and how many are being read.
-struct Group {
-    id: usize,
-    ids: Vec<i64>,
-    hints: BTreeMap<i64, crate::store::KeptHints>,
-    summaries: Option<Summaries>,
-    /// Its watches, in due order, until they are chunked.
-    unchunked: Vec<Watch>,
-    /// The first of the chunk numbers kept for it (one per watch, at most), and its chunks'
-    /// size in full reads.
-    first_seq: usize,
-    chunk_size: usize,
-    chunks: std::collections::VecDeque<Chunk>,
-    reading: usize,
-}
-
-impl Group {
-    fn finished(&self) -> bool {
-        self.summaries.is_some() && self.chunks.is_empty() && self.reading == 0
-    }
-
-    /// Its summaries have come (or cannot): its watches are cut, in due order, into chunks of
-    /// at most `chunk_size` PRs whose kept read must be loaded or who are read in full, each
-    /// with any number of settled PRs besides (which load nothing and are recorded together),
-    /// so an idle group is leased, loaded and recorded as one chunk. The chunk numbers kept for
-    /// it and not used are handed on empty.
-    fn chunk(
-        &mut self,
-        summaries: Summaries,
-        now: crate::model::Instant,
-        fresh: bool,
-        run: &mut Run<'_, '_>,
-    ) {
-        let mut seq = self.first_seq;
-        let mut current: Vec<Watch> = Vec::new();
-        let mut heavy = 0;
-        for w in std::mem::take(&mut self.unchunked) {
-            let settled = !fresh && summaries.settled(&w, now).is_some();
-            if !settled && heavy == self.chunk_size {
-                self.chunks.push_back(Chunk {
-                    seq,
-                    watches: std::mem::take(&mut current),
-                });
-                seq += 1;
-                heavy = 0;
-            }
-            heavy += usize::from(!settled);
-            current.push(w);
-        }
-        let kept = self.first_seq + self.ids.len();
-        if !current.is_empty() {
-            self.chunks.push_back(Chunk {
-                seq,
-                watches: current,
-            });
-            seq += 1;
-        }
-        for unused in seq..kept {
-            run.outcomes.chunk_done(unused, Vec::new());
-        }
-        self.summaries = Some(summaries);
-    }
-}
-
 /// A chunk whose snapshots are being read: its leases and the half-done read.
 struct Reading {
     group: usize,
@@ -258,7 +194,7 @@ struct Awaiting {
     reason = "the read pool's one loop: filling the pool and taking an answer share its state"
 )]
 pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> Result<()> {
-    let mut waiting: std::collections::VecDeque<PendingGroup> = groups(app, due).into();
+    let mut waiting: std::collections::VecDeque<PendingGroup> = group::groups(app, due).into();
     pool::with_pool(READS_IN_FLIGHT, read_in_pool, |pool| {
         let mut open: Vec<Group> = Vec::new();
         let mut reach = Window::default();
@@ -279,8 +215,20 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     .iter_mut()
                     .find(|g| g.summaries.is_some() && !g.chunks.is_empty())
                 {
-                    let Some(chunk) = g.chunks.pop_front() else {
-                        continue;
+                    let chunk = match g.chunks.pop_front() {
+                        Some(Formed::Full(chunk)) => chunk,
+                        Some(Formed::Settled(settled)) => {
+                            let seq = settled.seq;
+                            let rest = quiet::record(app, settled, run);
+                            if rest.is_empty() {
+                                run.outcomes.chunk_done(seq, Vec::new());
+                                continue;
+                            }
+                            // The PRs it did not record go the full way, in its place.
+                            let watches = app.store.watches_by_ids(&rest)?;
+                            Chunk { seq, watches }
+                        }
+                        None => continue,
                     };
                     let seq = chunk.seq;
                     let leased = take_leases(app, chunk, run)?;
@@ -339,23 +287,11 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                 let Some(next) = waiting.pop_front() else {
                     break;
                 };
-                // The group's watches as they are now, loaded only when it is read.
-                let watches = app.store.watches_by_ids(&next.ids)?;
-                let Some(kind) = watches.first().map(|w| w.pr.forge) else {
+                // The group's watches as they are now, glanced at only when it is read.
+                let Some((mut group, kind, requests)) =
+                    Group::open(app, &next, (groups_started, chunks_formed))?
+                else {
                     continue;
-                };
-                let everyone: Vec<&Watch> = watches.iter().collect();
-                let (ids, hints, requests) = read::summary_requests(app, &everyone);
-                let mut group = Group {
-                    id: groups_started,
-                    first_seq: chunks_formed,
-                    chunk_size: next.chunk_size,
-                    ids,
-                    hints,
-                    summaries: None,
-                    unchunked: watches,
-                    chunks: std::collections::VecDeque::new(),
-                    reading: 0,
                 };
                 groups_started += 1;
                 chunks_formed += group.ids.len();
@@ -367,7 +303,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                         requests,
                     }),
                     // The chunks' reads report why.
-                    Err(_) => group.chunk(Summaries::default(), app.now, true, run),
+                    Err(_) => group.chunk(Summaries::default(), app, true, run)?,
                 }
                 open.push(group);
             }
@@ -383,7 +319,7 @@ pub(super) fn tick_due(app: &mut App, due: Vec<Due>, run: &mut Run<'_, '_>) -> R
                     if let Some(g) = open.iter_mut().find(|g| g.id == group) {
                         let hints = std::mem::take(&mut g.hints);
                         let summaries = Summaries::new(&g.ids, hints, answer);
-                        g.chunk(summaries, app.now, run.opts.fix_asked, run);
+                        g.chunk(summaries, app, run.opts.fix_asked, run)?;
                     }
                 }
                 Answer::Snapshots { chunk, answer } => {
@@ -650,15 +586,7 @@ fn act_on_chunk(
     let mut steps = Vec::with_capacity(leased.len());
     let mut unasked = Vec::new();
     for ((watch, lease), read) in leased.into_iter().zip(reads) {
-        run.done += 1;
-        tell(
-            run.opts,
-            Step::Ticked {
-                done: run.done,
-                total: run.total,
-                pr: &watch.pr,
-            },
-        );
+        run.ticked(&watch.pr);
         if stopped(run.opts) {
             unasked.extend(lease);
             continue;
@@ -697,44 +625,6 @@ fn apply_chunk(
         .collect();
     let outcomes = record::chunk(app, acted, unasked);
     run.outcomes.chunk_done(chunk, outcomes);
-}
-
-/// A tick's unit of work: up to one read batch of one forge's due watches, numbered in the
-/// order the run forms them (its outcomes are handed on in that order).
-struct Chunk {
-    seq: usize,
-    watches: Vec<Watch>,
-}
-
-/// A group not yet read: up to one summary read of one forge's due watches, by id, and the
-/// size of its chunks.
-struct PendingGroup {
-    ids: Vec<i64>,
-    chunk_size: usize,
-}
-
-/// Splits the due watches into groups the size of each forge's summary read, forge by forge,
-/// keeping the due order within a forge.
-fn groups(app: &mut App, due: Vec<Due>) -> Vec<PendingGroup> {
-    let mut by_forge: BTreeMap<ForgeKind, Vec<i64>> = BTreeMap::new();
-    for d in due {
-        by_forge.entry(d.forge).or_default().push(d.id);
-    }
-    let mut out = Vec::new();
-    for (kind, ids) in by_forge {
-        let (group, size) = app
-            .forges
-            .get(kind, &app.config)
-            .map_or((DEFAULT_READ_BATCH, DEFAULT_READ_BATCH), |f| {
-                (f.summary_batch_size(), f.read_batch_size())
-            });
-        let (group, size) = (group.max(1), size.max(1));
-        out.extend(ids.chunks(group).map(|ids| PendingGroup {
-            ids: ids.to_vec(),
-            chunk_size: size,
-        }));
-    }
-    out
 }
 
 /// Takes the leases of one chunk just before it is read; a lease whose holder's process is

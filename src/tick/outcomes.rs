@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use crate::core::decide::Plan;
-use crate::model::ForgeKind;
 use crate::model::watch::Watch;
+use crate::model::{ForgeKind, PrRef};
 
 /// The outcome of one PR's tick.
 #[derive(Debug)]
@@ -28,6 +28,16 @@ pub trait Report {
     fn jobs(&mut self, _lines: &[String]) {}
     /// One PR's outcome, once recorded: forge by forge, in due order within a forge.
     fn outcome(&mut self, outcome: PrOutcome);
+    /// Whether it reads the outcome of a PR whose settled decision held (its tick changed
+    /// nothing but its times). While it does not, such a PR's stored state is never loaded,
+    /// and it is told of the PR by [`Report::settled`] instead. Once it says no it must not
+    /// say yes again in the same run.
+    fn wants_settled(&self) -> bool {
+        true
+    }
+    /// A PR ticked whose settled decision held, in place of its outcome while
+    /// [`Report::wants_settled`] says no; in the order of the outcomes.
+    fn settled(&mut self, _pr: &PrRef) {}
 }
 
 impl<F: FnMut(PrOutcome)> Report for F {
@@ -36,13 +46,18 @@ impl<F: FnMut(PrOutcome)> Report for F {
     }
 }
 
-/// The run's outcomes: the consumer they go to, the chunks waiting for an earlier one, and
-/// the tallies.
+/// A chunk's PRs on their way out: the addresses of its settled PRs (see
+/// [`Report::settled`]), then its outcomes.
+type Handed = (Vec<PrRef>, Vec<PrOutcome>);
+
+/// The run's outcomes: the consumer they go to, the chunks waiting for an earlier one (and
+/// the settled PRs of chunks not yet done), and the tallies.
 pub struct Outcomes<'a> {
     consumer: &'a mut dyn Report,
     /// The chunk whose outcomes go out next.
     next: usize,
-    waiting: BTreeMap<usize, Vec<PrOutcome>>,
+    waiting: BTreeMap<usize, Handed>,
+    settled: BTreeMap<usize, Vec<PrRef>>,
     tally: Tally,
 }
 
@@ -81,6 +96,7 @@ impl<'a> Outcomes<'a> {
             consumer,
             next: 0,
             waiting: BTreeMap::new(),
+            settled: BTreeMap::new(),
             tally: Tally::default(),
         }
     }
@@ -88,11 +104,23 @@ impl<'a> Outcomes<'a> {
     /// Chunk `seq` is done with `outcomes` (none, when another run held all its PRs): hands
     /// on every chunk now in order.
     pub fn chunk_done(&mut self, seq: usize, outcomes: Vec<PrOutcome>) {
-        self.waiting.insert(seq, outcomes);
+        let settled = self.settled.remove(&seq).unwrap_or_default();
+        self.waiting.insert(seq, (settled, outcomes));
         while let Some(outcomes) = self.waiting.remove(&self.next) {
             self.next += 1;
             self.hand_on(outcomes);
         }
+    }
+
+    /// Chunk `seq`'s PRs `prs`, whose settled decisions held, are recorded (see
+    /// [`Report::settled`]): they go out first of its PRs once it is done.
+    pub(super) fn settled_done(&mut self, seq: usize, prs: Vec<PrRef>) {
+        self.settled.entry(seq).or_default().extend(prs);
+    }
+
+    /// Whether the consumer reads the outcomes of settled PRs (see [`Report::wants_settled`]).
+    pub(super) fn wants_settled(&self) -> bool {
+        self.consumer.wants_settled()
     }
 
     /// How many chunks have gone out: every chunk numbered below it.
@@ -102,13 +130,24 @@ impl<'a> Outcomes<'a> {
 
     /// The run is over: chunks still waiting (behind one a stop left unread) go out in order.
     pub fn finish(&mut self) -> Tally {
+        for (seq, prs) in std::mem::take(&mut self.settled) {
+            self.waiting.entry(seq).or_default().0.splice(0..0, prs);
+        }
         for outcomes in std::mem::take(&mut self.waiting).into_values() {
             self.hand_on(outcomes);
         }
         std::mem::take(&mut self.tally)
     }
 
-    fn hand_on(&mut self, outcomes: Vec<PrOutcome>) {
+    fn hand_on(&mut self, (settled, outcomes): Handed) {
+        for pr in settled {
+            // A quiet plan: read, no action, no error.
+            let t = &mut self.tally;
+            t.ticked += 1;
+            *t.read.entry(pr.forge).or_default() += 1;
+            t.forges_read.insert(pr.forge);
+            self.consumer.settled(&pr);
+        }
         for o in outcomes {
             let t = &mut self.tally;
             t.ticked += 1;
@@ -174,5 +213,57 @@ mod tests {
         assert_eq!(*seen.borrow(), vec![1, 2, 3, 4, 9, 10]);
         assert_eq!((tally.ticked, tally.errors), (6, 1));
         assert_eq!(tally.read, BTreeMap::from([(gh, 4), (gl, 2)]));
+    }
+
+    /// What a consumer hears, in order: `o` for an outcome, `s` for a settled PR.
+    #[derive(Default)]
+    struct Heard(Vec<(char, u64)>, bool);
+
+    impl Report for Heard {
+        fn outcome(&mut self, o: PrOutcome) {
+            self.0.push(('o', o.watch.pr.number));
+        }
+        fn wants_settled(&self) -> bool {
+            self.1
+        }
+        fn settled(&mut self, pr: &PrRef) {
+            self.0.push(('s', pr.number));
+        }
+    }
+
+    /// A chunk's settled PRs go out first of its PRs once it is done, in the run's order, and
+    /// are tallied as read PRs with no action; those of a chunk a stop left undone go out
+    /// when the run finishes.
+    #[test]
+    fn settled_prs_go_out_with_their_chunk_and_are_tallied() {
+        let mut heard = Heard::default();
+        let mut outcomes = Outcomes::new(&mut heard);
+        assert!(!outcomes.wants_settled());
+        let (gh, gl) = (ForgeKind::GitHub, ForgeKind::GitLab);
+        let pr = |forge, n| PrRef {
+            forge,
+            repo: "o/r".into(),
+            number: n,
+        };
+        outcomes.settled_done(1, vec![pr(gh, 5), pr(gh, 6)]);
+        outcomes.chunk_done(1, vec![outcome(gh, 7, false)]);
+        outcomes.settled_done(0, vec![pr(gh, 1)]);
+        outcomes.settled_done(0, vec![pr(gh, 2)]);
+        outcomes.chunk_done(0, vec![outcome(gh, 3, true)]);
+        outcomes.settled_done(3, vec![pr(gl, 9)]);
+        let tally = outcomes.finish();
+        assert_eq!((tally.ticked, tally.errors), (7, 1));
+        assert_eq!(tally.read, BTreeMap::from([(gh, 6), (gl, 1)]));
+        assert_eq!(tally.forges_read, [gh, gl].into_iter().collect());
+        let want = [
+            ('s', 1),
+            ('s', 2),
+            ('o', 3),
+            ('s', 5),
+            ('s', 6),
+            ('o', 7),
+            ('s', 9),
+        ];
+        assert_eq!(heard.0, want);
     }
 }

@@ -7,6 +7,7 @@ use super::ahead::{self, PrAhead};
 use super::detect;
 use super::execute::{self, Env};
 use super::failure::{TickFailure, error_notice, failed_tick, log_failure};
+use super::inputs::{ChunkLoads, PrInputs, pr_inputs};
 use super::outcomes::PrOutcome;
 use super::read::{self, Read};
 use super::run::{RunOptions, stopped};
@@ -17,7 +18,7 @@ use crate::core::decide::{self, Context, Plan};
 use crate::forge::ForgeError;
 use crate::model::trust::Evidence;
 use crate::model::watch::Watch;
-use crate::model::{Login, Sha, Snapshot};
+use crate::model::{Sha, Snapshot};
 use crate::store::{Lease, Settled, TickRecord};
 
 /// One PR acted on: its outcome, the record to write, and what to keep beside its kept read.
@@ -277,7 +278,7 @@ fn evidence_wanted(
     };
     let policy = app.policy_for(watch);
     policy.agent.as_ref()?;
-    let inputs = pr_inputs(app, watch, &policy, chunk, true).ok()?;
+    let inputs = pr_inputs(app, watch, &policy, chunk.loads(), true).ok()?;
     let update_turn = chunk.turns.contains(&watch.id);
     let decided = decided_ahead(
         app,
@@ -440,17 +441,12 @@ fn decide_one(
             let plan = ahead.plan.filter(|_| ahead.update_turn == update_turn);
             (ahead.inputs, plan)
         }
-        None => (pr_inputs(app, watch, &policy, chunk, !settled_read)?, None),
+        None => (
+            pr_inputs(app, watch, &policy, chunk.loads(), !settled_read)?,
+            None,
+        ),
     };
-    let context = settle::Context {
-        config: chunk.config,
-        owner: &inputs.owner,
-        commits_as: &inputs.commits_as,
-        agent_logins: &inputs.agent_logins,
-        agent_emails: &inputs.agent_emails,
-        update_turn,
-    }
-    .digest();
+    let context = inputs.context_digest(chunk.config, update_turn);
     let ToDecide {
         snapshot,
         reused,
@@ -601,46 +597,6 @@ fn apply(
     Ok((plan, applied.error, record))
 }
 
-/// What a PR's tick needs besides its snapshot. A failed read of any of these fails that PR's
-/// tick: guessing (nothing seen, no owner, no agent logins) would re-send or mis-route.
-#[derive(Debug)]
-struct PrInputs {
-    agent_logins: Vec<Login>,
-    agent_emails: Vec<String>,
-    owner: String,
-    /// How the forge's commits for the owner name it (to tell a recorded update's head).
-    commits_as: crate::model::viewer::Committer,
-    seen: BTreeMap<(String, String), String>,
-    /// The PR's recorded intents no read has reconciled yet.
-    intents: Vec<crate::model::intent::Intent>,
-}
-
-impl PrInputs {
-    /// The decision's context on these inputs: no evidence read yet.
-    fn context<'a>(
-        &'a self,
-        policy: &'a Policy,
-        now: crate::model::Instant,
-        update_turn: bool,
-        fix_asked: bool,
-    ) -> Context<'a> {
-        Context {
-            policy,
-            now,
-            agent_logins: &self.agent_logins,
-            agent_emails: &self.agent_emails,
-            evidence: None,
-            owner: &self.owner,
-            commits_as: &self.commits_as,
-            update_turn,
-            seen: &self.seen,
-            fix_asked,
-            intents: &self.intents,
-            held: crate::secrets::mask,
-        }
-    }
-}
-
 /// What a chunk's PRs' ticks read of the database besides their watches and reads, each kind
 /// for the whole chunk in one statement: whose turn it is to update a behind branch, what each
 /// PR already handled, its open intents, and the failed checks' logs kept (with those read
@@ -672,6 +628,14 @@ struct DecidedAhead {
 }
 
 impl ChunkInputs {
+    /// What it loaded for its PRs' inputs.
+    fn loads(&self) -> ChunkLoads<'_> {
+        ChunkLoads {
+            intents: &self.intents,
+            seen: &self.seen,
+        }
+    }
+
     /// Loads the inputs of `watches` (those whose stored state reads) and their `reads`
     /// (what settled reads already handled is left out); `ahead` are the logs read ahead this
     /// run, `config` the digest of the run's configuration.
@@ -728,70 +692,4 @@ impl ChunkInputs {
             inputs_ahead: BTreeMap::new(),
         }
     }
-}
-
-/// A PR's inputs; with `chunk_seen` false (a settled read) what it already handled is left
-/// empty: it is loaded only if the PR is decided after all.
-fn pr_inputs(
-    app: &mut App,
-    watch: &Watch,
-    policy: &Policy,
-    chunk: &ChunkInputs,
-    chunk_seen: bool,
-) -> Result<PrInputs, TickFailure> {
-    if let Some(damage) = &watch.unreadable {
-        return Err(TickFailure::Damaged(format!(
-            "the stored state of this PR cannot be read ({damage}); it is left as it is: \
-             `watch rm` then `watch add` starts it afresh"
-        )));
-    }
-    let (agent_logins, agent_emails) = match policy.agent.as_deref() {
-        Some(name) => {
-            let agent = app.config.agent(name).map_err(TickFailure::Setup)?;
-            (
-                agent
-                    .logins
-                    .iter()
-                    .map(|l| Login::new(l.as_str()))
-                    .collect(),
-                agent.emails.clone(),
-            )
-        }
-        None => (Vec::new(), Vec::new()),
-    };
-    let intents = match &chunk.intents {
-        Ok(by_watch) => by_watch.get(&watch.id).cloned().unwrap_or_default(),
-        Err(e) => {
-            return Err(TickFailure::Store(anyhow::anyhow!(
-                "cannot read the recorded intents: {e}"
-            )));
-        }
-    };
-    // The owner's login matters only where an agent may be written to, or where a recorded
-    // branch update must be told from someone else's push.
-    let updating = intents
-        .iter()
-        .any(|i| i.kind == crate::model::intent::IntentKind::UpdateBranch);
-    let viewer = if policy.agent.is_some() || updating {
-        app.viewer(watch.pr.forge)?
-    } else {
-        crate::model::viewer::Viewer::by_login("")
-    };
-    let seen = match &chunk.seen {
-        _ if !chunk_seen => crate::store::Seen::new(),
-        Ok(by_pr) => by_pr.get(&watch.pr.url()).cloned().unwrap_or_default(),
-        Err(e) => {
-            return Err(TickFailure::Store(anyhow::anyhow!(
-                "cannot read what was already handled: {e}"
-            )));
-        }
-    };
-    Ok(PrInputs {
-        agent_logins,
-        agent_emails,
-        owner: viewer.login,
-        commits_as: viewer.commits_as,
-        seen,
-        intents,
-    })
 }

@@ -13,7 +13,7 @@ use crate::app::App;
 use crate::forge::{ForgeError, SnapshotRequest, Summary, SummaryRequest};
 use crate::model::watch::Watch;
 use crate::model::{ForgeKind, Snapshot};
-use crate::store::{KeptHints, Settled};
+use crate::store::{Glance, KeptHints, Settled};
 
 /// One PR's read for this tick.
 #[derive(Debug, Clone)]
@@ -62,6 +62,29 @@ pub fn snapshot_request(app: &App, w: &Watch) -> SnapshotRequest {
     }
 }
 
+/// What a watch's policy comes from: its job, and its own agent and auto-fix overrides (see
+/// [`App::policy_of`]).
+pub(super) type PolicyKey<'a> = (Option<&'a str>, Option<&'a str>, Option<bool>);
+
+/// [`PolicyKey`] of a watch at a glance.
+pub(super) fn policy_key(g: &Glance) -> PolicyKey<'_> {
+    (g.job.as_deref(), g.agent.as_deref(), g.auto_fix)
+}
+
+/// Whether the watches of each job and overrides judge the checks the base requires alone:
+/// a group's policies, each worked out once.
+#[derive(Debug, Default)]
+struct RequiredChecks<'a>(BTreeMap<PolicyKey<'a>, bool>);
+
+impl<'a> RequiredChecks<'a> {
+    fn of(&mut self, app: &App, g: &'a Glance) -> bool {
+        let key = policy_key(g);
+        *self.0.entry(key).or_insert_with(|| {
+            app.policy_of(key.0, key.1, key.2).checks == crate::config::ChecksScope::Required
+        })
+    }
+}
+
 /// Whether a kept read still holds: its summary is the one just read, the branches are as far
 /// apart as it says, and as many threads are unresolved (where the summary counted them).
 pub fn reusable(kept: Option<&KeptHints>, summary: Option<&Summary>) -> bool {
@@ -93,42 +116,57 @@ impl Default for Summaries {
 
 /// What a group's summary read asks (all of one forge), with the kept reads' hints its
 /// answers are compared with: a PR whose kept read shows unresolved threads has each of them
-/// asked about.
+/// asked about. `glances` are the group's watches as loaded before it is read ([`Glance`]),
+/// [`snapshot_request`]'s full read asked as it would ask it.
 pub fn summary_requests(
     app: &App,
-    watches: &[&Watch],
+    glances: &[Glance],
 ) -> (Vec<i64>, BTreeMap<i64, KeptHints>, Vec<SummaryRequest>) {
-    let ids: Vec<i64> = watches.iter().map(|w| w.id).collect();
+    let ids: Vec<i64> = glances.iter().map(|g| g.id).collect();
     // A kept read that cannot be loaded is no kept read: the PR is read in full.
     let hints = app.store.kept_hints(&ids).unwrap_or_default();
-    let requests = watches
+    let mut required = RequiredChecks::default();
+    let requests = glances
         .iter()
-        .map(|w| SummaryRequest {
-            read: snapshot_request(app, w),
+        .map(|g| SummaryRequest {
+            read: SnapshotRequest {
+                pr: g.pr.clone(),
+                branches: g.branches.clone(),
+                required_checks: required.of(app, g),
+            },
             threads: hints
-                .get(&w.id)
+                .get(&g.id)
                 .map_or_else(Vec::new, |k| k.unresolved_threads.clone()),
-            behind_by: hints.get(&w.id).and_then(|k| k.behind_by),
+            behind_by: hints.get(&g.id).and_then(|k| k.behind_by),
         })
         .collect();
     (ids, hints, requests)
 }
 
 impl Summaries {
-    /// The settled read of `w` at `now`, when its kept read need not be loaded: the summary
-    /// just read is the kept read's and the quiet decision last made on it holds over the
-    /// watch's stored row (the acting phase makes it again only if its context changed).
-    pub fn settled(&self, w: &Watch, now: crate::model::Instant) -> Option<Read> {
-        let by_watch = self.by_watch.as_ref().ok()?;
-        let kept = self.hints.get(&w.id)?;
-        let settled = kept
-            .settled
-            .as_ref()
-            .filter(|s| s.holds(now, w.row_digest))?;
-        reusable(Some(kept), by_watch.get(&w.id)).then(|| Read::Settled {
+    /// The settled read of watch `id` at `now`, when its kept read need not be loaded: the
+    /// summary just read is the kept read's and the quiet decision last made on it holds over
+    /// the watch's stored row, of digest `row` (the acting phase makes it again only if its
+    /// context changed).
+    pub fn settled(&self, id: i64, row: Option<u64>, now: crate::model::Instant) -> Option<Read> {
+        let (settled, summary) = self.settled_on(id, row, now)?;
+        Some(Read::Settled {
             settled: settled.clone(),
-            summary: kept.summary.clone(),
+            summary: summary.to_owned(),
         })
+    }
+
+    /// [`Summaries::settled`]'s decision and the kept read's fingerprint, borrowed.
+    pub(super) fn settled_on(
+        &self,
+        id: i64,
+        row: Option<u64>,
+        now: crate::model::Instant,
+    ) -> Option<(&Settled, &str)> {
+        let by_watch = self.by_watch.as_ref().ok()?;
+        let kept = self.hints.get(&id)?;
+        let settled = kept.settled.as_ref().filter(|s| s.holds_over(now, row))?;
+        reusable(Some(kept), by_watch.get(&id)).then_some((settled, kept.summary.as_str()))
     }
 
     /// A group's summaries from the forge's answer to [`summary_requests`].
@@ -191,7 +229,7 @@ pub fn plan_chunk(
             if fresh {
                 None
             } else {
-                summaries.settled(w, now)
+                summaries.settled(w.id, w.row_digest.map(|r| r.row), now)
             }
         })
         .collect();

@@ -110,6 +110,21 @@ pub(super) struct Run<'r, 'o> {
     pub(super) config: u64,
 }
 
+impl Run<'_, '_> {
+    /// One more of the run's PRs is ticked (`pr`): its progress says so.
+    pub(super) fn ticked(&mut self, pr: &crate::model::PrRef) {
+        self.done += 1;
+        tell(
+            self.opts,
+            Step::Ticked {
+                done: self.done,
+                total: self.total,
+                pr,
+            },
+        );
+    }
+}
+
 /// Whether a signal asked the run to stop after the PR in hand.
 pub(super) fn stopped(opts: &RunOptions) -> bool {
     opts.stop

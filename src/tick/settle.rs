@@ -64,17 +64,13 @@ pub(super) fn quiet(
     (intents, fix_asked): (bool, bool),
     now: Instant,
 ) -> Option<(Plan, TickRecord)> {
-    let holds = settled.context == context
-        && !intents
-        && !fix_asked
-        && settled.holds(now, watch.row_digest);
-    if !holds {
-        return None;
-    }
-    let next_tick_at = match settled.every {
-        Some(secs) => Some(now.checked_add_signed(chrono::Duration::try_seconds(secs)?)?),
-        None => None,
-    };
+    let next_tick_at = next_due(
+        settled,
+        watch.row_digest.map(|r| r.row),
+        context,
+        (intents, fix_asked),
+        now,
+    )?;
     let plan = Plan {
         status: watch.status.clone(),
         actions: Vec::new(),
@@ -90,6 +86,32 @@ pub(super) fn quiet(
         ..TickRecord::bare(watch.status.clone(), now)
     };
     Some((plan, record))
+}
+
+/// When a PR whose settled read stands for `settled` is next due after its quiet tick at `now`
+/// (`None`: never again), when the decision holds over its stored row, of digest `row`, in
+/// the context of digest `context`, with no recorded intent (`intents`: there are some) and
+/// not for the owner's `fix`; `None` when it does not hold.
+#[expect(
+    clippy::option_option,
+    reason = "whether it holds, then when the PR is next due (maybe never)"
+)]
+pub(super) fn next_due(
+    settled: &Settled,
+    row: Option<u64>,
+    context: u64,
+    (intents, fix_asked): (bool, bool),
+    now: Instant,
+) -> Option<Option<Instant>> {
+    let holds =
+        settled.context == context && !intents && !fix_asked && settled.holds_over(now, row);
+    if !holds {
+        return None;
+    }
+    Some(match settled.every {
+        Some(secs) => Some(now.checked_add_signed(chrono::Duration::try_seconds(secs)?)?),
+        None => None,
+    })
 }
 
 /// What to keep beside a kept read after a decision on it: the read (by its fingerprint, as

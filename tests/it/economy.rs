@@ -442,3 +442,87 @@ fn settled_idle_prs_are_recorded_a_group_at_a_time() {
         "{settled} statements for 100 idle PRs whose decisions hold"
     );
 }
+
+/// `settled_prs(n)` once more ticked, so its armed PRs settle too: every PR's decision holds.
+fn all_settled(n: u64) -> TestEnv {
+    let mut env = settled_prs(n);
+    idle_statements(&mut env);
+    env
+}
+
+/// Past the first summary read, a large run's settled PRs are looked at without loading their
+/// rows and recorded a group at a time: each more group of a hundred such PRs costs a handful
+/// of statements, not the twenty a group loaded, leased and recorded in full costs.
+#[test]
+fn a_large_runs_settled_groups_cost_a_handful_of_statements_each() {
+    let (few, many) = (120, 320);
+    let at_few = idle_statements(&mut all_settled(few));
+    let at_many = idle_statements(&mut all_settled(many));
+    assert!(
+        at_many - at_few <= 2 * 6,
+        "{at_few} statements for {few} settled PRs, {at_many} for {many}"
+    );
+}
+
+/// A settled PR another live run holds is left to it on the path that does not load it: the
+/// run counts it held and names the holder, and records every other PR.
+#[test]
+fn a_settled_pr_another_live_run_holds_is_left_to_it() {
+    let mut env = all_settled(120);
+    let holder = json!({
+        "run": "elsewhere",
+        "pid": 1,
+        "host": "another-host",
+        "since": "2026-01-01T00:00:00Z"
+    });
+    let before = env.status(&format!("{REPO}#115"))["last_tick_at"].clone();
+    // Held for an hour from now by the wall clock, as a lease is.
+    rusqlite::Connection::open(env.dir.path().join("state.db"))
+        .expect("the database")
+        .execute(
+            "UPDATE watches SET lease_owner = ?1, lease_until = unixepoch() + 3600
+             WHERE repo = ?2 AND number = 115",
+            rusqlite::params![holder.to_string(), REPO],
+        )
+        .expect("hold the lease");
+    env.advance(600);
+    let out = env.ok(&["run", "--force"]);
+    assert!(
+        out.stdout
+            .contains("ticked 119 PRs: 0 changed, 119 unchanged")
+            && out
+                .stdout
+                .contains("1 PR held by run elsewhere (pid 1 on another-host"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(env.status(&format!("{REPO}#115"))["last_tick_at"], before);
+    for n in [1, 114, 116, 120] {
+        let s = env.status(&format!("{REPO}#{n}"));
+        assert_eq!(s["last_tick_at"], env.now.as_str(), "{s}");
+    }
+}
+
+/// `run --json` shows every settled PR as it is, as for any PR, whatever the run's size.
+#[test]
+fn run_json_shows_every_settled_pr_in_a_large_run() {
+    let mut env = all_settled(120);
+    env.advance(600);
+    let out = env.ok(&["run", "--force", "--json"]).json();
+    let prs = out.as_array().expect("an array");
+    assert_eq!(prs.len(), 120);
+    let all = env.ok(&["status", "--json"]).json();
+    for (ran, now) in prs.iter().zip(all.as_array().expect("an array")) {
+        assert_eq!(ran["history"], json!([]), "{ran}");
+        for key in [
+            "pr",
+            "state",
+            "title",
+            "pills",
+            "next_tick_at",
+            "last_tick_at",
+        ] {
+            assert_eq!(ran[key], now[key], "{key}: {ran} against {now}");
+        }
+    }
+}
