@@ -111,15 +111,21 @@ pub(crate) fn mask_pem_blocks(text: &str) -> String {
 
 /// `text` with every held secret, and every PEM private-key block, replaced by [`MASK`].
 pub(crate) fn mask(text: &str) -> String {
+    masked(text).into_owned()
+}
+
+/// [`mask`], borrowing `text` when there is nothing in it to mask (a page of megabytes is not
+/// copied for nothing).
+pub(crate) fn masked(text: &str) -> std::borrow::Cow<'_, str> {
     let list = HELD.borrow();
     let mut out = if text.contains(PEM_BEGIN) {
-        mask_pem_blocks(text)
+        std::borrow::Cow::Owned(mask_pem_blocks(text))
     } else {
-        text.to_owned()
+        std::borrow::Cow::Borrowed(text)
     };
     for secret in list.iter() {
         if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), MASK);
+            out = std::borrow::Cow::Owned(out.replace(secret.as_str(), MASK));
         }
     }
     out
@@ -147,6 +153,15 @@ mod tests {
             "Authorization: token ***\nproxy said ***"
         );
         assert_eq!(mask("abc stays"), "abc stays", "too short to mask by value");
+        assert!(
+            matches!(masked("nothing held here"), std::borrow::Cow::Borrowed(_)),
+            "a text with nothing to mask is not copied"
+        );
+        assert_eq!(
+            masked(&format!("a {token} b")),
+            "a *** b",
+            "a text with a secret is"
+        );
         assert_eq!(mask_opt(None), None);
     }
 

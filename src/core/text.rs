@@ -8,6 +8,10 @@
 /// characters (spaces, joiners, word joiner, byte-order mark). Printable text, newlines and tabs
 /// are kept.
 pub(crate) fn strip_controls(s: &str) -> String {
+    // Printable ASCII, newlines and tabs are kept as they are: most text is only those.
+    if s.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) {
+        return s.to_owned();
+    }
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -152,6 +156,24 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(strip_controls(input), want, "{input:?}");
+        }
+    }
+
+    /// Every ASCII character, alone and between others: printable ones, newlines and tabs are
+    /// kept, every other control removed (ESC starts an escape and is asked above).
+    #[test]
+    fn printable_ascii_is_kept_and_ascii_controls_removed() {
+        for b in (0u8..0x80).filter(|b| *b != 0x1b) {
+            let c = char::from(b);
+            let kept = (b' '..=b'~').contains(&b) || c == '\n' || c == '\t';
+            let want = if kept {
+                format!("a{c}b")
+            } else {
+                "ab".to_owned()
+            };
+            assert_eq!(strip_controls(&format!("a{c}b")), want, "{b:#x}");
+            let alone = if kept { c.to_string() } else { String::new() };
+            assert_eq!(strip_controls(&c.to_string()), alone, "{b:#x} alone");
         }
     }
 

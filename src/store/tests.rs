@@ -788,3 +788,34 @@ fn a_recorded_watch_is_told_as_the_next_load_reads_it() {
         s.set_paused(&pr, false, now).unwrap();
     }
 }
+
+/// The status page's history of every watch in one statement: each PR's own newest entries,
+/// oldest first, as [`Store::history`] reads one PR's.
+#[test]
+fn recent_history_is_each_prs_own_newest_entries() {
+    let mut s = Store::open_in_memory().unwrap();
+    let prs: Vec<PrRef> = (1..=4).map(|n| PrRef::github("o/r", n)).collect();
+    let entry = |n: usize| crate::model::watch::HistoryEntry {
+        at: t("2026-11-29T12:00:00Z") + chrono::Duration::minutes(i64::try_from(n).unwrap()),
+        what: format!("step {n}"),
+        why: n.is_multiple_of(2).then(|| "even".to_owned()),
+    };
+    // PR 1 has five entries, PR 2 none, PR 3 two, PR 4 one; logged interleaved.
+    for (pr, count) in [(&prs[0], 5), (&prs[2], 2), (&prs[3], 1)] {
+        for n in 0..count {
+            s.log(pr, &[entry(n)]).unwrap();
+            s.log(&PrRef::github("o/other", 9), &[entry(n)]).unwrap();
+        }
+    }
+    let asked: Vec<&PrRef> = vec![&prs[0], &prs[1], &prs[2], &prs[3], &prs[0]];
+    let got = s.recent_history(&asked, 3).unwrap();
+    let want: Vec<Vec<_>> = asked.iter().map(|pr| s.history(pr, 3).unwrap()).collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        got[0].iter().map(|e| e.what.as_str()).collect::<Vec<_>>(),
+        ["step 2", "step 3", "step 4"]
+    );
+    assert!(got[1].is_empty());
+    assert_eq!(got[2].len(), 2);
+    assert!(s.recent_history(&[], 3).unwrap().is_empty());
+}

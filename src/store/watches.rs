@@ -625,6 +625,40 @@ impl Store {
         Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
     }
 
+    /// The newest `limit` history rows of each of `prs`, oldest first (`out[i]` is `prs[i]`'s),
+    /// in one statement: the status page shows them for every watch, and a statement per PR
+    /// is compiled again each time its PR is bound.
+    pub fn recent_history(&self, prs: &[&PrRef], limit: usize) -> Result<Vec<Vec<HistoryEntry>>> {
+        let urls: Vec<String> = prs.iter().map(|pr| pr.url()).collect();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT j.key, h.id, h.at, h.what, h.why FROM json_each(?1) AS j JOIN history AS h
+             ON h.id IN (SELECT id FROM history WHERE pr = j.value ORDER BY id DESC LIMIT ?2)",
+        )?;
+        let mut found: Vec<Vec<(i64, HistoryEntry)>> = prs.iter().map(|_| Vec::new()).collect();
+        let mut rows = stmt.query(params![serde_json::to_string(&urls)?, Uint::from(limit)])?;
+        while let Some(r) = rows.next()? {
+            let Some(entries) = usize::try_from(r.get::<_, i64>(0)?)
+                .ok()
+                .and_then(|i| found.get_mut(i))
+            else {
+                continue;
+            };
+            let entry = HistoryEntry {
+                at: parse_ts(r.get(2)?).unwrap_or_default(),
+                what: r.get(3)?,
+                why: r.get(4)?,
+            };
+            entries.push((r.get(1)?, entry));
+        }
+        Ok(found
+            .into_iter()
+            .map(|mut entries| {
+                entries.sort_by_key(|(id, _)| *id);
+                entries.into_iter().map(|(_, e)| e).collect()
+            })
+            .collect())
+    }
+
     /// The newest `limit` history rows of a PR, oldest first.
     pub fn history(&self, pr: &PrRef, limit: usize) -> Result<Vec<HistoryEntry>> {
         let mut stmt = self.conn.prepare(

@@ -199,8 +199,14 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     out
 }
 
-/// Records the run's facts, then writes the metrics file if the config asks for one.
-pub fn write(config: &crate::config::Config, store: &mut Store, run: RunFacts) -> Result<()> {
+/// Records the run's facts, then writes the metrics file of `watches` (every watch the store
+/// holds) if the config asks for one.
+pub fn write(
+    config: &crate::config::Config,
+    store: &mut Store,
+    watches: &[Watch],
+    run: RunFacts,
+) -> Result<()> {
     let now = run.now.timestamp().to_string();
     store.set_meta(LAST_RUN, &now)?;
     if run.read_every_forge {
@@ -210,19 +216,23 @@ pub fn write(config: &crate::config::Config, store: &mut Store, run: RunFacts) -
     let Some(path) = &config.report.metrics_path else {
         return Ok(());
     };
-    crate::tick::pages::write_atomically(path, &text(store)?, config.report.file_mode())
+    crate::tick::pages::write_atomically(path, &text_of(store, watches)?, config.report.file_mode())
 }
 
 /// The metrics as the store holds them after the last run: the text [`write`] puts in the
 /// file, and what the daemon serves at `/metrics`.
 pub fn text(store: &Store) -> Result<String> {
+    text_of(store, &store.watches()?)
+}
+
+/// The metrics of `watches` (every watch the store holds) and the store's other figures.
+fn text_of(store: &Store, watches: &[Watch]) -> Result<String> {
     let number = |key: &str| -> Result<Option<String>> { store.meta(key) };
-    let watches = store.watches()?;
     let (outbox_pending, outbox_failed) = store.outbox_counts()?;
     let stored = store.stored_metrics()?;
     let branches = store.branch_watches()?;
     Ok(render(&MetricsInput {
-        watches: &watches,
+        watches,
         branches: &branches,
         outbox_pending,
         outbox_failed,
@@ -363,11 +373,12 @@ mod tests {
             read_every_forge: true,
             duration_seconds: 1.0,
         };
-        write(&config, &mut store, ok).unwrap();
+        write(&config, &mut store, &[], ok).unwrap();
         let later = t0() + chrono::Duration::minutes(5);
         write(
             &config,
             &mut store,
+            &[],
             RunFacts {
                 now: later,
                 read_every_forge: false,

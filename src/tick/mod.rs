@@ -120,10 +120,19 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
         metrics::count_errors(&mut app.store, &tally.failed_prs)?;
         metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
         deferral::remember(app, &tally.read)?;
-        pages::write(&app.config, &app.store, now)?;
+        // The page and the metrics show every watch: loaded once for both, and only when
+        // one of them is written.
+        let report = &app.config.report;
+        let watches = if report.html_path.is_some() || report.metrics_path.is_some() {
+            app.store.watches()?
+        } else {
+            Vec::new()
+        };
+        pages::write(&app.config, &app.store, &watches, now)?;
         metrics::write(
             &app.config,
             &mut app.store,
+            &watches,
             metrics::RunFacts {
                 now,
                 read_every_forge: summary.read_every_forge,

@@ -36,22 +36,27 @@ pub fn write_atomically(path: &Path, text: &str, mode: u32) -> Result<()> {
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
     }
     let tmp = path.with_extension("tmp");
-    let text = crate::secrets::mask(text);
+    let text = crate::secrets::masked(text);
     crate::private::write(&tmp, text.as_bytes(), mode)
         .with_context(|| format!("cannot write `{}`", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write `{}`", path.display()))
 }
 
-/// Writes the page if the config asks for one.
+/// Writes the page of `watches` (every watch the store holds) if the config asks for one.
 pub fn write(
     config: &crate::config::Config,
     store: &crate::store::Store,
+    watches: &[Watch],
     now: Instant,
 ) -> Result<()> {
     let Some(path) = &config.report.html_path else {
         return Ok(());
     };
-    write_atomically(path, &text(config, store, now)?, config.report.file_mode())
+    write_atomically(
+        path,
+        &text_of(config, store, watches, now)?,
+        config.report.file_mode(),
+    )
 }
 
 /// The status page of what the store holds at `now`: the file [`write`] writes, and what the
@@ -61,16 +66,24 @@ pub fn text(
     store: &crate::store::Store,
     now: Instant,
 ) -> Result<String> {
-    let watches = store.watches()?;
+    text_of(config, store, &store.watches()?, now)
+}
+
+/// The status page of `watches` (every watch the store holds) at `now`.
+fn text_of(
+    config: &crate::config::Config,
+    store: &crate::store::Store,
+    watches: &[Watch],
+    now: Instant,
+) -> Result<String> {
     let undelivered = store.outbox_problems()?;
-    let mut history = std::collections::BTreeMap::new();
-    for w in &watches {
-        history.insert(
-            w.id,
-            store.history(&w.pr, crate::view::status_page::LAST_ACTIONS)?,
-        );
-    }
+    let prs: Vec<&crate::model::PrRef> = watches.iter().map(|w| &w.pr).collect();
+    let history = watches
+        .iter()
+        .map(|w| w.id)
+        .zip(store.recent_history(&prs, crate::view::status_page::LAST_ACTIONS)?)
+        .collect();
     let web = config.web_roots();
     let branches = store.branch_watches()?;
-    Ok(html(&watches, &branches, &undelivered, &history, &web, now))
+    Ok(html(watches, &branches, &undelivered, &history, &web, now))
 }

@@ -4,6 +4,12 @@
 
 /// Escapes `s` for HTML content and double-quoted attributes, after removing controls.
 pub fn escape(s: &str) -> String {
+    // Printable ASCII without markup, newlines and tabs need nothing: most text is only those.
+    if s.bytes().all(|b| {
+        matches!(b, b' '..=b'~' | b'\n' | b'\t') && !matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'')
+    }) {
+        return s.to_owned();
+    }
     let clean = crate::core::text::strip_controls(s);
     let mut out = String::with_capacity(clean.len());
     for c in clean.chars() {
@@ -27,5 +33,29 @@ mod tests {
             super::escape("<a href=\"x\">'&'</a>\u{1b}[2J\u{202e}"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
+    }
+
+    /// Every ASCII character between letters: markup escaped, controls but newlines and tabs
+    /// removed (ESC starts an escape, asked above), the rest as it is.
+    #[test]
+    fn each_ascii_character_is_escaped_kept_or_removed() {
+        for b in (0u8..0x80).filter(|b| *b != 0x1b) {
+            let c = char::from(b);
+            let middle = match c {
+                '&' => "&amp;".to_owned(),
+                '<' => "&lt;".to_owned(),
+                '>' => "&gt;".to_owned(),
+                '"' => "&quot;".to_owned(),
+                '\'' => "&#39;".to_owned(),
+                '\n' | '\t' | ' '..='~' => c.to_string(),
+                _ => String::new(),
+            };
+            assert_eq!(
+                super::escape(&format!("a{c}b")),
+                format!("a{middle}b"),
+                "{b:#x}"
+            );
+        }
+        assert_eq!(super::escape("déjà <vu>"), "déjà &lt;vu&gt;");
     }
 }

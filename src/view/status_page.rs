@@ -254,15 +254,6 @@ pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'n
 pub fn render(input: &PageInput<'_>) -> String {
     let watches = input.watches;
     let needing = watches.iter().filter(|w| need(w) <= 2).count();
-    let mut cards = String::new();
-    for w in by_need(watches) {
-        card(&mut cards, w, input);
-    }
-    cards.push_str(&crate::view::branch_view::cards(
-        input.branches,
-        input.web,
-        input.now,
-    ));
     let next = next_due(watches).map_or_else(
         || "nothing open is waiting for a look".to_owned(),
         |t| {
@@ -273,27 +264,13 @@ pub fn render(input: &PageInput<'_>) -> String {
             )
         },
     );
-    let mut problems = String::new();
-    for p in input.undelivered {
-        let _ = write!(
-            problems,
-            "<li>{} — {}: {}</li>",
-            escape(&p.message.channel),
-            escape(&p.message.subject),
-            escape(p.last_error.as_deref().unwrap_or(""))
-        );
-    }
-    let problems = if problems.is_empty() {
-        String::new()
-    } else {
-        format!("<footer><h2>Undelivered messages</h2><ul>{problems}</ul></footer>\n")
-    };
     let empty = if watches.is_empty() && input.branches.is_empty() {
         "<p>Nothing is watched. Add a PR with <code>pr-monitor watch add OWNER/REPO#N</code>.</p>\n"
     } else {
         ""
     };
-    format!(
+    // One string from head to foot: the cards of thousands of PRs are not copied again.
+    let mut out = format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
@@ -301,11 +278,35 @@ pub fn render(input: &PageInput<'_>) -> String {
          <title>pr-monitor: {needing} need you</title>\n<style>\n{colours}{LAYOUT}\n</style></head>\n<body>\n\
          <header><h1>pr-monitor</h1>\n<p class=\"summary\">{needing} need you · {summary}</p>\n\
          <p class=\"asof\">As of {asof} (written at the end of the last run); {next}.</p></header>\n\
-         <main>{empty}<ol class=\"prs\">\n{cards}</ol></main>\n{problems}</body></html>\n",
+         <main>{empty}<ol class=\"prs\">\n",
         colours = palette::css(),
         summary = escape(&summary(watches)),
         asof = absolute(input.now),
-    )
+    );
+    for w in by_need(watches) {
+        card(&mut out, w, input);
+    }
+    out.push_str(&crate::view::branch_view::cards(
+        input.branches,
+        input.web,
+        input.now,
+    ));
+    out.push_str("</ol></main>\n");
+    if !input.undelivered.is_empty() {
+        out.push_str("<footer><h2>Undelivered messages</h2><ul>");
+        for p in input.undelivered {
+            let _ = write!(
+                out,
+                "<li>{} — {}: {}</li>",
+                escape(&p.message.channel),
+                escape(&p.message.subject),
+                escape(p.last_error.as_deref().unwrap_or(""))
+            );
+        }
+        out.push_str("</ul></footer>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
 }
 
 #[cfg(test)]

@@ -49,6 +49,9 @@
 //! `PRM_BENCH_AFTER=/path/to/pr-monitor` measures that build in place of the one cargo built
 //! (so an optimised pair can be measured by a harness built without optimisation).
 //!
+//! `PRM_BENCH_REPORT=1` has every run write the status page and the metrics file
+//! (`report.html_path`, `report.metrics_path`), as a deployment that publishes them does.
+//!
 //! `stmts` is the SQL statements the run's ticks started, from the debug line of
 //! `pr_monitor::store` (a build that does not say reads `n/a`).
 //!
@@ -379,7 +382,11 @@ fn due_choice(env: &TestEnv, n: u64) -> DueChoice {
 /// The ticks on one folder and fake of `n` PRs answering after `latency_ms`, then the due
 /// choice on its database.
 fn measure(n: u64, latency_ms: u64, gnu_time: bool, build: &Build) -> (Vec<Row>, DueChoice) {
-    let env = TestEnv::new();
+    let env = if std::env::var_os("PRM_BENCH_REPORT").is_some() {
+        TestEnv::with_config("report:\n  html_path: status.html\n  metrics_path: pr.prom\n")
+    } else {
+        TestEnv::new()
+    };
     populate(&env.gh, n);
     watch_all(&env, n, &build.bin);
     if latency_ms > 0 {

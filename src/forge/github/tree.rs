@@ -74,14 +74,15 @@ pub(super) fn field<'f, 'a>(fields: &'f Fields<'a>, name: &str) -> Option<&'f Tr
 pub(super) fn sorted(mut fields: Fields<'_>) -> Fields<'_> {
     // Stable: the fields of one name stay in the order they came, the last of them last.
     fields.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out: Fields<'_> = Vec::with_capacity(fields.len());
-    for (name, value) in fields {
-        match out.last_mut() {
-            Some(last) if last.0 == name => last.1 = value,
-            _ => out.push((name, value)),
+    // In place: the first of a name stays, given the value of each later one in turn.
+    fields.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(&mut later.1, &mut kept.1);
         }
-    }
-    out
+        same
+    });
+    fields
 }
 
 impl Tree<'_> {
