@@ -201,19 +201,102 @@ fn sweep(app: &mut App, job: Option<String>, stop: &Arc<AtomicBool>) -> bool {
         stop: Some(stop.clone()),
         ..RunOptions::default()
     };
-    let now = app.now;
-    let mut log = |o: tick::PrOutcome| {
-        crate::logging::say(&crate::commands::output::outcome_line(
-            &o,
-            now,
-            crate::terminal::Term::PLAIN,
-        ));
-    };
-    match tick::run(app, &opts, &mut log) {
+    let mut log = SweepLog::new(app.now, crate::logging::say);
+    let ran = tick::run(app, &opts, &mut log);
+    log.finish();
+    match ran {
         Ok(summary) => !summary.failed(),
         Err(e) => {
             crate::logging::complain(&format!("the sweep failed: {e:#}"));
             false
         }
+    }
+}
+
+/// A sweep's outcome lines, said as `run` prints them: every PR of a sweep of at most
+/// [`LIST_ALL_UP_TO`](super::run_report::LIST_ALL_UP_TO) PRs (at its end), else only the PRs
+/// that changed, as they come. Once a sweep is known to be large it passes over unchanged
+/// PRs, so their settled ticks are recorded without loading them
+/// ([`tick::Report::wants_settled`]).
+struct SweepLog<F: FnMut(&str)> {
+    lines: super::run_report::OutcomeLines,
+    now: crate::model::Instant,
+    say: F,
+}
+
+impl<F: FnMut(&str)> SweepLog<F> {
+    fn new(now: crate::model::Instant, say: F) -> Self {
+        SweepLog {
+            lines: super::run_report::OutcomeLines::default(),
+            now,
+            say,
+        }
+    }
+
+    /// The sweep is over: the lines still held (a small sweep's every line) are said.
+    fn finish(&mut self) {
+        for line in self.lines.finish() {
+            (self.say)(&line);
+        }
+    }
+}
+
+impl<F: FnMut(&str)> tick::Report for SweepLog<F> {
+    fn outcome(&mut self, o: tick::PrOutcome) {
+        let now = self.now;
+        let line = || super::output::outcome_line(&o, now, crate::terminal::Term::PLAIN);
+        for line in self.lines.add(line, super::output::changed(&o)) {
+            (self.say)(&line);
+        }
+    }
+
+    fn wants_settled(&self) -> bool {
+        !self.lines.large()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tick::Report;
+
+    fn outcome(number: u64, changed: bool) -> tick::PrOutcome {
+        let mut watch = crate::core::decide::tests::watch();
+        watch.pr.number = number;
+        tick::PrOutcome {
+            watch,
+            plan: None,
+            error: changed.then(|| "boom".to_owned()),
+            cut_off: false,
+        }
+    }
+
+    /// A small sweep says every PR's line at its end and reads every outcome; a large one
+    /// says only the changed PRs' lines and, once it knows it is large, passes over the
+    /// unchanged ones.
+    #[test]
+    fn a_small_sweep_says_every_pr_and_a_large_one_the_changed_ones() {
+        let mut said = Vec::new();
+        let mut small = SweepLog::new(crate::model::Instant::UNIX_EPOCH, |l: &str| {
+            said.push(l.to_owned());
+        });
+        for n in 1..=3 {
+            small.outcome(outcome(n, n == 2));
+            assert!(small.wants_settled());
+        }
+        small.finish();
+        assert_eq!(said.len(), 3, "{said:?}");
+
+        let mut said = Vec::new();
+        let mut large = SweepLog::new(crate::model::Instant::UNIX_EPOCH, |l: &str| {
+            said.push(l.to_owned());
+        });
+        for n in 1..=30 {
+            assert_eq!(large.wants_settled(), n <= 11, "before PR {n}");
+            large.outcome(outcome(n, n % 10 == 0));
+        }
+        large.finish();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(said.iter().all(|l| l.contains("boom")), "{said:?}");
     }
 }
