@@ -61,6 +61,12 @@ impl OutcomeLines {
             .collect()
     }
 
+    /// The run has `due` PRs due: with more than [`LIST_ALL_UP_TO`] it is large from its
+    /// start, so only changed PRs' lines are printed, as they come.
+    pub fn due(&mut self, due: usize) {
+        self.large |= due > LIST_ALL_UP_TO;
+    }
+
     /// Whether the run is known to be large: only changed PRs' lines are printed.
     pub fn large(&self) -> bool {
         self.large
@@ -327,6 +333,10 @@ impl Report for RunPrinter {
 
     /// Only a large run's human output passes over unchanged PRs: every other output
     /// shows each PR's state.
+    fn due(&mut self, prs: usize) {
+        self.lines.due(prs);
+    }
+
     fn wants_settled(&self) -> bool {
         self.output != RunOutput::Human || !self.lines.large()
     }
@@ -361,6 +371,15 @@ mod tests {
             printed,
             ["pr 0", "pr 4", "pr 8", "pr 12", "pr 16", "pr 20", "pr 24"]
         );
+
+        // Told that more than ten are due, a run is large from its first PR.
+        let mut due = OutcomeLines::default();
+        due.due(LIST_ALL_UP_TO);
+        assert!(!due.large());
+        due.due(LIST_ALL_UP_TO + 1);
+        assert!(due.large());
+        assert_eq!(due.add(|| "pr 0".into(), true), ["pr 0"]);
+        assert!(due.add(|| "pr 1".into(), false).is_empty());
     }
 
     /// The last line counts what each PR became, not what it already was.

@@ -250,6 +250,10 @@ impl<F: FnMut(&str)> tick::Report for SweepLog<F> {
         }
     }
 
+    fn due(&mut self, prs: usize) {
+        self.lines.due(prs);
+    }
+
     fn wants_settled(&self) -> bool {
         !self.lines.large()
     }
@@ -298,5 +302,15 @@ mod tests {
         large.finish();
         assert_eq!(said.len(), 3, "{said:?}");
         assert!(said.iter().all(|l| l.contains("boom")), "{said:?}");
+
+        // Told up front that eleven are due, it passes over unchanged PRs from the first.
+        let mut said = Vec::new();
+        let mut told = SweepLog::new(crate::model::Instant::UNIX_EPOCH, |l: &str| {
+            said.push(l.to_owned());
+        });
+        told.due(11);
+        assert!(!told.wants_settled());
+        told.outcome(outcome(1, true));
+        assert_eq!(said.len(), 1, "a changed PR's line comes at once");
     }
 }

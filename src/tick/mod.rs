@@ -84,6 +84,7 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
 
     let total = due.len();
     tell(opts, Step::Reading { due: total });
+    report.due(total);
     let mut ticking = Run {
         opts,
         holder: &holder,

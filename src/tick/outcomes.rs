@@ -26,6 +26,9 @@ pub trait Report {
     /// What syncing the jobs' watch lists did (PRs added, listings that failed), before any
     /// PR is read.
     fn jobs(&mut self, _lines: &[String]) {}
+    /// How many PRs are due (the most the run ticks: a PR another run holds is skipped),
+    /// once, before the first outcome.
+    fn due(&mut self, _prs: usize) {}
     /// One PR's outcome, once recorded: forge by forge, in due order within a forge.
     fn outcome(&mut self, outcome: PrOutcome);
     /// Whether it reads the outcome of a PR whose settled decision held (its tick changed
