@@ -30,8 +30,8 @@ pub(crate) use reads::kept_summary;
 pub use reads::{KeptHints, KeptRead, Settled};
 pub(crate) use seen::seen_after;
 pub use seen::{CHECK_SEEN, Seen};
+pub(crate) use ticks::as_recorded;
 pub use ticks::{Lease, Leased, TickRecord};
-pub(crate) use watches::as_recorded;
 pub use watches::{AutoFixChoice, Due, NewWatch, Selection};
 
 /// How many prepared statements a connection keeps compiled.

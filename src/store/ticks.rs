@@ -83,6 +83,15 @@ impl TickRecord {
     }
 }
 
+/// The watch `watch` becomes once `rec` is recorded over its row, as the next load reads it,
+/// with that row's digest (see [`super::watches::read_back`]); `None` when it would not read
+/// back whole, or `watch` was not read from the database. It is the row the next load reads
+/// only if nothing else writes the row between.
+pub(crate) fn as_recorded(watch: &Watch, rec: &TickRecord) -> Option<Watch> {
+    let values = recorded_values(rec, &rec.status.memory).ok()?;
+    super::watches::read_back(watch, &values)
+}
+
 /// The values [`Store::record`] writes for `rec` with `memory`, one per column of the watch row
 /// from [`super::watches::RECORDED_FROM`] on, in order: what the next load of the row reads.
 pub(super) fn recorded_values(rec: &TickRecord, memory: &Memory) -> Result<Vec<Value>> {

@@ -9,7 +9,7 @@ use rusqlite::types::{FromSql, Value, ValueRef};
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::int::Uint;
-use super::{Store, TickRecord, parse_ts, ts};
+use super::{Store, parse_ts, ts};
 use crate::model::nudge::{Named, Nudge};
 use crate::model::watch::{
     Ci, HistoryEntry, Memory, Merge, MergeVia, Pills, RowDigest, Watch, WatchStatus, Why,
@@ -124,8 +124,7 @@ mod at {
 pub(super) const TICK_TIMES: [usize; 2] = [at::NEXT_TICK_AT, at::LAST_TICK_AT];
 
 /// The first column of [`WATCH_COLUMNS`] a tick's record writes: it writes every one from here
-/// on, in this order ([`super::ticks::recorded_values`]); those before it are the owner's
-/// settings.
+/// on, in this order (see [`read_back`]); those before it are the owner's settings.
 pub(super) const RECORDED_FROM: usize = at::STATE;
 
 /// A watch row's columns by position: a row as read, or the values a tick's record writes
@@ -200,14 +199,13 @@ fn recorded_digest(settings: u64, cols: &impl Columns) -> rusqlite::Result<u64> 
     Ok(d.finish())
 }
 
-/// The watch `watch` becomes once `rec` is recorded over its row, as the next load reads it
-/// (the same parse of the same values: instants to the second, secrets masked) with that
-/// row's digest; `None` when it would not read back whole, or `watch` was not read from the
-/// database. It is the row the next load reads only if nothing else writes the row between.
-pub(crate) fn as_recorded(watch: &Watch, rec: &TickRecord) -> Option<Watch> {
+/// The watch `watch` becomes once a tick's record writes `values` over its row (one per
+/// column from [`RECORDED_FROM`] on), as the next load reads it (the same parse of the same
+/// values: instants to the second, secrets masked) with that row's digest; `None` when it
+/// would not read back whole, or `watch` was not read from the database.
+pub(super) fn read_back(watch: &Watch, values: &[Value]) -> Option<Watch> {
     let settings = watch.row_digest?.settings;
-    let values = super::ticks::recorded_values(rec, &rec.status.memory).ok()?;
-    let cols = Recorded(&values);
+    let cols = Recorded(values);
     let part = recorded_part(&cols, watch.added_at).ok()?;
     if !part.unreadable.is_empty() {
         return None;
