@@ -1,7 +1,8 @@
 //! A group's due watches at a glance: the compact row a summary read and a settled decision
 //! need (the PR, its job and agent, the branches a full read compares, the row's digest),
-//! read without parsing the row's status or `memory`; and the ticks of settled watches
-//! recorded in one statement, again without reading their rows.
+//! read without parsing the row's status or `memory` (whether the PR is a fork's, which the
+//! branches depend on, is `memory`'s flag, written beside it in a column of its own); and the
+//! ticks of settled watches recorded in one statement, again without reading their rows.
 //!
 //! Recording a settled chunk is optimistic, in one `UPDATE`: it takes no lease first. A row
 //! is written only where no other live run holds its lease (an expired lease or this run's
@@ -20,7 +21,7 @@ use rusqlite::params;
 use rusqlite::types::ValueRef;
 
 use super::Store;
-use super::int::Uint;
+use super::int::{Uint, signed, unsigned};
 use super::watches::{RECORDED_FROM, TICK_TIMES, WATCH_COLUMNS, digest_value};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, PrRef, PrState};
@@ -38,8 +39,10 @@ pub struct Glance {
     pub branches: Option<(String, String)>,
     /// The digest of its row ([`crate::model::watch::RowDigest::row`]).
     pub row_digest: u64,
-    /// Its row does not read in full (an unknown forge or state, a damaged `memory`): only
-    /// its full load says why, and only a full tick may handle it.
+    /// Its row does not read in full (an unknown forge or state, a `memory` that was no JSON
+    /// when its fork flag became a column): only its full load says why, and only a full tick
+    /// may handle it. A `memory` damaged later is not told here: it changes the row's digest,
+    /// so no settled decision holds over it.
     pub damaged: bool,
 }
 
@@ -75,11 +78,6 @@ fn digest_call(prefix: &str) -> String {
         .map(|(_, c)| format!("{prefix}{c}"))
         .collect();
     format!("{DIGEST_FUNCTION}({})", columns.join(", "))
-}
-
-/// A digest as SQLite holds it: the same 64 bits, signed.
-fn signed(digest: u64) -> i64 {
-    i64::from_le_bytes(digest.to_le_bytes())
 }
 
 /// Registers [`DIGEST_FUNCTION`] on `conn`.
@@ -122,8 +120,7 @@ impl Store {
     pub fn glances(&self, ids: &[i64]) -> Result<Vec<Glance>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT id, forge, repo, number, job, agent, auto_fix, base_ref, head_ref, state,
-                    CASE WHEN json_valid(memory)
-                         THEN COALESCE(memory ->> '$.cross_repository', 0) END,
+                    cross_repository,
                     {}
              FROM watches WHERE id IN (SELECT value FROM json_each(?1))",
             digest_call("")
@@ -149,7 +146,7 @@ impl Store {
                 agent: r.get(5)?,
                 auto_fix: r.get(6)?,
                 branches: base.zip(head).filter(|_| cross == Some(0)),
-                row_digest: u64::from_le_bytes(r.get::<_, i64>(11)?.to_le_bytes()),
+                row_digest: unsigned(r.get(11)?),
                 damaged: !matches!((forge, state, cross), (Some(Ok(_)), Some(Ok(_)), Some(_))),
             };
             by_id.insert(glance.id, glance);

@@ -1,6 +1,7 @@
 //! Unsigned numbers (PR numbers, job ids, row limits) as SQLite keeps them, in a signed 64-bit
 //! integer: [`Uint`] converts both ways with a check, so a value past `i64::MAX` (or a stored
-//! negative one) is an error, never a wrapped number.
+//! negative one) is an error, never a wrapped number. A digest, whose 64 bits are all its own,
+//! is kept as the signed integer of the same bits instead ([`signed`], [`unsigned`]).
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
@@ -32,6 +33,16 @@ impl FromSql for Uint {
     }
 }
 
+/// A digest as SQLite holds it: the same 64 bits, signed.
+pub(super) fn signed(digest: u64) -> i64 {
+    i64::from_le_bytes(digest.to_le_bytes())
+}
+
+/// A digest [`signed`] held, as it was.
+pub(super) fn unsigned(held: i64) -> u64 {
+    u64::from_le_bytes(held.to_le_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;
@@ -59,5 +70,13 @@ mod tests {
             "{negative:?}"
         );
         assert_eq!(Uint::from(7_usize), Uint(7));
+    }
+
+    #[test]
+    fn digests_keep_their_64_bits() {
+        for d in [0, 1, u64::MAX, 1 << 63, u64::MAX - 1] {
+            assert_eq!(unsigned(signed(d)), d);
+        }
+        assert_eq!(signed(u64::MAX), -1);
     }
 }

@@ -205,10 +205,43 @@ pub(super) const MIGRATIONS: &[&str] = &[
     INSERT INTO read_hints (watch_id, hints)
         SELECT watch_id, hints FROM last_reads WHERE hints IS NOT NULL;
     ",
+    // 14: a kept read's hints as columns (`store::reads::KeptHints`), the fingerprint they go
+    // with beside them: a group's hints are read without a JSON text to parse or an instant to
+    // read from text. The settled decision's instants are nanoseconds since the Unix epoch, its
+    // digests their 64 bits signed; all five NULL: none. `threads`: the unresolved threads'
+    // ids, one per line. Upgrading past this moves each read's hints over in Rust, as the last
+    // build read them (`store::reads::move_kept_hints`, run when the version was below
+    // `HINT_COLUMNS`, which then drops `read_hints`): every kept read has its hints after it.
+    "
+    CREATE TABLE kept_hints (
+        watch_id         INTEGER PRIMARY KEY REFERENCES last_reads (watch_id) ON DELETE CASCADE,
+        summary          TEXT NOT NULL,
+        behind_by        INTEGER,
+        threads          TEXT NOT NULL,
+        settled_at       INTEGER,
+        settled_until    INTEGER,
+        settled_row      INTEGER,
+        settled_context  INTEGER,
+        settled_every    INTEGER
+    ) STRICT;
+    ",
+    // 15: each watch's cross-repository flag (`memory.cross_repository`: its head is a fork's)
+    // in a column of its own, written with `memory` by the store (`Store::record`,
+    // `Store::update_memory`; its other writes of `memory` leave the flag as it is): a group's
+    // glance tells which branches a read compares without parsing every `memory`. A new watch's
+    // `memory` (`{}`) is no fork's; NULL: the `memory` was no JSON at upgrade.
+    "
+    ALTER TABLE watches ADD COLUMN cross_repository INTEGER DEFAULT 0;
+    UPDATE watches SET cross_repository = CASE WHEN json_valid(memory)
+        THEN COALESCE(memory ->> '$.cross_repository', 0) END;
+    ",
 ];
 
 /// The version from which kept summaries are digests (migration 12).
 pub(super) const SUMMARY_DIGESTS: i64 = 12;
+
+/// The version from which kept hints are columns (migration 14).
+pub(super) const HINT_COLUMNS: i64 = 14;
 
 /// The schema version this build writes.
 pub(super) fn latest() -> i64 {

@@ -198,6 +198,9 @@ impl Store {
         if version < migrations::SUMMARY_DIGESTS {
             reads::digest_kept_summaries(&tx)?;
         }
+        if version < migrations::HINT_COLUMNS {
+            reads::move_kept_hints(&tx)?;
+        }
         if version != latest {
             tx.pragma_update(None, "user_version", latest)?;
         }

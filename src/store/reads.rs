@@ -3,13 +3,22 @@
 //! of reading it again. A read that cannot be kept or parsed is simply read again. Beside each
 //! snapshot, its hints: what a summary read asks and compares with, so a group of PRs is
 //! summarised without loading its snapshots (each chunk loads its own when it is read).
+//!
+//! The hints are kept as plain columns of a narrow table of their own (`kept_hints`), the
+//! fingerprint repeated beside them: a group's hints are read from one index-ordered table with
+//! no JSON to parse and no instant to read from text, and a chunk's settled decisions are
+//! written without touching the snapshots. The settled decision is flat (two instants, two
+//! digests, a cadence), so its parts are columns too: the quiet check compares them as they are
+//! ([`Settled::holds_over`]), and a digest of them would have to be unpacked to be compared.
 
 use std::collections::BTreeMap;
 
 use anyhow::Result;
+use chrono::DateTime;
 use rusqlite::params;
 
 use super::Store;
+use super::int::{signed, unsigned};
 use crate::core::hash::Fingerprint;
 use crate::model::{Instant, Snapshot};
 
@@ -34,7 +43,8 @@ pub struct KeptHints {
 /// A quiet decision made on a kept read (see [`crate::core::decide::settled_until`]): made at
 /// `at` over the watch's stored row `row` and the context `context` (digests), it holds until
 /// `until` while both are the same, and the PR is then next due `every` seconds after its tick
-/// (`None`: never again).
+/// (`None`: never again). Its JSON form is the one kept before the hints were columns, read
+/// once on upgrade ([`move_kept_hints`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Settled {
     pub at: Instant,
@@ -57,9 +67,34 @@ impl Settled {
     pub fn holds_over(&self, now: Instant, row: Option<u64>) -> bool {
         self.at <= now && now < self.until && row == Some(self.row)
     }
+
+    /// Its columns (`settled_at`, `settled_until`, `settled_row`, `settled_context`,
+    /// `settled_every`): the instants in nanoseconds since the Unix epoch, the digests' bits
+    /// signed. `None` for an instant past what that counts (after 2262), kept as no decision.
+    fn columns(&self) -> Option<[Option<i64>; 5]> {
+        Some([
+            Some(self.at.timestamp_nanos_opt()?),
+            Some(self.until.timestamp_nanos_opt()?),
+            Some(signed(self.row)),
+            Some(signed(self.context)),
+            self.every,
+        ])
+    }
+
+    /// The decision [`Settled::columns`] kept, when there is one.
+    fn from_columns([at, until, row, context, every]: [Option<i64>; 5]) -> Option<Settled> {
+        Some(Settled {
+            at: DateTime::from_timestamp_nanos(at?),
+            until: DateTime::from_timestamp_nanos(until?),
+            row: unsigned(row?),
+            context: unsigned(context?),
+            every,
+        })
+    }
 }
 
-/// A digest kept as 16 hex digits: JSON numbers lose the high bits of a `u64` in SQLite.
+/// A digest kept as 16 hex digits in the JSON form: JSON numbers lose the high bits of a
+/// `u64` in SQLite.
 mod hex {
     #[expect(
         clippy::trivially_copy_pass_by_ref,
@@ -75,13 +110,29 @@ mod hex {
     }
 }
 
-/// The stored form of [`KeptHints`] beside the fingerprint.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+/// The form hints were kept in before they were columns (a JSON text beside the read), read
+/// once on upgrade ([`move_kept_hints`]).
+#[derive(Debug, serde::Deserialize)]
 struct StoredHints {
     behind_by: Option<u64>,
     unresolved_threads: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     settled: Option<Settled>,
+}
+
+/// The unresolved threads' ids as kept: one per line, secrets masked as in all forge text (a
+/// line break inside an id, or a masked one, only makes the summary read ask again).
+fn threads_text(ids: &[String]) -> String {
+    crate::secrets::mask(&ids.join("\n"))
+}
+
+/// The ids [`threads_text`] kept.
+fn threads_of(text: &str) -> Vec<String> {
+    if text.is_empty() {
+        Vec::new()
+    } else {
+        text.split('\n').map(str::to_owned).collect()
+    }
 }
 
 impl KeptHints {
@@ -125,41 +176,91 @@ pub(super) fn digest_kept_summaries(tx: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
-impl Store {
-    /// The kept hints of `watch_ids` (those that have a kept read), in one statement. A read kept before hints
-    /// were (no `hints`) has them worked out from its snapshot; one that no longer parses has
-    /// none.
-    pub fn kept_hints(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptHints>> {
-        // The snapshot is read only for a read without hints.
-        let mut stmt = self.conn.prepare_cached(
+/// The statement keeping a read's hints: `?1` the watch, then its fingerprint as kept, how far
+/// behind, the threads ([`threads_text`]) and the five parts of its settled decision
+/// ([`Settled::columns`]).
+const KEEP_HINTS: &str = "INSERT OR REPLACE INTO kept_hints
+     (watch_id, summary, behind_by, threads,
+      settled_at, settled_until, settled_row, settled_context, settled_every)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// Keeps `hints` for watch `watch_id` with `conn`'s statement [`KEEP_HINTS`].
+fn keep_hints(conn: &rusqlite::Connection, watch_id: i64, hints: &KeptHints) -> Result<()> {
+    let [at, until, row, context, every] = hints
+        .settled
+        .as_ref()
+        .and_then(Settled::columns)
+        .unwrap_or_default();
+    conn.prepare_cached(KEEP_HINTS)?.execute(params![
+        watch_id,
+        kept_summary(&hints.summary),
+        hints.behind_by.map(super::int::Uint),
+        threads_text(&hints.unresolved_threads),
+        at,
+        until,
+        row,
+        context,
+        every
+    ])?;
+    Ok(())
+}
+
+/// Moves the hints kept as JSON beside each read (migration 13's `read_hints`, or a read's
+/// snapshot where it has none) into their columns (migration 14's `kept_hints`), as the last
+/// build read them: a read whose hints or snapshot no longer parse has none. Then drops
+/// `read_hints`.
+pub(super) fn move_kept_hints(tx: &rusqlite::Connection) -> Result<()> {
+    let old: Vec<(i64, String, Option<String>, Option<String>)> = tx
+        .prepare(
             "SELECT r.watch_id, r.summary, h.hints, CASE WHEN h.hints IS NULL THEN r.snapshot END
-             FROM last_reads AS r LEFT JOIN read_hints AS h ON h.watch_id = r.watch_id
-             WHERE r.watch_id IN (SELECT value FROM json_each(?1))",
+             FROM last_reads AS r LEFT JOIN read_hints AS h ON h.watch_id = r.watch_id",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, summary, hints, snapshot) in old {
+        let hints = match (hints, snapshot) {
+            (Some(hints), _) => {
+                serde_json::from_str::<StoredHints>(&hints)
+                    .ok()
+                    .map(|h| KeptHints {
+                        summary,
+                        behind_by: h.behind_by,
+                        unresolved_threads: h.unresolved_threads,
+                        settled: h.settled,
+                    })
+            }
+            (None, Some(snapshot)) => serde_json::from_str(&snapshot)
+                .ok()
+                .map(|snapshot| KeptHints::of(&summary, &snapshot)),
+            (None, None) => None,
+        };
+        if let Some(hints) = hints {
+            keep_hints(tx, id, &hints)?;
+        }
+    }
+    tx.execute_batch("DROP TABLE read_hints")?;
+    Ok(())
+}
+
+impl Store {
+    /// The kept hints of `watch_ids` (those that have a kept read), in one statement.
+    pub fn kept_hints(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptHints>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT watch_id, summary, behind_by, threads, settled_at, settled_until, settled_row,
+                    settled_context, settled_every
+             FROM kept_hints WHERE watch_id IN (SELECT value FROM json_each(?1))",
         )?;
         let mut out = BTreeMap::new();
         let mut rows = stmt.query([serde_json::to_string(watch_ids)?])?;
         while let Some(r) = rows.next()? {
-            let (id, summary): (i64, String) = (r.get(0)?, r.get(1)?);
-            let (hints, snapshot): (Option<String>, Option<String>) = (r.get(2)?, r.get(3)?);
-            let hints = match (hints, snapshot) {
-                (Some(hints), _) => {
-                    serde_json::from_str::<StoredHints>(&hints)
-                        .ok()
-                        .map(|h| KeptHints {
-                            summary,
-                            behind_by: h.behind_by,
-                            unresolved_threads: h.unresolved_threads,
-                            settled: h.settled,
-                        })
-                }
-                (None, Some(snapshot)) => serde_json::from_str(&snapshot)
-                    .ok()
-                    .map(|snapshot| KeptHints::of(&summary, &snapshot)),
-                (None, None) => None,
+            let settled = [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?];
+            let hints = KeptHints {
+                summary: r.get(1)?,
+                behind_by: r.get::<_, Option<super::int::Uint>>(2)?.map(|n| n.0),
+                unresolved_threads: threads_of(r.get_ref(3)?.as_str()?),
+                settled: Settled::from_columns(settled),
             };
-            if let Some(hints) = hints {
-                out.insert(id, hints);
-            }
+            out.insert(r.get(0)?, hints);
         }
         Ok(out)
     }
@@ -192,11 +293,6 @@ impl Store {
     pub fn keep_read(&mut self, watch_id: i64, summary: &str, snapshot: &Snapshot) -> Result<()> {
         let kept = crate::secrets::mask(&serde_json::to_string(snapshot)?);
         let hints = KeptHints::of(summary, snapshot);
-        let hints = crate::secrets::mask(&serde_json::to_string(&StoredHints {
-            behind_by: hints.behind_by,
-            unresolved_threads: hints.unresolved_threads,
-            settled: None,
-        })?);
         self.batch(|store| {
             store
                 .conn
@@ -205,86 +301,34 @@ impl Store {
                      VALUES (?1, ?2, ?3, NULL)",
                 )?
                 .execute(params![watch_id, kept_summary(summary), kept])?;
-            store
-                .conn
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO read_hints (watch_id, hints) VALUES (?1, ?2)",
-                )?
-                .execute(params![watch_id, hints])?;
-            Ok(())
+            keep_hints(&store.conn, watch_id, &hints)
         })
     }
 
     /// Keeps with each kept read named (watch id, the fingerprint it was read after, as
     /// kept) the quiet decision just made on it, or forgets the one it had (`None`), in one
-    /// statement. A read replaced since (another fingerprint) is left alone. A read kept
-    /// before hints were, which the statement cannot touch, gets its hints whole, worked out
-    /// from its snapshot, with the decision (a second statement, only when there is one).
+    /// statement. A read replaced since (another fingerprint) is left alone.
     pub fn settle(&mut self, reads: &[(i64, &str, Option<&Settled>)]) -> Result<()> {
-        let rows = reads
+        let rows: Vec<(i64, &str, [Option<i64>; 5])> = reads
             .iter()
-            .map(|(id, summary, settled)| {
-                Ok((id, summary, settled.map(serde_json::to_string).transpose()?))
+            .map(|&(id, summary, settled)| {
+                let columns = settled.and_then(Settled::columns).unwrap_or_default();
+                (id, summary, columns)
             })
-            .collect::<Result<Vec<_>>>()?;
-        let updated = self
-            .conn
-            .prepare_cached(
-                "UPDATE read_hints
-                 SET hints = json_set(hints, '$.settled', json(COALESCE(t.settled, 'null')))
-                 FROM (SELECT value ->> 0 AS id, value ->> 1 AS summary, value ->> 2 AS settled
-                       FROM json_each(?1)) AS t
-                 WHERE read_hints.watch_id = t.id
-                   AND (SELECT summary FROM last_reads WHERE watch_id = t.id) = t.summary
-                 RETURNING read_hints.watch_id",
-            )?
-            .query_map([serde_json::to_string(&rows)?], |r| r.get::<_, i64>(0))?
-            .collect::<rusqlite::Result<Vec<i64>>>()?;
-        let unhinted: BTreeMap<i64, (&str, &Settled)> = reads
-            .iter()
-            .filter(|(id, ..)| !updated.contains(id))
-            .filter_map(|(id, summary, settled)| Some((*id, (*summary, (*settled)?))))
             .collect();
-        if !unhinted.is_empty() {
-            self.hint_old_reads(&unhinted)?;
-        }
-        Ok(())
-    }
-
-    /// Gives each read of `reads` (watch id → the fingerprint it was read after, the quiet
-    /// decision made on it) that was kept before hints were its hints, with the decision.
-    fn hint_old_reads(&mut self, reads: &BTreeMap<i64, (&str, &Settled)>) -> Result<()> {
-        let ids: Vec<i64> = reads.keys().copied().collect();
-        let old: Vec<(i64, String, String)> = self
-            .conn
+        self.conn
             .prepare_cached(
-                "SELECT watch_id, summary, snapshot FROM last_reads AS r
-                 WHERE watch_id IN (SELECT value FROM json_each(?1))
-                   AND NOT EXISTS (SELECT 1 FROM read_hints AS h WHERE h.watch_id = r.watch_id)",
+                "UPDATE kept_hints
+                 SET settled_at = t.at, settled_until = t.until, settled_row = t.row,
+                     settled_context = t.context, settled_every = t.every
+                 FROM (SELECT value ->> 0 AS id, value ->> 1 AS summary,
+                              value ->> '$[2][0]' AS at, value ->> '$[2][1]' AS until,
+                              value ->> '$[2][2]' AS row, value ->> '$[2][3]' AS context,
+                              value ->> '$[2][4]' AS every
+                       FROM json_each(?1)) AS t
+                 WHERE kept_hints.watch_id = t.id AND kept_hints.summary = t.summary",
             )?
-            .query_map([serde_json::to_string(&ids)?], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        for (id, summary, snapshot) in old {
-            let Some((_, settled)) = reads.get(&id).filter(|(s, _)| *s == summary) else {
-                continue;
-            };
-            let Ok(snapshot) = serde_json::from_str::<Snapshot>(&snapshot) else {
-                continue;
-            };
-            let hints = KeptHints::of(&summary, &snapshot);
-            let hints = crate::secrets::mask(&serde_json::to_string(&StoredHints {
-                behind_by: hints.behind_by,
-                unresolved_threads: hints.unresolved_threads,
-                settled: Some((*settled).clone()),
-            })?);
-            self.conn
-                .prepare_cached(
-                    "INSERT OR IGNORE INTO read_hints (watch_id, hints) VALUES (?1, ?2)",
-                )?
-                .execute(params![id, hints])?;
-        }
+            .execute([serde_json::to_string(&rows)?])?;
         Ok(())
     }
 
@@ -303,8 +347,7 @@ mod tests {
     use crate::core::decide::tests::thread_with_id as thread;
     use crate::store::NewWatch;
 
-    /// A kept read's hints come back without its snapshot; a read kept before hints were has
-    /// them worked out from its snapshot, and one whose snapshot no longer parses has none.
+    /// A kept read's hints come back without its snapshot, each unresolved thread as it was.
     #[test]
     fn hints_are_kept_beside_each_read() {
         let mut s = Store::open_in_memory().unwrap();
@@ -318,20 +361,10 @@ mod tests {
         let mut snapshot = crate::core::decide::tests::snap("aaa");
         snapshot.behind_by = Some(2);
         snapshot.threads = vec![thread("T1", false), thread("T2", true), thread("T3", false)];
-        for &id in &ids {
-            s.keep_read(id, "fp", &snapshot).unwrap();
-        }
-        for &id in &ids[1..] {
-            s.conn
-                .execute("DELETE FROM read_hints WHERE watch_id = ?1", [id])
-                .unwrap();
-        }
-        s.conn
-            .execute(
-                "UPDATE last_reads SET snapshot = '{' WHERE watch_id = ?1",
-                [ids[2]],
-            )
-            .unwrap();
+        let mut none = crate::core::decide::tests::snap("bbb");
+        none.threads = vec![thread("T2", true)];
+        s.keep_read(ids[0], "fp", &snapshot).unwrap();
+        s.keep_read(ids[1], "fp2", &none).unwrap();
         let want = KeptHints {
             summary: "fp".into(),
             behind_by: Some(2),
@@ -340,13 +373,10 @@ mod tests {
         };
         let hints = s.kept_hints(&ids).unwrap();
         assert_eq!(hints.get(&ids[0]), Some(&want));
-        assert_eq!(
-            hints.get(&ids[1]),
-            Some(&want),
-            "worked out from the snapshot"
-        );
-        assert_eq!(hints.get(&ids[2]), None, "a snapshot that no longer parses");
         assert_eq!(KeptHints::of("fp", &snapshot), want);
+        assert_eq!(hints.get(&ids[1]), Some(&KeptHints::of("fp2", &none)));
+        assert!(hints[&ids[1]].unresolved_threads.is_empty());
+        assert_eq!(hints.get(&ids[2]), None, "no kept read");
     }
 
     /// A store watching one PR whose read is kept after the summary `fp`: its watch id, the
@@ -364,10 +394,12 @@ mod tests {
 
     /// A settled decision is kept beside the read it was made on, and goes with it: another
     /// fingerprint's read is left alone, `None` forgets it, and a new read has none. Its
-    /// digests keep all 64 bits.
+    /// digests keep all 64 bits, its instants every nanosecond, and a PR never due again stays
+    /// so.
     #[test]
     fn a_settled_decision_is_kept_beside_its_read_and_goes_with_it() {
         let (mut s, id, now, snapshot) = one_kept_read();
+        let now = now + chrono::Duration::nanoseconds(123_456_789);
         let settled = Settled {
             at: now,
             until: now + chrono::Duration::hours(1),
@@ -387,23 +419,22 @@ mod tests {
         assert_eq!(kept(&s), Some(settled.clone()), "another read's");
         s.settle(&[(id, "fp", None)]).unwrap();
         assert_eq!(kept(&s), None);
-        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
+        let never = Settled {
+            every: None,
+            row: 0,
+            ..settled.clone()
+        };
+        s.settle(&[(id, "fp", Some(&never))]).unwrap();
+        assert_eq!(kept(&s), Some(never), "never due again");
         s.keep_read(id, "fp2", &snapshot).unwrap();
         assert_eq!(kept(&s), None, "a new read");
-        // A read kept before hints were gets them whole with its first settled decision; a
-        // decision on another read leaves it without.
-        s.conn.execute("DELETE FROM read_hints", []).unwrap();
-        s.settle(&[(id, "fp", Some(&settled))]).unwrap();
-        assert_eq!(kept(&s), None, "another read's");
-        s.settle(&[(id, "fp2", Some(&settled))]).unwrap();
-        let hints = s.kept_hints(&[id]).unwrap().remove(&id).unwrap();
-        assert_eq!(
-            hints,
-            KeptHints {
-                settled: Some(settled),
-                ..KeptHints::of("fp2", &snapshot)
-            }
-        );
+        // An instant past what the columns count is no decision.
+        let far = Settled {
+            until: crate::model::parse_instant("2300-01-01T00:00:00Z").unwrap(),
+            ..settled
+        };
+        s.settle(&[(id, "fp2", Some(&far))]).unwrap();
+        assert_eq!(kept(&s), None);
     }
 
     /// Settling a chunk's decisions and forgetting a read write only beside the kept reads:
@@ -442,8 +473,21 @@ mod tests {
         assert_eq!(kept(&s), None);
         let left: i64 = s
             .conn
-            .query_row("SELECT count(*) FROM read_hints", [], |r| r.get(0))
+            .query_row("SELECT count(*) FROM kept_hints", [], |r| r.get(0))
             .unwrap();
         assert_eq!(left, 0, "hints go with their read");
+    }
+
+    /// Thread ids are kept one per line, none as an empty text.
+    #[test]
+    fn thread_ids_are_kept_one_per_line() {
+        for ids in [
+            vec![],
+            vec!["PRRT_1".to_owned()],
+            vec!["a".into(), "b".into()],
+        ] {
+            assert_eq!(threads_of(&threads_text(&ids)), ids);
+        }
+        assert_eq!(threads_text(&["a".into(), "b".into()]), "a\nb");
     }
 }

@@ -417,7 +417,7 @@ fn never(_: &Holder) -> bool {
     false
 }
 
-fn taken(leased: Result<Leased>) -> Lease {
+pub(super) fn taken(leased: Result<Leased>) -> Lease {
     match leased.unwrap() {
         Leased::Taken(lease) => lease,
         other => panic!("not taken: {other:?}"),

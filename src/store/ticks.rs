@@ -280,10 +280,12 @@ impl Store {
                     base_ref = ?7, pill_ci = ?8, pill_ci_fixing = ?9, pill_cnf = ?10, pill_cmt = ?11,
                     why = ?12, attempts = ?13, merge_armed = ?14, merge_via = ?15, armed_at = ?16,
                     memory = ?17, next_tick_at = ?18, last_tick_at = ?19, last_error = ?20,
-                    lease_owner = NULL, lease_until = NULL
+                    cross_repository = ?21, lease_owner = NULL, lease_until = NULL
              WHERE id = ?1")?
         .execute(rusqlite::params_from_iter(
-            std::iter::once(Value::Integer(watch_id)).chain(values),
+            std::iter::once(Value::Integer(watch_id))
+                .chain(values)
+                .chain([Value::Integer(i64::from(memory.cross_repository))]),
         ))?;
         insert_history(&tx, &url, &rec.history)?;
         insert_outbox(&tx, &rec.outbox)?;

@@ -702,8 +702,8 @@ impl Store {
             .with_context(|| format!("the memory of watch {id} cannot be read"))?;
         let out = edit(&mut memory);
         tx.execute(
-            "UPDATE watches SET memory = ?2 WHERE id = ?1",
-            params![id, serde_json::to_string(&memory)?],
+            "UPDATE watches SET memory = ?2, cross_repository = ?3 WHERE id = ?1",
+            params![id, serde_json::to_string(&memory)?, memory.cross_repository],
         )?;
         tx.commit()?;
         Ok(Some(out))

@@ -126,8 +126,9 @@ fn a_settled_pr_is_decided_again_when_the_config_changes() {
     );
 }
 
-/// A read kept before hints were kept beside it (a database from an older pr-monitor) is
-/// decided on as it is; its quiet decision settles it, so the tick after that does not load it.
+/// A read kept before hints were kept beside it (a database from an older pr-monitor, schema
+/// version 13, whose reads had no hints) has them worked out on upgrade and is decided on as it
+/// is; its quiet decision settles it, so the tick after that does not load it.
 #[test]
 fn a_read_kept_before_hints_existed_settles_on_its_next_quiet_decision() {
     let mut env = TestEnv::new();
@@ -138,8 +139,18 @@ fn a_read_kept_before_hints_existed_settles_on_its_next_quiet_decision() {
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
     let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
-    db.execute("DELETE FROM read_hints", [])
-        .expect("forget the hints");
+    // Back to schema 13 with no hints: what migrations 14 and 15 added is taken away.
+    db.execute_batch(
+        "DROP TABLE kept_hints;
+         CREATE TABLE read_hints (
+             watch_id  INTEGER PRIMARY KEY REFERENCES last_reads (watch_id) ON DELETE CASCADE,
+             hints     TEXT NOT NULL
+         ) STRICT;
+         ALTER TABLE watches DROP COLUMN cross_repository;
+         PRAGMA user_version = 13;",
+    )
+    .expect("an older schema");
+    drop(db);
     assert_eq!(
         run_after(&mut env, 200, &["run", "--force"]),
         0,
@@ -231,13 +242,18 @@ fn a_dry_run_leaves_what_is_settled_as_it_was() {
     });
     env.ok(&["watch", "add", "octo/app#1"]);
     env.ok(&["run"]);
-    let hints = |env: &TestEnv| -> String {
+    let hints = |env: &TestEnv| -> Vec<Option<i64>> {
         let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
-        db.query_row("SELECT hints FROM read_hints", [], |r| r.get(0))
-            .expect("the kept read's hints")
+        db.query_row(
+            "SELECT settled_at, settled_until, settled_row, settled_context, settled_every
+             FROM kept_hints",
+            [],
+            |r| (0..5).map(|i| r.get(i)).collect(),
+        )
+        .expect("the kept read's hints")
     };
     let before = hints(&env);
-    assert!(before.contains("settled"), "{before}");
+    assert!(before[1].is_some(), "settled: {before:?}");
     // Under a config that reports a head not moving for ten minutes, the PR is decided again
     // and reported stuck, which a dry run does not record.
     let stricter = env.dir.path().join("stricter.yaml");

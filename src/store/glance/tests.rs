@@ -1,6 +1,6 @@
 use super::*;
 use crate::store::NewWatch;
-use crate::store::tests::{holder, t};
+use crate::store::tests::{holder, t, taken};
 
 /// Three watches, the second with both branches seen: their ids.
 fn three(s: &mut Store) -> Vec<i64> {
@@ -45,7 +45,9 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     }
     assert_eq!(glances[2].branches, Some(("main".into(), "fix".into())));
     assert_eq!(glances[0].branches, None);
-    // A fork's branches are not compared; a damaged memory or an unknown state is damage.
+    // A fork's branches are not compared; an unknown state is damage, and a damaged memory
+    // changes the row's digest, as a full load computes it.
+    let before = s.glances(&ids).unwrap();
     s.update_memory(ids[1], |m| m.cross_repository = true)
         .unwrap();
     s.conn
@@ -56,12 +58,19 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
         .unwrap();
     let glances = s.glances(&ids).unwrap();
     assert_eq!(glances[1].branches, None);
-    assert!(!glances[1].damaged);
-    assert!(glances[0].damaged && glances[2].damaged);
+    assert!(!glances[1].damaged && glances[2].damaged);
+    assert_ne!(glances[0].row_digest, before[0].row_digest);
     let full = s.watches_by_ids(&ids).unwrap();
     for (g, w) in glances.iter().zip(&full) {
         assert_eq!(g.row_digest, w.row_digest.unwrap().row, "{}", g.pr);
     }
+    assert!(full[0].unreadable.is_some(), "only its full load tells");
+    s.update_memory(ids[1], |m| m.cross_repository = false)
+        .unwrap();
+    assert_eq!(
+        s.glances(&[ids[1]]).unwrap()[0].branches,
+        Some(("main".into(), "fix".into()))
+    );
 }
 
 /// A settled tick is recorded only where the row is still the one loaded and no other live
@@ -140,4 +149,26 @@ fn recording_settled_ticks_plans_its_statement_once() {
     }
     let stmt = s.conn.prepare_cached(&record_settled_sql()).unwrap();
     assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+}
+
+/// Whether a PR is a fork's, as a tick records it in `memory`, is what the glance tells.
+#[test]
+fn a_glance_tells_a_fork_as_its_tick_recorded_it() {
+    let mut s = Store::open_in_memory().unwrap();
+    let ids = three(&mut s);
+    for (n, fork) in [true, false].into_iter().enumerate() {
+        let now = t(&format!("2026-11-29T12:0{n}:00Z"));
+        let w = s.watches_by_ids(&ids[1..2]).unwrap().remove(0);
+        let lease = taken(s.lease(w.id, &holder("me"), 60, &|_: &Holder| false));
+        let mut status = w.status.clone();
+        status.memory.cross_repository = fork;
+        s.record(
+            lease,
+            &w.status.memory,
+            &crate::store::TickRecord::bare(status, now),
+        )
+        .unwrap();
+        let branches = s.glances(&ids[1..2]).unwrap()[0].branches.clone();
+        assert_eq!(branches.is_none(), fork, "fork: {fork}");
+    }
 }
