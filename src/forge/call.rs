@@ -30,9 +30,9 @@ pub fn template(path: &str) -> String {
     out.join("/")
 }
 
-/// The operation name of a GraphQL request body (`query PullRequestSnapshots(…)`), if any.
-pub fn operation(body: Option<&serde_json::Value>) -> Option<String> {
-    let query = body?.get("query")?.as_str()?.trim_start();
+/// The operation name of a GraphQL document (`query PullRequestSnapshots(…)`), if any.
+pub fn operation(query: &str) -> Option<String> {
+    let query = query.trim_start();
     let rest = query
         .strip_prefix("query")
         .or_else(|| query.strip_prefix("mutation"))?;
@@ -44,11 +44,9 @@ pub fn operation(body: Option<&serde_json::Value>) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
-/// Whether a GraphQL request body is a mutation.
-pub fn is_mutation(body: Option<&serde_json::Value>) -> bool {
-    body.and_then(|b| b.get("query"))
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|q| q.trim_start().starts_with("mutation"))
+/// Whether a GraphQL document is a mutation.
+pub fn is_mutation(query: &str) -> bool {
+    query.trim_start().starts_with("mutation")
 }
 
 /// The points a call costs against the secondary rate limit.
@@ -99,20 +97,12 @@ mod tests {
 
     #[test]
     fn graphql_operations_and_points() {
-        let query = serde_json::json!({"query": "query PullRequestSnapshots($a: ID!) { x }"});
-        let mutation = serde_json::json!({"query": "\n mutation EnableAutoMerge { y }"});
-        let anonymous = serde_json::json!({"query": "{ viewer { login } }"});
-        assert_eq!(
-            operation(Some(&query)).as_deref(),
-            Some("PullRequestSnapshots")
-        );
-        assert_eq!(
-            operation(Some(&mutation)).as_deref(),
-            Some("EnableAutoMerge")
-        );
-        assert_eq!(operation(Some(&anonymous)), None);
-        assert_eq!(operation(None), None);
-        assert!(is_mutation(Some(&mutation)) && !is_mutation(Some(&query)));
+        let query = "query PullRequestSnapshots($a: ID!) { x }";
+        let mutation = "\n mutation EnableAutoMerge { y }";
+        assert_eq!(operation(query).as_deref(), Some("PullRequestSnapshots"));
+        assert_eq!(operation(mutation).as_deref(), Some("EnableAutoMerge"));
+        assert_eq!(operation("{ viewer { login } }"), None);
+        assert!(is_mutation(mutation) && !is_mutation(query));
         assert_eq!(points("POST", true, false), 1);
         assert_eq!(points("POST", true, true), 5);
         assert_eq!(points("GET", false, false), 1);

@@ -19,6 +19,9 @@ use crate::forge::tail;
 use crate::forge::wait::{self, GIVE_UP_BLOCK, Limit, rate_limit_sleep};
 use crate::locked::{Gate, Locked};
 
+mod body;
+pub use body::Body;
+
 /// How many times a failed read is tried again.
 pub const RETRIES: u32 = 3;
 /// The most requests one client has under way at once, over its reused connections.
@@ -297,7 +300,7 @@ impl HttpClient {
         &self,
         method: &str,
         url: &str,
-        body: Option<&serde_json::Value>,
+        body: Option<&Body>,
         status: Option<u16>,
         started: std::time::Instant,
     ) {
@@ -306,18 +309,14 @@ impl HttpClient {
         let points = crate::forge::call::points(
             method,
             graphql,
-            graphql && crate::forge::call::is_mutation(body),
+            graphql && body.is_some_and(Body::is_mutation),
         );
         self.points.update(|n| *n += points);
-        let operation = if graphql {
-            crate::forge::call::operation(body)
-        } else {
-            None
-        };
+        let operation = body.and_then(Body::operation).filter(|_| graphql);
         tracing::debug!(
             method,
             path = %path,
-            operation = operation.as_deref().unwrap_or(""),
+            operation = operation.unwrap_or(""),
             status = status.unwrap_or(0),
             duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             points,
@@ -339,7 +338,7 @@ impl HttpClient {
         &self,
         method: &str,
         url: &str,
-        body: Option<&serde_json::Value>,
+        body: Option<&Body>,
         idem: Idempotency,
     ) -> Result<Response, ForgeError> {
         self.send_as(method, url, body, idem, &self.token)
@@ -351,7 +350,7 @@ impl HttpClient {
         &self,
         method: &str,
         url: &str,
-        body: Option<&serde_json::Value>,
+        body: Option<&Body>,
         idem: Idempotency,
         token: &str,
     ) -> Result<Response, ForgeError> {
@@ -363,7 +362,7 @@ impl HttpClient {
         &self,
         method: &str,
         url: &str,
-        body: Option<&serde_json::Value>,
+        body: Option<&Body>,
         idem: Idempotency,
         token: &str,
         tail: Option<u64>,
@@ -514,7 +513,7 @@ impl HttpClient {
         &self,
         method: &str,
         url: &str,
-        body: Option<&serde_json::Value>,
+        body: Option<&Body>,
         auth: Option<&str>,
         tail: Option<u64>,
     ) -> Result<(Response, Option<Limit>), ForgeError> {
@@ -560,10 +559,10 @@ impl HttpClient {
             Some(n) => builder.header("Range", tail::range(n)),
             None => builder,
         };
-        let result = if let Some(json) = body {
+        let result = if let Some(body) = body {
             let req = builder
                 .header("Content-Type", "application/json")
-                .body(json.to_string())
+                .body(body.bytes())
                 .map_err(|e| ForgeError::Unexpected(format!("bad request: {e}")))?;
             agent.run(req)
         } else {
@@ -682,7 +681,7 @@ impl HttpClient {
 struct Attempt<'a> {
     method: &'a str,
     url: &'a str,
-    body: Option<&'a serde_json::Value>,
+    body: Option<&'a Body>,
     /// The bearer token; `None` for a request without credentials.
     auth: Option<&'a str>,
     /// Only the document's last bytes, this many, are wanted (a `Range` is sent).

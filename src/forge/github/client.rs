@@ -1,10 +1,10 @@
 //! The GitHub transport: GraphQL and REST requests, and how GitHub's errors map to `ForgeError`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::GitHub;
 use crate::forge::ForgeError;
-use crate::forge::http::{Idempotency, status_error};
+use crate::forge::http::{Body, Idempotency, status_error};
 
 /// One GraphQL error, as GitHub reports it.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -98,10 +98,7 @@ impl GitHub {
         operation: Option<&str>,
         idem: Idempotency,
     ) -> Result<String, ForgeError> {
-        let mut body = json!({ "query": query, "variables": variables });
-        if let Some(op) = operation {
-            body["operationName"] = json!(op);
-        }
+        let body = Body::graphql(query, variables, operation);
         let resp = self.send("POST", &self.graphql_url, Some(&body), idem)?;
         if resp.status != 200 {
             return Err(status_error(&resp));
@@ -145,7 +142,13 @@ impl GitHub {
         body: Option<&Value>,
         idem: Idempotency,
     ) -> Result<crate::forge::http::Response, ForgeError> {
-        self.send(method, &format!("{}{path}", self.api_url), body, idem)
+        let body = body.map(Body::json);
+        self.send(
+            method,
+            &format!("{}{path}", self.api_url),
+            body.as_ref(),
+            idem,
+        )
     }
 
     /// The last part of a plain-text document (a job log) with the bearer token of the repository in hand.
@@ -197,7 +200,7 @@ impl GitHub {
         &self,
         method: &str,
         url: &str,
-        body: Option<&Value>,
+        body: Option<&Body>,
         idem: Idempotency,
     ) -> Result<crate::forge::http::Response, ForgeError> {
         let (Some(app), Some(token)) = (&self.app, self.installation_token()?) else {

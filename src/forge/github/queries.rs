@@ -5,6 +5,9 @@
 //! selection per PR, sharing the fragments in `snapshot.graphql`. Connections longer than one
 //! page are continued with the page queries below, addressed by node id.
 
+use std::fmt::Write as _;
+use std::sync::OnceLock;
+
 use super::features::Features;
 use crate::forge::{SnapshotRequest, SummaryRequest};
 
@@ -135,14 +138,34 @@ pub fn auto_merge_many(prs: &[Arming<'_>]) -> String {
     q
 }
 
+/// The alias of the `i`-th PR in a snapshot query: this, then `i`.
+const SNAPSHOT_ALIAS: &str = "pr";
+
 /// The alias of the `i`-th PR in a snapshot query.
 pub fn alias(i: usize) -> String {
-    format!("pr{i}")
+    format!("{SNAPSHOT_ALIAS}{i}")
 }
 
 /// A GraphQL string literal.
 fn literal(s: &str) -> String {
-    serde_json::Value::String(s.to_owned()).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    push_literal(&mut out, &[s]);
+    out
+}
+
+/// Writes the GraphQL string literal of `parts` joined to `out`: JSON's escapes (quotes,
+/// backslashes and control characters; nothing else), with no copy of a part that needs none.
+fn push_literal(out: &mut String, parts: &[&str]) {
+    out.push('"');
+    for part in parts {
+        if part.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            let quoted = serde_json::Value::String((*part).to_owned()).to_string();
+            out.push_str(&quoted[1..quoted.len() - 1]);
+        } else {
+            out.push_str(part);
+        }
+    }
+    out.push('"');
 }
 
 /// A PR's place in the merge queue (GitHub Enterprise Server before 3.8 lacks these fields).
@@ -186,13 +209,9 @@ pub fn snapshot_query(requests: &[SnapshotRequest], features: Features) -> Strin
     } else {
         ""
     };
+    let pr_fields = format!("...Pr{queue}");
     for (i, req) in requests.iter().enumerate() {
-        q.push_str(&pr_selection(
-            &alias(i),
-            req,
-            &format!("...Pr{queue}"),
-            features,
-        ));
+        pr_selection(&mut q, (SNAPSHOT_ALIAS, i), req, &pr_fields, features);
     }
     q.push_str("}\n");
     q.push_str(FRAGMENTS);
@@ -224,30 +243,38 @@ fn required_checks(number: u64) -> String {
     )
 }
 
-/// One PR's aliased selection: its repository's settings, `pr_fields` of the PR, and the
-/// comparison of its branches when they are known and the server compares.
-fn pr_selection(alias: &str, req: &SnapshotRequest, pr_fields: &str, features: Features) -> String {
+/// Writes one PR's selection, aliased `alias` (a prefix and the PR's place) to `q`: its
+/// repository's settings, `pr_fields` of the PR, and the comparison of its branches when they
+/// are known and the server compares.
+fn pr_selection(
+    q: &mut String,
+    (prefix, i): (&str, usize),
+    req: &SnapshotRequest,
+    pr_fields: &str,
+    features: Features,
+) {
     let (owner, name) = req.pr.owner_and_name();
-    let required = if req.required_checks {
-        required_checks(req.pr.number)
-    } else {
-        String::new()
-    };
-    let mut q = format!(
-        "  {alias}: repository(owner: {}, name: {}) {{\n    ...Repo\n    pullRequest(number: {}) {{ {pr_fields}{required} }}\n",
-        literal(owner),
-        literal(name),
+    let _ = write!(q, "  {prefix}{i}: repository(owner: ");
+    push_literal(q, &[owner]);
+    q.push_str(", name: ");
+    push_literal(q, &[name]);
+    let _ = write!(
+        q,
+        ") {{\n    ...Repo\n    pullRequest(number: {}) {{ {pr_fields}",
         req.pr.number
     );
+    if req.required_checks {
+        q.push_str(&required_checks(req.pr.number));
+    }
+    q.push_str(" }\n");
     if let Some((base, head)) = req.branches.as_ref().filter(|_| features.compare) {
-        q.push_str(&format!(
-            "    baseRef: ref(qualifiedName: {}) {{ compare(headRef: {}) {{ behindBy aheadBy status }} }}\n",
-            literal(&format!("refs/heads/{base}")),
-            literal(head)
-        ));
+        q.push_str("    baseRef: ref(qualifiedName: ");
+        push_literal(q, &["refs/heads/", base]);
+        q.push_str(") { compare(headRef: ");
+        push_literal(q, &[head]);
+        q.push_str(") { behindBy aheadBy status } }\n");
     }
     q.push_str("  }\n");
-    q
 }
 
 /// What the summary query reads of each PR: every scalar the snapshot has, the update time
@@ -277,45 +304,58 @@ fragment Summary on PullRequest {
 /// PRs summarised per summary request: one connection each keeps it at 1 point.
 pub const SUMMARY_BATCH: usize = 100;
 
+/// The alias of the `i`-th PR in a summary query: this, then `i`.
+const SUMMARY_ALIAS: &str = "s";
+
 /// The alias of the `i`-th PR in a summary query.
 pub fn summary_alias(i: usize) -> String {
-    format!("s{i}")
+    format!("{SUMMARY_ALIAS}{i}")
 }
 
 /// The alias of the `j`-th thread asked about for the `i`-th PR in a summary query.
 pub fn thread_alias(i: usize, j: usize) -> String {
-    format!("s{i}t{j}")
+    format!("{SUMMARY_ALIAS}{i}t{j}")
 }
 
 /// The batched summary query for `requests`, in order; `s{i}` answers `requests[i]`, and
-/// `rateLimit` says what it cost and what is left.
+/// `rateLimit` says what it cost and what is left. Written into one string: a group of PRs is
+/// summarised every tick.
 pub fn summary_query(requests: &[SummaryRequest], features: Features) -> String {
-    let mut q = format!("query PullRequestSummaries {{\n{RATE_LIMIT}");
-    let queue = if features.queue { " ...Queue" } else { "" };
+    let fragments = summary_fragments(features.queue);
+    let mut q = String::with_capacity(requests.len() * 320 + fragments.len() + 128);
+    q.push_str("query PullRequestSummaries {\n");
+    q.push_str(RATE_LIMIT);
+    let pr_fields = if features.queue {
+        "...Summary ...Queue"
+    } else {
+        "...Summary"
+    };
     for (i, req) in requests.iter().enumerate() {
-        q.push_str(&pr_selection(
-            &summary_alias(i),
-            &req.read,
-            &format!("...Summary{queue}"),
-            features,
-        ));
+        pr_selection(&mut q, (SUMMARY_ALIAS, i), &req.read, pr_fields, features);
         // Each thread by its id: a node is no connection, so it costs no points.
         for (j, id) in req.threads.iter().enumerate() {
-            q.push_str(&format!(
-                "  {}: node(id: {}) {{ ... on PullRequestReviewThread {{ isResolved }} }}\n",
-                thread_alias(i, j),
-                literal(id)
-            ));
+            let _ = write!(q, "  {SUMMARY_ALIAS}{i}t{j}: node(id: ");
+            push_literal(&mut q, &[id]);
+            q.push_str(") { ... on PullRequestReviewThread { isResolved } }\n");
         }
     }
     q.push_str("}\n");
-    q.push_str(&fragments_for("...Repo"));
-    q.push_str(&fragments_for("...PrState"));
-    q.push_str(SUMMARY_FRAGMENT);
-    if features.queue {
-        q.push_str(QUEUE_FRAGMENT);
-    }
+    q.push_str(fragments);
     q
+}
+
+/// The fragment definitions of a summary query (with the merge queue's or without), made once.
+fn summary_fragments(queue: bool) -> &'static str {
+    static MADE: [OnceLock<String>; 2] = [OnceLock::new(), OnceLock::new()];
+    MADE[usize::from(queue)].get_or_init(|| {
+        let mut text = fragments_for("...Repo");
+        text.push_str(&fragments_for("...PrState"));
+        text.push_str(SUMMARY_FRAGMENT);
+        if queue {
+            text.push_str(QUEUE_FRAGMENT);
+        }
+        text
+    })
 }
 
 /// Compares base and head branches of PRs read without branch hints (a first look): `c{i}`
@@ -594,5 +634,63 @@ mod tests {
         assert!(q.contains("pullRequest(number: 6)"));
         assert!(q.contains(r#"compare(headRef: "a\"b")"#));
         assert!(q.find("pr0").unwrap() < q.find("pr1").unwrap());
+    }
+
+    /// The summary query, written into one string, says each PR's selection, its branches
+    /// and its threads escaped as GraphQL literals, then the fragments it uses.
+    #[test]
+    fn summary_query_aliases_each_pr_and_thread_and_escapes_names() {
+        let requests = [
+            SummaryRequest {
+                read: SnapshotRequest {
+                    pr: crate::model::PrRef::github("o/r", 5),
+                    branches: Some(("ma\"in".into(), "a\\b".into())),
+                    required_checks: false,
+                },
+                threads: vec!["T1".into(), "T\"2".into()],
+                behind_by: None,
+            },
+            SummaryRequest {
+                read: SnapshotRequest {
+                    pr: crate::model::PrRef::github("o/x", 6),
+                    branches: None,
+                    required_checks: true,
+                },
+                threads: Vec::new(),
+                behind_by: None,
+            },
+        ];
+        let q = summary_query(&requests, Features::default());
+        let selections = concat!(
+            "query PullRequestSummaries {\n",
+            "  rateLimit { cost remaining resetAt }\n",
+            "  s0: repository(owner: \"o\", name: \"r\") {\n",
+            "    ...Repo\n",
+            "    pullRequest(number: 5) { ...Summary ...Queue }\n",
+            "    baseRef: ref(qualifiedName: \"refs/heads/ma\\\"in\") { compare(headRef: \"a\\\\b\") { behindBy aheadBy status } }\n",
+            "  }\n",
+            "  s0t0: node(id: \"T1\") { ... on PullRequestReviewThread { isResolved } }\n",
+            "  s0t1: node(id: \"T\\\"2\") { ... on PullRequestReviewThread { isResolved } }\n",
+            "  s1: repository(owner: \"o\", name: \"x\") {\n",
+            "    ...Repo\n",
+            "    pullRequest(number: 6) { ...Summary ...Queue",
+        );
+        assert!(q.starts_with(selections), "{q}");
+        assert!(
+            q.contains(&format!("{} }}\n  }}\n}}\n", required_checks(6))),
+            "{q}"
+        );
+        assert!(q.ends_with(summary_fragments(true)));
+        let without = summary_query(
+            &requests,
+            Features {
+                queue: false,
+                compare: false,
+                ..Features::default()
+            },
+        );
+        assert!(without.contains("pullRequest(number: 5) { ...Summary }\n  }\n  s0t0"));
+        assert!(!without.contains("Queue"));
+        assert_eq!(literal("a\"b\\c\n"), r#""a\"b\\c\n""#);
     }
 }

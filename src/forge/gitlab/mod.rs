@@ -135,8 +135,13 @@ impl GitLab {
         body: Option<&Value>,
         idem: Idempotency,
     ) -> Result<Response, ForgeError> {
-        self.http
-            .send(method, &format!("{}{path}", self.api_url), body, idem)
+        let body = body.map(crate::forge::http::Body::json);
+        self.http.send(
+            method,
+            &format!("{}{path}", self.api_url),
+            body.as_ref(),
+            idem,
+        )
     }
 
     /// `/projects/:id/merge_requests/:iid` of `pr`, followed by `rest`.
