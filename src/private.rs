@@ -17,9 +17,9 @@ pub(crate) fn create_dir_all(dir: &Path) -> std::io::Result<()> {
     DirBuilder::new().recursive(true).mode(DIR).create(dir)
 }
 
-/// Writes `bytes` to `path` (created or truncated) with exactly `mode`, synced to disk.
-pub(crate) fn write(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    let mut f = OpenOptions::new()
+/// Creates or truncates `path`, with exactly `mode`.
+fn create(path: &Path, mode: u32) -> std::io::Result<std::fs::File> {
+    let f = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
@@ -27,8 +27,29 @@ pub(crate) fn write(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
         .open(path)?;
     // The umask may have narrowed `mode`, and an existing file keeps its old one: set it.
     f.set_permissions(Permissions::from_mode(mode))?;
+    Ok(f)
+}
+
+/// Writes `bytes` to `path` (created or truncated) with exactly `mode`, synced to disk.
+pub(crate) fn write(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let mut f = create(path, mode)?;
     f.write_all(bytes)?;
     f.sync_all()
+}
+
+/// Writes to `path` (created or truncated) with exactly `mode` what `write` writes to it
+/// through a buffer, then syncs it to disk.
+pub(crate) fn write_with(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(create(path, mode)?);
+    write(&mut out)?;
+    out.into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?
+        .sync_all()?;
+    Ok(())
 }
 
 /// Creates `path` empty and owner-only when it does not exist yet (a database, before SQLite
@@ -70,6 +91,15 @@ mod tests {
         );
         write(&file, b"x", 0o640).unwrap();
         assert_eq!(mode(&file), 0o640);
+        write_with(&file, FILE, |out| {
+            out.write_all(b"in ")?;
+            Ok(out.write_all(b"pieces")?)
+        })
+        .unwrap();
+        assert_eq!(
+            (mode(&file), std::fs::read(&file).unwrap()),
+            (FILE, b"in pieces".to_vec())
+        );
         let db = dir.join("db");
         create_file(&db).unwrap();
         assert_eq!(mode(&db), FILE);

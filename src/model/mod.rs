@@ -15,6 +15,7 @@ pub mod plan;
 pub mod policy;
 pub mod reference;
 mod review;
+pub mod standing;
 mod time;
 pub mod trust;
 pub mod viewer;

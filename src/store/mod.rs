@@ -17,6 +17,7 @@ mod migrations;
 mod outbox;
 mod reads;
 mod seen;
+mod standings;
 mod ticks;
 mod watches;
 mod web_keys;

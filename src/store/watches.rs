@@ -129,7 +129,7 @@ pub(super) const RECORDED_FROM: usize = at::STATE;
 
 /// A watch row's columns by position: a row as read, or the values a tick's record writes
 /// ([`Recorded`]).
-trait Columns {
+pub(super) trait Columns {
     fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>>;
 
     fn get<T: FromSql>(&self, i: usize) -> rusqlite::Result<T> {
@@ -233,14 +233,14 @@ struct RecordedPart {
 }
 
 /// The text in column `i`.
-fn text(cols: &impl Columns, i: usize) -> rusqlite::Result<&str> {
+pub(super) fn text(cols: &impl Columns, i: usize) -> rusqlite::Result<&str> {
     cols.value(i)?.as_str().map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
     })
 }
 
 /// The instant in column `i`, when it reads as one.
-fn time(cols: &impl Columns, i: usize) -> rusqlite::Result<Option<Instant>> {
+pub(super) fn time(cols: &impl Columns, i: usize) -> rusqlite::Result<Option<Instant>> {
     Ok(cols
         .value(i)?
         .as_str_or_null()

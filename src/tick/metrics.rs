@@ -6,13 +6,12 @@
 //! last-known gauges). [`write`] is the shell: it records this run's facts in the store — the
 //! last-success time moves only when the run succeeded — then renders and writes the file.
 
-use crate::model::watch::Ci;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::Result;
 
-use crate::model::watch::Watch;
+use crate::model::standing::Tally;
 use crate::model::{Instant, PrState};
 use crate::store::{Labels, Store, StoredMetric};
 
@@ -28,7 +27,8 @@ pub const TICK_ERRORS_TOTAL: &str = "pr_monitor_tick_errors_total";
 /// Everything the file shows.
 #[derive(Debug, Clone, Default)]
 pub struct MetricsInput<'a> {
-    pub watches: &'a [Watch],
+    /// The counts of every watch.
+    pub tally: Tally,
     /// The watched branches (`pr_monitor_branches`).
     pub branches: &'a [crate::model::branch::BranchWatch],
     /// Undelivered outbox messages not yet failed, and failed at least once.
@@ -61,9 +61,8 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     reason = "one metric family after another, in the order of the text format"
 )]
 pub fn render(input: &MetricsInput<'_>) -> String {
-    let watches = input.watches;
+    let t = &input.tally;
     let mut out = String::new();
-    let count = |f: &dyn Fn(&Watch) -> bool| watches.iter().filter(|w| f(w)).count();
     family(
         &mut out,
         "pr_monitor_watches",
@@ -75,7 +74,7 @@ pub fn render(input: &MetricsInput<'_>) -> String {
             out,
             "pr_monitor_watches{{state=\"{}\"}} {}",
             state.as_str(),
-            count(&|w| w.status.state == state)
+            t.in_state(state)
         );
     }
     family(
@@ -84,15 +83,11 @@ pub fn render(input: &MetricsInput<'_>) -> String {
         "gauge",
         "Open PRs with a pill lit.",
     );
-    let open = |w: &Watch| w.status.state == PrState::Open;
     for (pill, n) in [
-        ("ci", count(&|w| open(w) && w.status.pills.ci == Ci::Lit)),
-        (
-            "ci_fixing",
-            count(&|w| open(w) && w.status.pills.ci == Ci::Fixing),
-        ),
-        ("cnf", count(&|w| open(w) && w.status.pills.cnf)),
-        ("cmt", count(&|w| open(w) && w.status.pills.cmt > 0)),
+        ("ci", t.ci),
+        ("ci_fixing", t.ci_fixing),
+        ("cnf", t.cnf),
+        ("cmt", t.cmt),
     ] {
         let _ = writeln!(out, "pr_monitor_pills{{pill=\"{pill}\"}} {n}");
     }
@@ -114,22 +109,14 @@ pub fn render(input: &MetricsInput<'_>) -> String {
         "gauge",
         "Open PRs armed to merge.",
     );
-    let _ = writeln!(
-        out,
-        "pr_monitor_merge_armed {}",
-        count(&|w| open(w) && w.status.merge.is_armed())
-    );
+    let _ = writeln!(out, "pr_monitor_merge_armed {}", t.armed);
     family(
         &mut out,
         "pr_monitor_errors",
         "gauge",
         "Open PRs whose last tick failed.",
     );
-    let _ = writeln!(
-        out,
-        "pr_monitor_errors {}",
-        count(&|w| open(w) && w.last_error.is_some())
-    );
+    let _ = writeln!(out, "pr_monitor_errors {}", t.errors);
     family(
         &mut out,
         "pr_monitor_undelivered",
@@ -199,40 +186,44 @@ pub fn render(input: &MetricsInput<'_>) -> String {
     out
 }
 
-/// Records the run's facts, then writes the metrics file of `watches` (every watch the store
-/// holds) if the config asks for one.
-pub fn write(
-    config: &crate::config::Config,
-    store: &mut Store,
-    watches: &[Watch],
-    run: RunFacts,
-) -> Result<()> {
+/// Records the run's facts in the store: when it ran, how long it took, and when it
+/// succeeded.
+pub fn record_run(store: &mut Store, run: RunFacts) -> Result<()> {
     let now = run.now.timestamp().to_string();
     store.set_meta(LAST_RUN, &now)?;
     if run.read_every_forge {
         store.set_meta(LAST_SUCCESS, &now)?;
     }
-    store.set_meta(LAST_DURATION, &format!("{:.3}", run.duration_seconds))?;
+    store.set_meta(LAST_DURATION, &format!("{:.3}", run.duration_seconds))
+}
+
+/// Writes the metrics file of `tally` (the counts of every watch the store holds) if the
+/// config asks for one.
+pub fn write(config: &crate::config::Config, store: &Store, tally: Tally) -> Result<()> {
     let Some(path) = &config.report.metrics_path else {
         return Ok(());
     };
-    crate::tick::pages::write_atomically(path, &text_of(store, watches)?, config.report.file_mode())
+    crate::tick::pages::write_atomically(path, &text_of(store, tally)?, config.report.file_mode())
 }
 
 /// The metrics as the store holds them after the last run: the text [`write`] puts in the
 /// file, and what the daemon serves at `/metrics`.
 pub fn text(store: &Store) -> Result<String> {
-    text_of(store, &store.watches()?)
+    store.snapshot(|store| {
+        let tally = Tally::of(store.standings()?.iter().map(|p| p.standing));
+        text_of(store, tally)
+    })
 }
 
-/// The metrics of `watches` (every watch the store holds) and the store's other figures.
-fn text_of(store: &Store, watches: &[Watch]) -> Result<String> {
+/// The metrics of `tally` (the counts of every watch the store holds) and the store's other
+/// figures.
+fn text_of(store: &Store, tally: Tally) -> Result<String> {
     let number = |key: &str| -> Result<Option<String>> { store.meta(key) };
     let (outbox_pending, outbox_failed) = store.outbox_counts()?;
     let stored = store.stored_metrics()?;
     let branches = store.branch_watches()?;
     Ok(render(&MetricsInput {
-        watches,
+        tally,
         branches: &branches,
         outbox_pending,
         outbox_failed,
@@ -306,6 +297,8 @@ pub fn action_kind(a: &crate::core::decide::Action) -> &'static str {
 mod tests {
     use super::*;
     use crate::core::decide::tests::{t0, watch};
+    use crate::model::standing::Standing;
+    use crate::model::watch::Ci;
 
     /// Every sample line is `name{labels} value` with a number, and every family has HELP and TYPE.
     pub(super) fn assert_prometheus_text(m: &str) {
@@ -339,9 +332,8 @@ mod tests {
             kind: "counter".into(),
             value: 2.0,
         }];
-        let watches = [a, b];
         let m = render(&MetricsInput {
-            watches: &watches,
+            tally: Tally::of([&a, &b].map(Standing::of)),
             branches: &[],
             outbox_pending: 1,
             outbox_failed: 2,
@@ -367,18 +359,15 @@ mod tests {
     #[test]
     fn last_success_moves_only_on_a_successful_run() {
         let mut store = Store::open_in_memory().unwrap();
-        let config = crate::config::Config::default();
         let ok = RunFacts {
             now: t0(),
             read_every_forge: true,
             duration_seconds: 1.0,
         };
-        write(&config, &mut store, &[], ok).unwrap();
+        record_run(&mut store, ok).unwrap();
         let later = t0() + chrono::Duration::minutes(5);
-        write(
-            &config,
+        record_run(
             &mut store,
-            &[],
             RunFacts {
                 now: later,
                 read_every_forge: false,

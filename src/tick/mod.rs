@@ -43,6 +43,7 @@ use anyhow::Result;
 
 use crate::app::App;
 use crate::holder::Holder;
+use crate::model::standing::Tally as Counts;
 use outcomes::Outcomes;
 pub use outcomes::{PrOutcome, Report};
 pub use run::{Progress, RunOptions, RunSummary, Step};
@@ -121,25 +122,27 @@ pub fn run(app: &mut App, opts: &RunOptions, report: &mut dyn Report) -> Result<
         metrics::count_errors(&mut app.store, &tally.failed_prs)?;
         metrics::count_forge_usage(&mut app.store, &app.forges.take_usage())?;
         deferral::remember(app, &tally.read)?;
-        // The page and the metrics show every watch: loaded once for both, and only when
-        // one of them is written.
+        // The page and the metrics show every watch: each watch's standing is read once for
+        // both, and only when one of them is written; the page from one snapshot.
         let report = &app.config.report;
-        let watches = if report.html_path.is_some() || report.metrics_path.is_some() {
-            app.store.watches()?
+        let counts = if report.html_path.is_some() || report.metrics_path.is_some() {
+            app.store.snapshot(|store| {
+                let placed = store.standings()?;
+                pages::write(&app.config, store, &placed, now)?;
+                Ok(Counts::of(placed.iter().map(|p| p.standing)))
+            })?
         } else {
-            Vec::new()
+            Counts::default()
         };
-        pages::write(&app.config, &app.store, &watches, now)?;
-        metrics::write(
-            &app.config,
+        metrics::record_run(
             &mut app.store,
-            &watches,
             metrics::RunFacts {
                 now,
                 read_every_forge: summary.read_every_forge,
                 duration_seconds: started.elapsed().as_secs_f64(),
             },
         )?;
+        metrics::write(&app.config, &app.store, counts)?;
     }
     tell(opts, Step::Done);
     Ok(summary)

@@ -3,11 +3,19 @@
 //! and dark. PRs are cards sorted by need (what needs the owner first), each with its chip,
 //! pills, the why in words, the failed checks linked to their runs and logs, the head, the last
 //! actions, and the forge's own web address; summary counts and an honest "as of" on top.
+//!
+//! It is written in pieces, in the page's order, so a page of ten thousand PRs is never held
+//! whole, nor are its watches: [`head`] from the counts of all watches, then [`card`] for each
+//! PR by need, then [`foot`]. [`render`] is the whole page of watches held whole.
 
+#[cfg(test)]
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::core::text::one_line;
+#[cfg(test)]
+use crate::model::standing::Standing;
+use crate::model::standing::Tally;
 use crate::model::watch::{HistoryEntry, Picture, Watch};
 use crate::model::web::WebRoots;
 use crate::model::{Instant, PrState};
@@ -15,7 +23,7 @@ use crate::store::OutboxRow;
 use crate::view::chip::Chip;
 use crate::view::html::escape;
 use crate::view::palette;
-use crate::view::status_view::{by_need, need, summary};
+use crate::view::status_view::{need, summary};
 use crate::view::web::check_links;
 use crate::view::web::web_link;
 use crate::view::when::{absolute, relative};
@@ -23,7 +31,8 @@ use crate::view::when::{absolute, relative};
 /// The last actions shown per PR.
 pub const LAST_ACTIONS: usize = 3;
 
-/// Everything the page shows.
+/// Everything the page shows, held whole (see [`render`]).
+#[cfg(test)]
 #[derive(Debug)]
 pub struct PageInput<'a> {
     pub watches: &'a [Watch],
@@ -123,10 +132,11 @@ fn why_words(w: &Watch) -> String {
     }
 }
 
-fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
+/// One PR's card, with `history` (its recent entries, oldest first).
+pub fn card(out: &mut String, w: &Watch, history: &[HistoryEntry], web: &WebRoots, now: Instant) {
     let s = &w.status;
     let chip = Chip::of(w);
-    let url = w.pr.url_on(input.web);
+    let url = w.pr.url_on(web);
     let _ = write!(
         out,
         "<li class=\"pr need-{need}\" id=\"{id}\">\n<div class=\"top\"><a class=\"chip {tone}\" href=\"{url}\">{chip}</a> \
@@ -148,17 +158,17 @@ fn card(out: &mut String, w: &Watch, input: &PageInput<'_>) {
     if s.state == PrState::Open {
         failed_checks(out, &s.memory.picture);
     }
-    let facts = facts(w, input.now);
+    let facts = facts(w, now);
     if !facts.is_empty() {
         let _ = writeln!(out, "<p class=\"facts\">{}</p>", escape(&facts.join(" · ")));
     }
-    if let Some(h) = input.history.get(&w.id).filter(|h| !h.is_empty()) {
+    if !history.is_empty() {
         out.push_str("<ul class=\"history\">");
-        for e in h.iter().rev().take(LAST_ACTIONS) {
+        for e in history.iter().rev().take(LAST_ACTIONS) {
             let _ = write!(
                 out,
                 "<li>{} — {}</li>",
-                escape(&relative(e.at, input.now)),
+                escape(&relative(e.at, now)),
                 escape(&one_line(&e.what))
             );
         }
@@ -238,39 +248,30 @@ fn facts(w: &Watch, now: Instant) -> Vec<String> {
     facts
 }
 
-/// The earliest next look among open, unpaused PRs.
-fn next_due(watches: &[Watch]) -> Option<Instant> {
-    watches
-        .iter()
-        .filter(|w| w.status.state == PrState::Open && !w.paused)
-        .filter_map(|w| w.next_tick_at)
-        .min()
-}
-
 /// The page's Content-Security-Policy: no script, no external asset, its own inline style.
 pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'";
 
-/// The whole page.
-pub fn render(input: &PageInput<'_>) -> String {
-    let watches = input.watches;
-    let needing = watches.iter().filter(|w| need(w) <= 2).count();
-    let next = next_due(watches).map_or_else(
+/// The page's head, from the counts of every watch: the summary, the "as of", and the next
+/// look due; `nothing` when no PR or branch is watched.
+pub fn head(out: &mut String, tally: &Tally, nothing: bool, now: Instant) {
+    let needing = tally.needing;
+    let next = tally.next_due.map_or_else(
         || "nothing open is waiting for a look".to_owned(),
         |t| {
             format!(
                 "the next PR is due {} ({}), at the first run after that",
-                relative(t, input.now),
+                relative(t, now),
                 absolute(t)
             )
         },
     );
-    let empty = if watches.is_empty() && input.branches.is_empty() {
+    let empty = if nothing {
         "<p>Nothing is watched. Add a PR with <code>pr-monitor watch add OWNER/REPO#N</code>.</p>\n"
     } else {
         ""
     };
-    // One string from head to foot: the cards of thousands of PRs are not copied again.
-    let mut out = format!(
+    let _ = write!(
+        out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
@@ -280,21 +281,25 @@ pub fn render(input: &PageInput<'_>) -> String {
          <p class=\"asof\">As of {asof} (written at the end of the last run); {next}.</p></header>\n\
          <main>{empty}<ol class=\"prs\">\n",
         colours = palette::css(),
-        summary = escape(&summary(watches)),
-        asof = absolute(input.now),
+        summary = escape(&summary(tally)),
+        asof = absolute(now),
     );
-    for w in by_need(watches) {
-        card(&mut out, w, input);
-    }
-    out.push_str(&crate::view::branch_view::cards(
-        input.branches,
-        input.web,
-        input.now,
-    ));
+}
+
+/// The page's foot, after the PRs' cards: the watched branches' cards and the undelivered
+/// messages.
+pub fn foot(
+    out: &mut String,
+    branches: &[crate::model::branch::BranchWatch],
+    undelivered: &[OutboxRow],
+    web: &WebRoots,
+    now: Instant,
+) {
+    out.push_str(&crate::view::branch_view::cards(branches, web, now));
     out.push_str("</ol></main>\n");
-    if !input.undelivered.is_empty() {
+    if !undelivered.is_empty() {
         out.push_str("<footer><h2>Undelivered messages</h2><ul>");
-        for p in input.undelivered {
+        for p in undelivered {
             let _ = write!(
                 out,
                 "<li>{} — {}: {}</li>",
@@ -306,6 +311,26 @@ pub fn render(input: &PageInput<'_>) -> String {
         out.push_str("</ul></footer>\n");
     }
     out.push_str("</body></html>\n");
+}
+
+/// The whole page of watches held whole: [`head`], each [`card`] by need, [`foot`].
+#[cfg(test)]
+pub fn render(input: &PageInput<'_>) -> String {
+    let mut out = String::new();
+    let tally = Tally::of(input.watches.iter().map(Standing::of));
+    let nothing = input.watches.is_empty() && input.branches.is_empty();
+    head(&mut out, &tally, nothing, input.now);
+    for w in crate::view::status_view::by_need(input.watches) {
+        let history = input.history.get(&w.id).map_or(&[][..], Vec::as_slice);
+        card(&mut out, w, history, input.web, input.now);
+    }
+    foot(
+        &mut out,
+        input.branches,
+        input.undelivered,
+        input.web,
+        input.now,
+    );
     out
 }
 

@@ -4,6 +4,7 @@
 //! [`Term`] in, text out.
 
 use crate::core::text::one_line;
+use crate::model::standing::{Standing, Tally};
 use crate::model::watch::Ci;
 use crate::model::watch::Watch;
 use crate::model::{Instant, PrState};
@@ -12,25 +13,21 @@ use crate::view::chip::{Chip, Tone};
 use crate::view::columns::{Column, Keep};
 use crate::view::when::relative;
 
-/// How much a PR needs its owner: lower first.
+/// How much a PR needs its owner: lower first (see [`Standing::need`]).
 pub fn need(w: &Watch) -> u8 {
-    let s = &w.status;
-    let p = &s.pills;
-    match s.state {
-        PrState::Merged | PrState::Closed => 6,
-        PrState::Open if w.last_error.is_some() => 0,
-        PrState::Open if w.paused => 5,
-        PrState::Open if p.ci == Ci::Lit || p.cnf => 1,
-        PrState::Open if p.cmt > 0 => 2,
-        PrState::Open if p.ci == Ci::Fixing => 3,
-        PrState::Open => 4,
-    }
+    Standing::of(w).need()
 }
 
-/// The watches in the order a person should read them: need, then repository and number.
+/// The place of a PR in the order a person should read them: need, then repository and
+/// number.
+pub fn place(need: u8, repo: &str, number: u64) -> (u8, &str, u64) {
+    (need, repo, number)
+}
+
+/// The watches in the order a person should read them (see [`place`]).
 pub fn by_need(watches: &[Watch]) -> Vec<&Watch> {
     let mut v: Vec<&Watch> = watches.iter().collect();
-    v.sort_by(|a, b| (need(a), &a.pr.repo, a.pr.number).cmp(&(need(b), &b.pr.repo, b.pr.number)));
+    v.sort_by_cached_key(|w| place(need(w), &w.pr.repo, w.pr.number));
     v
 }
 
@@ -139,40 +136,34 @@ pub fn line(w: &Watch, now: Instant, term: Term) -> String {
 }
 
 /// `5 watched: 3 open, 1 merged, 1 closed · ci 1 · cmt 1 · 1 error · 1 paused`.
-pub fn summary(watches: &[Watch]) -> String {
-    let count = |f: &dyn Fn(&Watch) -> bool| watches.iter().filter(|w| f(w)).count();
-    let open = |w: &Watch| w.status.state == PrState::Open;
+pub fn summary(t: &Tally) -> String {
     let mut states = Vec::new();
     for state in [PrState::Open, PrState::Merged, PrState::Closed] {
-        let n = count(&|w| w.status.state == state);
+        let n = t.in_state(state);
         if n > 0 {
             states.push(format!("{n} {}", state.as_str()));
         }
     }
-    let mut out = format!("{} watched: {}", watches.len(), states.join(", "));
+    let mut out = format!("{} watched: {}", t.watched, states.join(", "));
     for (name, n) in [
-        ("ci", count(&|w| open(w) && w.status.pills.ci == Ci::Lit)),
-        (
-            "ci…",
-            count(&|w| open(w) && w.status.pills.ci == Ci::Fixing),
-        ),
-        ("cnf", count(&|w| open(w) && w.status.pills.cnf)),
-        ("cmt", count(&|w| open(w) && w.status.pills.cmt > 0)),
+        ("ci", t.ci),
+        ("ci…", t.ci_fixing),
+        ("cnf", t.cnf),
+        ("cmt", t.cmt),
     ] {
         if n > 0 {
             out.push_str(&format!(" · {name} {n}"));
         }
     }
-    let errors = count(&|w| open(w) && w.last_error.is_some());
-    if errors > 0 {
+    if t.errors > 0 {
         out.push_str(&format!(
-            " · {errors} error{}",
-            if errors == 1 { "" } else { "s" }
+            " · {} error{}",
+            t.errors,
+            if t.errors == 1 { "" } else { "s" }
         ));
     }
-    let paused = count(&|w| w.paused);
-    if paused > 0 {
-        out.push_str(&format!(" · {paused} paused"));
+    if t.paused > 0 {
+        out.push_str(&format!(" · {} paused", t.paused));
     }
     out
 }
@@ -184,7 +175,7 @@ pub fn render(watches: &[Watch], now: Instant, term: Term) -> String {
         out.push_str(&line);
         out.push('\n');
     }
-    out.push_str(&summary(watches));
+    out.push_str(&summary(&Tally::of(watches.iter().map(Standing::of))));
     out.push('\n');
     out
 }
