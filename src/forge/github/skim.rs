@@ -219,34 +219,33 @@ impl<'a> Cursor<'a> {
         self.text.get(value..self.at)
     }
 
-    /// Reads the value of the member just named, when it is an object, with a cursor of its
-    /// own over its members (`read` steps through them); this cursor then goes on past its end.
-    /// `None` when the value is no object (it is still to be taken); `Some(None)` when the
-    /// object does not end where its members do (a broken text).
+    /// Whether the value of the member just named is an object.
+    pub(super) fn at_object(&self) -> bool {
+        self.value
+            .is_some_and(|v| self.text.as_bytes().get(v) == Some(&b'{'))
+    }
+
+    /// Reads the value of the member just named, an object, with a cursor of its own over its
+    /// members (`read` steps through them); this cursor then goes on past its end. `None` when
+    /// the value is no object, when `read` says none, or when the object does not end where
+    /// its members do (a broken text).
     pub(super) fn object<T>(
         &mut self,
-        read: impl FnOnce(&mut Cursor<'a>) -> T,
-    ) -> Option<Option<T>> {
-        let value = self
-            .value
-            .filter(|&v| self.text.as_bytes().get(v) == Some(&b'{'))?;
-        self.value = None;
+        read: impl FnOnce(&mut Cursor<'a>) -> Option<T>,
+    ) -> Option<T> {
+        if !self.at_object() {
+            return None;
+        }
+        let value = self.value.take()?;
         let mut inner = Cursor {
             text: self.text,
             at: value + 1,
             value: None,
         };
         let read = read(&mut inner);
-        match inner.close() {
-            Some(end) => {
-                self.at = end;
-                Some(Some(read))
-            }
-            None => {
-                self.at = self.text.len();
-                Some(None)
-            }
-        }
+        let end = inner.close();
+        self.at = end.unwrap_or(self.text.len());
+        end.and(read)
     }
 
     /// Past the object's closing brace, once its last member is read; `None` when it does not
@@ -303,7 +302,7 @@ struct Digester<'a, 'v> {
     broken: bool,
 }
 
-impl<'a> Digester<'a, '_> {
+impl Digester<'_, '_> {
     /// Adds the value at `i` to `out` (an object's member `leave_out` left out); its end.
     fn value(&mut self, i: usize, out: &mut Pieces, leave_out: Option<&str>) -> usize {
         let b = self.text.as_bytes();

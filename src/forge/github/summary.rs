@@ -204,11 +204,11 @@ fn said(text: &str) -> Result<Said<Data<'_>>, ForgeError> {
     let (mut data, mut errors) = (None, None);
     while let Some(name) = body.next_name() {
         match name {
-            "data" => match body.object(Data::read) {
-                Some(read) => data = Some(read.flatten().ok_or_else(broken)?),
-                None if body.skip() == Some("null") => data = None,
-                None => return Err(broken()),
-            },
+            "data" if body.at_object() => {
+                data = Some(body.object(Data::read).ok_or_else(broken)?);
+            }
+            "data" if body.skip() == Some("null") => data = None,
+            "data" => return Err(broken()),
             "errors" => {
                 let text = body.skip().ok_or_else(broken)?;
                 errors = Some(serde_json::from_str(text).map_err(|e| not_json(&e))?);
