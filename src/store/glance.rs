@@ -13,7 +13,8 @@
 //! chunk, and holding a lease between the check and the write would only add two
 //! statements and a commit for the same guarantee.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 use anyhow::Result;
 use rusqlite::functions::FunctionFlags;
@@ -22,6 +23,7 @@ use rusqlite::types::ValueRef;
 
 use super::Store;
 use super::int::{Uint, signed, unsigned};
+use super::reads::{KeptHints, hint_columns, hints_from};
 use super::watches::{RECORDED_FROM, TICK_TIMES, WATCH_COLUMNS, digest_value};
 use crate::holder::Holder;
 use crate::model::{ForgeKind, Instant, PrRef, PrState};
@@ -115,17 +117,21 @@ fn record_settled_sql() -> String {
 }
 
 impl Store {
-    /// The watches of `ids` that still exist, at a glance, in the order of `ids`, in one
-    /// statement.
-    pub fn glances(&self, ids: &[i64]) -> Result<Vec<Glance>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, forge, repo, number, job, agent, auto_fix, base_ref, head_ref, state,
-                    cross_repository,
-                    {}
-             FROM watches WHERE id IN (SELECT value FROM json_each(?1))",
-            digest_call("")
-        ))?;
-        let mut by_id = std::collections::BTreeMap::new();
+    /// The watches of `ids` that still exist, at a glance, in the order of `ids`, with the
+    /// hints of those whose read is kept (by watch id), in one statement.
+    pub fn glances(&self, ids: &[i64]) -> Result<(Vec<Glance>, BTreeMap<i64, KeptHints>)> {
+        static SQL: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "SELECT w.id, w.forge, w.repo, w.number, w.job, w.agent, w.auto_fix, w.base_ref,
+                        w.head_ref, w.state, w.cross_repository, {}, {}
+                 FROM watches AS w LEFT JOIN kept_hints AS h ON h.watch_id = w.id
+                 WHERE w.id IN (SELECT value FROM json_each(?1))",
+                digest_call("w."),
+                hint_columns("h.")
+            )
+        });
+        let mut stmt = self.conn.prepare_cached(&SQL)?;
+        let (mut by_id, mut hints) = (BTreeMap::new(), BTreeMap::new());
         let mut rows = stmt.query([serde_json::to_string(ids)?])?;
         while let Some(r) = rows.next()? {
             let forge = r.get_ref(1)?.as_str().ok().map(str::parse::<ForgeKind>);
@@ -149,9 +155,13 @@ impl Store {
                 row_digest: unsigned(r.get(11)?),
                 damaged: !matches!((forge, state, cross), (Some(Ok(_)), Some(Ok(_)), Some(_))),
             };
+            if let Some(h) = hints_from(r, 12) {
+                hints.insert(glance.id, h);
+            }
             by_id.insert(glance.id, glance);
         }
-        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+        let glances = ids.iter().filter_map(|id| by_id.remove(id)).collect();
+        Ok((glances, hints))
     }
 
     /// Records the ticks of settled watches at `now` that changed nothing but their times,
@@ -169,9 +179,10 @@ impl Store {
             .iter()
             .map(|&(id, digest, next)| (id, signed(digest), next.map(super::ts)))
             .collect();
+        static SQL: LazyLock<String> = LazyLock::new(record_settled_sql);
         let recorded = self
             .conn
-            .prepare_cached(&record_settled_sql())?
+            .prepare_cached(&SQL)?
             .query_map(
                 params![
                     serde_json::to_string(&rows)?,

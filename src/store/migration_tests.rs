@@ -113,7 +113,7 @@ fn kept_hints_move_beside_their_reads_on_upgrade() {
         }
     });
     let store = Store::open(&path).unwrap();
-    let kept = store.kept_hints(&[1, 2]).unwrap();
+    let kept = store.glances(&[1, 2]).unwrap().1;
     let at = |s| crate::model::parse_instant(s).unwrap();
     assert_eq!(
         kept[&1],
@@ -170,7 +170,7 @@ fn kept_hints_become_columns_on_upgrade() {
         }
     });
     let store = Store::open(&path).unwrap();
-    let kept = store.kept_hints(&[1, 2, 3, 4, 5]).unwrap();
+    let kept = store.glances(&[1, 2, 3, 4, 5]).unwrap().1;
     let at = |s| crate::model::parse_instant(s).unwrap();
     assert_eq!(
         kept[&1],

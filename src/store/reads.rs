@@ -242,29 +242,43 @@ pub(super) fn move_kept_hints(tx: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
-impl Store {
-    /// The kept hints of `watch_ids` (those that have a kept read), in one statement.
-    pub fn kept_hints(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptHints>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT watch_id, summary, behind_by, threads, settled_at, settled_until, settled_row,
-                    settled_context, settled_every
-             FROM kept_hints WHERE watch_id IN (SELECT value FROM json_each(?1))",
-        )?;
-        let mut out = BTreeMap::new();
-        let mut rows = stmt.query([serde_json::to_string(watch_ids)?])?;
-        while let Some(r) = rows.next()? {
-            let settled = [r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?];
-            let hints = KeptHints {
-                summary: r.get(1)?,
-                behind_by: r.get::<_, Option<super::int::Uint>>(2)?.map(|n| n.0),
-                unresolved_threads: threads_of(r.get_ref(3)?.as_str()?),
-                settled: Settled::from_columns(settled),
-            };
-            out.insert(r.get(0)?, hints);
-        }
-        Ok(out)
-    }
+/// The columns of `kept_hints` a group's glance reads ([`super::Store::glances`]), each named
+/// after `prefix`, in the order [`hints_from`] reads them.
+pub(super) fn hint_columns(prefix: &str) -> String {
+    [
+        "summary",
+        "behind_by",
+        "threads",
+        "settled_at",
+        "settled_until",
+        "settled_row",
+        "settled_context",
+        "settled_every",
+    ]
+    .map(|c| format!("{prefix}{c}"))
+    .join(", ")
+}
 
+/// The hints in `r`'s columns from `first` on, as [`hint_columns`] names them: `None` when
+/// there is no kept read (no fingerprint). A part that does not read is left out (a number
+/// out of range, a settled decision not whole), never an error: the PR is only read again.
+pub(super) fn hints_from(r: &rusqlite::Row<'_>, first: usize) -> Option<KeptHints> {
+    let summary: String = r.get(first).ok()?;
+    let number = |i: usize| r.get::<_, Option<i64>>(first + i).ok().flatten();
+    Some(KeptHints {
+        summary,
+        behind_by: number(1).and_then(|n| u64::try_from(n).ok()),
+        unresolved_threads: r
+            .get_ref(first + 2)
+            .ok()
+            .and_then(|v| v.as_str().ok())
+            .map(threads_of)
+            .unwrap_or_default(),
+        settled: Settled::from_columns([number(3), number(4), number(5), number(6), number(7)]),
+    })
+}
+
+impl Store {
     /// The kept reads of `watch_ids` (those that have one that still parses), in one statement.
     pub fn kept_reads(&self, watch_ids: &[i64]) -> Result<BTreeMap<i64, KeptRead>> {
         let mut stmt = self.conn.prepare_cached(
@@ -347,7 +361,8 @@ mod tests {
     use crate::core::decide::tests::thread_with_id as thread;
     use crate::store::NewWatch;
 
-    /// A kept read's hints come back without its snapshot, each unresolved thread as it was.
+    /// A kept read's hints come back with its watch's glance, without its snapshot, each
+    /// unresolved thread as it was.
     #[test]
     fn hints_are_kept_beside_each_read() {
         let mut s = Store::open_in_memory().unwrap();
@@ -371,12 +386,31 @@ mod tests {
             unresolved_threads: vec!["T1".into(), "T3".into()],
             settled: None,
         };
-        let hints = s.kept_hints(&ids).unwrap();
+        let hints = s.glances(&ids).unwrap().1;
         assert_eq!(hints.get(&ids[0]), Some(&want));
         assert_eq!(KeptHints::of("fp", &snapshot), want);
         assert_eq!(hints.get(&ids[1]), Some(&KeptHints::of("fp2", &none)));
         assert!(hints[&ids[1]].unresolved_threads.is_empty());
         assert_eq!(hints.get(&ids[2]), None, "no kept read");
+        // A part that does not read is left out, and the glance goes on.
+        s.conn
+            .execute(
+                "UPDATE kept_hints SET behind_by = -1, settled_until = 1, settled_row = 2,
+                        settled_context = 3
+                 WHERE watch_id = ?1",
+                [ids[0]],
+            )
+            .unwrap();
+        let (glances, hints) = s.glances(&ids).unwrap();
+        assert_eq!(glances.len(), 3);
+        assert_eq!(
+            hints[&ids[0]],
+            KeptHints {
+                behind_by: None,
+                ..want
+            },
+            "no settled decision without when it was made"
+        );
     }
 
     /// A store watching one PR whose read is kept after the summary `fp`: its watch id, the
@@ -407,7 +441,7 @@ mod tests {
             context: 1 << 63,
             every: Some(300),
         };
-        let kept = |s: &Store| s.kept_hints(&[id]).unwrap().remove(&id).unwrap().settled;
+        let kept = |s: &Store| s.glances(&[id]).unwrap().1.remove(&id).unwrap().settled;
         s.settle(&[(id, "fp", Some(&settled))]).unwrap();
         assert_eq!(kept(&s), Some(settled.clone()));
         assert_eq!(
@@ -457,7 +491,7 @@ mod tests {
             every: Some(300),
         };
         s.settle(&[(id, "fp", Some(&settled))]).unwrap();
-        let kept = |s: &Store| s.kept_hints(&[id]).unwrap().remove(&id);
+        let kept = |s: &Store| s.glances(&[id]).unwrap().1.remove(&id);
         assert_eq!(kept(&s).unwrap().settled, Some(settled.clone()));
         s.settle(&[(id, "fp", None)]).unwrap();
         assert_eq!(kept(&s).unwrap().settled, None);

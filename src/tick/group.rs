@@ -66,11 +66,11 @@ impl Group {
         pending: &PendingGroup,
         (id, first_seq): (usize, usize),
     ) -> Result<Option<(Group, ForgeKind, Vec<SummaryRequest>)>> {
-        let glances = app.store.glances(&pending.ids)?;
+        let (glances, hints) = app.store.glances(&pending.ids)?;
         let Some(kind) = glances.first().map(|g| g.pr.forge) else {
             return Ok(None);
         };
-        let (ids, hints, requests) = read::summary_requests(app, &glances);
+        let (ids, hints, requests) = read::summary_requests(app, &glances, hints);
         let group = Group {
             id,
             ids,

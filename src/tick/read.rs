@@ -117,14 +117,14 @@ impl Default for Summaries {
 /// What a group's summary read asks (all of one forge), with the kept reads' hints its
 /// answers are compared with: a PR whose kept read shows unresolved threads has each of them
 /// asked about. `glances` are the group's watches as loaded before it is read ([`Glance`]),
+/// with `hints`, their kept reads' (see [`crate::store::Store::glances`]),
 /// [`snapshot_request`]'s full read asked as it would ask it.
 pub fn summary_requests(
     app: &App,
     glances: &[Glance],
+    hints: BTreeMap<i64, KeptHints>,
 ) -> (Vec<i64>, BTreeMap<i64, KeptHints>, Vec<SummaryRequest>) {
     let ids: Vec<i64> = glances.iter().map(|g| g.id).collect();
-    // A kept read that cannot be loaded is no kept read: the PR is read in full.
-    let hints = app.store.kept_hints(&ids).unwrap_or_default();
     let mut required = RequiredChecks::default();
     let requests = glances
         .iter()

@@ -30,7 +30,7 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     let mut s = Store::open_in_memory().unwrap();
     let ids = three(&mut s);
     let wanted = [ids[2], 999, ids[0], ids[1]];
-    let glances = s.glances(&wanted).unwrap();
+    let glances = s.glances(&wanted).unwrap().0;
     let full = s.watches_by_ids(&wanted).unwrap();
     assert_eq!(
         glances.iter().map(|g| g.id).collect::<Vec<_>>(),
@@ -47,7 +47,7 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     assert_eq!(glances[0].branches, None);
     // A fork's branches are not compared; an unknown state is damage, and a damaged memory
     // changes the row's digest, as a full load computes it.
-    let before = s.glances(&ids).unwrap();
+    let before = s.glances(&ids).unwrap().0;
     s.update_memory(ids[1], |m| m.cross_repository = true)
         .unwrap();
     s.conn
@@ -56,7 +56,7 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     s.conn
         .execute("UPDATE watches SET state = 'gone' WHERE id = ?1", [ids[2]])
         .unwrap();
-    let glances = s.glances(&ids).unwrap();
+    let glances = s.glances(&ids).unwrap().0;
     assert_eq!(glances[1].branches, None);
     assert!(!glances[1].damaged && glances[2].damaged);
     assert_ne!(glances[0].row_digest, before[0].row_digest);
@@ -68,7 +68,7 @@ fn a_glance_is_the_rows_digest_and_what_a_summary_read_asks() {
     s.update_memory(ids[1], |m| m.cross_repository = false)
         .unwrap();
     assert_eq!(
-        s.glances(&[ids[1]]).unwrap()[0].branches,
+        s.glances(&[ids[1]]).unwrap().0[0].branches,
         Some(("main".into(), "fix".into()))
     );
 }
@@ -83,7 +83,7 @@ fn settled_ticks_are_recorded_only_over_unchanged_rows_no_other_run_holds() {
     s.add_watch(&pr4, &NewWatch::default(), t("2026-11-29T12:00:00Z"))
         .unwrap();
     ids.push(s.watch(&pr4).unwrap().unwrap().id);
-    let loaded = s.glances(&ids).unwrap();
+    let loaded = s.glances(&ids).unwrap().0;
     let (me, other) = (holder("me"), holder("other"));
     let never = |_: &Holder| false;
     // 1: held by another live run; 2: changed since it was loaded; 3: held by this run.
@@ -133,7 +133,7 @@ fn settled_ticks_are_recorded_only_over_unchanged_rows_no_other_run_holds() {
 fn recording_settled_ticks_plans_its_statement_once() {
     let mut s = Store::open_in_memory().unwrap();
     let ids = three(&mut s);
-    let loaded = s.glances(&ids).unwrap();
+    let loaded = s.glances(&ids).unwrap().0;
     for minute in 1..=3 {
         let now = t(&format!("2026-11-29T12:0{minute}:00Z"));
         let ticks: Vec<(i64, u64, Option<Instant>)> = loaded
@@ -168,7 +168,7 @@ fn a_glance_tells_a_fork_as_its_tick_recorded_it() {
             &crate::store::TickRecord::bare(status, now),
         )
         .unwrap();
-        let branches = s.glances(&ids[1..2]).unwrap()[0].branches.clone();
+        let branches = s.glances(&ids[1..2]).unwrap().0[0].branches.clone();
         assert_eq!(branches.is_none(), fork, "fork: {fork}");
     }
 }
