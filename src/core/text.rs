@@ -8,8 +8,7 @@
 /// characters (spaces, joiners, word joiner, byte-order mark). Printable text, newlines and tabs
 /// are kept.
 pub(crate) fn strip_controls(s: &str) -> String {
-    // Printable ASCII, newlines and tabs are kept as they are: most text is only those.
-    if s.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) {
+    if is_clean(s) {
         return s.to_owned();
     }
     let mut out = String::with_capacity(s.len());
@@ -25,9 +24,19 @@ pub(crate) fn strip_controls(s: &str) -> String {
     out
 }
 
+/// Whether [`strip_controls`] keeps `s` as it is: printable ASCII, newlines and tabs (most
+/// text is only those), or no character it removes.
+pub(crate) fn is_clean(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t'))
+        || s.chars().all(|c| matches!(c, '\n' | '\t') || !is_unsafe(c))
+}
+
 /// [`strip_controls`], then every run of newlines and tabs folded to one space and the ends
 /// trimmed: for a name, a title or a branch that must stay on one line.
 pub(crate) fn one_line(s: &str) -> String {
+    if is_clean(s) && !s.contains(['\n', '\t', '\r']) {
+        return s.trim().to_owned();
+    }
     let clean = strip_controls(s);
     let mut out = String::with_capacity(clean.len());
     let mut gap = false;
@@ -207,5 +216,19 @@ mod tests {
     fn one_line_folds_breaks() {
         assert_eq!(one_line("  a\n\n## b\tc \n"), "a ## b c");
         assert_eq!(one_line("\u{1b}[1mbold\u{1b}[0m"), "bold");
+    }
+
+    /// Text beyond ASCII is kept as it is when it holds nothing to remove, and cleaned when it
+    /// does, whichever way it is read.
+    #[test]
+    fn clean_text_beyond_ascii_is_kept_and_the_rest_cleaned() {
+        assert!(is_clean("déjà → vu\n\t") && is_clean("plain"));
+        assert!(!is_clean("a\u{202e}b →") && !is_clean("é\u{1b}[1m") && !is_clean("\r"));
+        assert_eq!(strip_controls("déjà → vu"), "déjà → vu");
+        assert_eq!(strip_controls("a\u{202e}b → \u{200b}c"), "ab → c");
+        assert_eq!(one_line("  déjà → vu  "), "déjà → vu");
+        assert_eq!(one_line(" a\u{202e}b →\r\nc "), "ab → c");
+        assert_eq!(crate::view::html::escape("→\u{202e}<b>"), "→&lt;b&gt;");
+        assert_eq!(crate::view::html::escape("→ b"), "→ b");
     }
 }

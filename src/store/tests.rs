@@ -819,3 +819,24 @@ fn recent_history_is_each_prs_own_newest_entries() {
     assert_eq!(got[2].len(), 2);
     assert!(s.recent_history(&[], 3).unwrap().is_empty());
 }
+
+#[test]
+fn watches_by_ids_come_in_the_order_asked_each_once() {
+    let mut s = Store::open_in_memory().unwrap();
+    let now = t("2026-11-29T12:00:00Z");
+    let ids: Vec<i64> = (1..=4)
+        .map(|n| {
+            let pr = PrRef::github("o/r", n);
+            s.add_watch(&pr, &NewWatch::default(), now).unwrap();
+            s.watch(&pr).unwrap().unwrap().id
+        })
+        .collect();
+    let asked = [ids[2], ids[0], 999, ids[3], ids[0], ids[1]];
+    let numbers: Vec<u64> = s
+        .watches_by_ids(&asked)
+        .unwrap()
+        .iter()
+        .map(|w| w.pr.number)
+        .collect();
+    assert_eq!(numbers, vec![3, 1, 4, 2]);
+}

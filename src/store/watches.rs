@@ -2,7 +2,7 @@
 //! that cannot be read in full is carried as unreadable, never guessed), the due query, and
 //! the history rows.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use anyhow::{Context, Result};
 use rusqlite::types::{FromSql, Value, ValueRef};
@@ -611,16 +611,21 @@ impl Store {
         Ok(())
     }
 
-    /// The watches of `ids` that still exist, in the order of `ids`.
+    /// The watches of `ids` that still exist, in the order of `ids` (each once), each moved
+    /// into its place once (a watch is large).
     pub fn watches_by_ids(&self, ids: &[i64]) -> Result<Vec<Watch>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {WATCH_COLUMNS} FROM watches WHERE id IN (SELECT value FROM json_each(?1))"
         ))?;
-        let mut by_id: BTreeMap<i64, Watch> = stmt
+        let mut found: Vec<Option<Watch>> = stmt
             .query_map([serde_json::to_string(ids)?], watch_from_row)?
-            .map(|w| w.map(|w| (w.id, w)))
+            .map(|w| w.map(Some))
             .collect::<rusqlite::Result<_>>()?;
-        Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+        let mut at: HashMap<i64, usize> = (found.iter().flatten().enumerate())
+            .map(|(i, w)| (w.id, i))
+            .collect();
+        let take = |id| found.get_mut(at.remove(id)?)?.take();
+        Ok(ids.iter().filter_map(take).collect())
     }
 
     /// The newest `limit` history rows of each of `prs`, oldest first (`out[i]` is `prs[i]`'s),

@@ -4,13 +4,18 @@
 
 /// Escapes `s` for HTML content and double-quoted attributes, after removing controls.
 pub fn escape(s: &str) -> String {
-    // Printable ASCII without markup, newlines and tabs need nothing: most text is only those.
-    if s.bytes().all(|b| {
-        matches!(b, b' '..=b'~' | b'\n' | b'\t') && !matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'')
-    }) {
-        return s.to_owned();
+    // Most text has no control and no markup: it needs nothing.
+    let clean = if crate::core::text::is_clean(s) {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(crate::core::text::strip_controls(s))
+    };
+    if !clean
+        .bytes()
+        .any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\''))
+    {
+        return clean.into_owned();
     }
-    let clean = crate::core::text::strip_controls(s);
     let mut out = String::with_capacity(clean.len());
     for c in clean.chars() {
         match c {
