@@ -77,10 +77,61 @@ pub(crate) struct Fingerprint {
     len: u64,
 }
 
+/// The lanes a [`Fingerprint`] starts from.
+const LANES: [u64; 2] = [0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142];
+
+/// Mixes one eight-byte word into two lanes, each with its own constants.
+fn mix_lanes(lanes: &mut [u64; 2], w: u64) {
+    lanes[0] = (lanes[0] ^ w)
+        .wrapping_mul(0x0000_0100_0000_01b3)
+        .rotate_left(29);
+    lanes[1] = (lanes[1] ^ w)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .rotate_left(31);
+}
+
+/// A stable 128-bit digest of a sequence of byte strings and words, each byte string closed by
+/// its length (as [`Digest`] is, with a [`Fingerprint`]'s two lanes): for many short pieces
+/// (the tokens of a JSON text) with no buffering between them. Not for an adversary.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pieces {
+    lanes: [u64; 2],
+}
+
+impl Default for Pieces {
+    fn default() -> Self {
+        Pieces { lanes: LANES }
+    }
+}
+
+impl Pieces {
+    /// Adds one byte string.
+    pub(crate) fn part(&mut self, bytes: &[u8]) {
+        let rest = words(bytes, |w| mix_lanes(&mut self.lanes, w));
+        let mut b = [0; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        mix_lanes(&mut self.lanes, u64::from_le_bytes(b));
+        mix_lanes(
+            &mut self.lanes,
+            u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+        );
+    }
+
+    /// Adds one word.
+    pub(crate) fn word(&mut self, w: u64) {
+        mix_lanes(&mut self.lanes, w);
+    }
+
+    /// The 128 bits of everything added, mixed as [`Fingerprint::bits`] mixes them.
+    pub(crate) fn bits(self) -> [u64; 2] {
+        self.lanes.map(|h| Digest(h).finish())
+    }
+}
+
 impl Default for Fingerprint {
     fn default() -> Self {
         Fingerprint {
-            lanes: [0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142],
+            lanes: LANES,
             pending: [0; 8],
             held: 0,
             len: 0,
@@ -107,12 +158,7 @@ impl Fingerprint {
     }
 
     fn word(&mut self, w: u64) {
-        self.lanes[0] = (self.lanes[0] ^ w)
-            .wrapping_mul(0x0000_0100_0000_01b3)
-            .rotate_left(29);
-        self.lanes[1] = (self.lanes[1] ^ w)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_left(31);
+        mix_lanes(&mut self.lanes, w);
     }
 
     /// Feeds the next bytes of the stream.
@@ -135,12 +181,21 @@ impl Fingerprint {
     }
 
     /// The fingerprint of everything fed, written: [`Fingerprint::MARK`] and 32 hex digits.
-    pub(crate) fn finish(mut self) -> String {
+    pub(crate) fn finish(self) -> String {
+        Self::written(self.bits())
+    }
+
+    /// The 128 bits of everything fed, mixed: what [`Fingerprint::finish`] writes.
+    fn bits(mut self) -> [u64; 2] {
         let mut last = [0; 8];
         last[..self.held].copy_from_slice(&self.pending[..self.held]);
         self.word(u64::from_le_bytes(last));
         self.word(self.len);
-        let [a, b] = self.lanes.map(|h| Digest(h).finish());
+        self.lanes.map(|h| Digest(h).finish())
+    }
+
+    /// `bits` written as [`Fingerprint::finish`] writes them.
+    pub(crate) fn written([a, b]: [u64; 2]) -> String {
         format!("{}{a:016x}{b:016x}", Self::MARK)
     }
 }
@@ -182,6 +237,30 @@ mod tests {
         assert_eq!(
             format!("{:016x}", of(&["memory", "{}"])),
             "216247ad25b657bd"
+        );
+    }
+
+    #[test]
+    fn pieces_are_told_apart_by_where_each_ends() {
+        let of = |parts: &[&str], word: Option<u64>| {
+            let mut p = Pieces::default();
+            for part in parts {
+                p.part(part.as_bytes());
+            }
+            if let Some(w) = word {
+                p.word(w);
+            }
+            p.bits()
+        };
+        assert_eq!(of(&["ab", "c"], None), of(&["ab", "c"], None));
+        assert_ne!(of(&["ab", "c"], None), of(&["a", "bc"], None));
+        assert_ne!(of(&["abcdefgh"], None), of(&["abcdefgh", ""], None));
+        assert_ne!(of(&["x"], Some(1)), of(&["x"], Some(2)));
+        assert_ne!(of(&["x"], None), of(&["x"], Some(0)));
+        // The same on every build and machine.
+        assert_eq!(
+            Fingerprint::written(of(&["name", "value"], Some(7))),
+            "#c4da8435345daf3df0740ef60025f9ea"
         );
     }
 

@@ -83,6 +83,37 @@ fn a_summary_whose_fields_come_in_another_order_still_matches() {
     assert_eq!((points, requests), (1, 1), "{:?}", log.counts());
 }
 
+/// A summary's fingerprint is kept beside its read. Fingerprints kept in an earlier form (this
+/// build digests each PR's part of the answer where it lies in the text; earlier ones digested
+/// the text rewritten with its fields by name) equal none the summary read now gives: each PR
+/// is read in full once, as a changed PR is, and then matches and is idle again.
+#[test]
+fn a_fingerprint_kept_in_an_earlier_form_reads_its_pr_in_full_once() {
+    let mut env = hundred_prs();
+    let db = rusqlite::Connection::open(env.dir.path().join("state.db")).expect("open the db");
+    for table in ["last_reads", "kept_hints"] {
+        let kept = db
+            .execute(
+                &format!("UPDATE {table} SET summary = '#' || printf('%032x', watch_id)"),
+                [],
+            )
+            .expect("keep fingerprints no summary now gives");
+        assert_eq!(kept, 100, "{table}");
+    }
+    let (points, requests) = next_run(&mut env);
+    let log = env.gh.requests();
+    assert_eq!(log.count("POST /graphql PullRequestSnapshots"), 10);
+    assert_eq!((points, requests), (1 + 160, 1 + 10), "{:?}", log.counts());
+    assert!(log.writes().is_empty(), "{:?}", log.counts());
+    let (points, requests) = next_run(&mut env);
+    assert_eq!(
+        (points, requests),
+        (1, 1),
+        "read once, then idle again: {:?}",
+        env.gh.requests().counts()
+    );
+}
+
 #[test]
 fn idle_prs_and_prs_with_running_checks_cost_one_summary_for_a_hundred() {
     let mut env = hundred_prs();

@@ -312,6 +312,12 @@ pub fn summary_alias(i: usize) -> String {
     format!("{SUMMARY_ALIAS}{i}")
 }
 
+/// Whether `name` is the alias of a PR in a summary query (`s{i}`).
+pub fn is_summary_alias(name: &str) -> bool {
+    name.strip_prefix(SUMMARY_ALIAS)
+        .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The alias of the `j`-th thread asked about for the `i`-th PR in a summary query.
 pub fn thread_alias(i: usize, j: usize) -> String {
     format!("{SUMMARY_ALIAS}{i}t{j}")
@@ -692,5 +698,9 @@ mod tests {
         assert!(without.contains("pullRequest(number: 5) { ...Summary }\n  }\n  s0t0"));
         assert!(!without.contains("Queue"));
         assert_eq!(literal("a\"b\\c\n"), r#""a\"b\\c\n""#);
+        assert!(is_summary_alias(&summary_alias(0)) && is_summary_alias(&summary_alias(99)));
+        for other in [thread_alias(1, 0), "rateLimit".into(), "s".into(), alias(1)] {
+            assert!(!is_summary_alias(&other), "{other}");
+        }
     }
 }
