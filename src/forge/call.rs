@@ -30,9 +30,22 @@ pub fn template(path: &str) -> String {
     out.join("/")
 }
 
-/// The operation name of a GraphQL document (`query PullRequestSnapshots(…)`), if any.
+/// A GraphQL document without its comments (`#` to the line's end) at its start.
+fn document_start(query: &str) -> &str {
+    let mut rest = query.trim_start();
+    while let Some(comment) = rest.strip_prefix('#') {
+        rest = comment
+            .split_once('\n')
+            .map_or("", |(_, next)| next)
+            .trim_start();
+    }
+    rest
+}
+
+/// The operation name of a GraphQL document (`query PullRequestSnapshots(…)`), if any: that
+/// of its first operation.
 pub fn operation(query: &str) -> Option<String> {
-    let query = query.trim_start();
+    let query = document_start(query);
     let rest = query
         .strip_prefix("query")
         .or_else(|| query.strip_prefix("mutation"))?;
@@ -44,9 +57,19 @@ pub fn operation(query: &str) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
-/// Whether a GraphQL document is a mutation.
+/// Whether a GraphQL document's first operation is a mutation.
 pub fn is_mutation(query: &str) -> bool {
-    query.trim_start().starts_with("mutation")
+    document_start(query).starts_with("mutation")
+}
+
+/// Whether the operation `name` that a document of several operations defines is a mutation
+/// (`mutation name`, the name ending there); `false` when the document defines no such one.
+pub fn defines_mutation(query: &str, name: &str) -> bool {
+    query.match_indices("mutation").any(|(at, _)| {
+        let rest = query[at + "mutation".len()..].trim_start();
+        rest.strip_prefix(name)
+            .is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
 }
 
 /// The points a call costs against the secondary rate limit.
@@ -103,6 +126,14 @@ mod tests {
         assert_eq!(operation(mutation).as_deref(), Some("EnableAutoMerge"));
         assert_eq!(operation("{ viewer { login } }"), None);
         assert!(is_mutation(mutation) && !is_mutation(query));
+        // A document of several operations that opens with comments: the one named is run.
+        let document = "# Every fixed document.\n# Picked by name.\n\nquery Viewer { v }\nmutation EnableAutoMerge { y }\nmutation EnableAutoMerges { z }\n";
+        assert_eq!(operation(document).as_deref(), Some("Viewer"));
+        assert!(!is_mutation(document));
+        assert!(defines_mutation(document, "EnableAutoMerge"));
+        assert!(defines_mutation(document, "EnableAutoMerges"));
+        assert!(!defines_mutation(document, "Viewer"));
+        assert!(!defines_mutation(document, "EnableAuto"));
         assert_eq!(points("POST", true, false), 1);
         assert_eq!(points("POST", true, true), 5);
         assert_eq!(points("GET", false, false), 1);

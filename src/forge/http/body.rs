@@ -11,9 +11,10 @@ use crate::forge::call;
 #[derive(Debug, Clone)]
 pub struct Body {
     bytes: Vec<u8>,
-    /// The operation the GraphQL document it carries starts with, if that one is named.
+    /// The operation the GraphQL document it carries runs: the one named in the body, else
+    /// the document's first, if that one is named.
     operation: Option<String>,
-    /// Whether that document is a mutation.
+    /// Whether that operation is a mutation.
     mutation: bool,
 }
 
@@ -50,8 +51,11 @@ impl Body {
         bytes.push(b'}');
         Body {
             bytes,
-            operation: call::operation(query),
-            mutation: call::is_mutation(query),
+            operation: operation.map_or_else(|| call::operation(query), |op| Some(op.to_owned())),
+            mutation: operation.map_or_else(
+                || call::is_mutation(query),
+                |op| call::defines_mutation(query, op),
+            ),
         }
     }
 
@@ -60,8 +64,8 @@ impl Body {
         &self.bytes
     }
 
-    /// The operation the GraphQL document of the body starts with, if that one is named (as
-    /// the log says it; `operationName` is not read).
+    /// The operation the body runs: its `operationName`, else the first of its document, if
+    /// that one is named (as the log says it).
     pub fn operation(&self) -> Option<&str> {
         self.operation.as_deref()
     }
@@ -89,8 +93,18 @@ mod tests {
         let read: Value = serde_json::from_slice(named.bytes()).unwrap();
         assert_eq!(read["operationName"], "B");
         assert_eq!(read["query"], "mutation A { x } query B { y }");
-        assert_eq!(named.operation(), Some("A"), "the document's first");
-        assert!(named.is_mutation());
+        assert_eq!(named.operation(), Some("B"), "the one named is run");
+        assert!(!named.is_mutation());
+        let named = Body::graphql(
+            "# fixed\nquery B { y }\nmutation A { x }",
+            &json!({}),
+            Some("A"),
+        );
+        assert_eq!(named.operation(), Some("A"));
+        assert!(
+            named.is_mutation(),
+            "a named mutation costs a mutation's points"
+        );
         // A body given as a value is read the same way.
         let value = json!({"query": "\n mutation EnableAutoMerge { y }", "variables": {}});
         let body = Body::json(&value);
