@@ -3,8 +3,6 @@
 //! and the metrics order and count ten thousand PRs without loading them; and a read
 //! snapshot, so a page read in many statements shows one moment.
 
-#[cfg(test)]
-use anyhow::Context as _;
 use anyhow::Result;
 use rusqlite::Row;
 
@@ -56,49 +54,6 @@ impl Store {
         let out = read(self)?;
         tx.finish()?;
         Ok(out)
-    }
-}
-
-/// Keeps a test's watch of any standing as a tick would leave it.
-#[cfg(test)]
-impl Store {
-    /// Adds `w` (its PR, agent, job and own auto-fix), records its status, times and error as
-    /// a tick would, with `history`, and pauses it when it is paused; its id.
-    pub(crate) fn keep_watch(
-        &mut self,
-        w: &crate::model::watch::Watch,
-        history: &[crate::model::watch::HistoryEntry],
-    ) -> Result<i64> {
-        use super::{AutoFixChoice, Leased, NewWatch, TickRecord};
-        let new = NewWatch {
-            job: w.job.clone(),
-            agent: w.agent.clone(),
-            auto_fix: w.auto_fix.map_or(AutoFixChoice::Keep, AutoFixChoice::Set),
-            merge_armed: false,
-        };
-        self.add_watch(&w.pr, &new, w.added_at)?;
-        let id = self.watch(&w.pr)?.context("just added")?.id;
-        let holder = crate::holder::Holder {
-            run: "test".into(),
-            pid: 1,
-            host: "host".into(),
-            since: w.added_at,
-            started: None,
-        };
-        let Leased::Taken(lease) = self.lease(id, &holder, 60, &|_| false)? else {
-            anyhow::bail!("not leased");
-        };
-        let rec = TickRecord {
-            next_tick_at: w.next_tick_at,
-            last_error: w.last_error.clone(),
-            history: history.to_vec(),
-            ..TickRecord::bare(w.status.clone(), w.last_tick_at.unwrap_or(w.added_at))
-        };
-        self.record(lease, &crate::model::watch::Memory::default(), &rec)?;
-        if w.paused {
-            self.set_paused(&w.pr, true, w.added_at)?;
-        }
-        Ok(id)
     }
 }
 

@@ -6,15 +6,11 @@
 //!
 //! It is written in pieces, in the page's order, so a page of ten thousand PRs is never held
 //! whole, nor are its watches: [`head`] from the counts of all watches, then [`card`] for each
-//! PR by need, then [`foot`]. [`render`] is the whole page of watches held whole.
+//! PR by need, then [`foot`]; the tests' `render` is the whole page of watches held whole.
 
-#[cfg(test)]
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::core::text::one_line;
-#[cfg(test)]
-use crate::model::standing::Standing;
 use crate::model::standing::Tally;
 use crate::model::watch::{HistoryEntry, Picture, Watch};
 use crate::model::web::WebRoots;
@@ -30,20 +26,6 @@ use crate::view::when::{absolute, relative};
 
 /// The last actions shown per PR.
 pub const LAST_ACTIONS: usize = 3;
-
-/// Everything the page shows, held whole (see [`render`]).
-#[cfg(test)]
-#[derive(Debug)]
-pub struct PageInput<'a> {
-    pub watches: &'a [Watch],
-    /// The watched branches, carded after the PRs.
-    pub branches: &'a [crate::model::branch::BranchWatch],
-    pub undelivered: &'a [OutboxRow],
-    /// Recent history per watch id, oldest first.
-    pub history: &'a BTreeMap<i64, Vec<HistoryEntry>>,
-    pub web: &'a WebRoots,
-    pub now: Instant,
-}
 
 const LAYOUT: &str = "\
 *{box-sizing:border-box}\
@@ -313,26 +295,5 @@ pub fn foot(
     out.push_str("</body></html>\n");
 }
 
-/// The whole page of watches held whole: [`head`], each [`card`] by need, [`foot`].
 #[cfg(test)]
-pub fn render(input: &PageInput<'_>) -> String {
-    let mut out = String::new();
-    let tally = Tally::of(input.watches.iter().map(Standing::of));
-    let nothing = input.watches.is_empty() && input.branches.is_empty();
-    head(&mut out, &tally, nothing, input.now);
-    for w in crate::view::status_view::by_need(input.watches) {
-        let history = input.history.get(&w.id).map_or(&[][..], Vec::as_slice);
-        card(&mut out, w, history, input.web, input.now);
-    }
-    foot(
-        &mut out,
-        input.branches,
-        input.undelivered,
-        input.web,
-        input.now,
-    );
-    out
-}
-
-#[cfg(test)]
-mod tests;
+pub(crate) mod tests;

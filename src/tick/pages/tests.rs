@@ -98,7 +98,7 @@ fn whole_page(store: &Store) -> String {
                 .unwrap(),
         )
         .collect();
-    status_page::render(&status_page::PageInput {
+    status_page::tests::render(&status_page::tests::PageInput {
         watches: &watches,
         branches: &store.branch_watches().unwrap(),
         undelivered: &store.outbox_problems().unwrap(),

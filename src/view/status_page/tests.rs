@@ -157,3 +157,41 @@ fn a_failed_checks_tail_its_runner_mark_and_the_prs_own_auto_fix_show() {
     assert!(html.contains("error: &lt;unused&gt;</pre>"), "{html}");
     assert!(html.contains("auto-fix off (this PR)"), "{html}");
 }
+
+/// Everything the page shows, held whole (see [`render`]).
+#[derive(Debug)]
+pub(crate) struct PageInput<'a> {
+    pub(crate) watches: &'a [Watch],
+    /// The watched branches, carded after the PRs.
+    pub(crate) branches: &'a [crate::model::branch::BranchWatch],
+    pub(crate) undelivered: &'a [OutboxRow],
+    /// Recent history per watch id, oldest first.
+    pub(crate) history: &'a BTreeMap<i64, Vec<HistoryEntry>>,
+    pub(crate) web: &'a WebRoots,
+    pub(crate) now: Instant,
+}
+
+/// The whole page of watches held whole: [`head`], each [`card`] by need, [`foot`].
+pub(crate) fn render(input: &PageInput<'_>) -> String {
+    let mut out = String::new();
+    let tally = Tally::of(
+        input
+            .watches
+            .iter()
+            .map(crate::model::standing::Standing::of),
+    );
+    let nothing = input.watches.is_empty() && input.branches.is_empty();
+    head(&mut out, &tally, nothing, input.now);
+    for w in crate::view::status_view::by_need(input.watches) {
+        let history = input.history.get(&w.id).map_or(&[][..], Vec::as_slice);
+        card(&mut out, w, history, input.web, input.now);
+    }
+    foot(
+        &mut out,
+        input.branches,
+        input.undelivered,
+        input.web,
+        input.now,
+    );
+    out
+}
